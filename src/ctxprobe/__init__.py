@@ -1,0 +1,31 @@
+"""ctxprobe: measure a language model's effective context length.
+
+Library use mirrors the CLI::
+
+    import ctxprobe
+    spec = ctxprobe.make_spec({"model": "sim:perfect", "lengths": "1k,2k", "reps": 2})
+    result = ctxprobe.run_sweep(spec, "ctxprobe.sqlite")
+    report = ctxprobe.load_report(result.run_id, "ctxprobe.sqlite")
+    print(report.profiles[0].effective_length)
+"""
+
+from ctxprobe._version import __version__
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec import Spec, load_spec, make_spec, parse_length
+
+__all__ = [
+    "CtxprobeError", "Spec", "__version__", "load_report", "load_spec", "make_spec", "parse_length",
+    "run_sweep",
+]
+
+
+def __getattr__(name: str):  # lazy: keep `import ctxprobe` light
+    if name == "run_sweep":
+        from ctxprobe.sweep import run_sweep
+
+        return run_sweep
+    if name == "load_report":
+        from ctxprobe.results import load_report
+
+        return load_report
+    raise AttributeError(name)

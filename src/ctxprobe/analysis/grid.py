@@ -1,0 +1,198 @@
+"""Grid statistics and effective context length.
+
+Input is a flat list of :class:`ResultRow` (one scored case each); output is, per task
+family, the accuracy of every (length, depth) cell and of every length pooled over depths,
+each with a Wilson 95% interval, plus the effective length: the longest length at which
+the model still clears the bar, walking up from the shortest and stopping at the first
+failure (RULER's rule), so a lucky pass at a long length cannot hide a failure below it.
+
+Harness failures (``input_truncated``, ``error``) say nothing about the model: they are
+left out of ``n`` and the mean but still counted in ``outcomes`` and ``n_excluded`` so a
+report can show how much of a cell was actually measured.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.analysis.stats import wilson_interval
+from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+
+#: RULER's bar: Llama-2-7B's mean score at 4K tokens.
+DEFAULT_THRESHOLD = 0.856
+
+#: Slack for float rounding when comparing a mean with the threshold: a mean that is the
+#: threshold on paper (e.g. 107/125 vs 0.856, or a sum of partial scores) must pass.
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class CellStat:
+    """Accuracy of one (family, length, depth) cell.
+
+    ``mean`` is None when ``n == 0`` (every case was a harness failure or there were none):
+    an unmeasured cell is not a cell with accuracy 0. ``lo``/``hi`` are then (0, 1).
+    """
+
+    family: str
+    length: int
+    depth: float
+    n: int  # scored cases (harness failures excluded)
+    mean: float | None
+    lo: float
+    hi: float
+    outcomes: dict[str, int] = field(default_factory=dict)  # every case, harness ones too
+    n_excluded: int = 0  # harness failures, not in n
+
+
+@dataclass(frozen=True)
+class LengthStat:
+    """Accuracy at one length, pooled over every depth (same conventions as CellStat)."""
+
+    family: str
+    length: int
+    n: int
+    mean: float | None
+    lo: float
+    hi: float
+    outcomes: dict[str, int] = field(default_factory=dict)
+    n_excluded: int = 0
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything the report needs about one family."""
+
+    family: str
+    threshold: float
+    effective_length: int | None
+    lengths: list[LengthStat]
+    cells: list[CellStat]
+
+    @property
+    def depths(self) -> list[float]:
+        return sorted({c.depth for c in self.cells})
+
+
+def is_harness_failure(row: ResultRow) -> bool:
+    """True when the row measures the harness, not the model.
+
+    A missing score is taken as a harness failure too, so a row that slipped through
+    unscored can never count as a model miss.
+    """
+    return row.score is None or row.outcome in HARNESS_OUTCOMES
+
+
+@dataclass
+class _Acc:
+    """Running totals for one group of rows."""
+
+    n: int = 0
+    total: list[float] = field(default_factory=list)
+    n_excluded: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, row: ResultRow) -> None:
+        self.outcomes[row.outcome] = self.outcomes.get(row.outcome, 0) + 1
+        if is_harness_failure(row):
+            self.n_excluded += 1
+        else:
+            self.n += 1
+            self.total.append(float(row.score))  # type: ignore[arg-type]
+
+    def summary(self) -> tuple[int, float | None, float, float, dict[str, int], int]:
+        successes = math.fsum(self.total)  # fsum: partial scores must not drift
+        mean = successes / self.n if self.n else None
+        lo, hi = wilson_interval(successes, self.n)
+        return self.n, mean, lo, hi, _ordered(self.outcomes), self.n_excluded
+
+
+def _ordered(counts: dict[str, int]) -> dict[str, int]:
+    """Outcome counts in taxonomy order (unknown labels last, alphabetically)."""
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+
+
+def cell_stats(rows: Iterable[ResultRow]) -> list[CellStat]:
+    """Per-(family, length, depth) accuracy, sorted by family, length, depth."""
+    groups: dict[tuple[str, int, float], _Acc] = defaultdict(_Acc)
+    for row in rows:
+        groups[(row.family, row.length, row.depth)].add(row)
+    return [
+        CellStat(family, length, depth, *acc.summary())
+        for (family, length, depth), acc in sorted(groups.items())
+    ]
+
+
+def length_stats(rows: Iterable[ResultRow]) -> list[LengthStat]:
+    """Per-(family, length) accuracy pooled over depths, sorted by family, length.
+
+    Pooling weights each case equally, so a depth with more scored cases weighs more;
+    sweeps run the same repetitions at every depth, so that is the plain average there.
+    """
+    groups: dict[tuple[str, int], _Acc] = defaultdict(_Acc)
+    for row in rows:
+        groups[(row.family, row.length)].add(row)
+    return [
+        LengthStat(family, length, *acc.summary())
+        for (family, length), acc in sorted(groups.items())
+    ]
+
+
+def clears(mean: float | None, threshold: float) -> bool:
+    """The bar: ``mean >= threshold`` (up to float rounding). An unmeasured mean never clears."""
+    return mean is not None and mean >= threshold - _EPS
+
+
+def effective_length(
+    stats: list[LengthStat], threshold: float = DEFAULT_THRESHOLD
+) -> int | None:
+    """Longest length reached before the first one that fails the bar.
+
+    Rule: walk the lengths in ascending order; a length *clears* when its pooled mean is
+    ``>= threshold`` (equality passes). The walk stops at the first length that does not
+    clear and returns the last length that did -- a pass at a longer length after a
+    failure does not count, because a user sizing prompts needs every shorter length to
+    work too. Returns None when even the shortest length fails.
+
+    A length with ``n == 0`` (every case a harness failure) has no accuracy: it neither
+    passes nor fails, but the walk cannot vouch for anything past it, so it stops there
+    and returns the previous clearing length (None if it is the shortest).
+
+    ``stats`` must belong to one family.
+    """
+    families = {s.family for s in stats}
+    if len(families) > 1:
+        raise ValueError(f"effective_length needs one family, got {sorted(families)}")
+    best: int | None = None
+    for stat in sorted(stats, key=lambda s: s.length):
+        if stat.n == 0 or not clears(stat.mean, threshold):
+            break
+        best = stat.length
+    return best
+
+
+def profile(
+    rows: Iterable[ResultRow], threshold: float = DEFAULT_THRESHOLD
+) -> list[Profile]:
+    """One :class:`Profile` per family, sorted by family name."""
+    rows = list(rows)
+    cells = cell_stats(rows)
+    lengths = length_stats(rows)
+    out: list[Profile] = []
+    for family in sorted({r.family for r in rows}):
+        fam_lengths = [s for s in lengths if s.family == family]
+        out.append(
+            Profile(
+                family=family,
+                threshold=threshold,
+                effective_length=effective_length(fam_lengths, threshold),
+                lengths=fam_lengths,
+                cells=[c for c in cells if c.family == family],
+            )
+        )
+    return out

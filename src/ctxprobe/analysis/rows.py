@@ -1,0 +1,16 @@
+"""The plain row analysis works on: one scored case. Built by the store, no model imports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    family: str
+    length: int
+    depth: float
+    rep: int
+    outcome: str  # one of ctxprobe.tasks.case.OUTCOMES
+    score: float | None  # None when the outcome is a harness failure (not the model's)
+    token_count: int = 0

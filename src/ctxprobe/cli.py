@@ -1,0 +1,249 @@
+"""The ``ctxprobe`` command line: parses, calls the library, prints. Nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ctxprobe.errors import CtxprobeError
+
+DEFAULT_STORE = "ctxprobe.sqlite"
+DEFAULT_REPORT_DIR = "ctxprobe-report"
+
+EXAMPLES = """examples:
+  ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
+  ctxprobe run spec.yaml --reps 5          # flags override the file
+  ctxprobe runs
+  ctxprobe report RUN_ID                   # table + PNG heatmap and curve
+  ctxprobe report RUN_ID --json            # machine-readable, for CI
+  ctxprobe export RUN_ID --jsonl -o cases.jsonl
+  ctxprobe serve-sim --model sim:blind-middle --port 8000
+"""
+
+
+def _add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH",
+                   help=f"SQLite results file (default ./{DEFAULT_STORE})")
+
+
+def _add_spec_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
+    p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
+    p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
+    p.add_argument("--family", help="task family (default niah)")
+    p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
+    p.add_argument("--depths", help="comma list of evidence depths in [0,1] (default 0,0.25,0.5,0.75,1)")
+    p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
+    p.add_argument("--seed", type=int, help="sweep seed (default 0)")
+    p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (default 0)")
+    p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
+    p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
+    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
+    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
+    p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--allow-beyond-window", action="store_true", default=None,
+                   help="allow lengths beyond the model's context window")
+
+
+def _spec_from_args(args: argparse.Namespace) -> Any:
+    from ctxprobe.spec import load_spec, make_spec
+
+    over: dict[str, Any] = {}
+    for key in ("model", "tokenizer", "family", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
+                "timeout", "retries", "threshold", "allow_beyond_window"):
+        value = getattr(args, key)
+        if value is not None:
+            over[key] = value
+    if args.distractors is not None:
+        over["params"] = {"distractors": args.distractors}
+    decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature)) if v is not None}
+    if args.spec:
+        spec = load_spec(args.spec)
+        data = spec.model_dump()
+        if "params" in over:
+            over["params"] = {**data["params"], **over["params"]}
+        data.update(over)
+        data["decoding"] = {**data["decoding"], **decoding}
+        return make_spec(data)
+    if decoding:
+        over["decoding"] = decoding
+    return make_spec(over)
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.sweep import run_sweep
+
+    spec = _spec_from_args(args)
+    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+    verb = "resumed" if result.resumed else "created"
+    err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
+              f"in {result.store_path}")
+    return _print_report(result.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                         threshold=None)
+
+
+def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_dir: str | None, plots: bool,
+                  threshold: float | None) -> int:
+    from ctxprobe.results import load_report, write_plots
+
+    report = load_report(run_id, store, threshold)
+    if json_out:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    from ctxprobe.report.table import render_outcomes_table, render_profile_table
+
+    run = report.run
+    out.print(f"[bold]run {run.run_id}[/] · model {run.model} · tokenizer {run.tokenizer} · "
+              f"{run.n_responses}/{run.n_cases} responses · {run.status}")
+    trained = run.meta.get("trained_context")
+    for prof in report.profiles:
+        render_profile_table(prof, out)
+        render_outcomes_table(prof, out)
+        if trained and any(s.length > trained for s in prof.lengths):
+            out.print(f"note: lengths past {trained} tokens are beyond the model's trained context.")
+    if plots and report.profiles:
+        directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
+        for path in write_plots(report, directory):
+            out.print(f"wrote {path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    return _print_report(args.run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
+                         threshold=args.threshold)
+
+
+def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    from ctxprobe.results import open_existing
+
+    with open_existing(args.store) as store:
+        runs = store.list_runs()
+    if args.json:
+        print(json.dumps([{"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
+                           "family": r.family, "status": r.status, "cases": r.n_cases, "responses": r.n_responses,
+                           "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
+                           "reps": r.spec.get("reps")} for r in runs], indent=2))
+        return 0
+    table = Table("run", "created", "model", "family", "lengths", "responses", "status")
+    for r in runs:
+        table.add_row(r.run_id, r.created_at, r.model, r.family, ",".join(str(x) for x in r.spec.get("lengths", [])),
+                      f"{r.n_responses}/{r.n_cases}", r.status)
+    out.print(table)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.results import export_jsonl
+
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                n = export_jsonl(args.run_id, args.store, fh)
+        except OSError as e:
+            raise CtxprobeError(f"cannot write {args.output}: {e.strerror}") from None
+        err.print(f"wrote {n} cases to {args.output}")
+    else:
+        export_jsonl(args.run_id, args.store, sys.stdout)
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.plan import summarize
+
+    spec = _spec_from_args(args)
+    for line in summarize(spec).lines():
+        out.print(line)
+    return 0
+
+
+def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import serve_forever
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    if not args.model.startswith("sim:"):
+        raise CtxprobeError("serve-sim serves simulated models only: --model sim:perfect|echo|blind-middle|decay")
+    tokenizer = resolve_tokenizer(args.tokenizer)
+    provider = resolve_provider(args.model, tokenizer)
+    err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at http://{args.host}:{args.port}/v1 — Ctrl-C stops")
+    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxprobe", description="Measure a language model's effective context length.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run (or resume) a sweep, then print the report",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
+    _add_spec_flags(p)
+    _add_store(p)
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
+    _add_spec_flags(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots")
+    p.add_argument("run_id", help="run id (a unique prefix is enough)")
+    _add_store(p)
+    p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
+    p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    _add_store(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("export", help="every case of a run: messages, answer, token counts, depth, output, outcome")
+    p.add_argument("run_id")
+    _add_store(p)
+    p.add_argument("--jsonl", action="store_true", default=True, help="JSON Lines, one case per line (the default)")
+    p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
+    p.add_argument("--model", default="sim:perfect")
+    p.add_argument("--tokenizer", default="local")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--truncate-to", type=int, default=None,
+                   help="silently left-truncate prompts longer than N tokens (a fault to detect)")
+    p.set_defaults(func=cmd_serve_sim)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    err = Console(stderr=True)
+    try:
+        return int(args.func(args, out, err) or 0)
+    except CtxprobeError as e:
+        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err.print("interrupted: every response received so far is stored; rerun the same command to resume")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

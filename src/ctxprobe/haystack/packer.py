@@ -1,0 +1,203 @@
+"""Exact token-budget packing: fill a prompt with filler up to a target length.
+
+Building to budget does not re-tokenize the prompt per search step (RULER binary-searches
+the haystack size, re-encoding everything each step). Each filler sentence is counted once,
+as ``' ' + sentence`` — the way it tokenizes inside the joined text — and counts are
+summed; one encode of the final, fully chat-templated prompt then verifies the case and
+corrects the rare tokenizer where the sum does not hold exactly. Building is linear in the
+length.
+
+Contract of :func:`pack`: the templated prompt counts ``<= target`` tokens and no more
+than ``max(1% of target, one filler sentence)`` below it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.tokenizers.base import Message, Tokenizer
+
+#: How many sentences to count in one batched tokenizer call.
+_BATCH = 256
+_MAX_ROUNDS = 12
+
+
+def count_many(tokenizer: Tokenizer, texts: list[str]) -> list[int]:
+    batched = getattr(tokenizer, "count_many", None)
+    if batched is not None:
+        return list(batched(texts))
+    return [tokenizer.count(t) for t in texts]
+
+
+class FillerPool:
+    """Filler sentences from a source with their token counts, extended on demand.
+
+    One pool serves every depth of a (length, repetition) group, so those cases share
+    their filler (a paired design that isolates depth, and lets prefix caches hit)."""
+
+    def __init__(self, source: Iterator[str], tokenizer: Tokenizer) -> None:
+        self._source = source
+        self._tokenizer = tokenizer
+        self.sentences: list[str] = []
+        self.counts: list[int] = []
+        self._prefix: list[int] = [0]  # prefix sums of counts
+
+    def _extend(self, at_least: int) -> None:
+        while len(self.sentences) < at_least:
+            batch = [next(self._source) for _ in range(_BATCH)]
+            counts = count_many(self._tokenizer, [" " + s for s in batch])
+            for s, c in zip(batch, counts):
+                self.sentences.append(s)
+                self.counts.append(c)
+                self._prefix.append(self._prefix[-1] + c)
+
+    def count(self, i: int) -> int:
+        self._extend(i + 1)
+        return self.counts[i]
+
+    def tokens(self, n: int) -> int:
+        """Summed counts of the first ``n`` sentences."""
+        self._extend(n)
+        return self._prefix[n]
+
+    def fit(self, budget: int) -> int:
+        """Largest n whose first n sentences sum to at most ``budget`` tokens."""
+        if budget <= 0:
+            return 0
+        while self._prefix[-1] <= budget:
+            self._extend(len(self.sentences) + _BATCH)
+        # prefix is non-decreasing: binary search over it (cheap, no tokenizing)
+        lo, hi = 0, len(self._prefix) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._prefix[mid] <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+@dataclass(frozen=True)
+class Insert:
+    """A sentence placed into the haystack at a depth (0 = start, 1 = end)."""
+
+    text: str
+    depth: float
+    tag: str  # "target", "distractor", or a family-specific role
+
+
+@dataclass
+class Packed:
+    messages: list[Message]
+    prompt_ids: list[int]
+    token_count: int
+    haystack: str
+    #: Haystack-relative token offset (from summed counts) of each insert, in insert order.
+    insert_offsets: list[int]
+    haystack_tokens: int
+    n_filler: int
+    encodes: int  # full-prompt encodes spent (1 in the common case)
+
+
+class LengthTooShort(CtxprobeError):
+    def __init__(self, target: int, needed: int) -> None:
+        super().__init__(
+            f"length {target} is below the {needed} tokens this prompt needs before any filler; "
+            f"use lengths of at least {needed}"
+        )
+        self.needed = needed
+
+
+def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: list[int]) -> tuple[str, list[int], int]:
+    """Join n filler sentences with the inserts at their depths (sentence boundaries)."""
+    slots: dict[int, list[int]] = {}
+    for j, ins in enumerate(inserts):
+        slots.setdefault(round(ins.depth * n), []).append(j)
+    parts: list[str] = []
+    offsets = [0] * len(inserts)
+    tok = 0
+    for i in range(n + 1):
+        for j in slots.get(i, ()):
+            offsets[j] = tok
+            parts.append(inserts[j].text)
+            tok += insert_counts[j]
+        if i < n:
+            parts.append(pool.sentences[i])
+            tok += pool.counts[i]
+    return " ".join(parts), offsets, tok
+
+
+def tolerance(target: int, pool: FillerPool, n: int) -> int:
+    return max(math.ceil(0.01 * target), pool.count(n))
+
+
+def pack(
+    tokenizer: Tokenizer,
+    render: Callable[[str], list[Message]],
+    pool: FillerPool,
+    inserts: list[Insert],
+    target: int,
+) -> Packed:
+    """Build ``render(haystack)`` to ``target`` tokens (see module docstring)."""
+    fixed = tokenizer.count_chat(render(""))
+    insert_counts = count_many(tokenizer, [" " + i.text for i in inserts])
+    needed = fixed + sum(insert_counts)
+    if needed > target:
+        raise LengthTooShort(target, needed)
+    n = pool.fit(target - needed)
+    best: tuple[int, Packed] | None = None
+    tried: set[int] = set()
+    encodes = 0
+    for _ in range(_MAX_ROUNDS):
+        tried.add(n)
+        text, offsets, hay_tokens = assemble(pool, n, inserts, insert_counts)
+        messages = render(text)
+        ids = tokenizer.encode_chat(messages)
+        encodes += 1
+        actual = len(ids)
+        if actual <= target:
+            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes)
+            if best is None or actual > best[1].token_count:
+                best = (n, packed)
+            gap = target - actual
+            if gap < pool.count(n):  # not even one more sentence fits: done
+                break
+            step = pool.fit(pool.tokens(n) + gap) - n
+            nxt = n + max(step, 1)
+        else:
+            over = actual - target
+            # drop sentences from the end until their summed counts cover the overshoot
+            nxt = n
+            while nxt > 0 and pool.tokens(n) - pool.tokens(nxt) < over:
+                nxt -= 1
+            if nxt == n:
+                nxt = n - 1
+            if nxt < 0:
+                raise LengthTooShort(target, actual)
+        if nxt in tried:
+            break
+        n = nxt
+    if best is None:
+        raise LengthTooShort(target, needed)
+    packed = best[1]
+    packed.encodes = encodes
+    return packed
+
+
+def find_subsequence(ids: list[int], needle: list[int], start: int = 0) -> int | None:
+    """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``."""
+    if not needle:
+        return None
+    first, k = needle[0], len(needle)
+    i = start
+    try:
+        while True:
+            i = ids.index(first, i)
+            if ids[i : i + k] == needle:
+                return i
+            i += 1
+    except ValueError:
+        return None

@@ -1,0 +1,63 @@
+"""Models behind one thin protocol: ``provider:name`` spec strings → :class:`Provider`.
+
+Built-in providers are resolved here; optional heavy ones are imported lazily inside
+:func:`resolve_provider` so ``import ctxprobe.models`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    PermanentError,
+    Provider,
+    TransientError,
+)
+from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
+from ctxprobe.models.sim import SIM_KINDS, Reader, SimModel, make_sim, view_prompt
+from ctxprobe.models.sim_server import SimServer, serve_forever
+from ctxprobe.tokenizers.base import Tokenizer
+
+#: Accepted model spec forms, shown in the error for an unknown one.
+ACCEPTED_FORMS: tuple[str, ...] = (
+    "sim:KIND (" + ", ".join(SIM_KINDS) + ")",
+    "openai-compat:NAME@BASE_URL",
+)
+
+
+def resolve_provider(model: str, tokenizer: Tokenizer) -> Provider:
+    """Build the provider a model spec names, or raise a one-line :class:`CtxprobeError`.
+
+    ``tokenizer`` is the spec's tokenizer: simulated and in-process models count and read
+    with it; remote servers tokenize on their side and ignore it.
+    """
+    spec = model.strip()
+    if spec.startswith("sim:"):
+        return make_sim(spec, tokenizer)
+    if spec.startswith("openai-compat:"):
+        return OpenAICompatProvider.from_spec(spec)
+    # --- more providers go here (the lead wires these): ----------------------------------
+    #   "local"          → the embedded SmolLM2 GGUF via llama-cpp-python (extra: local)
+    #   "llamacpp:PATH"  → a GGUF file run in process (extra: local)
+    # Add to ACCEPTED_FORMS as well so the error message lists them.
+    raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+
+
+__all__ = [
+    "ACCEPTED_FORMS",
+    "GenerateRequest",
+    "GenerateResult",
+    "OpenAICompatProvider",
+    "PermanentError",
+    "Provider",
+    "Reader",
+    "SimModel",
+    "SimServer",
+    "TransientError",
+    "make_sim",
+    "parse_model_spec",
+    "resolve_provider",
+    "serve_forever",
+    "view_prompt",
+]

@@ -1,0 +1,59 @@
+"""The one thin provider protocol.
+
+A provider turns a chat request into one model reply. Retries, concurrency, timeouts,
+caching and accounting live once, in the runner: a provider only raises
+:class:`TransientError` (worth retrying) or :class:`PermanentError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ctxprobe.tokenizers.base import Message
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    messages: list[Message]
+    max_tokens: int
+    temperature: float = 0.0
+    seed: int | None = None
+    #: Token ids of the templated prompt when the caller already has them; in-process
+    #: providers use them as-is so the model sees exactly what was counted.
+    prompt_ids: list[int] | None = None
+
+
+@dataclass
+class GenerateResult:
+    text: str
+    finish_reason: str | None = None  # "stop" | "length" | ...
+    prompt_tokens: int | None = None  # as reported by the server / runtime
+    completion_tokens: int | None = None
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+class TransientError(Exception):
+    """A failure worth retrying (429, 5xx, dropped connection, timeout)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentError(Exception):
+    """A failure that retrying will not fix (4xx other than 429, bad response)."""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    #: The model spec string, e.g. ``sim:perfect`` or ``openai-compat:qwen@http://...``.
+    name: str
+    #: Largest number of requests the provider can usefully take at once (None: no limit).
+    max_concurrency: int | None
+    #: The model's context window if known (prompt + output tokens).
+    context_window: int | None
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult: ...
+
+    async def aclose(self) -> None: ...

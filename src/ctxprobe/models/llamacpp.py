@@ -1,0 +1,78 @@
+"""In-process llama.cpp models: ``local`` (the embedded SmolLM2) and ``llamacpp:/path.gguf``.
+
+The prompt is sent as token ids — the exact ids the case was counted with (GGUF chat
+template applied by our tokenizer) — so the model sees precisely the measured length.
+llama.cpp keeps the KV cache of the longest common prefix between consecutive calls, so
+cases that share filler before the needle are cheaper when sent in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.tokenizers.base import Tokenizer
+
+DEFAULT_N_CTX = 16384
+
+
+class LlamaCppProvider:
+    max_concurrency: int | None = 1  # one in-process model computes one request at a time
+
+    def __init__(self, name: str, path: Path, tokenizer: Tokenizer, *, n_ctx: int = DEFAULT_N_CTX,
+                 n_threads: int | None = None) -> None:
+        self.name = name
+        self.path = path
+        self.tokenizer = tokenizer
+        self.context_window: int | None = n_ctx
+        self._n_threads = n_threads or max(1, min(os.cpu_count() or 1, 8))
+        self._llm: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._llm is None:
+            try:
+                import llama_cpp
+            except ImportError:
+                raise MissingExtraError("llama-cpp-python", "local", f"The model '{self.name}'") from None
+            try:
+                self._llm = llama_cpp.Llama(
+                    model_path=str(self.path), n_ctx=self.context_window or DEFAULT_N_CTX,
+                    n_threads=self._n_threads, n_batch=512, flash_attn=True, verbose=False, seed=0,
+                )
+            except (ValueError, RuntimeError) as err:
+                raise CtxprobeError(f"llama.cpp could not load {self.path}: {err}") from None
+        return self._llm
+
+    def _generate_sync(self, request: GenerateRequest) -> GenerateResult:
+        with self._lock:
+            llm = self._load()
+            ids = request.prompt_ids or self.tokenizer.encode_chat(request.messages)
+            if len(ids) + request.max_tokens > (self.context_window or 0):
+                raise PermanentError(f"prompt of {len(ids)} tokens + {request.max_tokens} output exceeds n_ctx")
+            out = llm.create_completion(
+                prompt=ids, max_tokens=request.max_tokens, temperature=request.temperature,
+                top_k=1 if request.temperature == 0 else 40, seed=request.seed if request.seed is not None else 0,
+            )
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return GenerateResult(
+            text=choice.get("text") or "", finish_reason=choice.get("finish_reason"),
+            prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+        )
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        return await asyncio.to_thread(self._generate_sync, request)
+
+    async def aclose(self) -> None:
+        with self._lock:
+            if self._llm is not None:
+                close = getattr(self._llm, "close", None)
+                if close:
+                    close()
+                self._llm = None

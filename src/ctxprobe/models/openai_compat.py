@@ -1,0 +1,284 @@
+"""``openai-compat:NAME@BASE_URL``: any server that speaks the OpenAI chat API.
+
+vLLM, SGLang, TGI, llama.cpp's ``llama-server``, Ollama, LM Studio, OpenRouter and the
+ctxprobe sim server all accept ``POST {base}/chat/completions``. This provider is plain
+``httpx`` (no SDK) and does one request per call; retries, timeouts and concurrency belong
+to the runner, so failures are only *classified* here:
+
+- 429, 408, 5xx, connection errors, timeouts → :class:`TransientError` (with
+  ``retry_after`` from ``Retry-After`` / ``retry-after-ms`` when the server sends it);
+- other 4xx (e.g. prompt longer than the server's window) → :class:`PermanentError`;
+- a 2xx that is not valid JSON or has no ``choices`` → :class:`PermanentError`.
+
+The API key comes from ``CTXPROBE_API_KEY`` or ``OPENAI_API_KEY`` (optional for local
+servers) and is sent as a Bearer token; it is redacted from every error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import re
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
+
+API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
+PREFIX = "openai-compat:"
+_SPEC_HINT = "expected openai-compat:NAME@BASE_URL, e.g. openai-compat:qwen2.5@http://127.0.0.1:8000/v1"
+_SPEC_RE = re.compile(r"^(?P<name>[^\s]+?)@(?P<url>https?://\S+)$")
+_MAX_REASON = 200
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """``openai-compat:NAME@BASE_URL`` → ``(NAME, BASE_URL)`` (trailing ``/`` dropped)."""
+    body = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
+    match = _SPEC_RE.match(body)
+    if not match:
+        raise CtxprobeError(f"bad model spec '{spec}': {_SPEC_HINT}")
+    name, url = match.group("name"), match.group("url").rstrip("/")
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise CtxprobeError(f"bad model spec '{spec}': the base URL has no host; {_SPEC_HINT}")
+    if parts.username or parts.password:
+        # A credential in the URL would end up in the run's identity and in reports.
+        raise CtxprobeError(
+            f"bad model spec for '{name}': put credentials in CTXPROBE_API_KEY, not in the URL"
+        )
+    return name, url
+
+
+def api_key_from_env() -> str | None:
+    for var in API_KEY_ENV_VARS:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value
+    return None
+
+
+def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP-date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _server_message(response: httpx.Response) -> str:
+    """The server's own error text: ``error.message`` / ``error`` / ``detail`` / raw body."""
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text.strip()
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        for key in ("error", "detail", "message"):
+            if data.get(key):
+                return str(data[key])
+    return str(data)
+
+
+class OpenAICompatProvider:
+    """Chat completions over HTTP against an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 600.0,
+        connect_timeout: float = 30.0,
+        max_concurrency: int | None = None,
+        context_window: int | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.name = f"{PREFIX}{model}@{self.base_url}"
+        self.max_concurrency = max_concurrency
+        self.context_window = context_window
+        self.extra_body = dict(extra_body or {})
+        self._api_key = api_key if api_key is not None else api_key_from_env()
+        self._timeout = httpx.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._window_fetched = context_window is not None
+
+    @classmethod
+    def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
+        name, base_url = parse_model_spec(spec)
+        return cls(name, base_url, **kwargs)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAICompatProvider({self.name!r})"
+
+    # -- plumbing -----------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _client_for_loop(self) -> httpx.AsyncClient:
+        """One pooled client per event loop (a client cannot outlive the loop it ran on)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            # The runner bounds concurrency; the pool must not add a second, hidden limit.
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            self._client = httpx.AsyncClient(timeout=self._timeout, limits=limits)
+            self._client_loop = loop
+        return self._client
+
+    def _redact(self, text: str) -> str:
+        if self._api_key:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _reason(self, text: str) -> str:
+        text = " ".join(self._redact(text).split())
+        return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+
+    async def _send(self, method: str, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
+        url = f"{self.base_url}{path}"
+        try:
+            return await self._client_for_loop().request(method, url, json=body, headers=self._headers())
+        except httpx.TimeoutException as exc:
+            raise TransientError(f"timeout talking to {self.base_url}: {type(exc).__name__}") from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise PermanentError(f"bad URL {url}: {self._reason(str(exc))}") from None
+        except httpx.TransportError as exc:
+            detail = self._reason(str(exc)) or type(exc).__name__
+            raise TransientError(f"connection error talking to {self.base_url}: {detail}") from None
+
+    # -- Provider -----------------------------------------------------------------------
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            **self.extra_body,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        response = await self._send("POST", "/chat/completions", body)
+        self._raise_for_status(response)
+        return self._parse(response)
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            return
+        reason = f"HTTP {status} from {self.base_url}: {self._reason(_server_message(response))}"
+        if status in (408, 429) or status >= 500:
+            raise TransientError(reason, retry_after=parse_retry_after(response.headers))
+        raise PermanentError(reason)
+
+    def _parse(self, response: httpx.Response) -> GenerateResult:
+        def malformed(why: str) -> PermanentError:
+            return PermanentError(f"malformed response from {self.base_url}: {why}")
+
+        try:
+            data = response.json()
+        except ValueError:
+            raise malformed(f"not JSON ({self._reason(response.text[:80])!r})") from None
+        if not isinstance(data, dict):
+            raise malformed("not a JSON object")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise malformed("no choices")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise malformed("choice has no message")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise malformed("message content is not a string")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        extra: dict[str, object] = {k: data[k] for k in ("id", "model") if k in data}
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            extra["reasoning"] = reasoning
+        return GenerateResult(
+            text=content or "",
+            finish_reason=choices[0].get("finish_reason"),
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            extra=extra,
+        )
+
+    async def fetch_context_window(self) -> int | None:
+        """Best effort: the served window from ``GET {base}/models``; cached once found.
+
+        Reads vLLM's ``max_model_len``, OpenRouter-style ``context_length`` and llama.cpp's
+        ``meta.n_ctx`` / ``meta.n_ctx_train``. Never raises: a missing window is not an error.
+        """
+        if self._window_fetched:
+            return self.context_window
+        try:
+            response = await self._send("GET", "/models")
+            data = response.json() if response.status_code == 200 else {}
+        except (TransientError, PermanentError, ValueError):
+            return self.context_window
+        self._window_fetched = True
+        entries = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            return self.context_window
+        entries = [e for e in entries if isinstance(e, dict)]
+        mine = [e for e in entries if e.get("id") == self.model] or entries[:1]
+        for entry in mine:
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            for value in (
+                entry.get("max_model_len"),
+                entry.get("context_length"),
+                entry.get("context_window"),
+                meta.get("n_ctx"),
+                meta.get("n_ctx_train"),
+            ):
+                window = _int_or_none(value)
+                if window and window > 0:
+                    self.context_window = window
+                    return window
+        return self.context_window
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and not client.is_closed:
+            try:
+                await client.aclose()
+            except RuntimeError:  # its loop is gone; the sockets went with it
+                pass
+
+
+def _int_or_none(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None

@@ -1,0 +1,300 @@
+"""Simulated models (``sim:*``) with known behaviour, for testing the harness end to end.
+
+A sim reads the prompt the way a model would and never sees an answer key: the *question*
+is the last paragraph (text after the last blank line) of the last user message, and the
+*context* is everything before it (earlier messages, then the rest of that message). A
+:class:`Reader` finds the key(s) the question asks about (``[a-z]+-[a-z]+-\\d+`` for
+``niah``), the sentences of the context that mention each key, and the first number after
+the key in each such sentence.
+
+Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
+
+``sim:perfect``
+    Answers the value(s) of the asked key(s), comma-separated, if the context states them;
+    otherwise ``I could not find it.``
+``sim:echo``
+    Returns every distinct run of 5 or more digits in the whole prompt, space-separated
+    (so strict scoring with distractors gives 0). Empty text if there is none.
+``sim:blind-middle``
+    Cannot see the middle half of the context (characters from 25% to 75% of the context
+    text are invisible to it); otherwise perfect. Produces the U shape over depth.
+``sim:decay?cliff=4096&width=2048&noise=0.0&seed=0``
+    Counts the prompt's tokens (``count_chat`` of the messages). P(correct) is ``1 - noise``
+    up to ``cliff`` tokens, then falls linearly to 0 at ``cliff + width``. The draw is
+    deterministic: a uniform number from sha256(seed + full prompt text), so the same prompt
+    always gets the same answer. On a miss it answers another number from the context (the
+    value of another key when there is one) or ``I could not find it.``
+
+Every kind also takes ``ctx=N``: the context window it reports; a prompt longer than N
+tokens is rejected with :class:`PermanentError`, as a real server rejects it with HTTP 400.
+A reply longer than ``max_tokens`` is cut to fit and finishes with ``"length"``.
+``prompt_tokens`` is ``len(prompt_ids)`` when given, else the tokenizer's ``count_chat``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import parse_qsl
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.tokenizers.base import Message, Tokenizer
+
+NOT_FOUND = "I could not find it."
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay")
+_COMMON_PARAMS = {"ctx"}
+_KIND_PARAMS: dict[str, set[str]] = {
+    "perfect": _COMMON_PARAMS,
+    "echo": _COMMON_PARAMS,
+    "blind-middle": _COMMON_PARAMS,
+    "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed"},
+}
+_PARAM_TYPES: dict[str, type] = {"ctx": int, "cliff": int, "width": int, "noise": float, "seed": int}
+_DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
+_LONG_NUMBER = re.compile(r"\d{5,}")
+# Sentence ends; a newline also ends a sentence so the seam left by blinding cannot glue
+# the key of one sentence to the number of another.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+
+
+@dataclass(frozen=True)
+class PromptView:
+    """What a model reads: the question, and the context the question is about."""
+
+    context: str
+    question: str
+    full_text: str
+
+
+def view_prompt(messages: list[Message]) -> PromptView:
+    """Split a chat into context and question (the last paragraph of the last user turn)."""
+    contents = [m.get("content", "") or "" for m in messages]
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    if last_user < 0:
+        return PromptView(context="\n\n".join(contents), question="", full_text="\n\n".join(contents))
+    body = contents[last_user].rstrip()
+    head, sep, question = body.rpartition("\n\n")
+    if not sep:
+        head, question = "", body
+    context = "\n\n".join([*contents[:last_user], head]).strip("\n")
+    return PromptView(context=context, question=question.strip(), full_text="\n\n".join(contents))
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Finds keys in a question and the values bound to them in a context.
+
+    Other task families extend the sims by giving their own key and value patterns.
+    """
+
+    key_pattern: str = r"[a-z]+-[a-z]+-\d+"
+    value_pattern: str = r"\d+"
+
+    def keys_in(self, question: str) -> list[str]:
+        """Keys the question asks about, in order, without repeats."""
+        found = re.findall(rf"(?<![\w-])(?:{self.key_pattern})(?![\w-])", question)
+        return list(dict.fromkeys(found))
+
+    def values_for(self, key: str, context: str) -> list[str]:
+        """Values stated for ``key``: the first value after each mention, in its sentence."""
+        return self._values(re.escape(key), context).get(key, [])
+
+    def bindings(self, context: str) -> dict[str, list[str]]:
+        """Every key mentioned in the context with the values stated for it."""
+        return self._values(f"(?:{self.key_pattern})", context)
+
+    def _values(self, key_regex: str, context: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        value_re = re.compile(self.value_pattern)
+        for match in re.finditer(rf"(?<![\w-]){key_regex}(?![\w-])", context):
+            end = _SENTENCE_END.search(context, match.end())
+            stop = end.start() if end else len(context)
+            value = value_re.search(context, match.end(), stop)
+            if value:
+                values = found.setdefault(match.group(0), [])
+                if value.group(0) not in values:
+                    values.append(value.group(0))
+        return found
+
+
+NIAH_READER = Reader()
+
+
+def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """``sim:decay?cliff=4096`` → ``("decay", {"cliff": "4096"})``, or a one-line error."""
+    body = spec[len("sim:") :] if spec.startswith("sim:") else spec
+    kind, _, query = body.partition("?")
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
+    except ValueError:
+        raise CtxprobeError(
+            f"bad sim spec '{spec}': parameters must look like sim:decay?cliff=4096&width=2048"
+        ) from None
+    params: dict[str, str] = {}
+    for key, value in pairs:
+        if key in params:
+            raise CtxprobeError(f"bad sim spec '{spec}': parameter '{key}' given twice")
+        params[key] = value
+    return kind, params
+
+
+def _kinds_hint() -> str:
+    return "use one of " + ", ".join(f"sim:{k}" for k in SIM_KINDS)
+
+
+def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:
+    allowed = _KIND_PARAMS[kind]
+    out: dict[str, float | int] = dict(_DECAY_DEFAULTS) if kind == "decay" else {}
+    for key, raw in params.items():
+        if key not in allowed:
+            raise CtxprobeError(
+                f"unknown parameter '{key}' for sim:{kind}: accepted are {', '.join(sorted(allowed))}"
+            )
+        try:
+            value = _PARAM_TYPES[key](raw)
+        except (TypeError, ValueError):
+            raise CtxprobeError(
+                f"sim:{kind} parameter {key}={raw!r} is not a valid {_PARAM_TYPES[key].__name__}"
+            ) from None
+        out[key] = value
+    if out.get("ctx", 1) <= 0 or out.get("cliff", 0) < 0 or out.get("width", 0) < 0:
+        raise CtxprobeError(f"sim:{kind}: ctx must be > 0, cliff and width must be >= 0")
+    if not 0.0 <= out.get("noise", 0.0) <= 1.0:
+        raise CtxprobeError(f"sim:{kind}: noise must be between 0 and 1")
+    return out
+
+
+class SimModel:
+    """One simulated model; see the module docstring for each kind's behaviour."""
+
+    max_concurrency: int | None = None
+
+    def __init__(
+        self,
+        kind: str,
+        tokenizer: Tokenizer,
+        params: Mapping[str, object] | None = None,
+        reader: Reader = NIAH_READER,
+    ) -> None:
+        if kind not in _KIND_PARAMS:
+            raise CtxprobeError(f"unknown simulated model 'sim:{kind}': {_kinds_hint()}")
+        self.kind = kind
+        self.tokenizer = tokenizer
+        self.reader = reader
+        self.params = _convert_params(kind, params or {})
+        ctx = self.params.get("ctx")
+        self.context_window: int | None = int(ctx) if ctx is not None else None
+        given = {k: v for k, v in (params or {}).items()}
+        query = "&".join(f"{k}={v}" for k, v in given.items())
+        self.name = f"sim:{kind}" + (f"?{query}" if query else "")
+
+    @classmethod
+    def from_spec(cls, spec: str, tokenizer: Tokenizer) -> SimModel:
+        kind, params = parse_sim_spec(spec)
+        return cls(kind, tokenizer, params)
+
+    def __repr__(self) -> str:
+        return f"SimModel({self.name!r}, tokenizer={getattr(self.tokenizer, 'name', '?')!r})"
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        if request.prompt_ids is not None:
+            prompt_tokens = len(request.prompt_ids)
+        else:
+            prompt_tokens = self.tokenizer.count_chat(request.messages)
+        if self.context_window is not None and prompt_tokens > self.context_window:
+            raise PermanentError(
+                f"prompt of {prompt_tokens} tokens exceeds the context window of "
+                f"{self.context_window} tokens"
+            )
+        view = view_prompt(request.messages)
+        text = self._answer(view, request.messages, prompt_tokens)
+        text, finish = self._fit(text, request.max_tokens)
+        return GenerateResult(
+            text=text,
+            finish_reason=finish,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=self.tokenizer.count(text),
+            extra={"sim_kind": self.kind},
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+    # -- behaviours ---------------------------------------------------------------------
+
+    def _answer(self, view: PromptView, messages: list[Message], prompt_tokens: int) -> str:
+        if self.kind == "echo":
+            return " ".join(dict.fromkeys(_LONG_NUMBER.findall(view.full_text)))
+        if self.kind == "blind-middle":
+            n = len(view.context)
+            seen = view.context[: n // 4] + "\n\n" + view.context[(3 * n) // 4 :]
+            return self._lookup(view.question, seen) or NOT_FOUND
+        if self.kind == "decay":
+            return self._decay(view, messages, prompt_tokens)
+        return self._lookup(view.question, view.context) or NOT_FOUND
+
+    def _lookup(self, question: str, context: str) -> str | None:
+        values: list[str] = []
+        for key in self.reader.keys_in(question):
+            values.extend(v for v in self.reader.values_for(key, context) if v not in values)
+        return ", ".join(values) if values else None
+
+    def p_correct(self, prompt_tokens: int) -> float:
+        """Probability that ``sim:decay`` answers correctly at this prompt length."""
+        base = 1.0 - float(self.params["noise"])
+        cliff, width = int(self.params["cliff"]), int(self.params["width"])
+        if prompt_tokens <= cliff:
+            return base
+        if width == 0:
+            return 0.0
+        return base * max(0.0, 1.0 - (prompt_tokens - cliff) / width)
+
+    def _draw(self, messages: list[Message], salt: str) -> float:
+        """A uniform in [0, 1) fixed by (seed, salt, prompt): reproducible, answer-blind."""
+        prompt = json.dumps(messages, ensure_ascii=False, sort_keys=True)
+        digest = hashlib.sha256(f"{self.params['seed']}\x00{salt}\x00{prompt}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2**64
+
+    def _decay(self, view: PromptView, messages: list[Message], prompt_tokens: int) -> str:
+        right = self._lookup(view.question, view.context)
+        if right is None:
+            return NOT_FOUND
+        if self._draw(messages, "correct") < self.p_correct(prompt_tokens):
+            return right
+        asked = set(self.reader.keys_in(view.question))
+        true_values = set(right.split(", "))
+        others = [
+            v
+            for key, values in self.reader.bindings(view.context).items()
+            if key not in asked
+            for v in values
+            if v not in true_values
+        ]
+        if not others:
+            others = [v for v in _LONG_NUMBER.findall(view.context) if v not in true_values]
+        if not others:
+            return NOT_FOUND
+        return others[int(self._draw(messages, "wrong") * len(others))]
+
+    def _fit(self, text: str, max_tokens: int) -> tuple[str, str]:
+        """Cut a reply to ``max_tokens`` at a word boundary, as generation would stop."""
+        if self.tokenizer.count(text) <= max_tokens:
+            return text, "stop"
+        words = text.split(" ")
+        lo, hi = 0, len(words)  # largest prefix of words that fits, by bisection
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.tokenizer.count(" ".join(words[:mid])) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return " ".join(words[:lo]), "length"
+
+
+def make_sim(spec: str, tokenizer: Tokenizer) -> SimModel:
+    """Build a simulated model from its spec string (``sim:KIND?param=value``)."""
+    return SimModel.from_spec(spec, tokenizer)

@@ -1,0 +1,86 @@
+"""Short, consistent labels for lengths, depths and accuracies.
+
+Lengths are given to ctxprobe in binary units ('4k' = 4096 tokens), so they are printed
+the same way: a length that is a whole number of 1024-token blocks reads back exactly as
+the user wrote it ("4K"), and anything else shows one decimal ("4.9K" for 5000) so a
+label never pretends to be a round length it is not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxprobe.analysis.grid import Profile
+
+_K = 1024
+_M = 1024 * 1024
+
+
+def fmt_tokens(n: int) -> str:
+    """Token count in binary units: 900 → "900", 4096 → "4K", 5000 → "4.9K", 2**20 → "1M"."""
+    n = int(n)
+    if n < 0:
+        return "-" + fmt_tokens(-n)
+    if n < _K:
+        return str(n)
+    unit, suffix = (_M, "M") if n >= _M else (_K, "K")
+    if n % unit == 0:
+        return f"{n // unit}{suffix}"
+    return f"{n / unit:.1f}{suffix}"
+
+
+def fmt_depth(depth: float) -> str:
+    """Evidence depth as a percentage of the haystack: 0.25 → "25%", 0.125 → "12.5%"."""
+    pct = round(float(depth) * 100, 1)
+    return f"{pct:g}%"
+
+
+def fmt_score(value: float | None) -> str:
+    """Accuracy with two decimals; "—" for an unmeasured value."""
+    return "—" if value is None else f"{value:.2f}"
+
+
+def fmt_interval(lo: float, hi: float) -> str:
+    """Confidence interval as "[0.70–0.99]" (en dash: reads as a range, not a minus)."""
+    return f"[{lo:.2f}–{hi:.2f}]"
+
+
+def fmt_threshold(threshold: float) -> str:
+    """Threshold without trailing zeros: 0.856 → "0.856", 0.5 → "0.5"."""
+    return f"{threshold:g}"
+
+
+def effective_length_line(profile: Profile) -> str:
+    """The one-line verdict shown under every table and plot of a profile."""
+    eff = profile.effective_length
+    if eff is not None:
+        return (
+            f"effective length: {fmt_tokens(eff)} "
+            f"(threshold {fmt_threshold(profile.threshold)}, mean ≥ threshold)"
+        )
+    if not profile.lengths:
+        return "effective length: undetermined (no results)"
+    shortest = min(profile.lengths, key=lambda s: s.length)
+    if shortest.n == 0:
+        return (
+            f"effective length: undetermined (no scored cases at {fmt_tokens(shortest.length)}"
+            ", only harness failures)"
+        )
+    return f"effective length: below {fmt_tokens(shortest.length)} (shortest length fails)"
+
+
+def effective_length_note(profile: Profile) -> str | None:
+    """Why the walk stopped where it did, when that is not an ordinary failure."""
+    ordered = sorted(profile.lengths, key=lambda s: s.length)
+    if not ordered or profile.effective_length is None:
+        return None
+    if profile.effective_length == ordered[-1].length:
+        return "every tested length clears the bar: the real limit may be longer"
+    nxt = next(s for s in ordered if s.length > profile.effective_length)
+    if nxt.n == 0:
+        return (
+            f"stopped at {fmt_tokens(nxt.length)}: no scored cases there "
+            f"({nxt.n_excluded} harness failures)"
+        )
+    return None

@@ -1,0 +1,46 @@
+"""A profile as plain JSON data, for ``ctxprobe report RUN --json`` and other tools.
+
+Unmeasured accuracies are ``null``, never NaN: NaN is not valid JSON and would break
+strict parsers downstream (jq, JavaScript's JSON.parse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from ctxprobe.analysis.grid import Profile
+from ctxprobe.report.format import fmt_depth, fmt_tokens
+
+#: The effective-length rule in words, so a JSON consumer need not guess it.
+RULE = "mean >= threshold"
+WALK = "ascending lengths, stop at the first length that fails or has no scored case"
+
+
+def profile_to_dict(profile: Profile) -> dict[str, Any]:
+    """JSON-serialisable dict of one family's profile (numbers raw, labels alongside)."""
+    eff = profile.effective_length
+    return {
+        "family": profile.family,
+        "threshold": profile.threshold,
+        "rule": RULE,
+        "walk": WALK,
+        "effective_length": eff,
+        "effective_length_label": fmt_tokens(eff) if eff is not None else None,
+        "lengths": [
+            {**asdict(s), "length_label": fmt_tokens(s.length)} for s in profile.lengths
+        ],
+        "cells": [
+            {
+                **asdict(c),
+                "length_label": fmt_tokens(c.length),
+                "depth_label": fmt_depth(c.depth),
+            }
+            for c in profile.cells
+        ],
+    }
+
+
+def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
+    """A whole run: ``meta`` (run id, model, ...) plus one entry per family."""
+    return {**meta, "profiles": [profile_to_dict(p) for p in profiles]}

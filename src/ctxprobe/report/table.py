@@ -1,0 +1,151 @@
+"""Terminal tables of a profile (rich).
+
+One row per length, one column per depth, so the two coordinates read the way the sweep
+was designed: down the rows is "does it hold up as the context grows", across is "does
+it matter where the evidence sits". The pooled column and the verdict line under the
+table are what the effective length is computed from.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ctxprobe.analysis.grid import CellStat, LengthStat, Profile, clears
+from ctxprobe.report.format import (
+    effective_length_line,
+    effective_length_note,
+    fmt_depth,
+    fmt_interval,
+    fmt_score,
+    fmt_threshold,
+    fmt_tokens,
+)
+from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+
+# Red → amber → green, picked to stay legible as foreground on dark and light terminals.
+_STOPS = ((0.0, (215, 48, 39)), (0.5, (215, 160, 0)), (1.0, (26, 160, 70)))
+
+
+def score_color(mean: float | None) -> str:
+    """Rich colour string for an accuracy: red at 0, amber at 0.5, green at 1."""
+    if mean is None:
+        return "grey50"
+    x = min(max(mean, 0.0), 1.0)
+    for (x0, c0), (x1, c1) in zip(_STOPS, _STOPS[1:]):
+        if x <= x1:
+            t = (x - x0) / (x1 - x0)
+            r, g, b = (round(a + (b_ - a) * t) for a, b_ in zip(c0, c1))
+            return f"rgb({r},{g},{b})"
+    return "rgb({},{},{})".format(*_STOPS[-1][1])  # unreachable: x <= 1.0
+
+
+def _typical_n(stats: list[CellStat] | list[LengthStat]) -> int | None:
+    """The most common n, so only cells that differ from it need to show theirs."""
+    counts = Counter(s.n for s in stats)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _stat_text(stat: CellStat | LengthStat, typical_n: int | None) -> Text:
+    colour = score_color(stat.mean)
+    text = Text(fmt_score(stat.mean), style=f"bold {colour}")
+    if stat.mean is not None:
+        text.append(" " + fmt_interval(stat.lo, stat.hi), style=colour)
+    if stat.n != typical_n:
+        text.append(f" n={stat.n}", style="dim")
+    if stat.n_excluded:
+        text.append(f" {stat.n_excluded} excl", style="magenta")
+    return text
+
+
+def render_profile_table(profile: Profile, console: Console) -> None:
+    """Print accuracy per length × depth with Wilson 95% intervals and the verdict."""
+    depths = profile.depths
+    cell_n = _typical_n(profile.cells)
+    length_n = _typical_n(profile.lengths)
+    by_coord = {(c.length, c.depth): c for c in profile.cells}
+    threshold = fmt_threshold(profile.threshold)
+
+    table = Table(
+        title=f"{profile.family}: accuracy by length × depth  (mean [Wilson 95% CI])",
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+    )
+    table.add_column("length", justify="right", style="bold")
+    for depth in depths:
+        table.add_column(f"depth {fmt_depth(depth)}", justify="center")
+    table.add_column("all depths", justify="center", style="bold")
+    table.add_column(f"≥ {threshold}", justify="center")
+
+    for stat in sorted(profile.lengths, key=lambda s: s.length):
+        marker = " ◀" if stat.length == profile.effective_length else ""
+        row: list[Text] = [Text(fmt_tokens(stat.length) + marker)]
+        for depth in depths:
+            cell = by_coord.get((stat.length, depth))
+            row.append(_stat_text(cell, cell_n) if cell else Text("·", style="dim"))
+        row.append(_stat_text(stat, length_n))
+        if stat.n == 0:
+            row.append(Text("n/a", style="grey50"))
+        elif clears(stat.mean, profile.threshold):
+            row.append(Text("pass", style="green"))
+        else:
+            row.append(Text("FAIL", style="bold red"))
+        table.add_row(*row)
+
+    caption = Text(effective_length_line(profile), style="bold")
+    note = effective_length_note(profile)
+    if note:
+        caption.append(f"\n{note}", style="italic")
+    legend = f"\nn = {cell_n} scored cases per cell" if cell_n is not None else ""
+    legend += f", {length_n} per length" if length_n is not None else ""
+    legend += " unless shown"
+    if profile.effective_length is not None:
+        legend += "; ◀ marks the effective length"
+    if any(s.n_excluded for s in profile.lengths):
+        legend += "; excl = harness failures (input_truncated, error), not in accuracy"
+    caption.append(legend, style="dim")
+    table.caption = caption
+    console.print(table)
+
+
+def render_outcomes_table(profile: Profile, console: Console) -> None:
+    """Print outcome counts per length: which way the model fails, and harness noise."""
+    seen = {o for s in profile.lengths for o in s.outcomes}
+    columns = [o for o in OUTCOMES if o in seen] + sorted(seen - set(OUTCOMES))
+
+    table = Table(
+        title=f"{profile.family}: outcomes by length",
+        title_justify="left",
+        caption_justify="left",
+        header_style="bold",
+    )
+    table.add_column("length", justify="right", style="bold")
+    for outcome in columns:
+        harness = outcome in HARNESS_OUTCOMES
+        header = Text(outcome + ("*" if harness else ""), style="magenta" if harness else "")
+        table.add_column(header, justify="right")
+    table.add_column("total", justify="right", style="bold")
+
+    for stat in sorted(profile.lengths, key=lambda s: s.length):
+        counts = [stat.outcomes.get(o, 0) for o in columns]
+        cells = [
+            Text(str(c), style=_outcome_style(o)) if c else Text("·", style="dim")
+            for o, c in zip(columns, counts)
+        ]
+        table.add_row(fmt_tokens(stat.length), *cells, str(sum(counts)))
+
+    if any(o in HARNESS_OUTCOMES for o in columns):
+        table.caption = Text("* harness failure: excluded from accuracy", style="dim")
+    console.print(table)
+
+
+def _outcome_style(outcome: str) -> str:
+    if outcome == "correct":
+        return "green"
+    if outcome in HARNESS_OUTCOMES:
+        return "magenta"
+    return ""

@@ -1,0 +1,78 @@
+"""Reading a stored run back: profiles for the report, JSON for CI, JSONL export."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from ctxprobe.analysis.grid import Profile, profile
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.jsonreport import profiles_to_dict
+from ctxprobe.store import RunRecord, Store
+
+
+@dataclass(frozen=True)
+class Report:
+    run: RunRecord
+    profiles: list[Profile]
+    threshold: float
+
+    def to_dict(self) -> dict[str, Any]:
+        run = self.run
+        return profiles_to_dict(
+            self.profiles,
+            run_id=run.run_id, model=run.model, tokenizer=run.tokenizer, status=run.status,
+            ctxprobe_version=run.ctxprobe_version, created_at=run.created_at,
+            cases=run.n_cases, responses=run.n_responses, spec=run.spec,
+            chat_template_hash=run.meta.get("chat_template_hash"),
+            trained_context=run.meta.get("trained_context"),
+        )
+
+
+def open_existing(store_path: str | Path) -> Store:
+    """Read commands never create a store by accident."""
+    p = Path(store_path)
+    if not p.is_file():
+        raise CtxprobeError(f"no store at {p}; run a sweep first or pass --store PATH")
+    return Store(p)
+
+
+def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None) -> Report:
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
+        return Report(run, profile(store.result_rows(run.run_id), bar), bar)
+
+
+def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
+    from ctxprobe.report.plots import curve_png, heatmap_png
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CtxprobeError(f"cannot create report directory {out}: {err.strerror}") from None
+    paths: list[Path] = []
+    for prof in report.profiles:
+        title = f"{report.run.model} · run {report.run.run_id}"
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title))
+    return paths
+
+
+def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        for rec in store.iter_case_records(run.run_id):
+            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}
+
+
+def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
+    n = 0
+    for rec in iter_export(run_id, store_path):
+        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        n += 1
+    return n

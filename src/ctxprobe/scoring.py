@@ -1,0 +1,36 @@
+"""Scores: the family's strict score plus one label from the outcome taxonomy.
+
+Harness failures (the request failed, or the server saw fewer tokens than we built) are
+labelled as such and carry no score: they are never counted as the model's misses.
+"""
+
+from __future__ import annotations
+
+from ctxprobe.tasks.base import Family, Scored
+from ctxprobe.tasks.case import Case
+
+
+def truncation_tolerance(token_count: int) -> int:
+    """A reported prompt this many tokens short of what we built counts as truncated."""
+    return max(4, int(0.005 * token_count))
+
+
+def score_response(
+    family: Family,
+    case: Case,
+    *,
+    text: str | None,
+    finish_reason: str | None,
+    reported_prompt_tokens: int | None,
+    error: str | None = None,
+) -> tuple[float | None, Scored]:
+    """(score or None for harness failures, label and detail)."""
+    if error is not None or text is None:
+        return None, Scored(0.0, "error", {"error": error or "no output"})
+    if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - truncation_tolerance(case.token_count):
+        return None, Scored(0.0, "input_truncated", {
+            "built": case.token_count, "reported": reported_prompt_tokens})
+    scored = family.score(case, text)
+    if scored.outcome in ("wrong", "empty", "not_found") and finish_reason == "length":
+        scored = Scored(scored.score, "output_truncated", scored.detail)
+    return scored.score, scored

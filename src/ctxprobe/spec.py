@@ -1,0 +1,165 @@
+"""The sweep spec: a typed, validated description of what to measure.
+
+A spec is loaded from YAML (``ctxprobe run spec.yaml``) or built from CLI flags. Unknown
+keys and impossible values are one-line :class:`CtxprobeError` messages.
+
+Lengths are model tokens of the fully chat-templated prompt. ``4k`` means 4,096 tokens
+(``k`` = 1,024, ``m`` = 1,048,576); write ``4000`` for exactly four thousand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ctxprobe.errors import CtxprobeError
+
+_LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+_UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}
+
+
+def parse_length(value: str | int) -> int:
+    """``"4k"`` → 4096, ``"1.5k"`` → 1536, ``"1m"`` → 1048576, ``"4000"`` → 4000."""
+    if isinstance(value, bool):
+        raise CtxprobeError(f"bad length {value!r}: use a token count such as 4096 or 4k")
+    if isinstance(value, int):
+        n = value
+    else:
+        m = _LENGTH_RE.match(str(value))
+        if not m:
+            raise CtxprobeError(f"bad length {value!r}: use a token count such as 4096, 4k or 1m")
+        n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if n <= 0:
+        raise CtxprobeError(f"bad length {value!r}: lengths must be positive")
+    return n
+
+
+def parse_lengths(text: str | list[Any]) -> list[int]:
+    items = text.split(",") if isinstance(text, str) else list(text)
+    return [parse_length(x) for x in items if str(x).strip()]
+
+
+def parse_depths(text: str | list[Any]) -> list[float]:
+    items = text.split(",") if isinstance(text, str) else list(text)
+    out: list[float] = []
+    for x in items:
+        if str(x).strip() == "":
+            continue
+        try:
+            out.append(float(x))
+        except (TypeError, ValueError):
+            raise CtxprobeError(f"bad depth {x!r}: depths are fractions between 0 and 1") from None
+    return out
+
+
+class Decoding(BaseModel):
+    """Decoding settings: greedy by default. These change results, so they are hashed."""
+
+    model_config = ConfigDict(extra="forbid")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(48, ge=1, le=32768)
+    seed: int | None = None
+
+
+class Spec(BaseModel):
+    """One sweep. Fields that only affect transport (concurrency, timeout, retries) or how
+    results are read (threshold) are left out of the run identity, so changing them resumes
+    the same run instead of starting a new one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "local"
+    tokenizer: str | None = None  # inferred from the model when absent
+    family: str = "niah"
+    params: dict[str, Any] = Field(default_factory=dict)  # family parameters, validated by the family
+    lengths: list[int] = Field(default_factory=lambda: [1024, 2048, 4096, 8192])
+    depths: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
+    reps: int = Field(3, ge=1, le=100_000)
+    seed: int = 0
+    haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
+    decoding: Decoding = Field(default_factory=Decoding)
+    allow_beyond_window: bool = False
+    # transport and reading (not part of the run identity)
+    concurrency: int = Field(4, ge=1, le=1024)
+    timeout: float = Field(600.0, gt=0)
+    retries: int = Field(4, ge=0, le=100)
+    threshold: float = Field(0.856, ge=0.0, le=1.0)
+
+    @field_validator("lengths", mode="before")
+    @classmethod
+    def _lengths(cls, v: Any) -> list[int]:
+        out = parse_lengths(v)
+        if not out:
+            raise ValueError("at least one length is needed")
+        if len(set(out)) != len(out):
+            raise ValueError("lengths repeat")
+        return sorted(out)
+
+    @field_validator("depths", mode="before")
+    @classmethod
+    def _depths(cls, v: Any) -> list[float]:
+        out = parse_depths(v)
+        if not out:
+            raise ValueError("at least one depth is needed")
+        bad = [d for d in out if not 0.0 <= d <= 1.0]
+        if bad:
+            raise ValueError(f"depth {bad[0]:g} is outside [0, 1]; depths are fractions (0 = start, 1 = end)")
+        if len(set(out)) != len(out):
+            raise ValueError("depths repeat")
+        return sorted(out)
+
+    def identity(self, *, tokenizer: str, version: str) -> dict[str, Any]:
+        """What determines the results: the spec without transport/reading settings."""
+        d = self.model_dump(exclude={"concurrency", "timeout", "retries", "threshold"})
+        d["tokenizer"] = tokenizer
+        d["ctxprobe_version"] = version
+        return d
+
+    def run_id(self, *, tokenizer: str, version: str) -> str:
+        blob = json.dumps(self.identity(tokenizer=tokenizer, version=version), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _one_line(err: ValidationError) -> str:
+    e = err.errors()[0]
+    where = ".".join(str(p) for p in e["loc"]) or "spec"
+    msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "extra_forbidden":
+        return f"unknown spec key '{where}' (see `ctxprobe run --help` for the accepted keys)"
+    return f"bad spec value for '{where}': {msg}"
+
+
+def make_spec(data: dict[str, Any]) -> Spec:
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as err:
+        raise CtxprobeError(_one_line(err)) from None
+    except CtxprobeError:
+        raise
+
+
+def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> Spec:
+    """Read a YAML spec; ``overrides`` (from CLI flags) win over the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CtxprobeError(f"cannot read spec {p}: {err.strerror or err}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise CtxprobeError(f"spec {p} is not valid YAML{where}: fix the syntax and retry") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise CtxprobeError(f"spec {p} must be a YAML mapping of keys such as model, lengths, depths")
+    data.update(overrides or {})
+    return make_spec(data)

@@ -1,0 +1,177 @@
+"""The SQLite store: runs, content-addressed prompts, cases and responses.
+
+Every response is committed the moment it arrives (WAL mode), so a killed run loses
+nothing and a rerun of the same spec skips what is already stored.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.store.migrations import migrate
+from ctxprobe.tasks.case import Case
+
+DEFAULT_STORE = "ctxprobe.sqlite"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    created_at: str
+    updated_at: str
+    model: str
+    tokenizer: str
+    family: str
+    ctxprobe_version: str
+    spec: dict[str, Any]
+    meta: dict[str, Any]
+    status: str
+    n_cases: int = 0
+    n_responses: int = 0
+
+
+class Store:
+    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+        self.path = Path(path)
+        try:
+            if self.path.exists() and not self.path.is_file():
+                raise sqlite3.OperationalError("not a file")
+            self.db = sqlite3.connect(self.path, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            migrate(self.db)
+        except sqlite3.DatabaseError as err:
+            raise CtxprobeError(
+                f"cannot open store {self.path}: {err}; pass --store with a writable SQLite file path"
+            ) from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # runs -----------------------------------------------------------------------------
+    def ensure_run(self, run_id: str, *, model: str, tokenizer: str, family: str, version: str,
+                   spec: dict[str, Any], meta: dict[str, Any]) -> bool:
+        """Create the run if new; return True when it already existed (a resume)."""
+        now = _now()
+        with self.db:
+            cur = self.db.execute(
+                "INSERT OR IGNORE INTO runs (run_id, created_at, updated_at, model, tokenizer, family,"
+                " ctxprobe_version, spec_json, meta_json, status) VALUES (?,?,?,?,?,?,?,?,?, 'running')",
+                (run_id, now, now, model, tokenizer, family, version, json.dumps(spec), json.dumps(meta)),
+            )
+        return cur.rowcount == 0
+
+    def update_run(self, run_id: str, *, status: str | None = None, meta: dict[str, Any] | None = None) -> None:
+        with self.db:
+            if meta is not None:
+                old = self.get_run(run_id)
+                merged = {**(old.meta if old else {}), **meta}
+                self.db.execute("UPDATE runs SET meta_json=?, updated_at=? WHERE run_id=?",
+                                (json.dumps(merged), _now(), run_id))
+            if status is not None:
+                self.db.execute("UPDATE runs SET status=?, updated_at=? WHERE run_id=?", (status, _now(), run_id))
+
+    def _record(self, row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
+        (run_id, created, updated, model, tok, fam, ver, spec, meta, status, n_cases, n_resp) = row
+        return RunRecord(run_id, created, updated, model, tok, fam, ver, json.loads(spec),
+                         json.loads(meta), status, n_cases or 0, n_resp or 0)
+
+    _RUN_SELECT = (
+        "SELECT r.run_id, r.created_at, r.updated_at, r.model, r.tokenizer, r.family, r.ctxprobe_version,"
+        " r.spec_json, r.meta_json, r.status,"
+        " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
+        " (SELECT COUNT(*) FROM responses s WHERE s.run_id = r.run_id) FROM runs r"
+    )
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        rows = self.db.execute(self._RUN_SELECT + " WHERE r.run_id LIKE ? ORDER BY r.created_at",
+                               (run_id + "%",)).fetchall()
+        exact = [r for r in rows if r[0] == run_id]
+        if exact:
+            return self._record(exact[0])
+        if len(rows) > 1:
+            raise CtxprobeError(f"run id prefix '{run_id}' is ambiguous ({len(rows)} runs); give more characters")
+        return self._record(rows[0]) if rows else None
+
+    def require_run(self, run_id: str) -> RunRecord:
+        run = self.get_run(run_id)
+        if run is None:
+            raise CtxprobeError(f"no run '{run_id}' in {self.path}; `ctxprobe runs --store {self.path}` lists them")
+        return run
+
+    def list_runs(self) -> list[RunRecord]:
+        return [self._record(r) for r in self.db.execute(self._RUN_SELECT + " ORDER BY r.created_at, r.run_id")]
+
+    # cases and responses --------------------------------------------------------------------
+    def done_case_ids(self, run_id: str) -> set[str]:
+        """Cases with a stored response that is final (errors are retried on resume)."""
+        rows = self.db.execute("SELECT case_id FROM responses WHERE run_id=? AND outcome != 'error'", (run_id,))
+        return {r[0] for r in rows}
+
+    def save_case(self, run_id: str, case: Case) -> None:
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)",
+                            (case.prompt_hash, json.dumps(case.messages, ensure_ascii=False)))
+            c = case.cell
+            self.db.execute(
+                "INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, case.case_id, c.family, c.length, c.depth, case.rep, case.seed, case.prompt_hash,
+                 case.token_count, case.needle_token_pos, case.realised_depth, json.dumps(case.expected),
+                 json.dumps(case.distractors), json.dumps(case.meta, ensure_ascii=False)),
+            )
+
+    def save_response(self, run_id: str, case_id: str, *, output: str | None, finish_reason: str | None,
+                      reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
+                      attempts: int, error: str | None, score: float | None, outcome: str,
+                      detail: dict[str, Any]) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
+                 latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False)),
+            )
+
+    def result_rows(self, run_id: str) -> list[ResultRow]:
+        q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count FROM cases c"
+             " JOIN responses s USING (run_id, case_id) WHERE c.run_id=? ORDER BY c.length, c.depth, c.rep")
+        return [ResultRow(*r) for r in self.db.execute(q, (run_id,))]
+
+    def iter_case_records(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Every case of a run with its prompt and (if any) response, for export."""
+        q = ("SELECT c.case_id, c.family, c.length, c.depth, c.rep, c.seed, c.prompt_hash, c.token_count,"
+             " c.needle_token_pos, c.realised_depth, c.expected_json, c.distractors_json, c.meta_json,"
+             " p.messages_json, s.output, s.finish_reason, s.reported_prompt_tokens, s.completion_tokens,"
+             " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json"
+             " FROM cases c JOIN prompts p USING (prompt_hash)"
+             " LEFT JOIN responses s ON s.run_id = c.run_id AND s.case_id = c.case_id"
+             " WHERE c.run_id=? ORDER BY c.length, c.rep, c.depth")
+        for r in self.db.execute(q, (run_id,)):
+            (case_id, fam, length, depth, rep, seed, ph, tc, pos, rd, exp, dis, meta, msgs, out, fr, rpt, ct,
+             lat, att, err, score, outcome, detail) = r
+            yield {
+                "case_id": case_id, "family": fam, "length": length, "depth": depth, "rep": rep, "seed": seed,
+                "prompt_hash": ph, "token_count": tc, "needle_token_pos": pos, "realised_depth": rd,
+                "expected": json.loads(exp), "distractors": json.loads(dis), "meta": json.loads(meta),
+                "messages": json.loads(msgs), "output": out, "finish_reason": fr,
+                "reported_prompt_tokens": rpt, "completion_tokens": ct, "latency_s": lat, "attempts": att,
+                "error": err, "score": score, "outcome": outcome,
+                "detail": json.loads(detail) if detail else None,
+            }

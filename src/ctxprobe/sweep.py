@@ -1,0 +1,170 @@
+"""Running a sweep: spec → plan → cases → runner → store (with scores).
+
+This is the library entry point the CLI calls (``ctxprobe.run_sweep``). It resolves the
+tokenizer and model, checks the lengths before anything is sent, and resumes a run whose
+identity (spec without transport settings, tokenizer, ctxprobe version) is already stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ctxprobe._version import __version__
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models import resolve_provider
+from ctxprobe.models.base import Provider
+from ctxprobe.plan import planned_cases, summarize
+from ctxprobe.runner import Attempted, RunnerConfig, execute
+from ctxprobe.scoring import score_response
+from ctxprobe.spec import Spec
+from ctxprobe.store import Store
+from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.tasks.base import Family
+from ctxprobe.tasks.case import Case
+from ctxprobe.tokenizers import resolve_tokenizer
+from ctxprobe.tokenizers.base import Tokenizer
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    run_id: str
+    resumed: bool
+    sent: int
+    already_done: int
+    store_path: Path
+
+
+def infer_tokenizer(model: str) -> str:
+    """The tokenizer a model is measured with when the spec does not name one."""
+    if model == "local" or model.startswith("sim:"):
+        return "local"  # the embedded SmolLM2 GGUF's tokenizer and chat template
+    if model.startswith("llamacpp:"):
+        return "gguf:" + model.split(":", 1)[1].split("?", 1)[0]
+    raise CtxprobeError(
+        f"cannot infer a tokenizer for '{model}': name one with --tokenizer "
+        "(e.g. hf:/path/to/tokenizer_dir or gguf:/path/model.gguf)"
+    )
+
+
+def check_lengths(spec: Spec, provider: Provider, tokenizer: Tokenizer, family: Family, params: object) -> None:
+    """Refuse impossible lengths before anything is sent."""
+    window = provider.context_window
+    longest = max(spec.lengths)
+    if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+        raise CtxprobeError(
+            f"length {longest} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
+            f"{window} tokens; drop that length or pass --allow-beyond-window"
+        )
+    # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
+    family.generate(Cell(spec.family, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
+
+
+class _Display:
+    """A progress bar with ETA and a running accuracy, on stderr."""
+
+    def __init__(self, total: int, done: int, enabled: bool, console: Console) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[acc]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, disable=not enabled, transient=False,
+        )
+        self.task = self.progress.add_task("sweep", total=total, completed=done, acc="")
+        self.scored = 0
+        self.correct = 0.0
+
+    def update(self, case: Case, score: float | None, outcome: str) -> None:
+        if score is not None:
+            self.scored += 1
+            self.correct += score
+        acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
+        self.progress.update(self.task, advance=1, acc=acc,
+                             description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
+
+
+def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
+              console: Console | None = None) -> SweepResult:
+    """Run (or resume) a sweep and store every response as it arrives."""
+    return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console))
+
+
+async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
+                     console: Console | None = None) -> SweepResult:
+    console = console or Console(stderr=True)
+    tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
+    tokenizer = resolve_tokenizer(tokenizer_name)
+    params = validate_params(spec.family, spec.params)
+    family = make_family(spec.family, BuildContext(tokenizer=tokenizer, haystack=spec.haystack))
+    provider = resolve_provider(spec.model, tokenizer, spec)
+    try:
+        check_lengths(spec, provider, tokenizer, family, params)
+        store = Store(store_path)
+        try:
+            return await _run(spec, store, tokenizer_name, tokenizer, family, params, provider, progress, console)
+        finally:
+            store.close()
+    finally:
+        await provider.aclose()
+
+
+async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer, family: Family,
+               params: object, provider: Provider, progress: bool, console: Console) -> SweepResult:
+    run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
+    meta = {
+        "chat_template_hash": tokenizer.chat_template_hash,
+        "trained_context": tokenizer.trained_context,
+        "context_window": provider.context_window,
+        "plan": summarize(spec).__dict__,
+    }
+    resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=spec.family,
+                               version=__version__, spec=spec.model_dump(), meta=meta)
+    store.update_run(run_id, status="running", meta={"transport": {
+        "concurrency": spec.concurrency, "timeout": spec.timeout, "retries": spec.retries}})
+    done = store.done_case_ids(run_id)
+    plan = list(planned_cases(spec))
+    todo = [p for p in plan if p.case_id not in done]
+
+    def cases() -> Iterator[Case]:
+        for p in todo:
+            case = family.generate(p.cell, p.rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+            store_case(case)
+            yield case
+
+    # Cases are built in a worker thread; SQLite connections belong to one thread, so case
+    # rows are queued and written by the event-loop thread with the responses.
+    pending_cases: list[Case] = []
+
+    def store_case(case: Case) -> None:
+        pending_cases.append(case)
+
+    display = _Display(len(plan), len(plan) - len(todo), progress, console)
+
+    def sink(item: Attempted) -> None:
+        while pending_cases:
+            store.save_case(run_id, pending_cases.pop(0))
+        r = item.result
+        score, scored = score_response(
+            family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
+            reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error)
+        store.save_response(
+            run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
+            reported_prompt_tokens=r.prompt_tokens if r else None,
+            completion_tokens=r.completion_tokens if r else None, latency_s=round(item.latency_s, 4),
+            attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome, detail=scored.detail)
+        display.update(item.case, score, scored.outcome)
+
+    cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
+                       max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
+                       seed=spec.decoding.seed)
+    with display.progress:
+        sent = await execute(cases(), provider, sink, cfg)
+    while pending_cases:
+        store.save_case(run_id, pending_cases.pop(0))
+    complete = not (set(p.case_id for p in plan) - store.done_case_ids(run_id))
+    store.update_run(run_id, status="complete" if complete else "incomplete")
+    return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path)

@@ -1,0 +1,43 @@
+"""Task families: seeded case generation and strict scoring, one module per family."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.tasks.base import BuildContext, Family, Scored, derive_seed
+from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES, Case, Cell
+from ctxprobe.tasks.niah import Niah
+
+FAMILIES: dict[str, type] = {"niah": Niah}
+
+__all__ = [
+    "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",
+    "Scored", "derive_seed", "make_family", "validate_params",
+]
+
+
+def _family_class(name: str) -> type:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise CtxprobeError(f"unknown family '{name}'; available: {', '.join(sorted(FAMILIES))}") from None
+
+
+def validate_params(family: str, params: dict[str, Any]) -> BaseModel:
+    model: type[BaseModel] = _family_class(family).params_model
+    try:
+        return model.model_validate(params)
+    except ValidationError as err:
+        e = err.errors()[0]
+        where = ".".join(str(p) for p in e["loc"])
+        if e["type"] == "extra_forbidden":
+            known = ", ".join(model.model_fields)
+            raise CtxprobeError(f"unknown parameter '{where}' for family {family} (known: {known})") from None
+        raise CtxprobeError(f"bad parameter '{where}' for family {family}: {e['msg']}") from None
+
+
+def make_family(name: str, ctx: BuildContext) -> Family:
+    return _family_class(name)(ctx)

@@ -1,0 +1,86 @@
+"""The Case type shared by every task family."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ctxprobe.tokenizers.base import Message
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A coordinate of the sweep grid. Length and depth are first-class, never names."""
+
+    family: str
+    length: int  # target length in model tokens (fully templated prompt)
+    depth: float  # evidence depth as a fraction of the haystack, 0 = start, 1 = end
+
+
+@dataclass
+class Case:
+    cell: Cell
+    rep: int
+    seed: int  # the case's own seed, derived from (spec seed, cell, rep)
+    messages: list[Message]
+    #: Values that must appear in the answer.
+    expected: list[str]
+    #: Same-form values bound to other keys; any of them in the answer is a distractor hit.
+    distractors: list[str] = field(default_factory=list)
+    #: Family-specific facts: keys, needle texts, per-needle depths, question, ...
+    meta: dict[str, Any] = field(default_factory=dict)
+    token_count: int = 0  # fully templated prompt, counted with the named tokenizer
+    needle_token_pos: int | None = None  # token index where the target evidence starts
+    realised_depth: float | None = None  # needle position as a fraction of the haystack tokens
+    #: Ids of the templated prompt from the build (kept in memory only, never stored):
+    #: in-process providers feed them to the model so it sees exactly what was counted.
+    prompt_ids: list[int] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def case_id(self) -> str:
+        """Stable id: the same cell and repetition of the same run always map here."""
+        return make_case_id(self.cell, self.rep)
+
+    @property
+    def make_case_id(cell: Cell, rep: int) -> str:
+    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
+
+
+def prompt_hash(self) -> str:
+        return prompt_hash(self.messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("prompt_ids", None)
+        d["case_id"] = self.case_id
+        d["prompt_hash"] = self.prompt_hash
+        return d
+
+
+def make_case_id(cell: Cell, rep: int) -> str:
+    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
+
+
+def prompt_hash(messages: list[Message]) -> str:
+    blob = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+# The outcome taxonomy (DESIGN.md §2). Harness failures are never scored as model failures.
+OUTCOMES = (
+    "correct",
+    "wrong",
+    "distractor",
+    "partial",
+    "not_found",
+    "refusal",
+    "empty",
+    "parse_error",
+    "output_truncated",
+    "input_truncated",
+    "error",
+)
+#: Outcomes that say nothing about the model: excluded from accuracy.
+HARNESS_OUTCOMES = frozenset({"input_truncated", "error"})

@@ -1,0 +1,202 @@
+"""Tokenizer and chat template read from a GGUF file, tokenized by llama.cpp itself.
+
+A GGUF carries its vocabulary and chat template, so counting with llama.cpp's own
+tokenizer gives the exact ids a llama.cpp-based server (or the in-process provider) sees.
+
+BOS handling in :meth:`GGUFTokenizer.encode_chat` follows llama.cpp's own server: render
+the template, and if the vocabulary's ``add_bos`` flag (GGUF ``tokenizer.ggml.add_bos_token``,
+or llama.cpp's default for the vocab type when the key is absent) is set, prepend BOS unless
+the rendered text already starts with the BOS text. llama.cpp does exactly this in
+``common/chat.cpp`` (it strips a leading BOS text when ``add_bos`` is set, then the server
+tokenizes with ``add_special=true, parse_special=true``), so the model gets BOS exactly once.
+llama-cpp-python's ``Jinja2ChatFormatter`` instead tokenizes the rendered text with
+``add_bos=False, special=True`` and never adds BOS; the two differ only for a model whose
+``add_bos`` is set and whose template does not print ``bos_token`` (not SmolLM2, Qwen2.5,
+Llama 3 or Gemma 3). The in-process provider feeds ``encode_chat`` ids to the model
+directly, so we follow the model's metadata rather than that formatter's quirk.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate
+
+
+@dataclass
+class _Vocab:
+    """A vocab-only llama.cpp model plus what we read from its metadata, shared per path."""
+
+    llama: Any  # llama_cpp.Llama, kept alive: the vocab pointer below belongs to it
+    vocab: Any  # llama_vocab_p
+    template: ChatTemplate
+    template_source: str
+    bos_id: int
+    add_bos: bool
+    trained_context: int | None
+
+
+_LOADED: dict[str, _Vocab] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError:
+        raise MissingExtraError("llama-cpp-python", "local", "GGUF tokenizers") from None
+    return llama_cpp
+
+
+def _token_text(llama: Any, token_id: int) -> str:
+    """A special token's text as llama-cpp-python passes it to chat templates."""
+    if token_id < 0:
+        return ""
+    return llama._model.token_get_text(token_id)
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _load(path: Path) -> _Vocab:
+    """Load (once per resolved path) the vocabulary and template of a GGUF file."""
+    key = str(path.resolve())
+    with _LOAD_LOCK:
+        cached = _LOADED.get(key)
+        if cached is not None:
+            return cached
+        llama_cpp = _import_llama_cpp()
+        if not path.is_file():
+            raise CtxprobeError(f"GGUF tokenizer file not found: {path}")
+        try:
+            llama = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
+        except (ValueError, RuntimeError) as exc:
+            raise CtxprobeError(f"cannot read a GGUF vocabulary from {path}: {exc}") from None
+        meta: dict[str, str] = dict(llama.metadata)
+        bos_id, eos_id = llama.token_bos(), llama.token_eos()
+        source = meta.get("tokenizer.chat_template")
+        origin = "gguf metadata tokenizer.chat_template"
+        if not source:
+            source, origin = CHATML_TEMPLATE, "ChatML fallback (GGUF has no chat template)"
+        template = ChatTemplate(
+            source=source,
+            bos_token=_token_text(llama, bos_id),
+            eos_token=_token_text(llama, eos_id),
+            origin=origin,
+        )
+        arch = meta.get("general.architecture", "")
+        loaded = _Vocab(
+            llama=llama,
+            vocab=llama._model.vocab,
+            template=template,
+            template_source=origin,
+            bos_id=bos_id,
+            add_bos=bool(llama._model.add_bos_token()) and bos_id >= 0,
+            trained_context=_int_or_none(meta.get(f"{arch}.context_length")),
+        )
+        _LOADED[key] = loaded
+        return loaded
+
+
+class GGUFTokenizer:
+    """llama.cpp's tokenizer and the GGUF's chat template (see module docstring for BOS)."""
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
+        self.path = Path(path).expanduser()
+        self.name = name or f"gguf:{path}"
+        loaded = _load(self.path)
+        self._llama_cpp = _import_llama_cpp()
+        self._vocab = loaded.vocab
+        self._keepalive = loaded.llama
+        self.template = loaded.template
+        #: Where the chat template came from (metadata, or the ChatML fallback).
+        self.template_source = loaded.template_source
+        self.bos_id = loaded.bos_id
+        #: Whether ``encode_chat`` prepends BOS (the vocabulary's own ``add_bos`` flag).
+        self.add_bos = loaded.add_bos
+        self._trained_context = loaded.trained_context
+        # llama_tokenize is not re-entrant on a shared output buffer; one per thread.
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"GGUFTokenizer({self.name!r})"
+
+    # -- raw llama.cpp calls -------------------------------------------------------
+    def _buffer(self, size: int) -> Any:
+        buf = getattr(self._local, "buf", None)
+        if buf is None or len(buf) < size:
+            buf = (self._llama_cpp.llama_token * max(size, 4096))()
+            self._local.buf = buf
+        return buf
+
+    def _tokenize(self, text: str, special: bool) -> list[int]:
+        data = text.encode("utf-8")
+        # A byte never yields more than one token; +1 leaves room for BOS/EOS if ever added.
+        size = len(data) + 1
+        buf = self._buffer(size)
+        n = self._llama_cpp.llama_tokenize(self._vocab, data, len(data), buf, size, False, special)
+        if n < 0:  # more ids than bytes (a space prefix): llama.cpp reports the size needed
+            size = -n
+            buf = self._buffer(size)
+            n = self._llama_cpp.llama_tokenize(
+                self._vocab, data, len(data), buf, size, False, special
+            )
+        if n < 0:
+            raise CtxprobeError(f"llama.cpp failed to tokenize {len(data)} bytes (code {n})")
+        return buf[:n]
+
+    def _count(self, data: bytes) -> int:
+        """Count without copying ids: llama_tokenize reports -n when given no room."""
+        if not data:
+            return 0
+        n = self._llama_cpp.llama_tokenize(self._vocab, data, len(data), None, 0, False, False)
+        return -n if n < 0 else n
+
+    # -- Tokenizer protocol ----------------------------------------------------------
+    def encode(self, text: str) -> list[int]:
+        """Plain text ids: no BOS, and special-token text is treated as ordinary text."""
+        return self._tokenize(text, special=False)
+
+    def count(self, text: str) -> int:
+        return self._count(text.encode("utf-8"))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        """Counts of many texts; the case builder's hot path (one C call per text)."""
+        count = self._count
+        return [count(t.encode("utf-8")) for t in texts]
+
+    def render_chat(self, messages: list[Message]) -> str:
+        return self.template.render(messages, add_generation_prompt=True)
+
+    def encode_chat(self, messages: list[Message]) -> list[int]:
+        """Ids of the templated prompt: special tokens parsed, BOS once if the model wants it."""
+        rendered = self.render_chat(messages)
+        ids = self._tokenize(rendered, special=True)
+        bos_text = self.template.bos_token
+        if self.add_bos and not (bos_text and rendered.startswith(bos_text)):
+            ids.insert(0, self.bos_id)
+        return ids
+
+    def count_chat(self, messages: list[Message]) -> int:
+        return len(self.encode_chat(messages))
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of ids (special tokens shown), for debugging and needle positions."""
+        return self._keepalive.detokenize(ids, special=True).decode("utf-8", errors="replace")
+
+    @property
+    def chat_template_hash(self) -> str | None:
+        return self.template.hash
+
+    @property
+    def trained_context(self) -> int | None:
+        return self._trained_context

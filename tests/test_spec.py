@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import pytest
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec import load_spec, make_spec, parse_length
+
+
+@pytest.mark.parametrize("text,expected", [("4k", 4096), ("128K", 131072), ("4096", 4096), ("1.5k", 1536),
+                                           ("1m", 1048576), (" 12k ", 12288), (4000, 4000)])
+def test_parse_length(text: str, expected: int) -> None:
+    assert parse_length(text) == expected
+
+
+@pytest.mark.parametrize("text", ["abc", "4kk", "-1", "0", "k"])
+def test_bad_length(text: str) -> None:
+    with pytest.raises(CtxprobeError):
+        parse_length(text)
+
+
+def test_lengths_sorted_and_depths_validated() -> None:
+    spec = make_spec({"lengths": "8k,1k,2k", "depths": "1,0,0.5"})
+    assert spec.lengths == [1024, 2048, 8192]
+    assert spec.depths == [0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("data,fragment", [
+    ({"modle": "local"}, "unknown spec key 'modle'"),
+    ({"depths": [0.5, 1.2]}, "outside [0, 1]"),
+    ({"reps": 0}, "reps"),
+    ({"lengths": "1k,1k"}, "repeat"),
+    ({"decoding": {"max_tokens": 10, "top_q": 1}}, "unknown spec key 'decoding.top_q'"),
+])
+def test_bad_spec_is_one_line(data: dict, fragment: str) -> None:
+    with pytest.raises(CtxprobeError) as info:
+        make_spec(data)
+    assert fragment in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_run_id_ignores_transport_but_not_results() -> None:
+    a = make_spec({"lengths": "1k", "concurrency": 1, "timeout": 5, "threshold": 0.5})
+    b = make_spec({"lengths": "1k", "concurrency": 8, "retries": 0})
+    c = make_spec({"lengths": "1k", "seed": 1})
+    ids = [s.run_id(tokenizer="local", version="1") for s in (a, b, c)]
+    assert ids[0] == ids[1]
+    assert ids[0] != ids[2]
+    assert a.run_id(tokenizer="local", version="1") != a.run_id(tokenizer="hf:/x", version="1")
+
+
+def test_yaml_spec_and_errors(tmp_path) -> None:
+    good = tmp_path / "s.yaml"
+    good.write_text("model: sim:perfect\nlengths: [1k, 2k]\nparams: {distractors: 2}\n")
+    spec = load_spec(good, {"reps": 2})
+    assert spec.model == "sim:perfect" and spec.lengths == [1024, 2048] and spec.reps == 2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: [unclosed\n")
+    with pytest.raises(CtxprobeError, match="not valid YAML"):
+        load_spec(bad)
+    with pytest.raises(CtxprobeError, match="cannot read spec"):
+        load_spec(tmp_path / "missing.yaml")
+    lst = tmp_path / "list.yaml"
+    lst.write_text("- a\n- b\n")
+    with pytest.raises(CtxprobeError, match="mapping"):
+        load_spec(lst)

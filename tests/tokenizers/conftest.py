@@ -1,0 +1,147 @@
+"""Shared tokenizer test material, built offline from the embedded SmolLM2 GGUF.
+
+No model hub is reachable, so the Hugging Face tokenizer under test is *built* from the
+GGUF's own vocabulary and merges: a real ``tokenizer.json`` (byte-level BPE, StarCoder/SmolLM
+pre-tokenizer) plus a ``tokenizer_config.json`` carrying the GGUF's chat template. That gives
+both backends the same tokenizer, so they can be checked against each other.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+# llama.cpp pre-tokenizer names whose regex is GPT-2's, and whether digits are split singly.
+_PRE_TOKENIZERS: dict[str, bool] = {"smollm": True, "starcoder": True, "refact": True,
+                                    "gpt-2": False, "default": False}
+_CONTROL, _USER_DEFINED = 3, 4
+
+
+@pytest.fixture(scope="session")
+def smollm_gguf_path() -> Path:
+    from ctxprobe.embedded import embedded_model_path
+    from ctxprobe.errors import CtxprobeError
+
+    try:
+        return embedded_model_path()
+    except CtxprobeError as exc:
+        pytest.skip(str(exc))
+
+
+def build_hf_tokenizer_dir(gguf_path: Path, out: Path) -> Path:
+    """Write tokenizer.json + tokenizer_config.json equivalent to a byte-level BPE GGUF."""
+    gguf = pytest.importorskip("gguf")
+    tk = pytest.importorskip("tokenizers")
+    fields = gguf.GGUFReader(str(gguf_path)).fields
+
+    def value(key: str, default: object = None) -> object:
+        return fields[key].contents() if key in fields else default
+
+    if value("tokenizer.ggml.model") != "gpt2":
+        pytest.skip("only byte-level BPE (gpt2) GGUF vocabularies are converted here")
+    pre = str(value("tokenizer.ggml.pre", "default"))
+    if pre not in _PRE_TOKENIZERS:
+        pytest.skip(f"no Hugging Face equivalent wired up for pre-tokenizer {pre!r}")
+    tokens: list[str] = list(value("tokenizer.ggml.tokens"))
+    types: list[int] = list(value("tokenizer.ggml.token_type"))
+    merges = [tuple(m.split(" ", 1)) for m in value("tokenizer.ggml.merges")]
+
+    tokenizer = tk.Tokenizer(tk.models.BPE(vocab={t: i for i, t in enumerate(tokens)},
+                                           merges=merges))
+    steps = [tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
+    if _PRE_TOKENIZERS[pre]:
+        steps.insert(0, tk.pre_tokenizers.Digits(individual_digits=True))
+    tokenizer.pre_tokenizer = tk.pre_tokenizers.Sequence(steps)
+    tokenizer.decoder = tk.decoders.ByteLevel()
+    tokenizer.add_special_tokens([tk.AddedToken(t, special=True, normalized=False)
+                                  for t, k in zip(tokens, types) if k == _CONTROL])
+    tokenizer.add_tokens([tk.AddedToken(t, special=False, normalized=False)
+                          for t, k in zip(tokens, types) if k == _USER_DEFINED])
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(out / "tokenizer.json"))
+
+    def token(key: str) -> str | None:
+        idx = value(key)
+        return tokens[int(idx)] if idx is not None else None
+
+    config = {
+        "bos_token": token("tokenizer.ggml.bos_token_id"),
+        # The dict form transformers writes for AddedToken, to exercise that branch too.
+        "eos_token": {"__type": "AddedToken", "content": token("tokenizer.ggml.eos_token_id")},
+        "chat_template": value("tokenizer.chat_template"),
+        "model_max_length": 1000000000000000019884624838656,  # transformers' "unset"
+    }
+    (out / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    arch = value("general.architecture")
+    ctx = value(f"{arch}.context_length")
+    (out / "config.json").write_text(json.dumps({"max_position_embeddings": ctx}))
+    return out
+
+
+@pytest.fixture(scope="session")
+def hf_smollm_dir(smollm_gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_hf_tokenizer_dir(smollm_gguf_path, tmp_path_factory.mktemp("hf_smollm"))
+
+
+@pytest.fixture(scope="session")
+def gguf_tokenizer(smollm_gguf_path: Path):  # noqa: ANN201 - type lives behind importorskip
+    pytest.importorskip("llama_cpp")
+    from ctxprobe.tokenizers.gguf import GGUFTokenizer
+
+    return GGUFTokenizer(smollm_gguf_path)
+
+
+_SUBJECTS = ["The committee", "A quiet engineer", "Our neighbour", "The harbour office",
+             "Every visitor", "The old library", "Marta", "The survey team", "Nobody"]
+_VERBS = ["reviewed", "painted", "measured", "described", "ignored", "rebuilt", "counted",
+          "borrowed", "misplaced", "photographed"]
+_OBJECTS = ["the northern bridge", "a ledger of 1,204 entries", "three copper kettles",
+            "the garden's west wall", "an unfinished map", "forty-two lanterns",
+            "the café's menu", "a crate of pears", "the 9:45 timetable"]
+_TAILS = ["before noon", "without complaint", "in 2019", "during the long rain",
+          "with great care", "again", "for the second time", "as expected", ""]
+
+
+def _sentence(rng: random.Random) -> str:
+    tail = rng.choice(_TAILS)
+    words = [rng.choice(_SUBJECTS), rng.choice(_VERBS), rng.choice(_OBJECTS)] + ([tail] if tail else [])
+    end = rng.choice([".", ".", ".", "!", "?", "; then it stopped."])
+    text = " ".join(words) + end
+    if rng.random() < 0.15:
+        text = f'"{text}" she wrote (page {rng.randint(1, 999)}).'
+    return text
+
+
+@pytest.fixture(scope="session")
+def make_sentences() -> Callable[[int, int], list[str]]:
+    """Fresh neutral prose sentences, seeded: (n, seed) -> sentences."""
+
+    def make(n: int, seed: int = 0) -> list[str]:
+        rng = random.Random(seed)
+        return [_sentence(rng) for _ in range(n)]
+
+    return make
+
+
+#: Text that stresses pre-tokenization: digits, unicode, code, whitespace runs, contractions.
+_TRICKY_TEXTS = [
+    "It's 3.14159 — isn't it? We'll see; they'd've said 1,000,000.",
+    "Ünïcödé naïve café résumé Ångström. 日本語のテキスト。 Ελληνικά. Русский текст.",
+    "Emoji: 🙂🚀 👩‍💻 and flags 🇫🇷.",
+    "def f(x):\n    return x**2  # square\n\n\tprint(f(12))\n",
+    "Multiple   spaces,\ttabs\t\tand\n\n\nnewlines   \n  trailing   ",
+    "URL https://example.com/a?b=1&c=%20 and e-mail a.b@c.org",
+    "'quoted' \"double\" `back` (paren) [bracket] {brace} <angle>",
+    "I'M SHOUTING, YOU'RE NOT. He's, she'd, we've, they'll, I'd.",
+    "0123456789 00 007 1e-5 -42 +3 12:30 2024-01-31",
+    "   leading spaces and a trailing space ",
+]
+
+
+@pytest.fixture(scope="session")
+def tricky_texts() -> list[str]:
+    return list(_TRICKY_TEXTS)
