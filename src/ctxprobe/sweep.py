@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import resolve_provider
+from ctxprobe.models import ACCEPTED_FORMS, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.plan import planned_cases, summarize
 from ctxprobe.runner import Attempted, RunnerConfig, execute
@@ -46,6 +46,8 @@ def infer_tokenizer(model: str) -> str:
         return "local"  # the embedded SmolLM2 GGUF's tokenizer and chat template
     if model.startswith("llamacpp:"):
         return "gguf:" + model.split(":", 1)[1].split("?", 1)[0]
+    if not model.startswith("openai-compat:"):
+        raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
     raise CtxprobeError(
         f"cannot infer a tokenizer for '{model}': name one with --tokenizer "
         "(e.g. hf:/path/to/tokenizer_dir or gguf:/path/model.gguf)"
@@ -100,8 +102,16 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     tokenizer = resolve_tokenizer(tokenizer_name)
     params = validate_params(spec.family, spec.params)
     family = make_family(spec.family, BuildContext(tokenizer=tokenizer, haystack=spec.haystack))
-    provider = resolve_provider(spec.model, tokenizer, spec)
+    needed = max(spec.lengths) + spec.decoding.max_tokens
+    # An in-process model's runtime window grows to fit the sweep only when asked to.
+    from ctxprobe.models.llamacpp import DEFAULT_N_CTX
+
+    n_ctx = max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None
+    provider = resolve_provider(spec.model, tokenizer, n_ctx=n_ctx)
     try:
+        preflight = getattr(provider, "preflight", None)
+        if preflight is not None:
+            await preflight()
         check_lengths(spec, provider, tokenizer, family, params)
         store = Store(store_path)
         try:

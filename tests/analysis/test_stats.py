@@ -18,11 +18,13 @@ def test_matches_scipy_reference(k: int, n: int) -> None:
 
 
 def test_hand_computed_five_of_ten() -> None:
-    # z = 1.959964, z² = 3.841459: centre = 0.5,
-    # half = z·sqrt(0.25/10 + z²/400) / (1 + z²/10) = 0.364593 / 1.384146 = 0.263404
+    # z = 1.959964, z² = 3.841459; p = 0.5 so the centre is exactly 0.5, and
+    # half = z·sqrt(0.25/10 + z²/400) / (1 + z²/10)
+    #      = 1.959964 · sqrt(0.025 + 0.0096036) / 1.3841459
+    #      = 1.959964 · 0.1860206 / 1.3841459 = 0.3645936 / 1.3841459 = 0.2634069
     lo, hi = wilson_interval(5, 10)
-    assert lo == pytest.approx(0.236596, abs=1e-6)
-    assert hi == pytest.approx(0.763404, abs=1e-6)
+    assert lo == pytest.approx(0.5 - 0.2634069, abs=1e-6)
+    assert hi == pytest.approx(0.5 + 0.2634069, abs=1e-6)
 
 
 def test_boundaries_are_exact() -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,22 @@ def test_json_unmeasured_is_null() -> None:
     data = json.loads(json.dumps(profile_to_dict(p), allow_nan=False))
     assert data["cells"][0]["mean"] is None
     assert data["effective_length"] is None
+
+
+def test_missing_matplotlib_names_the_extra(
+    niah: Profile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxprobe.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
+    with pytest.raises(MissingExtraError, match=r"ctxprobe\[plot\]"):
+        heatmap_png(niah, tmp_path / "h.png")
+
+
+def test_narrow_console_drops_cell_intervals_not_the_verdict(niah: Profile) -> None:
+    console = Console(record=True, width=100, color_system=None)
+    render_profile_table(niah, console)
+    text = console.export_text()
+    assert "per-depth intervals omitted" in text
+    assert "…" not in text  # nothing truncated mid-number
+    assert "effective length: 1K" in text

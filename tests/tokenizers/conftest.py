@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,11 +33,16 @@ def smollm_gguf_path() -> Path:
         pytest.skip(str(exc))
 
 
-def build_hf_tokenizer_dir(gguf_path: Path, out: Path) -> Path:
-    """Write tokenizer.json + tokenizer_config.json equivalent to a byte-level BPE GGUF."""
+@pytest.fixture(scope="session")
+def smollm_gguf_fields(smollm_gguf_path: Path) -> dict[str, Any]:
+    """The GGUF's metadata fields, read once (parsing the file takes a few seconds)."""
     gguf = pytest.importorskip("gguf")
+    return dict(gguf.GGUFReader(str(smollm_gguf_path)).fields)
+
+
+def build_hf_tokenizer_dir(fields: dict[str, Any], out: Path) -> Path:
+    """Write tokenizer.json + tokenizer_config.json equivalent to a byte-level BPE GGUF."""
     tk = pytest.importorskip("tokenizers")
-    fields = gguf.GGUFReader(str(gguf_path)).fields
 
     def value(key: str, default: object = None) -> object:
         return fields[key].contents() if key in fields else default
@@ -83,8 +89,32 @@ def build_hf_tokenizer_dir(gguf_path: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def hf_smollm_dir(smollm_gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_hf_tokenizer_dir(smollm_gguf_path, tmp_path_factory.mktemp("hf_smollm"))
+def hf_smollm_dir(smollm_gguf_fields: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_hf_tokenizer_dir(smollm_gguf_fields, tmp_path_factory.mktemp("hf_smollm"))
+
+
+@pytest.fixture(scope="session")
+def bos_variant_gguf(smollm_gguf_fields: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A vocab-only copy of SmolLM2's GGUF with no chat template and ``add_bos_token=true``
+    (BOS = ``<|endoftext|>``), to exercise the ChatML fallback and BOS insertion for real."""
+    gguf = pytest.importorskip("gguf")
+    path = tmp_path_factory.mktemp("variant") / "smollm2-vocab-bos.gguf"
+    dropped = {"general.architecture", "tokenizer.chat_template",
+               "tokenizer.ggml.add_bos_token", "tokenizer.ggml.bos_token_id"}
+    writer = gguf.GGUFWriter(str(path), arch=str(smollm_gguf_fields["general.architecture"].contents()))
+    for key, field in smollm_gguf_fields.items():
+        if key.startswith("GGUF.") or key in dropped:
+            continue
+        vtype = field.types[0]
+        sub = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), vtype, sub)
+    writer.add_bool("tokenizer.ggml.add_bos_token", True)
+    writer.add_uint32("tokenizer.ggml.bos_token_id", 0)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()  # none: vocab_only loading needs no weights
+    writer.close()
+    return path
 
 
 @pytest.fixture(scope="session")
@@ -106,9 +136,19 @@ _TAILS = ["before noon", "without complaint", "in 2019", "during the long rain",
           "with great care", "again", "for the second time", "as expected", ""]
 
 
+_SYLLABLES = ["ka", "vel", "mor", "tri", "dun", "sa", "qui", "lo", "ber", "nyx", "os", "ta"]
+
+
+def _invented(rng: random.Random) -> str:
+    """A word that never existed, so rare merges and splits get exercised too."""
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
 def _sentence(rng: random.Random) -> str:
     tail = rng.choice(_TAILS)
-    words = [rng.choice(_SUBJECTS), rng.choice(_VERBS), rng.choice(_OBJECTS)] + ([tail] if tail else [])
+    subject = rng.choice(_SUBJECTS) if rng.random() < 0.7 else _invented(rng).capitalize()
+    thing = rng.choice(_OBJECTS) if rng.random() < 0.7 else f"{rng.randint(2, 99999):,} {_invented(rng)}s"
+    words = [subject, rng.choice(_VERBS), thing] + ([tail] if tail else [])
     end = rng.choice([".", ".", ".", "!", "?", "; then it stopped."])
     text = " ".join(words) + end
     if rng.random() < 0.15:

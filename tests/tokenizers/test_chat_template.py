@@ -26,15 +26,10 @@ CONVERSATIONS = [
 ]
 
 
-def _gguf_template(path) -> str:  # noqa: ANN001
-    gguf = pytest.importorskip("gguf")
-    return gguf.GGUFReader(str(path)).fields["tokenizer.chat_template"].contents()
-
-
 @pytest.mark.parametrize("messages", CONVERSATIONS)
-def test_smollm2_render_matches_llama_cpp_formatter(smollm_gguf_path, messages) -> None:
+def test_smollm2_render_matches_llama_cpp_formatter(smollm_gguf_fields, messages) -> None:
     fmt_module = pytest.importorskip("llama_cpp.llama_chat_format")
-    source = _gguf_template(smollm_gguf_path)
+    source = smollm_gguf_fields["tokenizer.chat_template"].contents()
     theirs = fmt_module.Jinja2ChatFormatter(
         template=source, eos_token="<|im_end|>", bos_token="<|im_start|>"
     )(messages=messages).prompt

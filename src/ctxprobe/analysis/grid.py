@@ -92,7 +92,7 @@ class _Acc:
     """Running totals for one group of rows."""
 
     n: int = 0
-    total: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
     n_excluded: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
 
@@ -102,10 +102,10 @@ class _Acc:
             self.n_excluded += 1
         else:
             self.n += 1
-            self.total.append(float(row.score))  # type: ignore[arg-type]
+            self.scores.append(float(row.score))  # type: ignore[arg-type]
 
     def summary(self) -> tuple[int, float | None, float, float, dict[str, int], int]:
-        successes = math.fsum(self.total)  # fsum: partial scores must not drift
+        successes = math.fsum(self.scores)  # fsum: partial scores must not drift
         mean = successes / self.n if self.n else None
         lo, hi = wilson_interval(successes, self.n)
         return self.n, mean, lo, hi, _ordered(self.outcomes), self.n_excluded

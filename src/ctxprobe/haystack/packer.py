@@ -13,6 +13,7 @@ than ``max(1% of target, one filler sentence)`` below it.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,10 +113,26 @@ class LengthTooShort(CtxprobeError):
 
 
 def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: list[int]) -> tuple[str, list[int], int]:
-    """Join n filler sentences with the inserts at their depths (sentence boundaries)."""
+    """Join n filler sentences with each insert at the sentence boundary nearest its depth,
+    measured in tokens of the whole haystack (inserts included), so a target at depth 0.5
+    sits at half the haystack's tokens however many distractors precede it."""
+    total = pool.tokens(n) + sum(insert_counts)
+    order = sorted(range(len(inserts)), key=lambda j: inserts[j].depth)
+    boundary: dict[int, int] = {}
+    before = 0  # tokens of inserts placed before the current one
+    lo = 0
+    for j in order:
+        want = inserts[j].depth * total - before
+        # nearest filler boundary i >= lo with pool.tokens(i) closest to want
+        i = bisect.bisect_left(pool._prefix, want, lo, n + 1)
+        if i > n or (i > lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):
+            i -= 1
+        i = min(max(i, lo), n)
+        boundary[j] = lo = i
+        before += insert_counts[j]
     slots: dict[int, list[int]] = {}
-    for j, ins in enumerate(inserts):
-        slots.setdefault(round(ins.depth * n), []).append(j)
+    for j in order:
+        slots.setdefault(boundary[j], []).append(j)
     parts: list[str] = []
     offsets = [0] * len(inserts)
     tok = 0

@@ -1,7 +1,7 @@
 """Procedurally generated neutral prose: the default haystack filler.
 
 Filler must be fresh (never a widely published essay a model may have memorised), neutral
-(no people, organisations, places, numbers or key-like strings that could compete with a
+(no named people, organisations or places, no numbers or key-like strings that compete with a
 needle) and cheap (a million tokens in a fraction of a second). Sentences are built from
 many templates over word lists about weather, landscapes, crafts, cooking and gardens, so
 the combinatorial space is far larger than any prompt and sentences rarely repeat.

@@ -23,10 +23,12 @@ from ctxprobe.tokenizers.base import Tokenizer
 ACCEPTED_FORMS: tuple[str, ...] = (
     "sim:KIND (" + ", ".join(SIM_KINDS) + ")",
     "openai-compat:NAME@BASE_URL",
+    "local (embedded SmolLM2-135M-Instruct)",
+    "llamacpp:/path/model.gguf",
 )
 
 
-def resolve_provider(model: str, tokenizer: Tokenizer) -> Provider:
+def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None) -> Provider:
     """Build the provider a model spec names, or raise a one-line :class:`CtxprobeError`.
 
     ``tokenizer`` is the spec's tokenizer: simulated and in-process models count and read
@@ -37,11 +39,25 @@ def resolve_provider(model: str, tokenizer: Tokenizer) -> Provider:
         return make_sim(spec, tokenizer)
     if spec.startswith("openai-compat:"):
         return OpenAICompatProvider.from_spec(spec)
-    # --- more providers go here (the lead wires these): ----------------------------------
-    #   "local"          → the embedded SmolLM2 GGUF via llama-cpp-python (extra: local)
-    #   "llamacpp:PATH"  → a GGUF file run in process (extra: local)
-    # Add to ACCEPTED_FORMS as well so the error message lists them.
+    if spec == "local" or spec.startswith("llamacpp:"):
+        return _llamacpp(spec, tokenizer, n_ctx)
     raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+
+
+def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:
+    """``local`` = the embedded GGUF; ``llamacpp:/path.gguf`` = any GGUF, run in process."""
+    from pathlib import Path
+
+    from ctxprobe.embedded import embedded_model_path
+    from ctxprobe.models.llamacpp import DEFAULT_N_CTX, LlamaCppProvider
+
+    if spec == "local":
+        path = embedded_model_path()
+    else:
+        path = Path(spec.split(":", 1)[1]).expanduser()
+        if not path.is_file():
+            raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
+    return LlamaCppProvider(spec, path, tokenizer, n_ctx=n_ctx or DEFAULT_N_CTX)
 
 
 __all__ = [

@@ -14,7 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe._llama import import_llama_cpp
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.tokenizers.base import Tokenizer
 
@@ -36,10 +37,7 @@ class LlamaCppProvider:
 
     def _load(self) -> Any:
         if self._llm is None:
-            try:
-                import llama_cpp
-            except ImportError:
-                raise MissingExtraError("llama-cpp-python", "local", f"The model '{self.name}'") from None
+            llama_cpp = import_llama_cpp(f"The model '{self.name}'")
             try:
                 self._llm = llama_cpp.Llama(
                     model_path=str(self.path), n_ctx=self.context_window or DEFAULT_N_CTX,

@@ -231,6 +231,19 @@ class OpenAICompatProvider:
             extra=extra,
         )
 
+    async def preflight(self) -> None:
+        """Before a sweep: is anything answering at the base URL? One-line error if not.
+
+        Any HTTP answer (even 404 for servers without ``/models``) proves the endpoint is
+        up; only an unreachable or unusable URL stops the sweep before it starts."""
+        try:
+            await self._send("GET", "/models")
+        except TransientError as err:
+            raise CtxprobeError(f"cannot reach {self.base_url} ({err}); start the server or fix the URL in --model") from None
+        except PermanentError as err:
+            raise CtxprobeError(f"cannot use {self.base_url}: {err}") from None
+        await self.fetch_context_window()
+
     async def fetch_context_window(self) -> int | None:
         """Best effort: the served window from ``GET {base}/models``; cached once found.
 

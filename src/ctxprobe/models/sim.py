@@ -25,7 +25,8 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     always gets the same answer. On a miss it answers another number from the context (the
     value of another key when there is one) or ``I could not find it.``
 
-Every kind also takes ``ctx=N``: the context window it reports; a prompt longer than N
+Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
+would) and ``ctx=N``: the context window it reports; a prompt longer than N
 tokens is rejected with :class:`PermanentError`, as a real server rejects it with HTTP 400.
 A reply longer than ``max_tokens`` is cut to fit and finishes with ``"length"``.
 ``prompt_tokens`` is ``len(prompt_ids)`` when given, else the tokenizer's ``count_chat``.
@@ -33,6 +34,7 @@ A reply longer than ``max_tokens`` is cut to fit and finishes with ``"length"``.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -46,14 +48,14 @@ from ctxprobe.tokenizers.base import Message, Tokenizer
 
 NOT_FOUND = "I could not find it."
 SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay")
-_COMMON_PARAMS = {"ctx"}
+_COMMON_PARAMS = {"ctx", "latency"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,
     "echo": _COMMON_PARAMS,
     "blind-middle": _COMMON_PARAMS,
     "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed"},
 }
-_PARAM_TYPES: dict[str, type] = {"ctx": int, "cliff": int, "width": int, "noise": float, "seed": int}
+_PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 # Sentence ends; a newline also ends a sentence so the seam left by blinding cannot glue
@@ -210,6 +212,9 @@ class SimModel:
                 f"prompt of {prompt_tokens} tokens exceeds the context window of "
                 f"{self.context_window} tokens"
             )
+        latency = self.params.get("latency")
+        if latency:
+            await asyncio.sleep(float(latency))
         view = view_prompt(request.messages)
         text = self._answer(view, request.messages, prompt_tokens)
         text, finish = self._fit(text, request.max_tokens)

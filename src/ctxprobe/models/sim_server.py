@@ -31,13 +31,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ctxprobe.models.base import (
-    GenerateRequest,
-    GenerateResult,
-    PermanentError,
-    Provider,
-    TransientError,
-)
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 DEFAULT_MAX_TOKENS = 256

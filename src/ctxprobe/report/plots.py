@@ -70,8 +70,7 @@ def heatmap_png(profile: Profile, path: str | Path, title: str = "") -> Path:
             grid[lengths.index(cell.length), depths.index(cell.depth)] = cell.mean
 
     fig, ax = plt.subplots(figsize=_FIGSIZE)
-    cmap = plt.get_cmap("RdYlGn").copy()
-    cmap.set_bad("#d9d9d9")
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#d9d9d9")
     image = ax.imshow(
         np.ma.masked_invalid(grid), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto"
     )
@@ -135,6 +134,10 @@ def curve_png(profile: Profile, path: str | Path, title: str = "") -> Path:
     ax.axhline(profile.threshold, color="tab:red", linestyle="--", linewidth=1.3,
                label=f"threshold {fmt_threshold(profile.threshold)}")
 
+    for stat in stats:
+        if stat.n == 0:  # say so, rather than let the gap look like a plotting glitch
+            ax.annotate("no scored\ncases", (stat.length, 0.5), ha="center", va="center",
+                        fontsize=8, color="grey")
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [fmt_tokens(x) for x in xs])
     ax.minorticks_off()  # log-axis minor ticks would add unlabeled clutter between lengths
@@ -150,10 +153,12 @@ def curve_png(profile: Profile, path: str | Path, title: str = "") -> Path:
     eff = profile.effective_length
     if eff is not None:
         ax.axvline(eff, color="black", linestyle=":", linewidth=1.5)
+        # At the longest length the label would run off the right edge: put it on the left.
+        left = eff == xs[-1]
         ax.annotate(
             f"effective length {fmt_tokens(eff)}",
-            xy=(eff, 0.04), xytext=(5, 0), textcoords="offset points",
-            ha="left", va="bottom", fontsize=9,
+            xy=(eff, 0.04), xytext=(-5 if left else 5, 0), textcoords="offset points",
+            ha="right" if left else "left", va="bottom", fontsize=9,
             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "none", "alpha": 0.8},
         )
     else:
@@ -161,6 +166,6 @@ def curve_png(profile: Profile, path: str | Path, title: str = "") -> Path:
                 fontsize=9, ha="left", va="bottom",
                 bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": "none", "alpha": 0.8})
 
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.1), fontsize=8, framealpha=0.9)
+    ax.legend(loc="best", fontsize=8, framealpha=0.9)
     ax.set_title(f"{_title(profile, title)}: accuracy vs context length", fontsize=10)
     return _save(fig, path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -30,11 +31,17 @@ from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
 _STOPS = ((0.0, (215, 48, 39)), (0.5, (215, 160, 0)), (1.0, (26, 160, 70)))
 
 
-def score_color(mean: float | None) -> str:
-    """Rich colour string for an accuracy: red at 0, amber at 0.5, green at 1."""
+def score_color(mean: float | None, truecolor: bool = True) -> str:
+    """Rich colour for an accuracy: red at 0, amber at 0.5, green at 1.
+
+    Without truecolor, rich maps an RGB value to the nearest palette entry, which turns
+    the amber middle grey and dark red yellow; there three named colours say it better.
+    """
     if mean is None:
         return "grey50"
     x = min(max(mean, 0.0), 1.0)
+    if not truecolor:
+        return "red" if x < 0.5 else "yellow" if x < 0.8 else "green"
     for (x0, c0), (x1, c1) in zip(_STOPS, _STOPS[1:]):
         if x <= x1:
             t = (x - x0) / (x1 - x0)
@@ -49,10 +56,12 @@ def _typical_n(stats: list[CellStat] | list[LengthStat]) -> int | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
-def _stat_text(stat: CellStat | LengthStat, typical_n: int | None) -> Text:
-    colour = score_color(stat.mean)
+def _stat_text(
+    stat: CellStat | LengthStat, typical_n: int | None, truecolor: bool, interval: bool
+) -> Text:
+    colour = score_color(stat.mean, truecolor)
     text = Text(fmt_score(stat.mean), style=f"bold {colour}")
-    if stat.mean is not None:
+    if interval and stat.mean is not None:
         text.append(" " + fmt_interval(stat.lo, stat.hi), style=colour)
     if stat.n != typical_n:
         text.append(f" n={stat.n}", style="dim")
@@ -62,32 +71,52 @@ def _stat_text(stat: CellStat | LengthStat, typical_n: int | None) -> Text:
 
 
 def render_profile_table(profile: Profile, console: Console) -> None:
-    """Print accuracy per length × depth with Wilson 95% intervals and the verdict."""
+    """Print accuracy per length × depth with Wilson 95% intervals and the verdict.
+
+    When the full table would not fit the console (many depths), per-depth cells drop
+    their intervals rather than wrap into unreadable fragments; the pooled column, which
+    the verdict rests on, always keeps its interval.
+    """
+    truecolor = console.color_system == "truecolor"
+    table = _profile_table(profile, truecolor, cell_intervals=True)
+    unbounded = console.options.update(max_width=10_000)  # measure the natural width
+    if Measurement.get(console, unbounded, table).maximum > console.width:
+        table = _profile_table(profile, truecolor, cell_intervals=False)
+    console.print(table)
+
+
+def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool) -> Table:
     depths = profile.depths
     cell_n = _typical_n(profile.cells)
     length_n = _typical_n(profile.lengths)
     by_coord = {(c.length, c.depth): c for c in profile.cells}
-    threshold = fmt_threshold(profile.threshold)
 
+    what = "mean [Wilson 95% CI]" if cell_intervals else "mean; pooled: mean [Wilson 95% CI]"
     table = Table(
-        title=f"{profile.family}: accuracy by length × depth  (mean [Wilson 95% CI])",
+        title=f"{profile.family}: accuracy by length × depth  ({what})",
         title_justify="left",
         caption_justify="left",
         header_style="bold",
     )
-    table.add_column("length", justify="right", style="bold")
+    # Compact headers ("25%" under a "length \\ depth" corner) keep narrow columns unwrapped.
+    corner, prefix = ("length", "depth ") if cell_intervals else ("length \\ depth", "")
+    table.add_column(corner, justify="right", style="bold", no_wrap=True)
     for depth in depths:
-        table.add_column(f"depth {fmt_depth(depth)}", justify="center")
-    table.add_column("all depths", justify="center", style="bold")
-    table.add_column(f"≥ {threshold}", justify="center")
+        table.add_column(f"{prefix}{fmt_depth(depth)}", justify="center", no_wrap=True)
+    table.add_column("all depths", justify="center", no_wrap=True)
+    table.add_column(f"≥ {fmt_threshold(profile.threshold)}", justify="center", no_wrap=True)
 
     for stat in sorted(profile.lengths, key=lambda s: s.length):
         marker = " ◀" if stat.length == profile.effective_length else ""
         row: list[Text] = [Text(fmt_tokens(stat.length) + marker)]
         for depth in depths:
             cell = by_coord.get((stat.length, depth))
-            row.append(_stat_text(cell, cell_n) if cell else Text("·", style="dim"))
-        row.append(_stat_text(stat, length_n))
+            row.append(
+                _stat_text(cell, cell_n, truecolor, cell_intervals)
+                if cell
+                else Text("·", style="dim")
+            )
+        row.append(_stat_text(stat, length_n, truecolor, interval=True))
         if stat.n == 0:
             row.append(Text("n/a", style="grey50"))
         elif clears(stat.mean, profile.threshold):
@@ -106,10 +135,12 @@ def render_profile_table(profile: Profile, console: Console) -> None:
     if profile.effective_length is not None:
         legend += "; ◀ marks the effective length"
     if any(s.n_excluded for s in profile.lengths):
-        legend += "; excl = harness failures (input_truncated, error), not in accuracy"
+        legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
+    if not cell_intervals:
+        legend += "\nper-depth intervals omitted to fit the terminal; widen it or use --json"
     caption.append(legend, style="dim")
     table.caption = caption
-    console.print(table)
+    return table
 
 
 def render_outcomes_table(profile: Profile, console: Console) -> None:

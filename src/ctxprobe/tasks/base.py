@@ -43,4 +43,4 @@ class BuildContext:
 def derive_seed(*parts: object) -> int:
     """A stable 64-bit seed from any parts (never Python's salted ``hash``)."""
     blob = "/".join(str(p) for p in parts).encode()
-    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big")
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1  # fits SQLite INTEGER

@@ -33,7 +33,7 @@ class Case:
     meta: dict[str, Any] = field(default_factory=dict)
     token_count: int = 0  # fully templated prompt, counted with the named tokenizer
     needle_token_pos: int | None = None  # token index where the target evidence starts
-    realised_depth: float | None = None  # needle position as a fraction of the haystack tokens
+    realised_depth: float | None = None  # share of the other haystack tokens before the needle
     #: Ids of the templated prompt from the build (kept in memory only, never stored):
     #: in-process providers feed them to the model so it sees exactly what was counted.
     prompt_ids: list[int] | None = field(default=None, repr=False, compare=False)
@@ -44,11 +44,7 @@ class Case:
         return make_case_id(self.cell, self.rep)
 
     @property
-    def make_case_id(cell: Cell, rep: int) -> str:
-    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
-
-
-def prompt_hash(self) -> str:
+    def prompt_hash(self) -> str:
         return prompt_hash(self.messages)
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,6 +53,10 @@ def prompt_hash(self) -> str:
         d["case_id"] = self.case_id
         d["prompt_hash"] = self.prompt_hash
         return d
+
+
+def make_case_id(cell: Cell, rep: int) -> str:
+    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
 
 
 def make_case_id(cell: Cell, rep: int) -> str:

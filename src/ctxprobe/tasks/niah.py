@@ -91,9 +91,13 @@ class Niah:
 
         content = packed.messages[-1]["content"]
         self._check_unique(content, key, value, distractors)
-        needle_ids = tok.encode(" " + inserts[0].text)
-        pos = find_subsequence(packed.prompt_ids, needle_ids)
-        realised = packed.insert_offsets[0] / packed.haystack_tokens if packed.haystack_tokens else 0.0
+        # mid-text the needle follows a space; at the very start of the haystack it does not
+        pos = find_subsequence(packed.prompt_ids, tok.encode(" " + inserts[0].text))
+        if pos is None:
+            pos = find_subsequence(packed.prompt_ids, tok.encode(inserts[0].text))
+        # share of the rest of the haystack that precedes the needle: 0 = first, 1 = last
+        rest = packed.haystack_tokens - tok.count(" " + inserts[0].text)
+        realised = packed.insert_offsets[0] / rest if rest > 0 else 0.0
         return Case(
             cell=cell,
             rep=rep,

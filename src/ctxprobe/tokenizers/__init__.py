@@ -27,6 +27,8 @@ def _bad(name: str, why: str) -> CtxprobeError:
 
 
 def _build(name: str) -> Tokenizer:
+    if not name:
+        raise _bad(name, "empty name")
     scheme, sep, rest = name.partition(":")
     if name == "local":
         from ctxprobe.embedded import embedded_model_path

@@ -18,6 +18,7 @@ directly, so we follow the model's metadata rather than that formatter's quirk.
 
 from __future__ import annotations
 
+import atexit
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,12 +46,29 @@ _LOADED: dict[str, _Vocab] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+@atexit.register
+def _close_all() -> None:
+    """Free cached models while llama_cpp still exists: Llama.__del__ at interpreter
+    teardown would otherwise call into an already-dismantled module and print tracebacks."""
+    with _LOAD_LOCK:
+        for loaded in _LOADED.values():
+            loaded.llama.close()
+        _LOADED.clear()
+
+
 def _import_llama_cpp() -> Any:
     try:
         import llama_cpp
     except ImportError:
         raise MissingExtraError("llama-cpp-python", "local", "GGUF tokenizers") from None
     return llama_cpp
+
+
+def _quiet() -> Any:
+    """llama-cpp-python's own fd-level stdout/stderr silencer (C code prints directly)."""
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    return suppress_stdout_stderr(disable=False)
 
 
 def _token_text(llama: Any, token_id: int) -> str:
@@ -78,7 +96,10 @@ def _load(path: Path) -> _Vocab:
         if not path.is_file():
             raise CtxprobeError(f"GGUF tokenizer file not found: {path}")
         try:
-            llama = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
+            # verbose=False still lets llama.cpp print a bogus "n_ctx_train (0)" warning for
+            # the throwaway context a vocab-only Llama creates; load failures still raise.
+            with _quiet():
+                llama = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise CtxprobeError(f"cannot read a GGUF vocabulary from {path}: {exc}") from None
         meta: dict[str, str] = dict(llama.metadata)
@@ -140,7 +161,7 @@ class GGUFTokenizer:
 
     def _tokenize(self, text: str, special: bool) -> list[int]:
         data = text.encode("utf-8")
-        # A byte never yields more than one token; +1 leaves room for BOS/EOS if ever added.
+        # Ids rarely outnumber bytes (each token covers >= 1 byte; SPM may add a space).
         size = len(data) + 1
         buf = self._buffer(size)
         n = self._llama_cpp.llama_tokenize(self._vocab, data, len(data), buf, size, False, special)

@@ -1,0 +1,116 @@
+"""The seed's fake models through the real pipeline (in process and over loopback HTTP)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ctxprobe.haystack import split_sentences
+from ctxprobe.models.sim import SimModel  # noqa: F401  (import check: sims exist)
+from ctxprobe.models.sim_server import SimServer
+from ctxprobe.models import resolve_provider
+from ctxprobe.results import iter_export, load_report
+from ctxprobe.spec import make_spec
+from ctxprobe.sweep import run_sweep
+from ctxprobe.tokenizers import resolve_tokenizer
+
+LENGTHS = "512,1k,2k"
+DEPTHS = "0,0.25,0.5,0.75,1"
+
+
+def _sweep(model: str, store, **extra):
+    spec = make_spec({"model": model, "tokenizer": "local", "lengths": LENGTHS, "depths": DEPTHS, "reps": 2,
+                      "params": {"distractors": 3}, **extra})
+    result = run_sweep(spec, store, progress=False)
+    return result, load_report(result.run_id, store)
+
+
+def _means_by_depth(report):
+    prof = report.profiles[0]
+    by_depth: dict[float, list[float]] = {}
+    for c in prof.cells:
+        by_depth.setdefault(c.depth, []).append(c.mean)
+    return {d: sum(v) / len(v) for d, v in by_depth.items()}
+
+
+def test_perfect_scores_one_everywhere(tmp_path) -> None:
+    result, report = _sweep("sim:perfect", tmp_path / "s.sqlite")
+    prof = report.profiles[0]
+    assert len(prof.cells) == 15
+    assert all(c.mean == 1.0 and c.n == 2 for c in prof.cells)
+    assert prof.effective_length == 2048
+
+
+def test_echo_scores_zero_with_distractors(tmp_path) -> None:
+    _, report = _sweep("sim:echo", tmp_path / "s.sqlite")
+    prof = report.profiles[0]
+    assert all(c.mean == 0.0 for c in prof.cells)
+    assert all(set(c.outcomes) == {"distractor"} for c in prof.cells)
+    assert prof.effective_length is None
+
+
+def test_blind_middle_shows_the_u(tmp_path) -> None:
+    _, report = _sweep("sim:blind-middle", tmp_path / "s.sqlite")
+    means = _means_by_depth(report)
+    assert means[0.0] == 1.0 and means[1.0] == 1.0
+    assert means[0.5] == 0.0
+
+
+def test_cases_are_exact_to_budget(tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    result, _ = _sweep("sim:perfect", store)
+    tok = resolve_tokenizer("local")
+    n = 0
+    for rec in iter_export(result.run_id, store):
+        n += 1
+        recount = tok.count_chat(rec["messages"])
+        assert recount == rec["token_count"]
+        assert recount <= rec["length"]
+        hay = rec["messages"][-1]["content"].split("\n\n")[1]
+        longest = max(tok.count(" " + s) for s in split_sentences(hay))
+        assert rec["length"] - recount <= max(math.ceil(0.01 * rec["length"]), longest)
+        # the needle sits where the case says it does
+        ids = tok.encode_chat(rec["messages"])
+        needle = tok.encode((" " if rec["depth"] > 0 else "") + rec["meta"]["needle"])
+        assert ids[rec["needle_token_pos"]: rec["needle_token_pos"] + len(needle)] == needle
+        assert abs(rec["realised_depth"] - rec["depth"]) < 0.05
+    assert n == 30
+
+
+def test_same_results_over_loopback_http(tmp_path) -> None:
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:blind-middle", tok), tok) as server:
+        url = server.start()
+        result, report = _sweep(f"openai-compat:sim@{url}", tmp_path / "h.sqlite")
+        assert server.requests_served == 30
+    _, local = _sweep("sim:blind-middle", tmp_path / "l.sqlite")
+    assert _means_by_depth(report) == _means_by_depth(local)
+    # the server counted the templated prompt with the same tokenizer: reported == built
+    for rec in iter_export(result.run_id, tmp_path / "h.sqlite"):
+        assert rec["reported_prompt_tokens"] == rec["token_count"]
+
+
+def test_rerun_resumes_without_resending(tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
+        url = server.start()
+        first, _ = _sweep(f"openai-compat:sim@{url}", store)
+        again, _ = _sweep(f"openai-compat:sim@{url}", store, concurrency=2)  # transport change: same run
+        assert again.run_id == first.run_id and again.resumed
+        assert again.sent == 0 and again.already_done == 30
+        assert server.requests_served == 30
+
+
+def test_truncating_server_is_flagged_not_scored(tmp_path) -> None:
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok, truncate_to=900) as server:
+        url = server.start()
+        _, report = _sweep(f"openai-compat:sim@{url}", tmp_path / "t.sqlite")
+    prof = report.profiles[0]
+    for c in prof.cells:
+        if c.length > 900:
+            assert c.outcomes == {"input_truncated": 2} and c.n == 0
+        else:
+            assert c.mean == 1.0
