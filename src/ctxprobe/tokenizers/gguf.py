@@ -10,10 +10,12 @@ the rendered text already starts with the BOS text. llama.cpp does exactly this 
 ``common/chat.cpp`` (it strips a leading BOS text when ``add_bos`` is set, then the server
 tokenizes with ``add_special=true, parse_special=true``), so the model gets BOS exactly once.
 llama-cpp-python's ``Jinja2ChatFormatter`` instead tokenizes the rendered text with
-``add_bos=False, special=True`` and never adds BOS; the two differ only for a model whose
-``add_bos`` is set and whose template does not print ``bos_token`` (not SmolLM2, Qwen2.5,
-Llama 3 or Gemma 3). The in-process provider feeds ``encode_chat`` ids to the model
-directly, so we follow the model's metadata rather than that formatter's quirk.
+``add_bos=False, special=True`` and never adds BOS. The two agree whenever ``add_bos`` is
+off (SmolLM2; checked in the tests) or the template prints ``bos_token`` itself; they differ
+by one leading BOS only for an ``add_bos`` model whose template omits it. The in-process
+provider feeds ``encode_chat`` ids to the model directly, so we follow the model's metadata
+(as llama.cpp's server does) rather than that formatter's quirk. With no template in the
+file we fall back to ChatML, as llama.cpp's server does (llama-cpp-python picks 'llama-2').
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe._llama import import_llama_cpp
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.base import Message
 from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate
 
@@ -57,18 +60,7 @@ def _close_all() -> None:
 
 
 def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError:
-        raise MissingExtraError("llama-cpp-python", "local", "GGUF tokenizers") from None
-    return llama_cpp
-
-
-def _quiet() -> Any:
-    """llama-cpp-python's own fd-level stdout/stderr silencer (C code prints directly)."""
-    from llama_cpp._utils import suppress_stdout_stderr
-
-    return suppress_stdout_stderr(disable=False)
+    return import_llama_cpp("GGUF tokenizers")
 
 
 def _token_text(llama: Any, token_id: int) -> str:
@@ -96,10 +88,9 @@ def _load(path: Path) -> _Vocab:
         if not path.is_file():
             raise CtxprobeError(f"GGUF tokenizer file not found: {path}")
         try:
-            # verbose=False still lets llama.cpp print a bogus "n_ctx_train (0)" warning for
-            # the throwaway context a vocab-only Llama creates; load failures still raise.
-            with _quiet():
-                llama = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
+            # llama.cpp's C-side log (e.g. a bogus "n_ctx_train (0)" warning for the
+            # throwaway context of a vocab-only load) is routed away by import_llama_cpp.
+            llama = llama_cpp.Llama(model_path=key, vocab_only=True, verbose=False)
         except (ValueError, RuntimeError) as exc:
             raise CtxprobeError(f"cannot read a GGUF vocabulary from {path}: {exc}") from None
         meta: dict[str, str] = dict(llama.metadata)
@@ -107,7 +98,7 @@ def _load(path: Path) -> _Vocab:
         source = meta.get("tokenizer.chat_template")
         origin = "gguf metadata tokenizer.chat_template"
         if not source:
-            source, origin = CHATML_TEMPLATE, "ChatML fallback (GGUF has no chat template)"
+            source, origin = CHATML_TEMPLATE, "ChatML fallback (the GGUF has no chat template)"
         template = ChatTemplate(
             source=source,
             bos_token=_token_text(llama, bos_id),
