@@ -243,10 +243,10 @@ class SimModel:
         return self._lookup(view.question, view.context) or NOT_FOUND
 
     def _lookup(self, question: str, context: str) -> str | None:
-        values: list[str] = []
-        for key in self.reader.keys_in(question):
-            values.extend(v for v in self.reader.values_for(key, context) if v not in values)
-        return ", ".join(values) if values else None
+        """The perfect answer from what is visible (see ctxprobe.models.skills), or None."""
+        from ctxprobe.models.skills import answer
+
+        return answer(question, context) or None
 
     def p_correct(self, prompt_tokens: int) -> float:
         """Probability that ``sim:decay`` answers correctly at this prompt length."""

@@ -1,0 +1,27 @@
+"""What a simulated model knows how to do, one module per task family.
+
+A *skill* reads a question and the context visible to the sim and returns the answer a
+perfect reader would give, or None when the question is not of its kind. Skills never
+see an answer key: only prompt text. Sim kinds (``perfect``, ``blind-middle``, ``decay``)
+decide what part of the context is visible and whether the answer survives; skills decide
+what the answer is. A new family adds a module here and a line to :data:`SKILLS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxprobe.models.skills.niah import niah_skill
+
+Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
+
+#: Tried in order; the first skill that recognises the question answers it.
+SKILLS: list[Skill] = [niah_skill]
+
+
+def answer(question: str, context: str) -> str | None:
+    for skill in SKILLS:
+        result = skill(question, context)
+        if result is not None:
+            return result
+    return None
