@@ -21,7 +21,7 @@ DEPTHS = "0,0.25,0.5,0.75,1"
 
 def _sweep(model: str, store, **extra):
     spec = make_spec({"model": model, "tokenizer": "local", "lengths": LENGTHS, "depths": DEPTHS, "reps": 2,
-                      "params": {"distractors": 3}, **extra})
+                      "families": {"niah": {"distractors": 3}}, **extra})
     result = run_sweep(spec, store, progress=False)
     return result, load_report(result.run_id, store)
 

@@ -50,9 +50,11 @@ def test_run_id_ignores_transport_but_not_results() -> None:
 
 def test_yaml_spec_and_errors(tmp_path) -> None:
     good = tmp_path / "s.yaml"
-    good.write_text("model: sim:perfect\nlengths: [1k, 2k]\nparams: {distractors: 2}\n")
+    good.write_text("model: sim:perfect\nlengths: [1k, 2k]\nfamilies: {niah: {distractors: 2}}\n")
     spec = load_spec(good, {"reps": 2})
     assert spec.model == "sim:perfect" and spec.lengths == [1024, 2048] and spec.reps == 2
+    assert spec.families == {"niah": {"distractors": 2}}
+    assert make_spec({"families": "niah, vartrack"}).families == {"niah": {}, "vartrack": {}}
     bad = tmp_path / "bad.yaml"
     bad.write_text("model: [unclosed\n")
     with pytest.raises(CtxprobeError, match="not valid YAML"):

@@ -36,7 +36,9 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
     p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
     p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
-    p.add_argument("--family", help="task family (default niah)")
+    p.add_argument("--family", help="task families, comma list (default niah)")
+    p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
+                   help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
     p.add_argument("--depths", help="comma list of evidence depths in [0,1] (default 0,0.25,0.5,0.75,1)")
     p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
@@ -57,25 +59,51 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     from ctxprobe.spec import load_spec, make_spec
 
     over: dict[str, Any] = {}
-    for key in ("model", "tokenizer", "family", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
+    for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
                 "timeout", "retries", "threshold", "allow_beyond_window"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
-    if args.distractors is not None:
-        over["params"] = {"distractors": args.distractors}
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature)) if v is not None}
+    base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
+    families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
+    if args.family:
+        names = [f.strip() for f in args.family.split(",") if f.strip()]
+        families = {n: families.get(n, {}) for n in names}
+    params = _parse_params(args.param or [])
+    if args.distractors is not None:
+        params.setdefault("niah", {})["distractors"] = args.distractors
+    for name, values in params.items():
+        if families and name not in families:
+            raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
+        families.setdefault(name, {}).update(values)
+    if families:
+        over["families"] = families
     if args.spec:
-        spec = load_spec(args.spec)
-        data = spec.model_dump()
-        if "params" in over:
-            over["params"] = {**data["params"], **over["params"]}
-        data.update(over)
+        data = {**base, **over}
         data["decoding"] = {**data["decoding"], **decoding}
         return make_spec(data)
     if decoding:
         over["decoding"] = decoding
     return make_spec(over)
+
+
+def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        family, dot, name = key.partition(".")
+        if not sep or not dot or not family or not name:
+            raise CtxprobeError(f"bad --param {item!r}: use FAMILY.KEY=VALUE, e.g. niah.distractors=3")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        out.setdefault(family.strip(), {})[name.strip()] = value
+    return out
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:

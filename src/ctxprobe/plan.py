@@ -24,10 +24,11 @@ def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
     the start. Cases of a group share their filler, so each request shares with the one
     before it everything up to its own needle: a prefix cache (llama.cpp, vLLM, SGLang)
     recomputes only the tail."""
-    for length in spec.lengths:
-        for rep in range(spec.reps):
-            for depth in sorted(spec.depths, reverse=True):
-                yield PlannedCase(Cell(spec.family, length, depth), rep)
+    for family in spec.families:
+        for length in spec.lengths:
+            for rep in range(spec.reps):
+                for depth in sorted(spec.depths, reverse=True):
+                    yield PlannedCase(Cell(family, length, depth), rep)
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,10 @@ class PlanSummary:
 
 
 def summarize(spec: Spec) -> PlanSummary:
-    per_rep = len(spec.depths) * spec.reps
+    per_rep = len(spec.depths) * spec.reps * len(spec.families)
     return PlanSummary(
         requests=len(spec.lengths) * per_rep,
         input_tokens=sum(spec.lengths) * per_rep,
         max_output_tokens=len(spec.lengths) * per_rep * spec.decoding.max_tokens,
-        cells=len(spec.lengths) * len(spec.depths),
+        cells=len(spec.lengths) * len(spec.depths) * len(spec.families),
     )

@@ -76,8 +76,9 @@ class Spec(BaseModel):
 
     model: str = "local"
     tokenizer: str | None = None  # inferred from the model when absent
-    family: str = "niah"
-    params: dict[str, Any] = Field(default_factory=dict)  # family parameters, validated by the family
+    #: Task families and their parameters, e.g. ``{"niah": {"distractors": 3}, "vartrack": {}}``.
+    #: Also accepts a comma string or list of names. Parameters are validated by each family.
+    families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"niah": {}})
     lengths: list[int] = Field(default_factory=lambda: [1024, 2048, 4096, 8192])
     depths: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
     reps: int = Field(3, ge=1, le=100_000)
@@ -90,6 +91,19 @@ class Spec(BaseModel):
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(4, ge=0, le=100)
     threshold: float = Field(0.856, ge=0.0, le=1.0)
+
+    @field_validator("families", mode="before")
+    @classmethod
+    def _families(cls, v: Any) -> dict[str, dict[str, Any]]:
+        if isinstance(v, str):
+            v = [x.strip() for x in v.split(",") if x.strip()]
+        if isinstance(v, list):
+            if len(set(v)) != len(v):
+                raise ValueError("families repeat")
+            v = {str(name): {} for name in v}
+        if not isinstance(v, dict) or not v:
+            raise ValueError("give at least one family, e.g. niah")
+        return {str(k): dict(p or {}) for k, p in v.items()}
 
     @field_validator("lengths", mode="before")
     @classmethod

@@ -54,7 +54,7 @@ def infer_tokenizer(model: str) -> str:
     )
 
 
-def check_lengths(spec: Spec, provider: Provider, tokenizer: Tokenizer, family: Family, params: object) -> None:
+def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]]) -> None:
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
     longest = max(spec.lengths)
@@ -64,7 +64,8 @@ def check_lengths(spec: Spec, provider: Provider, tokenizer: Tokenizer, family: 
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
-    family.generate(Cell(spec.family, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
+    for name, (family, params) in families.items():
+        family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
 class _Display:
@@ -100,8 +101,9 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     console = console or Console(stderr=True)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
     tokenizer = resolve_tokenizer(tokenizer_name)
-    params = validate_params(spec.family, spec.params)
-    family = make_family(spec.family, BuildContext(tokenizer=tokenizer, haystack=spec.haystack))
+    ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack)
+    families = {name: (make_family(name, ctx), validate_params(name, params))
+                for name, params in spec.families.items()}
     needed = max(spec.lengths) + spec.decoding.max_tokens
     # An in-process model's runtime window grows to fit the sweep only when asked to.
     from ctxprobe.models.llamacpp import DEFAULT_N_CTX
@@ -112,18 +114,19 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         preflight = getattr(provider, "preflight", None)
         if preflight is not None:
             await preflight()
-        check_lengths(spec, provider, tokenizer, family, params)
+        check_lengths(spec, provider, families)
         store = Store(store_path)
         try:
-            return await _run(spec, store, tokenizer_name, tokenizer, family, params, provider, progress, console)
+            return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console)
         finally:
             store.close()
     finally:
         await provider.aclose()
 
 
-async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer, family: Family,
-               params: object, provider: Provider, progress: bool, console: Console) -> SweepResult:
+async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer,
+               families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
+               console: Console) -> SweepResult:
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
@@ -131,7 +134,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         "context_window": provider.context_window,
         "plan": summarize(spec).__dict__,
     }
-    resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=spec.family,
+    resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
     store.update_run(run_id, status="running", meta={"transport": {
         "concurrency": spec.concurrency, "timeout": spec.timeout, "retries": spec.retries}})
@@ -141,6 +144,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
 
     def cases() -> Iterator[Case]:
         for p in todo:
+            family, params = families[p.cell.family]
             case = family.generate(p.cell, p.rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
             store_case(case)
             yield case
@@ -159,7 +163,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             store.save_case(run_id, pending_cases.pop(0))
         r = item.result
         score, scored = score_response(
-            family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
+            families[item.case.cell.family][0], item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
             reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error)
         store.save_response(
             run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
