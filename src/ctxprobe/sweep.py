@@ -19,7 +19,7 @@ from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import ACCEPTED_FORMS, resolve_provider
 from ctxprobe.models.base import Provider
-from ctxprobe.plan import planned_cases, summarize
+from ctxprobe.plan import PlannedCase, planned_cases, summarize
 from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.scoring import score_response
 from ctxprobe.spec import Spec
@@ -91,13 +91,17 @@ class _Display:
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
-              console: Console | None = None) -> SweepResult:
-    """Run (or resume) a sweep and store every response as it arrives."""
-    return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console))
+              console: Console | None = None, planned: list[PlannedCase] | None = None) -> SweepResult:
+    """Run (or resume) a sweep and store every response as it arrives.
+
+    ``planned`` replaces the spec's full grid with chosen (cell, repetition) pairs — e.g.
+    extra repetitions of a few cells — while the run identity stays the spec's, so they
+    land in the same run and resume like any other case."""
+    return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console, planned=planned))
 
 
 async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
-                     console: Console | None = None) -> SweepResult:
+                     console: Console | None = None, planned: list[PlannedCase] | None = None) -> SweepResult:
     console = console or Console(stderr=True)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
     tokenizer = resolve_tokenizer(tokenizer_name)
@@ -117,7 +121,8 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         check_lengths(spec, provider, families)
         store = Store(store_path)
         try:
-            return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console)
+            return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console,
+                              planned)
         finally:
             store.close()
     finally:
@@ -126,7 +131,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
 async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer,
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
-               console: Console) -> SweepResult:
+               console: Console, planned: list[PlannedCase] | None) -> SweepResult:
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
@@ -139,7 +144,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     store.update_run(run_id, status="running", meta={"transport": {
         "concurrency": spec.concurrency, "timeout": spec.timeout, "retries": spec.retries}})
     done = store.done_case_ids(run_id)
-    plan = list(planned_cases(spec))
+    plan = list(planned) if planned is not None else list(planned_cases(spec))
     todo = [p for p in plan if p.case_id not in done]
 
     def cases() -> Iterator[Case]:
@@ -179,6 +184,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         sent = await execute(cases(), provider, sink, cfg)
     while pending_cases:
         store.save_case(run_id, pending_cases.pop(0))
-    complete = not (set(p.case_id for p in plan) - store.done_case_ids(run_id))
+    grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
+    complete = not (grid - store.done_case_ids(run_id))
     store.update_run(run_id, status="complete" if complete else "incomplete")
     return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path)
