@@ -51,6 +51,10 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--rpm", type=float, help="requests per minute limit")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
+    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
+    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow lengths beyond the model's context window")
 
@@ -60,7 +64,7 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
 
     over: dict[str, Any] = {}
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
-                "timeout", "retries", "threshold", "allow_beyond_window"):
+                "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value

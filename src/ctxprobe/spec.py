@@ -58,6 +58,10 @@ def parse_depths(text: str | list[Any]) -> list[float]:
     return out
 
 
+#: Settings that change how a sweep is sent or read, never its results: not hashed.
+TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices"}
+
+
 class Decoding(BaseModel):
     """Decoding settings: greedy by default. These change results, so they are hashed."""
 
@@ -91,6 +95,10 @@ class Spec(BaseModel):
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(4, ge=0, le=100)
     threshold: float = Field(0.856, ge=0.0, le=1.0)
+    rpm: float | None = Field(None, gt=0, description="requests per minute limit")
+    tpm: float | None = Field(None, gt=0, description="tokens per minute limit (prompt + max output)")
+    max_cost: float | None = Field(None, ge=0, description="stop before spending more than this many USD")
+    prices: str | None = None  # a YAML price file extending the built-in table
 
     @field_validator("families", mode="before")
     @classmethod
@@ -130,7 +138,7 @@ class Spec(BaseModel):
 
     def identity(self, *, tokenizer: str, version: str) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""
-        d = self.model_dump(exclude={"concurrency", "timeout", "retries", "threshold"})
+        d = self.model_dump(exclude=TRANSPORT_FIELDS)
         d["tokenizer"] = tokenizer
         d["ctxprobe_version"] = version
         return d

@@ -20,7 +20,9 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import ACCEPTED_FORMS, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.plan import PlannedCase, planned_cases, summarize
+from ctxprobe.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
+from ctxprobe.runner.budget import Ledger
 from ctxprobe.scoring import score_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
@@ -81,11 +83,13 @@ class _Display:
         self.scored = 0
         self.correct = 0.0
 
-    def update(self, case: Case, score: float | None, outcome: str) -> None:
+    def update(self, case: Case, score: float | None, outcome: str, spent: float | None = None) -> None:
         if score is not None:
             self.scored += 1
             self.correct += score
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
+        if spent is not None:
+            acc += f" ${spent:.4f}"
         self.progress.update(self.task, advance=1, acc=acc,
                              description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
 
@@ -139,27 +143,27 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         "context_window": provider.context_window,
         "plan": summarize(spec).__dict__,
     }
+    ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
+                    spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
+    ledger.spent = store.spent(run_id)
     store.update_run(run_id, status="running", meta={"transport": {
-        "concurrency": spec.concurrency, "timeout": spec.timeout, "retries": spec.retries}})
+        k: getattr(spec, k) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")}})
     done = store.done_case_ids(run_id)
     plan = list(planned) if planned is not None else list(planned_cases(spec))
     todo = [p for p in plan if p.case_id not in done]
+
+    # Cases are built in a worker thread; SQLite connections belong to one thread, so case
+    # rows are queued here and written by the event-loop thread with their responses.
+    pending_cases: list[Case] = []
 
     def cases() -> Iterator[Case]:
         for p in todo:
             family, params = families[p.cell.family]
             case = family.generate(p.cell, p.rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
-            store_case(case)
+            pending_cases.append(case)
             yield case
-
-    # Cases are built in a worker thread; SQLite connections belong to one thread, so case
-    # rows are queued and written by the event-loop thread with the responses.
-    pending_cases: list[Case] = []
-
-    def store_case(case: Case) -> None:
-        pending_cases.append(case)
 
     display = _Display(len(plan), len(plan) - len(todo), progress, console)
 
@@ -168,23 +172,32 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             store.save_case(run_id, pending_cases.pop(0))
         r = item.result
         score, scored = score_response(
-            families[item.case.cell.family][0], item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
-            reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error)
+            families[item.case.cell.family][0], item.case, text=r.text if r else None,
+            finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
+            error=item.error)
+        cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
+        reasoning = r.extra.get("reasoning") if r else None
         store.save_response(
             run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
             reported_prompt_tokens=r.prompt_tokens if r else None,
             completion_tokens=r.completion_tokens if r else None, latency_s=round(item.latency_s, 4),
-            attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome, detail=scored.detail)
-        display.update(item.case, score, scored.outcome)
+            attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome, detail=scored.detail,
+            reasoning=str(reasoning) if reasoning else None, cost_usd=cost)
+        display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                        max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
-                       seed=spec.decoding.seed)
-    with display.progress:
-        sent = await execute(cases(), provider, sink, cfg)
-    while pending_cases:
-        store.save_case(run_id, pending_cases.pop(0))
-    grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
-    complete = not (grid - store.done_case_ids(run_id))
-    store.update_run(run_id, status="complete" if complete else "incomplete")
+                       seed=spec.decoding.seed, requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm)
+    status = "incomplete"
+    try:
+        with display.progress:
+            sent = await execute(cases(), provider, sink, cfg, admit=ledger.admit)
+        grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
+        status = "complete" if not (grid - store.done_case_ids(run_id)) else "incomplete"
+    finally:
+        # also on Ctrl-C: the cases whose responses were stored are already committed
+        store.update_run(run_id, status=status)
+    if ledger.refused:
+        console.print(f"stopped at the spending cap of ${spec.max_cost:.2f} (spent ${ledger.spent:.4f}); "
+                      "raise --max-cost and rerun to resume")
     return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path)

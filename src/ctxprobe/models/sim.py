@@ -18,6 +18,10 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
 ``sim:blind-middle``
     Cannot see the middle half of the context (characters from 25% to 75% of the context
     text are invisible to it); otherwise perfect. Produces the U shape over depth.
+``sim:first-half``
+    Sees only the first half of the context (characters before 50% of the context text);
+    otherwise perfect. Fails any family whose evidence is in the second half (e.g. a
+    multihop chain with one fact past the middle, or aggregation over the whole text).
 ``sim:decay?cliff=4096&width=2048&noise=0.0&seed=0``
     Counts the prompt's tokens (``count_chat`` of the messages). P(correct) is ``1 - noise``
     up to ``cliff`` tokens, then falls linearly to 0 at ``cliff + width``. The draw is
@@ -47,12 +51,13 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 NOT_FOUND = "I could not find it."
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "first-half", "decay")
 _COMMON_PARAMS = {"ctx", "latency"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,
     "echo": _COMMON_PARAMS,
     "blind-middle": _COMMON_PARAMS,
+    "first-half": _COMMON_PARAMS,
     "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed"},
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int}
@@ -238,6 +243,8 @@ class SimModel:
             n = len(view.context)
             seen = view.context[: n // 4] + "\n\n" + view.context[(3 * n) // 4 :]
             return self._lookup(view.question, seen) or NOT_FOUND
+        if self.kind == "first-half":
+            return self._lookup(view.question, view.context[: len(view.context) // 2]) or NOT_FOUND
         if self.kind == "decay":
             return self._decay(view, messages, prompt_tokens)
         return self._lookup(view.question, view.context) or NOT_FOUND

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
+from ctxprobe.runner.limits import RateLimits
 from ctxprobe.tasks.case import Case
 
 
@@ -28,6 +29,8 @@ class RunnerConfig:
     max_tokens: int = 48
     temperature: float = 0.0
     seed: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
 
 
 @dataclass
@@ -51,11 +54,14 @@ def backoff_delay(attempt: int, cfg: RunnerConfig, retry_after: float | None, rn
 
 
 async def call_with_retries(provider: Provider, request: GenerateRequest, cfg: RunnerConfig,
-                            rng: random.Random) -> tuple[GenerateResult | None, str | None, int, float]:
+                            rng: random.Random, limits: RateLimits | None = None,
+                            cost_tokens: int = 0) -> tuple[GenerateResult | None, str | None, int, float]:
     attempts = 0
     last_error = "not attempted"
     while attempts <= cfg.retries:
         attempts += 1
+        if limits is not None:
+            await limits.acquire(cost_tokens)  # every attempt spends from the provider's limits
         start = time.perf_counter()
         retry_after: float | None = None
         try:
@@ -73,8 +79,12 @@ async def call_with_retries(provider: Provider, request: GenerateRequest, cfg: R
     return None, f"gave up after {attempts} attempts: {last_error}", attempts, 0.0
 
 
-async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: RunnerConfig) -> int:
-    """Send every case; return how many were sent."""
+async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: RunnerConfig,
+                  admit: Callable[[Case], bool] | None = None) -> int:
+    """Send every case; return how many were sent.
+
+    ``admit`` is asked before each case is sent (e.g. a spending cap); the first refusal
+    stops the sweep: nothing more is sent, and what was received is already stored."""
     workers = cfg.concurrency
     if provider.max_concurrency is not None:
         workers = max(1, min(workers, provider.max_concurrency))
@@ -82,10 +92,12 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
     sent = 0
     rng = random.Random()
     done_sentinel = object()
+    limits = RateLimits(cfg.requests_per_minute, cfg.tokens_per_minute)
+    stopped = False
 
     async def produce() -> None:
         try:
-            while True:
+            while not stopped:
                 case = await asyncio.to_thread(next, cases, done_sentinel)
                 if case is done_sentinel:
                     break
@@ -96,10 +108,15 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
 
     async def work() -> None:
         nonlocal sent
+        nonlocal stopped
         while (case := await queue.get()) is not None:
+            if stopped or (admit is not None and not admit(case)):
+                stopped = True
+                continue  # drain the queue without sending
             request = GenerateRequest(messages=case.messages, max_tokens=cfg.max_tokens,
                                       temperature=cfg.temperature, seed=cfg.seed, prompt_ids=case.prompt_ids)
-            result, error, attempts, latency = await call_with_retries(provider, request, cfg, rng)
+            result, error, attempts, latency = await call_with_retries(
+                provider, request, cfg, rng, limits, case.token_count + cfg.max_tokens)
             sent += 1
             outcome = sink(Attempted(case, result, error, attempts, latency))
             if asyncio.iscoroutine(outcome):

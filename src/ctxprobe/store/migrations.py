@@ -89,5 +89,14 @@ def migrate(db: sqlite3.Connection) -> list[str]:
         with db:
             fn(db)
             db.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
+        # (m001 uses executescript, which commits on its own; later migrations use
+        # execute and are atomic with their _migrations row)
         applied.append(name)
     return applied
+
+
+@migration
+def m002_reasoning_and_cost(db: sqlite3.Connection) -> None:
+    """Reasoning text is stored apart from the scored answer; spend is tracked per response."""
+    db.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
+    db.execute("ALTER TABLE responses ADD COLUMN cost_usd REAL")

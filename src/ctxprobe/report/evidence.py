@@ -1,0 +1,196 @@
+"""Failed cases with the prompt text around their evidence, for the HTML and terminal views.
+
+A failure is only useful to a reader next to what the model was supposed to find: the
+needle sentence (located by the text the family stored in ``meta["needle"]``), falling back
+to the expected value, and last to the recorded needle token position mapped
+proportionally onto the characters. The excerpt is split into segments tagged
+``evidence`` / ``distractor`` so each renderer can highlight them in its own way — the
+text itself is never interpreted as markup by either.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxprobe.tasks.case import HARNESS_OUTCOMES
+
+#: (text, kind) with kind None (plain), "evidence" or "distractor".
+Segment = tuple[str, "str | None"]
+
+DEFAULT_WINDOW = 320  # characters on each side of the evidence
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    label: str  # what the excerpt is centred on, e.g. "target needle"
+    located_by: str  # how it was found: "needle text", "expected value", "token position (approx.)"
+    segments: list[Segment]
+    start: int  # character offset of the excerpt in the prompt text
+    prompt_chars: int
+
+
+@dataclass(frozen=True)
+class Failure:
+    case_id: str
+    family: str
+    length: int
+    depth: float
+    rep: int
+    outcome: str
+    score: float | None
+    expected: list[str]
+    distractors: list[str]
+    question: str | None
+    output: str | None
+    error: str | None
+    finish_reason: str | None
+    token_count: int
+    reported_prompt_tokens: int | None
+    excerpts: list[Excerpt] = field(default_factory=list)
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """The prompt as one string: message contents joined by blank lines (as sims read it)."""
+    return "\n\n".join(str(m.get("content") or "") for m in messages)
+
+
+def _value_spans(text: str, value: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """Exact occurrences of ``value`` in text[lo:hi], not glued to other digits/letters."""
+    if not value:
+        return []
+    pattern = re.compile(rf"(?<![0-9A-Za-z]){re.escape(value)}(?![0-9A-Za-z])")
+    return [(m.start(), m.end()) for m in pattern.finditer(text, lo, hi)]
+
+
+def locate_evidence(text: str, rec: dict[str, Any]) -> tuple[int, int, str] | None:
+    """(start, end, located_by) of the target evidence in ``text``, or None."""
+    meta = rec.get("meta") or {}
+    needle = meta.get("needle")
+    for candidate in ([needle] if isinstance(needle, str) else list(needle or [])):
+        pos = text.find(str(candidate)) if candidate else -1
+        if pos >= 0:
+            return pos, pos + len(str(candidate)), "needle text"
+    question = meta.get("question")
+    search_end = text.rfind(question) if isinstance(question, str) and question in text else len(text)
+    for value in rec.get("expected") or []:
+        spans = _value_spans(text, str(value), 0, search_end)
+        if spans:
+            return spans[0][0], spans[0][1], "expected value"
+    pos, count = rec.get("needle_token_pos"), rec.get("token_count")
+    if isinstance(pos, int) and isinstance(count, int) and count > 0:
+        at = min(len(text), max(0, round(pos / count * len(text))))
+        return at, at, "token position (approx.)"
+    return None
+
+
+def excerpt(text: str, span: tuple[int, int], label: str, located_by: str, *,
+            window: int = DEFAULT_WINDOW, distractors: Iterable[str] = (),
+            evidence_values: Iterable[str] = ()) -> Excerpt:
+    """``window`` characters either side of ``span`` (cut at whitespace), segmented."""
+    start, end = span
+    lo, hi = max(0, start - window), min(len(text), end + window)
+    # cut at a word boundary so the excerpt does not open or close mid-word
+    if lo > 0:
+        space = text.find(" ", lo, start)
+        lo = space + 1 if space >= 0 else lo
+    if hi < len(text):
+        space = text.rfind(" ", end, hi)
+        hi = space if space >= 0 else hi
+    marks: list[tuple[int, int, str]] = []
+    if end > start:
+        marks.append((start, end, "evidence"))
+    for value in evidence_values:
+        marks += [(a, b, "evidence") for a, b in _value_spans(text, str(value), lo, hi)]
+    for value in distractors:
+        marks += [(a, b, "distractor") for a, b in _value_spans(text, str(value), lo, hi)]
+    segments: list[Segment] = []
+    cursor = lo
+    for a, b, kind in sorted(marks):
+        if a < cursor:  # overlapping mark (a value inside the needle): the outer one wins
+            continue
+        if a > cursor:
+            segments.append((text[cursor:a], None))
+        segments.append((text[a:b], kind))
+        cursor = b
+    if cursor < hi:
+        segments.append((text[cursor:hi], None))
+    return Excerpt(label, located_by, segments, lo, len(text))
+
+
+def failure_of(rec: dict[str, Any], window: int = DEFAULT_WINDOW) -> Failure:
+    """A case record (``Store.iter_case_records``) as a :class:`Failure` with excerpts."""
+    text = prompt_text(rec.get("messages") or [])
+    expected = [str(v) for v in rec.get("expected") or []]
+    distractors = [str(v) for v in rec.get("distractors") or []]
+    excerpts: list[Excerpt] = []
+    found = locate_evidence(text, rec)
+    if found is not None:
+        excerpts.append(excerpt(text, found[:2], "target evidence", found[2], window=window,
+                                distractors=distractors, evidence_values=expected))
+    # For a distractor hit, also show the distractor the model answered with.
+    output = rec.get("output") or ""
+    for value in distractors:
+        if rec.get("outcome") == "distractor" and _value_spans(output, value, 0, len(output)):
+            spans = _value_spans(text, value, 0, len(text))
+            if spans:
+                excerpts.append(excerpt(text, spans[0], f"distractor {value} (answered)", "distractor value",
+                                        window=window, distractors=distractors, evidence_values=expected))
+    meta = rec.get("meta") or {}
+    question = meta.get("question")
+    return Failure(
+        case_id=str(rec.get("case_id")), family=str(rec.get("family")), length=int(rec.get("length") or 0),
+        depth=float(rec.get("depth") or 0.0), rep=int(rec.get("rep") or 0), outcome=str(rec.get("outcome")),
+        score=rec.get("score"), expected=expected, distractors=distractors,
+        question=question if isinstance(question, str) else None, output=rec.get("output"),
+        error=rec.get("error"), finish_reason=rec.get("finish_reason"),
+        token_count=int(rec.get("token_count") or 0), reported_prompt_tokens=rec.get("reported_prompt_tokens"),
+        excerpts=excerpts,
+    )
+
+
+def is_failure(rec: dict[str, Any], outcome: str | None = None) -> bool:
+    """A scored case that is not fully correct (or, with ``outcome``, exactly that label)."""
+    got = rec.get("outcome")
+    if got is None:  # never answered: nothing to show
+        return False
+    if outcome is not None:
+        return got == outcome
+    return got != "correct"
+
+
+class FailureSampler:
+    """Keeps a bounded, evenly spread sample of failures while records stream past.
+
+    Taking the first N would show only the shortest lengths (records come sorted by length);
+    instead each (family, length, depth) cell keeps up to ``n`` failures and the sample is
+    drawn round-robin across cells, longest lengths first, model failures before harness ones.
+    """
+
+    def __init__(self, n: int = 10, outcome: str | None = None, window: int = DEFAULT_WINDOW) -> None:
+        self.n, self.outcome, self.window = n, outcome, window
+        self.by_cell: dict[tuple[str, int, float], list[Failure]] = defaultdict(list)
+        self.total = 0
+        self.counts: dict[str, int] = defaultdict(int)
+
+    def add(self, rec: dict[str, Any]) -> None:
+        if not is_failure(rec, self.outcome):
+            return
+        self.total += 1
+        self.counts[str(rec["outcome"])] += 1
+        bucket = self.by_cell[(str(rec["family"]), int(rec["length"]), float(rec["depth"]))]
+        if len(bucket) < self.n:
+            bucket.append(failure_of(rec, self.window))
+
+    def sample(self) -> list[Failure]:
+        cells = sorted(self.by_cell, key=lambda c: (c[0], -c[1], c[2]))
+        queues = {c: sorted(self.by_cell[c], key=lambda f: (f.outcome in HARNESS_OUTCOMES, f.rep)) for c in cells}
+        picked: list[Failure] = []
+        while len(picked) < self.n and any(queues.values()):
+            for cell in cells:
+                if queues[cell] and len(picked) < self.n:
+                    picked.append(queues[cell].pop(0))
+        return sorted(picked, key=lambda f: (f.family, f.length, f.depth, f.rep))

@@ -1,0 +1,112 @@
+"""What the report shows beyond accuracy: token-count audit, latency, failure sample.
+
+All of it is computed in one streaming pass over a run's case records
+(``Store.iter_case_records``), so a run with million-token prompts is never held in memory:
+per record only a few numbers and, for sampled failures, a short excerpt are kept.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxprobe.report.evidence import DEFAULT_WINDOW, Failure, FailureSampler
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """Target vs built vs server-reported prompt tokens at one (family, length)."""
+
+    family: str
+    length: int  # target
+    n: int
+    built_min: int
+    built_max: int
+    reported_n: int  # cases where the server reported a prompt token count
+    reported_min: int | None
+    reported_max: int | None
+    max_gap: int | None  # largest built - reported (positive: server saw fewer tokens)
+    truncated: int  # cases labelled input_truncated
+
+
+@dataclass(frozen=True)
+class LatencyRow:
+    family: str
+    length: int
+    n: int
+    median_s: float
+    p90_s: float
+    max_s: float
+    retried: int  # cases that needed more than one attempt
+
+
+@dataclass
+class RunDetails:
+    audit: list[AuditRow]
+    latency: list[LatencyRow]
+    failures: list[Failure]
+    failure_counts: dict[str, int]
+    n_failures: int
+    prompt_tokens: int  # server-reported, summed
+    completion_tokens: int
+    answered: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass
+class _Group:
+    built: list[int] = field(default_factory=list)
+    reported: list[int] = field(default_factory=list)
+    gaps: list[int] = field(default_factory=list)
+    truncated: int = 0
+    latency: list[float] = field(default_factory=list)
+    retried: int = 0
+
+
+def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, outcome: str | None = None,
+                    window: int = DEFAULT_WINDOW) -> RunDetails:
+    """Audit, latency and a failure sample from a run's case records, in one pass."""
+    groups: dict[tuple[str, int], _Group] = defaultdict(_Group)
+    sampler = FailureSampler(failures, outcome, window)
+    prompt_tokens = completion_tokens = answered = 0
+    for rec in records:
+        g = groups[(str(rec["family"]), int(rec["length"]))]
+        built = int(rec.get("token_count") or 0)
+        g.built.append(built)
+        reported = rec.get("reported_prompt_tokens")
+        if reported is not None:
+            g.reported.append(int(reported))
+            g.gaps.append(built - int(reported))
+            prompt_tokens += int(reported)
+        completion_tokens += int(rec.get("completion_tokens") or 0)
+        if rec.get("outcome") == "input_truncated":
+            g.truncated += 1
+        if rec.get("outcome") is not None:
+            answered += 1
+            if rec.get("latency_s") is not None and rec.get("outcome") != "error":
+                g.latency.append(float(rec["latency_s"]))
+            if (rec.get("attempts") or 1) > 1:
+                g.retried += 1
+        sampler.add(rec)
+    audit = [AuditRow(fam, length, len(g.built), min(g.built), max(g.built), len(g.reported),
+                      min(g.reported) if g.reported else None, max(g.reported) if g.reported else None,
+                      max(g.gaps) if g.gaps else None, g.truncated)
+             for (fam, length), g in sorted(groups.items())]
+    latency = [LatencyRow(fam, length, len(g.latency), statistics.median(g.latency), _quantile(g.latency, 0.9),
+                          max(g.latency), g.retried)
+               for (fam, length), g in sorted(groups.items()) if g.latency]
+    return RunDetails(audit, latency, sampler.sample(), dict(sampler.counts), sampler.total,
+                      prompt_tokens, completion_tokens, answered)

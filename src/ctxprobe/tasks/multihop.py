@@ -1,0 +1,247 @@
+"""``multihop``: two facts placed far apart, joined by reasoning rather than word matching.
+
+Design (DESIGN.md §1, issue 4 deliverable 4): a person → organisation → city chain built
+from random invented names (pronounceable, never real words, never in the filler):
+
+    first hop   "Orlan Vesk works at the Tamber lab."        at the cell's depth
+    second hop  "The Tamber lab is based in Quilport."        at ``second_depth`` / ``gap``
+    question    "In which city is Orlan Vesk's workplace located? Answer with the name of
+                 the city only."
+
+The question shares **no content word** with the second fact (see
+:mod:`ctxprobe.tasks.overlap`): neither the organisation nor the city, nor any template
+word. A case where it does is a generation bug and raises. Overlap with each fact is stored
+in ``meta["overlap"]``.
+
+Parameters:
+
+- ``distractors`` (default 2): other complete person → organisation → city chains, each
+  fact at its own random depth. Their cities are the distractor values.
+- ``second_depth`` (default None): absolute depth (0 = start, 1 = end of the haystack) of
+  the second fact. When None, ``gap`` decides it.
+- ``gap`` (default 0.5): the second fact sits ``gap`` after the first
+  (``depth + gap``), or ``gap`` before it when that would pass the end
+  (``depth - gap``, floored at 0). So with the default, the facts are always half the
+  haystack apart, and the second may come first in the text.
+
+Depth semantics: the cell depth (the grid coordinate, ``needle_token_pos``,
+``realised_depth``) is the first hop's; the second hop's realised depth and token position
+are in ``meta``.
+
+Strict scoring: 1 only if the target city is in the output (case-insensitive, whole word)
+and no distractor city is. Naming the organisation without the city is a miss, marked
+``detail["stopped_at_first_hop"]``.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack import filler_source
+from ctxprobe.haystack.packer import FillerPool, Insert, Packed, find_subsequence, pack
+from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
+from ctxprobe.tokenizers.base import Message, Tokenizer
+
+INSTRUCTION = (
+    "A long text follows. Some of its sentences say who works where and where places of "
+    "work are. Combine them to answer the question at the end."
+)
+FIRST_HOP = ("{person} works at the {org}.", "{person} is employed by the {org}.", "{person} has a job at the {org}.")
+SECOND_HOP = ("The {org} is in {city}.", "The {org} is based in {city}.", "The {org} has its offices in {city}.",
+              "The {org} is headquartered in {city}.")
+QUESTIONS = ("In which city is {person}'s workplace located?", "Which city does {person} commute to for work?",
+             "Name the city where {person}'s employer operates.")
+ANSWER_FORMAT = "Answer with the name of the city only."
+ORG_KINDS = ("lab", "institute", "studio", "foundry", "agency", "bureau", "guild", "clinic", "observatory")
+
+_ONSETS = "b br d dr f g gr h k kr l m n p pl r s sk st t tr v z th".split()
+_VOWELS = "a e i o u a e o".split()
+_CODAS = ["", "", "", "n", "r", "l", "s", "m", "k", "rn", "nd", "st"]
+_CITY_ENDS = ("port", "mouth", "ford", "wick", "by", "holm", "stead", "ton", "mere")
+#: Words of every template: an invented name may never be one of them.
+TEMPLATE_WORDS = frozenset().union(*(content_words(t) for t in (
+    INSTRUCTION, ANSWER_FORMAT, *FIRST_HOP, *SECOND_HOP, *QUESTIONS, " ".join(ORG_KINDS))))
+_ATTEMPTS = 8
+
+
+class MultihopParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    distractors: int = Field(2, ge=0, le=100, description="other person→organisation→city chains")
+    second_depth: float | None = Field(None, ge=0.0, le=1.0, description="absolute depth of the second fact")
+    gap: float = Field(0.5, ge=0.0, le=1.0, description="distance of the second fact from the first")
+
+
+def second_hop_depth(depth: float, params: MultihopParams) -> float:
+    """Where the second fact goes for a first fact at ``depth`` (see module docstring)."""
+    if params.second_depth is not None:
+        return params.second_depth
+    return depth + params.gap if depth + params.gap <= 1.0 else max(0.0, depth - params.gap)
+
+
+def invented_word(rng: random.Random, syllables: int) -> str:
+    """A pronounceable, capitalised nonsense word such as ``Tamber`` or ``Orlan``."""
+    parts = [rng.choice(_ONSETS) if i or rng.random() < 0.8 else "" for i in range(syllables)]
+    word = "".join(p + rng.choice(_VOWELS) + rng.choice(_CODAS) for p in parts)
+    return word.capitalize()
+
+
+def _fresh(rng: random.Random, taken: set[str], make: Callable[[random.Random], str]) -> str:
+    """A name whose every word is unused in this case, not a template word or stopword."""
+    while True:
+        name = make(rng)
+        words = name.lower().split()
+        if all(len(w) >= 3 and w not in taken and w not in TEMPLATE_WORDS and w not in STOPWORDS for w in words):
+            taken.update(words)
+            return name
+
+
+def person_name(rng: random.Random, taken: set[str]) -> str:
+    return _fresh(rng, taken, lambda r: f"{invented_word(r, 2)} {invented_word(r, r.choice((1, 2)))}")
+
+
+def org_name(rng: random.Random, taken: set[str]) -> str:
+    """``Tamber lab``: an invented name (the part checked for uniqueness) and a kind."""
+    return _fresh(rng, taken, lambda r: invented_word(r, 2)) + " " + rng.choice(ORG_KINDS)
+
+
+def city_name(rng: random.Random, taken: set[str]) -> str:
+    return _fresh(rng, taken, lambda r: invented_word(r, r.choice((1, 2))) + r.choice(_CITY_ENDS))
+
+
+def has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE) is not None
+
+
+def count_word(text: str, word: str) -> int:
+    return len(re.findall(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE))
+
+
+def render(haystack: str, question: str) -> list[Message]:
+    return [{"role": "user", "content": f"{INSTRUCTION}\n\n{haystack}\n\n{question}"}]
+
+
+def check_zero_overlap(question: str, second_fact: str) -> None:
+    """The family's promise; a violation is a bug in the templates or names, never data."""
+    shared = overlap(question, second_fact).shared
+    if shared:
+        raise CtxprobeError(
+            f"multihop generation bug: question shares {', '.join(shared)} with the second fact")
+
+
+def _locate(tok: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
+    pos = find_subsequence(packed.prompt_ids, tok.encode(" " + text))
+    if pos is None:
+        pos = find_subsequence(packed.prompt_ids, tok.encode(text))
+    rest = packed.haystack_tokens - tok.count(" " + text)
+    return pos, round(packed.insert_offsets[index] / rest if rest > 0 else 0.0, 6)
+
+
+class Multihop:
+    name = "multihop"
+    params_model = MultihopParams
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self.ctx = ctx
+        self._pools: OrderedDict[int, FillerPool] = OrderedDict()
+
+    def _pool(self, group_seed: int) -> FillerPool:
+        """Every depth of a (length, repetition) group shares filler (paired design)."""
+        pool = self._pools.get(group_seed)
+        if pool is None:
+            pool = self._pools[group_seed] = FillerPool(filler_source(self.ctx.haystack, group_seed), self.ctx.tokenizer)
+            while len(self._pools) > 4:
+                self._pools.popitem(last=False)
+        self._pools.move_to_end(group_seed)
+        return pool
+
+    def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
+        assert isinstance(params, MultihopParams)
+        group_seed = derive_seed(seed, self.name, cell.length, rep)
+        problems: list[str] = []
+        for attempt in range(_ATTEMPTS):  # a name may collide with the user's filler: redraw
+            case, problems = self._attempt(cell, rep, group_seed, attempt, params)
+            if case is not None:
+                return case
+        raise CtxprobeError("multihop case generation check failed: " + "; ".join(problems))
+
+    def _attempt(self, cell: Cell, rep: int, group_seed: int, attempt: int,
+                 params: MultihopParams) -> tuple[Case | None, list[str]]:
+        rng = random.Random(derive_seed(group_seed, "names", attempt))
+        taken: set[str] = set()
+        chains: list[dict[str, Any]] = []
+        for i in range(1 + params.distractors):
+            person, org, city = person_name(rng, taken), org_name(rng, taken), city_name(rng, taken)
+            first = rng.choice(FIRST_HOP).format(person=person, org=org)
+            second = rng.choice(SECOND_HOP).format(org=org, city=city)
+            depths = (cell.depth, second_hop_depth(cell.depth, params)) if i == 0 else (rng.random(), rng.random())
+            chains.append({"person": person, "org": org, "city": city, "first": first, "second": second,
+                           "depths": [round(d, 4) for d in depths]})
+        target = chains[0]
+        question = rng.choice(QUESTIONS).format(person=target["person"]) + " " + ANSWER_FORMAT
+        check_zero_overlap(question, target["second"])
+        inserts = [Insert(target["first"], cell.depth, "first_hop"),
+                   Insert(target["second"], target["depths"][1], "second_hop")]
+        for ch in chains[1:]:
+            inserts += [Insert(ch["first"], ch["depths"][0], "distractor"),
+                        Insert(ch["second"], ch["depths"][1], "distractor")]
+        tok = self.ctx.tokenizer
+        packed = pack(tok, lambda h: render(h, question), self._pool(group_seed), inserts, cell.length)
+        problems = self._collisions(packed.messages[-1]["content"], chains)
+        if problems:
+            return None, problems
+        pos, realised = _locate(tok, packed, 0, target["first"])
+        pos2, realised2 = _locate(tok, packed, 1, target["second"])
+        return Case(
+            cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
+            expected=[str(target["city"])],
+            distractors=[str(ch["city"]) for ch in chains[1:]],
+            meta={
+                "question": question,
+                "person": target["person"], "org": target["org"],
+                "needle": target["first"], "second_fact": target["second"],
+                "second_depth": target["depths"][1],
+                "second_token_pos": pos2, "second_realised_depth": realised2,
+                "distractor_chains": chains[1:],
+                "overlap": evidence_overlap(question, {"first_hop": str(target["first"]),
+                                                       "second_hop": str(target["second"])}),
+                "name_attempt": attempt,
+                "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
+            },
+            token_count=packed.token_count, needle_token_pos=pos, realised_depth=realised,
+            prompt_ids=packed.prompt_ids,
+        ), []
+
+    @staticmethod
+    def _collisions(content: str, chains: list[dict[str, Any]]) -> list[str]:
+        """Every invented word occurs exactly where it was placed and nowhere else."""
+        problems = []
+        for i, ch in enumerate(chains):
+            person_words = str(ch["person"]).split()
+            expect = {w: 2 if i == 0 else 1 for w in person_words}  # target: fact + question
+            expect[str(ch["org"]).split()[0]] = 2
+            expect[str(ch["city"])] = 1
+            for word, n in expect.items():
+                found = count_word(content, word)
+                if found != n:
+                    problems.append(f"{word} occurs {found}x (expected {n})")
+        return problems
+
+    def score(self, case: Case, output: str) -> Scored:
+        hits = [c for c in case.distractors if has_word(output, c)]
+        if hits:
+            return Scored(0.0, "distractor", {"distractors": hits})
+        if has_word(output, case.expected[0]):
+            return Scored(1.0, "correct")
+        org = str(case.meta.get("org", "")).split(" ")[0]
+        detail = {"stopped_at_first_hop": True} if org and has_word(output, org) else {}
+        return Scored(0.0, classify_miss(output), detail)
