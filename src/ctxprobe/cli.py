@@ -191,9 +191,10 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.plan import summarize
+    from ctxprobe.prices import load_prices, price_for
 
     spec = _spec_from_args(args)
-    for line in summarize(spec).lines():
+    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices))).lines():
         out.print(line)
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ctxprobe.prices import Price
 from ctxprobe.spec import Spec
 from ctxprobe.tasks.case import Cell, make_case_id
 
@@ -31,26 +32,59 @@ def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
                     yield PlannedCase(Cell(family, length, depth), rep)
 
 
+#: Rough prefill/decode speeds (tokens/s) used only for the plan's time estimate.
+_LOCAL_PREFILL, _LOCAL_DECODE = 120.0, 30.0  # SmolLM2-135M on 2 CPU cores (measured here)
+_REMOTE_PREFILL, _REMOTE_DECODE = 5000.0, 50.0  # a typical GPU server, per request
+
+
 @dataclass(frozen=True)
 class PlanSummary:
     requests: int
-    input_tokens: int  # upper bound: every case is built to at most its target length
+    input_tokens: int  # the sum of the cases' target lengths: every case is built to at most it
     max_output_tokens: int
     cells: int
+    cost_usd: float | None = None  # None: no known price
+    price_note: str = ""
+    seconds: float | None = None
 
     def lines(self) -> list[str]:
-        return [
-            f"{self.cells} cells, {self.requests} requests",
-            f"input tokens ≤ {self.input_tokens:,} (each case is built to at most its target length)",
-            f"output tokens ≤ {self.max_output_tokens:,}",
+        out = [
+            f"{self.cells} cells, {self.requests:,} requests",
+            f"input tokens: {self.input_tokens:,} (sum of target lengths; k = 1,024 tokens; "
+            "each case is built to at most its target)",
+            f"output tokens: at most {self.max_output_tokens:,}",
         ]
+        if self.cost_usd is None:
+            out.append(f"price: unknown {self.price_note}")
+        else:
+            out.append(f"price: at most ${self.cost_usd:,.2f} {self.price_note}".rstrip())
+        if self.seconds is not None:
+            out.append(f"time: roughly {_fmt_duration(self.seconds)} (a rough guess from typical speeds)")
+        return out
 
 
-def summarize(spec: Spec) -> PlanSummary:
-    per_rep = len(spec.depths) * spec.reps * len(spec.families)
-    return PlanSummary(
-        requests=len(spec.lengths) * per_rep,
-        input_tokens=sum(spec.lengths) * per_rep,
-        max_output_tokens=len(spec.lengths) * per_rep * spec.decoding.max_tokens,
-        cells=len(spec.lengths) * len(spec.depths) * len(spec.families),
-    )
+def _fmt_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def summarize(spec: Spec, price: Price | None = None) -> PlanSummary:
+    per_length = len(spec.depths) * spec.reps * len(spec.families)
+    requests = len(spec.lengths) * per_length
+    input_tokens = sum(spec.lengths) * per_length
+    output_tokens = requests * spec.decoding.max_tokens
+    cost = price.cost(input_tokens, output_tokens) if price is not None else None
+    note = (f"for {spec.model} at ${price.input:g} / ${price.output:g} per 1M input / output tokens"
+            if price is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
+    if spec.model.startswith("sim:"):
+        seconds = None
+    elif spec.model == "local" or spec.model.startswith("llamacpp:"):
+        seconds = input_tokens / _LOCAL_PREFILL + output_tokens / _LOCAL_DECODE
+    else:
+        per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + spec.decoding.max_tokens / _REMOTE_DECODE
+        seconds = requests * per_request / spec.concurrency
+    return PlanSummary(requests, input_tokens, output_tokens, len(spec.lengths) * len(spec.depths) * len(spec.families),
+                       cost, note, seconds)

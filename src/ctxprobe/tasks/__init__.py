@@ -10,8 +10,9 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.tasks.base import BuildContext, Family, Scored, derive_seed
 from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES, Case, Cell
 from ctxprobe.tasks.niah import Niah
+from ctxprobe.tasks.multihop import Multihop
 
-FAMILIES: dict[str, type] = {"niah": Niah}
+FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop}
 
 __all__ = [
     "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",

@@ -1,0 +1,176 @@
+"""``anthropic:MODEL[?thinking=N]``: Claude through the official ``anthropic`` SDK.
+
+Key from ``ANTHROPIC_API_KEY``; endpoint from the ``base_url`` option, else
+``ANTHROPIC_BASE_URL``, else the SDK default. SDK retries are off (``max_retries=0``):
+the runner retries; errors are classified like the OpenAI provider's (the two SDKs share
+their exception hierarchy), and 529 "overloaded" is transient like any 5xx.
+
+The Messages API takes the system prompt as a separate ``system`` parameter, so system
+messages are lifted out of the list. Extended thinking (``?thinking=N``, N ≥ 1024 per the
+API) is sent as ``thinking={"type": "enabled", "budget_tokens": N}`` with
+``max_tokens = answer budget + N``; the API then requires the default temperature, so
+``temperature`` is not sent. ``thinking`` blocks come back apart from ``text`` blocks and
+are stored as reasoning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
+from ctxprobe.models.reasoning import finalize
+from ctxprobe.tokenizers.base import Message
+
+PREFIX = "anthropic:"
+API_KEY_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
+MIN_THINKING = 1024
+
+#: Anthropic stop reasons in the OpenAI vocabulary the scoring layer reads.
+STOP_REASONS: dict[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    # the prompt plus output reached the window: the output was cut, like max_tokens
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "tool_use": "tool_calls",
+    "pause_turn": "pause_turn",
+}
+
+
+def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
+    """System messages → the ``system`` parameter; the rest stay in order."""
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+    return ("\n\n".join(system) if system else None), rest
+
+
+def parse_message(data: dict[str, Any]) -> GenerateResult:
+    """A Messages API response (as a dict) → GenerateResult with thinking kept apart."""
+    blocks = data.get("content")
+    if not isinstance(blocks, list):
+        raise PermanentError("malformed response from anthropic: no content list")
+    text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+    thinking = "\n".join(b.get("thinking", "") for b in blocks
+                         if isinstance(b, dict) and b.get("type") == "thinking" and b.get("thinking"))
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    # Cached prompt tokens are still prompt tokens: all three add up to what the model read.
+    parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
+    ints = [p for p in parts if isinstance(p, int)]
+    prompt_tokens = sum(ints) if ints else None
+    extra: dict[str, object] = {k: data[k] for k in ("id", "model") if data.get(k)}
+    if any(isinstance(b, dict) and b.get("type") == "redacted_thinking" for b in blocks):
+        extra["reasoning_redacted"] = True
+    stop = data.get("stop_reason")
+    return finalize(
+        text,
+        STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=usage.get("output_tokens") if isinstance(usage.get("output_tokens"), int) else None,
+        api_reasoning=thinking or None,
+        extra=extra,
+    )
+
+
+class AnthropicProvider:
+    """Messages through ``anthropic.AsyncAnthropic`` (one client per event loop)."""
+
+    max_concurrency: int | None = None
+
+    def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,
+                 context_window: int | None = None) -> None:
+        self._sdk = import_sdk("anthropic", "anthropic", "anthropic", f"The model 'anthropic:{model}'")
+        if options.thinking is not None and 0 < options.thinking < MIN_THINKING:
+            raise CtxprobeError(
+                f"bad model spec 'anthropic:{model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
+            )
+        self.model = model
+        self.options = options
+        self.name = name or f"{PREFIX}{model}"
+        self.context_window = context_window
+        self._api_key = api_key_from_env(API_KEY_ENV, f"anthropic:{model}")
+        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
+        self._where = self.base_url or "api.anthropic.com"
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> AnthropicProvider:
+        base, query = split_options(spec)
+        model = base[len(PREFIX):]
+        if not model:
+            raise CtxprobeError(f"bad model spec '{spec}': expected anthropic:MODEL, e.g. anthropic:claude-sonnet-4-5")
+        return cls(model, parse_options(AnthropicOptions, spec, query, options), name=spec)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"AnthropicProvider({self.name!r})"
+
+    def _client_for_loop(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.options.timeout}
+            if self.base_url:
+                kwargs["base_url"] = self.base_url
+            self._client = self._sdk.AsyncAnthropic(**kwargs)
+            self._client_loop = loop
+        return self._client
+
+    def request_body(self, request: GenerateRequest) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for one request."""
+        system, messages = split_system(request.messages)
+        budget = self.options.thinking or 0
+        body: dict[str, Any] = {"model": self.model, "messages": messages,
+                                "max_tokens": request.max_tokens + budget}
+        if system is not None:
+            body["system"] = system
+        if budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        else:
+            body["temperature"] = request.temperature
+        return body
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        client = self._client_for_loop()
+        secrets = (self._api_key,)
+        try:
+            response = await client.messages.create(**self.request_body(request))
+        except Exception as exc:
+            mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
+            if mapped is None:
+                raise
+            raise mapped from None
+        try:
+            data = response.model_dump(mode="json")
+        except Exception as exc:
+            raise PermanentError(f"malformed response from {self._where}: {one_line(str(exc), secrets)}") from None
+        return parse_message(data)
+
+    async def count_tokens(self, messages: list[Message]) -> int:
+        """The API's own count of a prompt (``messages.count_tokens``), system included."""
+        client = self._client_for_loop()
+        system, rest = split_system(messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
+        if system is not None:
+            kwargs["system"] = system
+        try:
+            result = await client.messages.count_tokens(**kwargs)
+        except Exception as exc:
+            mapped = classify_stainless_error(exc, self._sdk, self._where, (self._api_key,))
+            if mapped is None:
+                raise
+            raise mapped from None
+        return int(result.input_tokens)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except RuntimeError:
+                pass
