@@ -25,16 +25,30 @@ ACCEPTED_FORMS: tuple[str, ...] = (
     "openai-compat:NAME@BASE_URL",
     "local (embedded SmolLM2-135M-Instruct)",
     "llamacpp:/path/model.gguf",
+    "openai:MODEL[?reasoning_effort=low&thinking=N]",
+    "anthropic:MODEL[?thinking=N]",
+    "gemini:MODEL[?thinking=N]",
+    "hf:/path/to/model-folder[?dtype=float32&thinking=N]",
 )
 
 
-def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None) -> Provider:
+def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None,
+                     options: dict[str, object] | None = None) -> Provider:
     """Build the provider a model spec names, or raise a one-line :class:`CtxprobeError`.
 
     ``tokenizer`` is the spec's tokenizer: simulated and in-process models count and read
-    with it; remote servers tokenize on their side and ignore it.
+    with it; remote servers tokenize on their side and ignore it. ``options`` are
+    provider options from a spec file; ``?name=value`` options in ``model`` override them
+    (see :mod:`ctxprobe.models.options`). SDK-backed providers import their SDK here, so
+    a missing extra or API key fails before anything is planned or sent.
     """
     spec = model.strip()
+    for prefix, module, cls in _SDK_PROVIDERS:
+        if spec.startswith(prefix):
+            import importlib
+
+            provider_cls = getattr(importlib.import_module(f"ctxprobe.models.{module}"), cls)
+            return provider_cls.from_spec(spec, dict(options or {}))
     if spec.startswith("sim:"):
         return make_sim(spec, tokenizer)
     if spec.startswith("openai-compat:"):
@@ -42,6 +56,15 @@ def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None)
     if spec == "local" or spec.startswith("llamacpp:"):
         return _llamacpp(spec, tokenizer, n_ctx)
     raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+
+
+#: (spec prefix, module under ctxprobe.models, class): imported only when used.
+_SDK_PROVIDERS: tuple[tuple[str, str, str], ...] = (
+    ("openai:", "openai_api", "OpenAIProvider"),
+    ("anthropic:", "anthropic_api", "AnthropicProvider"),
+    ("gemini:", "gemini_api", "GeminiProvider"),
+    ("hf:", "hf_local", "HFLocalProvider"),
+)
 
 
 def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:

@@ -88,7 +88,7 @@ class AnthropicProvider:
         self._sdk = import_sdk("anthropic", "anthropic", "anthropic", f"The model 'anthropic:{model}'")
         if options.thinking is not None and 0 < options.thinking < MIN_THINKING:
             raise CtxprobeError(
-                f"bad model spec 'anthropic:{model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
+                f"bad model spec '{name or PREFIX + model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
             )
         self.model = model
         self.options = options

@@ -206,7 +206,10 @@ class OpenAICompatProvider:
         try:
             data = response.json()
         except ValueError:
-            raise malformed(f"not JSON ({self._reason(response.text[:80])!r})") from None
+            # a cut or garbled body is a transport glitch (proxies, dropped streams): retry it
+            raise TransientError(
+                f"malformed response from {self.base_url}: not JSON ({self._reason(response.text[:80])!r})"
+            ) from None
         if not isinstance(data, dict):
             raise malformed("not a JSON object")
         choices = data.get("choices")

@@ -28,6 +28,10 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     deterministic: a uniform number from sha256(seed + full prompt text), so the same prompt
     always gets the same answer. On a miss it answers another number from the context (the
     value of another key when there is one) or ``I could not find it.``
+    With ``slope=S`` (multi-line ``NAME : VALUE`` answers, e.g. ``phonebook``) each line is
+    drawn on its own: P(line correct) = p_len × max(0, 1 − S × p), p = the name's first
+    character offset in the context / the context's length; a missed line reads
+    ``NAME : NOT_FOUND``. A known position slope for checking position metrics.
 
 Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
 would) and ``ctx=N``: the context window it reports; a prompt longer than N
@@ -58,9 +62,9 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "echo": _COMMON_PARAMS,
     "blind-middle": _COMMON_PARAMS,
     "first-half": _COMMON_PARAMS,
-    "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed"},
+    "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope"},
 }
-_PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int}
+_PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 # Sentence ends; a newline also ends a sentence so the seam left by blinding cannot glue
@@ -275,6 +279,8 @@ class SimModel:
         right = self._lookup(view.question, view.context)
         if right is None:
             return NOT_FOUND
+        if "slope" in self.params:  # per-line, position-dependent (see the module docstring)
+            return self._decay_lines(right, view.context, messages, self.p_correct(prompt_tokens))
         if self._draw(messages, "correct") < self.p_correct(prompt_tokens):
             return right
         asked = set(self.reader.keys_in(view.question))
@@ -291,6 +297,15 @@ class SimModel:
         if not others:
             return NOT_FOUND
         return others[int(self._draw(messages, "wrong") * len(others))]
+
+    def _decay_lines(self, right: str, context: str, messages: list[Message], p_len: float) -> str:
+        slope, lines = float(self.params["slope"]), right.split("\n")
+        for i, line in enumerate(lines):
+            name, sep, value = line.partition(" : ")
+            at = context.find(name) if sep and value != "NOT_FOUND" else -1
+            if at >= 0 and self._draw(messages, f"line{i}") >= p_len * max(0.0, 1.0 - slope * at / len(context)):
+                lines[i] = f"{name} : NOT_FOUND"
+        return "\n".join(lines)
 
     def _fit(self, text: str, max_tokens: int) -> tuple[str, str]:
         """Cut a reply to ``max_tokens`` at a word boundary, as generation would stop."""

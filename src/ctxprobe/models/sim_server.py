@@ -31,6 +31,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ctxprobe.models.faults import FaultPlan
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -101,8 +102,11 @@ class SimServer:
         port: int = 0,
         truncate_to: int | None = None,
         model_id: str | None = None,
+        faults: FaultPlan | None = None,
     ) -> None:
         self.provider = provider
+        #: Injected failures (see ctxprobe.models.faults); None serves every request cleanly.
+        self.faults = faults
         self.tokenizer = tokenizer if tokenizer is not None else getattr(provider, "tokenizer", None)
         if truncate_to is not None and self.tokenizer is None:
             raise ValueError("truncate_to needs a tokenizer")
@@ -183,8 +187,14 @@ class SimServer:
             temperature = float(body.get("temperature", 0.0) or 0.0)
         except (_BadRequest, TypeError, ValueError) as exc:
             return 400, _error(str(exc), "invalid_request_error"), {}
+        digest = _messages_hash(messages)
         with self._lock:
-            self.prompt_counts[_messages_hash(messages)] += 1
+            self.prompt_counts[digest] += 1
+            fault = self.faults.next_fault(digest) if self.faults is not None else None
+        if fault is not None and fault not in ("hang", "empty"):
+            return _fault_response(fault, self.faults)  # type: ignore[arg-type]
+        if fault == "hang":
+            time.sleep(self.faults.hang_seconds)  # type: ignore[union-attr]
         if self.truncate_to is not None:
             assert self.tokenizer is not None
             messages = left_truncate(messages, self.tokenizer, self.truncate_to)
@@ -210,7 +220,7 @@ class SimServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": result.text},
+                    "message": {"role": "assistant", "content": "" if fault == "empty" else result.text},
                     "finish_reason": result.finish_reason or "stop",
                 }
             ],
@@ -254,6 +264,26 @@ async def _cancel_all() -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+class DropConnection(Exception):
+    """Close the connection without answering (a fault)."""
+
+
+def _fault_response(fault: str, plan: FaultPlan) -> tuple[int, Any, dict[str, str]]:
+    if fault == "429":
+        return 429, _error("rate limited (injected)", "rate_limit_error"), {"Retry-After": f"{plan.retry_after:g}"}
+    if fault == "503":
+        return 503, _error("overloaded (injected)", "server_error"), {}
+    if fault == "malformed":
+        return 200, RawBody(b'{"choices": [ {"message": '), {}
+    if fault == "drop":
+        raise DropConnection
+    return 500, _error("internal error (injected)", "server_error"), {}  # "500" and "dead"
+
+
+class RawBody(bytes):
+    """A response body sent as-is (not JSON-encoded): for the malformed-JSON fault."""
+
+
 def _error(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": None}}
 
@@ -275,8 +305,8 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         return None  # quiet: tests and the CLI print what matters
 
-    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload).encode("utf-8")
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = bytes(payload) if isinstance(payload, RawBody) else json.dumps(payload).encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -314,7 +344,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif body is None:
             self._send(400, _error("request body must be a JSON object", "invalid_request_error"))
         elif path == "/v1/chat/completions":
-            self._send(*self.server.sim.chat(body))
+            try:
+                self._send(*self.server.sim.chat(body))
+            except DropConnection:
+                self.close_connection = True  # no response at all: the client sees a dropped connection
         else:
             self._send(*self.server.sim.tokenize(body))
 

@@ -43,8 +43,9 @@ def accuracy_colours(mean: float | None) -> tuple[str, str]:
     return f"rgb({r},{g},{b})", fg
 
 
-def score_cell(mean: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None) -> str:
-    """A <td> coloured by accuracy, with the interval and n as a tooltip."""
+def score_cell(mean: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None,
+               extra: str = "") -> str:
+    """A <td> coloured by accuracy, with the interval and n as a tooltip; ``extra`` is plain text."""
     bg, fg = accuracy_colours(mean)
     tip = []
     if mean is not None and lo is not None and hi is not None:
@@ -52,7 +53,7 @@ def score_cell(mean: float | None, lo: float | None = None, hi: float | None = N
     if n is not None:
         tip.append(f"n={n}")
     return (f'<td class="acc" style="background:{bg};color:{fg}" title="{esc(", ".join(tip))}">'
-            f"{esc(fmt_score(mean))}</td>")
+            f"{esc(fmt_score(mean) + extra)}</td>")
 
 
 def table(headers: list[str], rows: list[list[str]], *, cls: str = "", caption: str = "",

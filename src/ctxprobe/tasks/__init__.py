@@ -10,9 +10,11 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.tasks.base import BuildContext, Family, Scored, derive_seed
 from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES, Case, Cell
 from ctxprobe.tasks.niah import Niah
+from ctxprobe.tasks.documents import Documents
 from ctxprobe.tasks.multihop import Multihop
+from ctxprobe.tasks.phonebook import Phonebook
 
-FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop}
+FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook}
 
 __all__ = [
     "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",

@@ -1,13 +1,35 @@
-"""``niah``: retrieve one fact stated once (needle in a haystack), optionally among distractors.
+"""``niah``: retrieve facts stated once (needle in a haystack), optionally under interference.
 
-Design (DESIGN.md §1): a random ``adjective-noun-NNN`` key bound to a random 7-digit value,
-stated once at a sentence boundary at the cell's depth; ``distractors=k`` same-form needles
-with other keys placed anywhere; the question at the end. Strict scoring: 1 only if the
-target value is in the output and no distractor value is.
+Design (DESIGN.md §1): random ``adjective-noun-NNN`` keys bound to random 7-digit values,
+stated at sentence boundaries ("The special magic number for KEY is VALUE."); the question
+at the end. ``variant`` picks what is hidden and asked:
+
+``single`` (default)
+    One needle at the cell depth, one key asked. Strict: 1 only if the target value is in
+    the output and no distractor value is.
+``multikey``
+    ``keys`` needles of the same form, one of them asked (at the cell depth); the other
+    ``keys - 1`` sit at random depths. With ``near_miss`` (default) they share the asked
+    key's adjective and noun and differ only in the number, so only exact key matching
+    finds the right one. Scored like ``single``; the other keys' values are distractors.
+``multivalue``
+    ``values`` needles binding *one* key to different values. Value i (i = 0..n-1) sits at
+    depth ``(d + i/n) mod 1``: the first at the cell depth d, the rest evenly spaced around
+    the haystack as if it wrapped, so the set always spans the context.
+``multiquery``
+    ``queries`` keys, one value each, all asked at once; key i at ``(d + i/n) mod 1`` as
+    in multivalue.
+
+``distractors=k`` adds k same-form needles with other keys at random depths in every
+variant. Set answers (multivalue, multiquery) are scored by :mod:`ctxprobe.tasks.setscore`
+over the output's numbers (every run of 5+ digits): F1 with ``partial`` for partial
+credit; detail records each value's / key's hit. Because strict retrieval forbids
+answering another key's value (DESIGN.md §1), any distractor value in the output scores 0
+(outcome ``distractor``) — so an answer listing every number in the prompt earns nothing.
 
 For one (length, repetition) the cases at every depth share filler, keys and values; only
-the target's position changes. That pairs depths (a cleaner depth effect) and lets a
-server's prefix cache reuse the text before the needle.
+the positions change. That pairs depths (a cleaner depth effect) and lets a server's
+prefix cache reuse the text before the needle.
 """
 
 from __future__ import annotations
@@ -15,17 +37,20 @@ from __future__ import annotations
 import random
 import re
 from collections import OrderedDict
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
-from ctxprobe.haystack.packer import FillerPool, Insert, find_subsequence, pack
+from ctxprobe.haystack.packer import FillerPool, Insert, Packed, find_subsequence, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.tasks.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 INSTRUCTION = (
     "A long text follows. Hidden in it are special magic numbers, each tied to a key. "
@@ -36,20 +61,89 @@ QUESTION = (
     "What is the special magic number for {key} mentioned in the text above? "
     "Answer with the number only."
 )
+QUESTION_MULTIVALUE = (
+    "What are all the special magic numbers for {key} mentioned in the text above? "
+    "Answer with the numbers only, separated by commas."
+)
+QUESTION_MULTIQUERY = (
+    "What are the special magic numbers for {keys} mentioned in the text above? "
+    "Answer with the numbers only, in the order asked, separated by commas."
+)
+Variant = Literal["single", "multikey", "multivalue", "multiquery"]
+#: Which knob belongs to which variant (setting it elsewhere is a user error).
+_VARIANT_KNOBS = {"keys": "multikey", "near_miss": "multikey", "values": "multivalue", "queries": "multiquery"}
+_NUMBER = re.compile(r"(?<!\d)\d{5,}(?!\d)")
 
 
 class NiahParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    variant: Variant = Field("single", description="single | multikey | multivalue | multiquery")
     distractors: int = Field(0, ge=0, le=200, description="same-form needles with other keys")
+    keys: int = Field(4, ge=2, le=200, description="multikey: same-form needles in all, one asked")
+    near_miss: bool = Field(True, description="multikey: other keys differ from the asked one only in the number")
+    values: int = Field(4, ge=2, le=50, description="multivalue: values bound to the asked key")
+    queries: int = Field(4, ge=2, le=50, description="multiquery: keys asked at once")
+
+    @model_validator(mode="after")
+    def _knobs_match_variant(self) -> NiahParams:
+        for knob, variant in _VARIANT_KNOBS.items():
+            if knob in self.model_fields_set and self.variant != variant:
+                # not a ValueError: pydantic would bury it under a location-less message
+                raise CtxprobeError(f"niah parameter '{knob}' applies to variant={variant} only (got variant={self.variant})")
+        return self
 
 
 def render(haystack: str, key: str) -> list[Message]:
-    content = f"{INSTRUCTION}\n\n{haystack}\n\n{QUESTION.format(key=key)}"
+    return render_question(haystack, QUESTION.format(key=key))
+
+
+def render_question(haystack: str, question: str) -> list[Message]:
+    content = f"{INSTRUCTION}\n\n{haystack}\n\n{question}"
     return [{"role": "user", "content": content}]
 
 
 def has_number(text: str, value: str) -> bool:
     return re.search(rf"(?<!\d){re.escape(value)}(?!\d)", text) is not None
+
+
+def count_exact(text: str, item: str) -> int:
+    """Occurrences of ``item`` not glued to a longer key, name or number."""
+    return len(re.findall(rf"(?<![\w-]){re.escape(item)}(?![\w-])", text))
+
+
+def spread_depth(first: float, i: int, n: int) -> float:
+    """Depth of item i of n: the first at ``first``, the rest evenly spaced, wrapping."""
+    return first if i == 0 else (first + i / n) % 1.0
+
+
+class PoolCache:
+    """Filler pools per (seed, length, rep) group: every depth of a group reuses one."""
+
+    def __init__(self, ctx: BuildContext, size: int = 4) -> None:
+        self.ctx, self.size = ctx, size
+        self._pools: OrderedDict[int, FillerPool] = OrderedDict()
+
+    def get(self, group_seed: int) -> FillerPool:
+        pool = self._pools.get(group_seed)
+        if pool is None:
+            pool = FillerPool(filler_source(self.ctx.haystack, group_seed), self.ctx.tokenizer)
+            self._pools[group_seed] = pool
+            while len(self._pools) > self.size:
+                self._pools.popitem(last=False)
+        else:
+            self._pools.move_to_end(group_seed)
+        return pool
+
+
+def locate(tok: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
+    """Token position of insert ``index`` in the prompt, and its realised depth: the share
+    of the rest of the haystack that precedes it (0 = first, 1 = last)."""
+    # mid-text an insert follows a space; at the very start of the haystack it does not
+    pos = find_subsequence(packed.prompt_ids, tok.encode(" " + text))
+    if pos is None:
+        pos = find_subsequence(packed.prompt_ids, tok.encode(text))
+    rest = packed.haystack_tokens - tok.count(" " + text)
+    return pos, (packed.insert_offsets[index] / rest if rest > 0 else 0.0)
 
 
 class Niah:
@@ -58,62 +152,67 @@ class Niah:
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx
-        # filler pools per (seed, length, rep) group: every depth of a group reuses one
-        self._pools: OrderedDict[int, FillerPool] = OrderedDict()
-
-    def _pool(self, group_seed: int) -> FillerPool:
-        pool = self._pools.get(group_seed)
-        if pool is None:
-            pool = FillerPool(filler_source(self.ctx.haystack, group_seed), self.ctx.tokenizer)
-            self._pools[group_seed] = pool
-            while len(self._pools) > 4:
-                self._pools.popitem(last=False)
-        else:
-            self._pools.move_to_end(group_seed)
-        return pool
+        self._pools = PoolCache(ctx)
 
     def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
         assert isinstance(params, NiahParams)
+        v = params.variant
         group_seed = derive_seed(seed, self.name, cell.length, rep)
         rng = random.Random(group_seed)
         keys: set[str] = set()
         values: set[str] = set()
+        # Draw order: target, distractors, then variant extras, so `single` cases keep the
+        # exact content they had before variants existed; nothing drawn depends on depth.
         key, value = random_key(rng, keys), random_value(rng, values)
-        inserts = [Insert(NEEDLE.format(key=key, value=value), cell.depth, "target")]
-        distractors: list[dict[str, object]] = []
+        targets: list[dict[str, Any]] = [{"key": key, "value": value, "depth": cell.depth}]
+        others: list[dict[str, Any]] = []
         for _ in range(params.distractors):
             dk, dv, dd = random_key(rng, keys), random_value(rng, values), rng.random()
-            inserts.append(Insert(NEEDLE.format(key=dk, value=dv), dd, "distractor"))
-            distractors.append({"key": dk, "value": dv, "depth": round(dd, 4)})
+            others.append({"key": dk, "value": dv, "depth": round(dd, 4)})
+        if v == "multikey":
+            for _ in range(params.keys - 1):
+                dk = _near_miss_key(rng, key, keys) if params.near_miss else random_key(rng, keys)
+                others.append({"key": dk, "value": random_value(rng, values), "depth": round(rng.random(), 4)})
+        elif v == "multivalue":
+            for i in range(1, params.values):
+                targets.append({"key": key, "value": random_value(rng, values), "depth": spread_depth(cell.depth, i, params.values)})
+        elif v == "multiquery":
+            for i in range(1, params.queries):
+                targets.append({"key": random_key(rng, keys), "value": random_value(rng, values),
+                                "depth": spread_depth(cell.depth, i, params.queries)})
+        asked = list(dict.fromkeys(t["key"] for t in targets))
+        question = _question(v, asked)
+        inserts = [Insert(NEEDLE.format(key=t["key"], value=t["value"]), t["depth"], "target") for t in targets]
+        inserts += [Insert(NEEDLE.format(key=d["key"], value=d["value"]), d["depth"], "distractor") for d in others]
 
         tok = self.ctx.tokenizer
-        packed = pack(tok, lambda h: render(h, key), self._pool(group_seed), inserts, cell.length)
-
+        packed = pack(tok, lambda h: render_question(h, question), self._pools.get(group_seed), inserts, cell.length)
         content = packed.messages[-1]["content"]
-        self._check_unique(content, key, value, distractors)
-        # mid-text the needle follows a space; at the very start of the haystack it does not
-        pos = find_subsequence(packed.prompt_ids, tok.encode(" " + inserts[0].text))
-        if pos is None:
-            pos = find_subsequence(packed.prompt_ids, tok.encode(inserts[0].text))
-        # share of the rest of the haystack that precedes the needle: 0 = first, 1 = last
-        rest = packed.haystack_tokens - tok.count(" " + inserts[0].text)
-        realised = packed.insert_offsets[0] / rest if rest > 0 else 0.0
+        self._check_unique(content, targets, others, asked)
+        pos, realised = locate(tok, packed, 0, inserts[0].text)
+        meta: dict[str, Any] = {
+            "variant": v,
+            "key": key,
+            "needle": inserts[0].text,
+            "distractor_needles": others,
+            "question": question,
+            "overlap": evidence_overlap(question, [i.text for i in inserts[: len(targets)]]),
+            "n_filler": packed.n_filler,
+            "haystack_tokens": packed.haystack_tokens,
+            "encodes": packed.encodes,
+        }
+        if v in ("multivalue", "multiquery"):
+            meta["keys"] = asked
+            meta["needles"] = [{**t, "depth": round(t["depth"], 4), "token_offset": packed.insert_offsets[i]}
+                               for i, t in enumerate(targets)]
         return Case(
             cell=cell,
             rep=rep,
             seed=group_seed,
             messages=packed.messages,
-            expected=[value],
-            distractors=[str(d["value"]) for d in distractors],
-            meta={
-                "key": key,
-                "needle": inserts[0].text,
-                "distractor_needles": distractors,
-                "question": QUESTION.format(key=key),
-                "n_filler": packed.n_filler,
-                "haystack_tokens": packed.haystack_tokens,
-                "encodes": packed.encodes,
-            },
+            expected=[t["value"] for t in targets],
+            distractors=[str(d["value"]) for d in others],
+            meta=meta,
             token_count=packed.token_count,
             needle_token_pos=pos,
             realised_depth=round(realised, 6),
@@ -121,26 +220,59 @@ class Niah:
         )
 
     @staticmethod
-    def _check_unique(content: str, key: str, value: str, distractors: list[dict[str, object]]) -> None:
+    def _check_unique(content: str, targets: list[dict[str, Any]], others: list[dict[str, Any]], asked: list[str]) -> None:
         """Answers and keys occur exactly where intended and nowhere else (a generation bug
         otherwise, not a user error: fail loudly)."""
         problems = []
-        if content.count(key) != 2:  # once in its needle, once in the question
-            problems.append(f"key {key} occurs {content.count(key)}x (expected 2)")
-        if len(re.findall(rf"(?<!\d){value}(?!\d)", content)) != 1:
-            problems.append(f"value {value} is not unique")
-        for d in distractors:
-            if content.count(str(d["key"])) != 1 or len(re.findall(rf"(?<!\d){d['value']}(?!\d)", content)) != 1:
+        for key in asked:  # once per needle stating it, once in the question
+            want = sum(t["key"] == key for t in targets) + 1
+            if count_exact(content, key) != want:
+                problems.append(f"key {key} occurs {count_exact(content, key)}x (expected {want})")
+        for t in targets:
+            if len(re.findall(rf"(?<!\d){t['value']}(?!\d)", content)) != 1:
+                problems.append(f"value {t['value']} is not unique")
+        for d in others:
+            if count_exact(content, str(d["key"])) != 1 or len(re.findall(rf"(?<!\d){d['value']}(?!\d)", content)) != 1:
                 problems.append(f"distractor {d['key']} is not unique")
+        placed = {str(x["value"]) for x in [*targets, *others]}
+        stray = [n for n in _NUMBER.findall(content) if n not in placed]
+        if stray:
+            problems.append(f"unplaced numbers in the prompt: {stray[:3]}")
         if problems:
             raise CtxprobeError("case generation check failed: " + "; ".join(problems))
 
     def score(self, case: Case, output: str) -> Scored:
-        target = case.expected[0]
+        variant = case.meta.get("variant", "single")
         hits = [v for v in case.distractors if has_number(output, v)]
         if hits:
             by_value = {str(d["value"]): d for d in case.meta.get("distractor_needles", [])}
             return Scored(0.0, "distractor", {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
-        if has_number(output, target):
-            return Scored(1.0, "correct")
-        return Scored(0.0, classify_miss(output))
+        if variant in ("single", "multikey"):
+            if has_number(output, case.expected[0]):
+                return Scored(1.0, "correct")
+            return Scored(0.0, classify_miss(output))
+        match = match_set(case.expected, _NUMBER.findall(output))
+        got = set(match.hits)
+        if variant == "multiquery":
+            per = {n["key"]: n["value"] in got for n in case.meta.get("needles", [])}
+            return score_set(match, output, per_key=per)
+        return score_set(match, output, per_value={e: e in got for e in case.expected})
+
+
+def _question(variant: str, asked: list[str]) -> str:
+    if variant == "multivalue":
+        return QUESTION_MULTIVALUE.format(key=asked[0])
+    if variant == "multiquery":
+        return QUESTION_MULTIQUERY.format(keys=", ".join(asked[:-1]) + " and " + asked[-1])
+    return QUESTION.format(key=asked[0])
+
+
+def _near_miss_key(rng: random.Random, key: str, taken: set[str]) -> str:
+    """A key sharing ``key``'s adjective and noun with another number (hard interference)."""
+    stem = key.rsplit("-", 1)[0]
+    for _ in range(1000):
+        k = f"{stem}-{rng.randint(100, 999)}"
+        if k not in taken:
+            taken.add(k)
+            return k
+    return random_key(rng, taken)  # the stem's 900 numbers are used up: fall back

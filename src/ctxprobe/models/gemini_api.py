@@ -1,0 +1,227 @@
+"""``gemini:MODEL[?thinking=N]``: Gemini through the official ``google-genai`` SDK.
+
+Key from ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``; endpoint from the ``base_url`` option,
+else ``GEMINI_BASE_URL``, else the SDK default. The SDK's retries are off
+(``HttpRetryOptions(attempts=1)``, which also stops its implicit connection retries): the
+runner retries. ``errors.APIError.code`` 408/429/5xx and network failures are transient
+(Retry-After, or the ``RetryInfo.retryDelay`` Google puts in the error body); other codes
+are permanent.
+
+System messages become ``system_instruction``; assistant turns use Gemini's ``model``
+role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
+models that allow it) with ``include_thoughts`` so thought parts come back and are stored
+as reasoning; ``max_output_tokens`` counts thoughts too, so it is ``max_tokens + N``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models._sdk import (
+    api_key_from_env,
+    import_sdk,
+    is_transport_error,
+    one_line,
+    retry_after_from,
+    status_is_transient,
+)
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
+from ctxprobe.models.options import GeminiOptions, parse_options, split_options
+from ctxprobe.models.reasoning import finalize
+from ctxprobe.tokenizers.base import Message
+
+PREFIX = "gemini:"
+API_KEY_ENV: tuple[str, ...] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+BASE_URL_ENV = "GEMINI_BASE_URL"
+
+FINISH_REASONS: dict[str, str] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "SPII": "content_filter",
+}
+
+
+def _get(d: dict[str, Any], snake: str) -> Any:
+    """A field by its SDK (snake_case) or REST (camelCase) name: recorded JSON uses either."""
+    if snake in d:
+        return d[snake]
+    head, *rest = snake.split("_")
+    return d.get(head + "".join(w.capitalize() for w in rest))
+
+
+def to_contents(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """Chat messages → (system_instruction, Gemini ``contents``)."""
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    contents = [{"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
+                for m in messages if m["role"] != "system"]
+    return ("\n\n".join(system) if system else None), contents
+
+
+def parse_response(data: dict[str, Any]) -> GenerateResult:
+    """A generateContent response (SDK dump or raw REST JSON) → GenerateResult."""
+    candidates = _get(data, "candidates") or []
+    usage = _get(data, "usage_metadata") or {}
+    prompt_tokens = _get(usage, "prompt_token_count")
+    completion = [_get(usage, k) for k in ("candidates_token_count", "thoughts_token_count")]
+    completion_tokens = sum(c for c in completion if isinstance(c, int)) if any(
+        isinstance(c, int) for c in completion) else None
+    extra: dict[str, object] = {}
+    if _get(data, "model_version"):
+        extra["model"] = _get(data, "model_version")
+    if not candidates:
+        feedback = _get(data, "prompt_feedback") or {}
+        blocked = _get(feedback, "block_reason") if isinstance(feedback, dict) else None
+        if blocked:  # the prompt itself was refused: an answer of nothing, labelled so
+            return finalize("", "content_filter", prompt_tokens=prompt_tokens, extra={**extra, "block_reason": blocked})
+        raise PermanentError("malformed response from gemini: no candidates")
+    cand = candidates[0]
+    parts = (_get(cand, "content") or {}).get("parts") or []
+    text = "".join(p.get("text") or "" for p in parts if isinstance(p, dict) and not p.get("thought"))
+    thoughts = "\n".join(p.get("text") or "" for p in parts if isinstance(p, dict) and p.get("thought"))
+    reason = _get(cand, "finish_reason")
+    reason = str(getattr(reason, "value", reason)) if reason is not None else None
+    return finalize(
+        text,
+        FINISH_REASONS.get(reason, reason.lower()) if reason else None,
+        prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+        completion_tokens=completion_tokens,
+        api_reasoning=thoughts or None,
+        extra=extra,
+    )
+
+
+def _retry_delay(details: Any) -> float | None:
+    """``RetryInfo.retryDelay`` ("17s") from a Google error body, if present."""
+    err = details.get("error", details) if isinstance(details, dict) else None
+    for item in (err or {}).get("details") or []:
+        delay = item.get("retryDelay") if isinstance(item, dict) else None
+        if isinstance(delay, str) and (m := re.fullmatch(r"(\d+(?:\.\d+)?)s", delay.strip())):
+            return float(m.group(1))
+    return None
+
+
+def classify_error(exc: BaseException, genai_errors: Any, where: str, secrets: tuple[str | None, ...]) -> Exception | None:
+    """google-genai / transport exceptions → TransientError / PermanentError (or None)."""
+    if isinstance(exc, genai_errors.APIError):
+        code = int(exc.code) if exc.code else None
+        message = exc.message or exc.status or str(exc)
+        reason = f"HTTP {code} from {where}: {one_line(message, secrets)}"
+        if status_is_transient(code):
+            headers = getattr(getattr(exc, "response", None), "headers", None)
+            return TransientError(reason, retry_after=retry_after_from(headers) or _retry_delay(exc.details))
+        return PermanentError(reason)
+    if is_transport_error(exc):
+        return TransientError(f"connection error talking to {where}: {type(exc).__name__}: {one_line(str(exc), secrets)}")
+    return None
+
+
+class GeminiProvider:
+    """generateContent through ``google.genai.Client(...).aio``."""
+
+    max_concurrency: int | None = None
+
+    def __init__(self, model: str, options: GeminiOptions, *, name: str | None = None,
+                 context_window: int | None = None) -> None:
+        purpose = f"The model 'gemini:{model}'"
+        self._genai = import_sdk("google.genai", "google-genai", "gemini", purpose)
+        self._types = import_sdk("google.genai.types", "google-genai", "gemini", purpose)
+        self._errors = import_sdk("google.genai.errors", "google-genai", "gemini", purpose)
+        self.model = model
+        self.options = options
+        self.name = name or f"{PREFIX}{model}"
+        self.context_window = context_window
+        self._api_key = api_key_from_env(API_KEY_ENV, f"gemini:{model}")
+        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
+        self._where = self.base_url or "generativelanguage.googleapis.com"
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> GeminiProvider:
+        base, query = split_options(spec)
+        model = base[len(PREFIX):]
+        if not model:
+            raise CtxprobeError(f"bad model spec '{spec}': expected gemini:MODEL, e.g. gemini:gemini-2.5-flash")
+        return cls(model, parse_options(GeminiOptions, spec, query, options), name=spec)
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"GeminiProvider({self.name!r})"
+
+    def _client_once(self) -> Any:
+        """One client per event loop: its async HTTP pool cannot outlive the loop."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client_loop = loop
+            http = self._types.HttpOptions(
+                base_url=self.base_url,
+                timeout=int(self.options.timeout * 1000),  # milliseconds
+                retry_options=self._types.HttpRetryOptions(attempts=1),
+            )
+            self._client = self._genai.Client(api_key=self._api_key, http_options=http)
+        return self._client
+
+    def request_config(self, request: GenerateRequest) -> tuple[list[dict[str, Any]], Any]:
+        """(contents, GenerateContentConfig) for one request."""
+        system, contents = to_contents(request.messages)
+        budget = self.options.thinking
+        config: dict[str, Any] = {
+            "max_output_tokens": request.max_tokens + (budget or 0),
+            "temperature": request.temperature,
+        }
+        if system is not None:
+            config["system_instruction"] = system
+        if request.seed is not None:
+            config["seed"] = request.seed
+        if budget is not None:
+            config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
+        return contents, self._types.GenerateContentConfig(**config)
+
+    async def _call(self, coro_factory: Any) -> Any:
+        secrets = (self._api_key,)
+        try:
+            return await coro_factory()
+        except Exception as exc:
+            mapped = classify_error(exc, self._errors, self._where, secrets)
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        client = self._client_once()
+        contents, config = self.request_config(request)
+        response = await self._call(
+            lambda: client.aio.models.generate_content(model=self.model, contents=contents, config=config))
+        try:
+            data = response.model_dump(mode="json", exclude_none=True)
+        except Exception as exc:
+            raise PermanentError(f"malformed response from {self._where}: {one_line(str(exc), (self._api_key,))}") from None
+        return parse_response(data)
+
+    async def count_tokens(self, messages: list[Message]) -> int:
+        """The API's count (``models.count_tokens``). The Developer API's countTokens
+        takes no system instruction, so a system message is counted as a leading user
+        turn: exact for ctxprobe's single-user-message prompts, a few tokens off otherwise."""
+        client = self._client_once()
+        system, contents = to_contents(messages)
+        if system is not None:
+            contents = [{"role": "user", "parts": [{"text": system}]}, *contents]
+        result = await self._call(lambda: client.aio.models.count_tokens(model=self.model, contents=contents))
+        return int(result.total_tokens or 0)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            close = getattr(client.aio, "aclose", None)
+            try:
+                if close is not None:
+                    await close()
+            except RuntimeError:
+                pass

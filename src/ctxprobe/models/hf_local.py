@@ -1,0 +1,157 @@
+"""``hf:/path/to/model[?options]``: a local Hugging Face model run in process by transformers.
+
+Offline by construction: everything loads with ``local_files_only=True`` from a directory
+(config.json, weights, tokenizer files), so a missing file is a one-line error, never a
+download. The prompt is the case's own token ids when given (the ``hf:`` tokenizer renders
+the same template), else ``apply_chat_template(add_generation_prompt=True)``, so the model
+sees exactly the counted prompt. Decoding is greedy at temperature 0.
+
+Like ``llamacpp:``, generation runs in a worker thread behind a lock: one in-process model
+computes one request at a time (``max_concurrency = 1``).
+
+Options: ``dtype`` (float32 default: CPU-friendly and exact), ``thinking`` (extra new
+tokens for reasoning on top of the answer budget), ``enable_thinking`` (passed to
+templates such as Qwen3's), ``threads`` (torch intra-op threads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.options import HFModelOptions, parse_options, split_options
+from ctxprobe.models.reasoning import finalize
+
+PREFIX = "hf:"
+
+
+def _import_backend() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise MissingExtraError("transformers and torch", "hf-model", "Local Hugging Face models (hf:)") from None
+    return torch, transformers
+
+
+def model_path_from_spec(spec: str) -> tuple[Path, dict[str, str]]:
+    base, query = split_options(spec)
+    path = Path(base[len(PREFIX):]).expanduser()
+    if not (path / "config.json").is_file():
+        raise CtxprobeError(f"no Hugging Face model at {path}: hf: needs a local folder holding config.json and weights")
+    return path, query
+
+
+class HFLocalProvider:
+    max_concurrency: int | None = 1  # one in-process model computes one request at a time
+
+    def __init__(self, path: Path, options: HFModelOptions, *, name: str | None = None) -> None:
+        self.path = path
+        self.options = options
+        self.name = name or f"{PREFIX}{path}"
+        self.context_window: int | None = _context_window(path)
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> HFLocalProvider:
+        path, query = model_path_from_spec(spec)
+        return cls(path, parse_options(HFModelOptions, spec, query, options), name=spec)
+
+    def __repr__(self) -> str:
+        return f"HFLocalProvider({self.name!r})"
+
+    def _load(self) -> tuple[Any, Any, Any]:
+        torch, transformers = _import_backend()
+        if self._model is None:
+            if self.options.threads:
+                torch.set_num_threads(self.options.threads)
+            dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
+            try:
+                self._tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.path), local_files_only=True)
+                model = transformers.AutoModelForCausalLM.from_pretrained(
+                    str(self.path), local_files_only=True, dtype=dtype)
+            except (OSError, ValueError) as exc:
+                first = " ".join(str(exc).split())[:200]
+                raise CtxprobeError(f"transformers could not load {self.path}: {first}") from None
+            model.eval()
+            self._model = model
+        return torch, self._model, self._tokenizer
+
+    def _prompt_ids(self, tokenizer: Any, request: GenerateRequest) -> list[int]:
+        if request.prompt_ids is not None:
+            return list(request.prompt_ids)
+        kwargs: dict[str, Any] = {}
+        if self.options.enable_thinking is not None:
+            kwargs["enable_thinking"] = self.options.enable_thinking
+        out = tokenizer.apply_chat_template(
+            request.messages, add_generation_prompt=True, tokenize=True, return_dict=False, **kwargs)
+        ids = out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out
+        return list(ids)
+
+    def _generate_sync(self, request: GenerateRequest) -> GenerateResult:
+        with self._lock:
+            torch, model, tokenizer = self._load()
+            ids = self._prompt_ids(tokenizer, request)
+            budget = request.max_tokens + (self.options.thinking or 0)
+            if self.context_window is not None and len(ids) + budget > self.context_window:
+                raise PermanentError(
+                    f"prompt of {len(ids)} tokens + {budget} output exceeds the model's {self.context_window} positions")
+            greedy = request.temperature <= 0
+            kwargs: dict[str, Any] = {"max_new_tokens": budget, "do_sample": not greedy}
+            if not greedy:
+                kwargs["temperature"] = request.temperature
+                if request.seed is not None:
+                    torch.manual_seed(request.seed)
+            eos = _eos_ids(model, tokenizer)
+            pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos[0] if eos else 0)
+            with torch.inference_mode():
+                input_ids = torch.tensor([ids], dtype=torch.long)
+                output = model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
+                                        pad_token_id=pad, **kwargs)
+            new = output[0, len(ids):].tolist()
+        stopped = bool(new) and new[-1] in eos
+        if stopped:
+            new = new[:-1]
+        finish = "stop" if stopped or len(new) < budget else "length"
+        text = tokenizer.decode(new, skip_special_tokens=True)
+        return finalize(text, finish, prompt_tokens=len(ids), completion_tokens=len(new) + int(stopped))
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        return await asyncio.to_thread(self._generate_sync, request)
+
+    async def aclose(self) -> None:
+        with self._lock:
+            self._model = None
+            self._tokenizer = None
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    """EOS ids from the generation config (may be a list) and the tokenizer."""
+    found: list[int] = []
+    cfg = getattr(model, "generation_config", None)
+    for value in (getattr(cfg, "eos_token_id", None), tokenizer.eos_token_id):
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, int) and v not in found:
+                found.append(v)
+    return found
+
+
+def _context_window(path: Path) -> int | None:
+    """``max_position_embeddings`` from config.json (or its ``text_config``)."""
+    import json
+
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for section in (config, config.get("text_config") or {}):
+        value = section.get("max_position_embeddings") if isinstance(section, dict) else None
+        if isinstance(value, int) and value > 0:
+            return value
+    return None

@@ -1,0 +1,278 @@
+"""``ctxprobe report RUN [RUN…] --html out.html``: one self-contained page to share.
+
+The people who read this page often never ran the tool, so it opens with the verdict in
+words (per family, the longest length that meets the bar and what that means as a limit),
+then the evidence for it. The file stands alone: plots are PNGs inlined as data: URIs,
+the CSS is inline, there is no script at all, and a Content-Security-Policy forbids any
+network fetch — so it opens the same from an e-mail attachment, offline, years later.
+Model output and prompt text are untrusted and always escaped (see ``html_parts.esc``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ctxprobe._version import __version__
+from ctxprobe.analysis.grid import Profile, clears
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import effective_length_note, fmt_interval, fmt_threshold, fmt_tokens
+from ctxprobe.report.html_parts import CSS, esc, img, score_cell, table, td
+from ctxprobe.report.html_sections import (
+    RunView,
+    audit_section,
+    cost_latency_section,
+    failures_section,
+    family_article,
+    slug,
+)
+from ctxprobe.report.redact import endpoint_of, redact, redact_obj
+from ctxprobe.report.rundetails import RunDetails
+
+#: The ability each family measures, in the words the summary uses.
+ABILITY = {
+    "niah": "retrieving one fact stated once", "multikey": "retrieving one fact among look-alikes",
+    "multivalue": "retrieving every value of one key", "multiquery": "retrieving several facts at once",
+    "phonebook": "associative recall of many entries", "vartrack": "tracking a chain of references",
+    "aggregation": "aggregating information spread over the whole context",
+    "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
+}
+_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+Intervals = dict[str, tuple[int | None, int | None]]
+
+
+def run_label(report: Any) -> str:
+    """"model · run id" with secrets removed: the name a run goes by on the page."""
+    return f"{redact(report.run.model)} · {report.run.run_id}"
+
+
+def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | None = None, *,
+                intervals: Sequence[Intervals | None] | None = None, png_dir: str | Path | None = None,
+                title: str | None = None) -> str:
+    """The report page for one or more runs (``ctxprobe.results.Report``), as a string.
+
+    ``details`` (from :func:`ctxprobe.report.rundetails.collect_details`) adds the audit,
+    latency and failure sections; ``intervals`` gives, per run, the effective-length
+    interval of each family when the analysis computed one. PNGs are written to
+    ``png_dir`` (kept, for slides) or a temporary directory, and inlined either way.
+    """
+    if not reports:
+        raise CtxprobeError("nothing to report: give at least one run id")
+    views = [RunView(r, (details or [None] * len(reports))[i], run_label(r),
+                     dict((intervals or [None] * len(reports))[i] or {})) for i, r in enumerate(reports)]
+    if png_dir is not None:
+        return _page(views, Path(png_dir), title)
+    with tempfile.TemporaryDirectory(prefix="ctxprobe-html-") as tmp:
+        return _page(views, Path(tmp), title)
+
+
+def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDetails | None] | None = None,
+               **kwargs: Any) -> Path:
+    """``render_html`` written to ``path`` (UTF-8); returns the path."""
+    out = Path(path)
+    page = render_html(reports, details, **kwargs)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(page, encoding="utf-8")
+    except OSError as err:
+        raise CtxprobeError(f"cannot write {out}: {err.strerror or err}") from None
+    return out
+
+
+def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: str | Path, *,
+                      threshold: float | None = None, png_dir: str | Path | None = None,
+                      failures: int = 20) -> Path:
+    """Load runs from a store and write their report: what ``ctxprobe report --html`` calls."""
+    from ctxprobe.report.rundetails import collect_details
+    from ctxprobe.results import iter_export, load_report
+
+    reports = [load_report(rid, store_path, threshold) for rid in run_ids]
+    seen = [r.run.run_id for r in reports]
+    if len(set(seen)) != len(seen):
+        raise CtxprobeError("the same run is given twice; give each run id once")
+    details = [collect_details(iter_export(r.run.run_id, store_path), failures=failures) for r in reports]
+    bounds = [effective_length_intervals(r, store_path) for r in reports]
+    return write_html(reports, out_path, details, intervals=bounds, png_dir=png_dir)
+
+
+def effective_length_intervals(report: Any, store_path: str | Path) -> Intervals | None:
+    """Bootstrap interval of each family's effective length, if the analysis offers one."""
+    try:
+        from ctxprobe.analysis import bootstrap  # being added alongside this report
+    except ImportError:
+        return None
+    fn = getattr(bootstrap, "effective_length_interval", None)
+    if fn is None:
+        return None
+    from ctxprobe.store import Store
+
+    with Store(store_path) as store:
+        rows = store.result_rows(report.run.run_id)
+    out: Intervals = {}
+    for prof in report.profiles:
+        fam_rows = [r for r in rows if r.family == prof.family]
+        ci = fn(fam_rows, prof.threshold)
+        out[prof.family] = (getattr(ci, "lo", None), getattr(ci, "hi", None)) if not isinstance(ci, tuple) else ci
+    return out
+
+
+# -- page ---------------------------------------------------------------------------------
+
+def _page(views: list[RunView], png_dir: Path, title: str | None) -> str:
+    families = sorted({p.family for v in views for p in v.profiles})
+    heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
+    toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
+           *[(f"family-{slug(f)}", f) for f in families], ("audit", "Token audit"),
+           ("cost-latency", "Cost & latency"), ("failures", "Failures")]
+    body = [
+        f'<nav class="toc">{"".join(f"<a href={chr(34)}#{esc(i)}{chr(34)}>{esc(t)}</a>" for i, t in toc)}</nav>',
+        f"<h1>{esc(heading)}</h1>",
+        f'<p class="sub">{len(views)} run(s) · {len(families)} task famil{"y" if len(families) == 1 else "ies"}'
+        f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))} by ctxprobe {esc(__version__)}</p>",
+        _summary(views), _metadata(views), _profile(views), _all_families(views, png_dir),
+        '<section id="families"><h2>Per family</h2><p class="sub">Heatmaps share one fixed colour scale '
+        "(0 red → 1 green, grey = nothing scored); curves pool all depths with Wilson 95% bands.</p>"
+        + "".join(family_article(f, views, png_dir) for f in families) + "</section>",
+    ]
+    if any(v.details for v in views):
+        body += [audit_section(views), cost_latency_section(views), failures_section(views)]
+    body.append(f"<footer>ctxprobe {esc(__version__)} · self-contained report: no scripts, no network.</footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="icon" href="data:,"><title>{esc(heading)}</title><style>{CSS}</style></head>'
+            f"<body><main>{''.join(body)}</main></body></html>\n")
+
+
+def _interval_text(view: RunView, prof: Profile) -> str:
+    if prof.family not in view.intervals:
+        return "no interval computed for the effective length"
+    lo, hi = view.intervals[prof.family]
+    show = lambda x: "below the shortest length" if x is None else fmt_tokens(x)  # noqa: E731
+    return f"95% bootstrap interval {show(lo)} – {show(hi)}"
+
+
+def family_sentence(view: RunView, prof: Profile) -> str:
+    """The plain-language verdict for one family: the number teams size prompts by."""
+    ability = ABILITY.get(prof.family, prof.family)
+    stats = sorted(prof.lengths, key=lambda s: s.length)
+    bar = fmt_threshold(prof.threshold)
+    eff = prof.effective_length
+    head = f"<b>{esc(prof.family)}</b> ({esc(ability)}): "
+    if not stats:
+        return head + "no results."
+    if eff is None:
+        first = stats[0]
+        if first.n == 0:
+            return head + esc(f"undetermined — no scored case at the shortest length {fmt_tokens(first.length)} "
+                              "(only harness failures); fix the serving path and rerun.")
+        return head + esc(f"fails the bar (accuracy ≥ {bar}) already at the shortest tested length "
+                          f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}). Do not rely on this ability "
+                          "with this model and serving stack; test shorter contexts to find where it holds.")
+    interval = _interval_text(view, prof)
+    verdict = f'<span class="verdict">reliable up to {esc(fmt_tokens(eff))} tokens</span> ({esc(interval)})'
+    if eff == stats[-1].length:
+        return head + verdict + esc(f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
+                                    "may be longer — extend the sweep before planning prompts beyond it.")
+    nxt = next(s for s in stats if s.length > eff)
+    after = (f"at {fmt_tokens(nxt.length)} accuracy falls to {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
+             if nxt.n else effective_length_note(prof) or "")
+    return head + verdict + esc(f"; {after}. Products that rely on {ability} should keep the whole prompt "
+                                f"(instructions, retrieved chunks, history) within {fmt_tokens(eff)} tokens on this "
+                                "model and serving stack, and size RAG chunks and prompt layouts to that budget.")
+
+
+def _summary(views: list[RunView]) -> str:
+    parts = ['<section id="summary"><h2>Summary</h2><div class="summary">']
+    for v in views:
+        if len(views) > 1:
+            parts.append(f"<h3>{esc(v.label)}</h3>")
+        items = [f"<li>{family_sentence(v, p)}</li>" for p in v.profiles] or ["<li>No scored cases yet.</li>"]
+        trained = v.run.meta.get("trained_context")
+        if trained and any(s.length > trained for p in v.profiles for s in p.lengths):
+            items.append(f"<li>{esc(f'Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.')}</li>")
+        parts.append("<ul>" + "".join(items) + "</ul>")
+    bars = sorted({fmt_threshold(p.threshold) for v in views for p in v.profiles})
+    parts.append(f'<p class="note">The bar: mean accuracy over all depths ≥ {esc(", ".join(bars) or "—")} at every '
+                 "length up to the effective length (walking up from the shortest, stopping at the first failure).</p>")
+    parts.append("</div></section>")
+    return "".join(parts)
+
+
+def _metadata(views: list[RunView]) -> str:
+    def field(view: RunView) -> dict[str, str]:
+        run, spec = view.run, redact_obj(view.run.spec)
+        dec = spec.get("decoding") or {}
+        return {
+            "run id": run.run_id, "model": redact(run.model),
+            "serving endpoint": endpoint_of(run.model) or "in process (no endpoint)",
+            "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
+            "decoding": ", ".join(f"{k}={v}" for k, v in dec.items()) or "—", "seed": str(spec.get("seed", "—")),
+            "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
+            "lengths": ", ".join(fmt_tokens(x) for x in spec.get("lengths", [])),
+            "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),
+            "context window": str(run.meta.get("context_window") or "unknown"),
+            "trained context": str(run.meta.get("trained_context") or "unknown"),
+            "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
+            "status": f"{run.status} ({run.n_responses}/{run.n_cases} responses)",
+        }
+    cols = [field(v) for v in views]
+    rows = [[k, *[c[k] for c in cols]] for k in cols[0]]
+    return ('<section id="metadata"><h2>Runs</h2>'
+            + table(["", *[v.run.run_id for v in views]], rows, cls="meta") + "</section>")
+
+
+def _profile(views: list[RunView]) -> str:
+    families = sorted({p.family for v in views for p in v.profiles})
+    headers = ["family", *[f"{v.label}: effective length" for v in views],
+               *[f"{v.label}: accuracy at longest length" for v in views]]
+    rows = []
+    for fam in families:
+        effs, longest = [], []
+        for v in views:
+            prof = next((p for p in v.profiles if p.family == fam), None)
+            if prof is None:
+                effs.append(td("not run"))
+                longest.append(td("—"))
+                continue
+            eff = prof.effective_length
+            text = fmt_tokens(eff) if eff is not None else "below shortest"
+            if fam in v.intervals:
+                lo, hi = v.intervals[fam]
+                text += f" [{fmt_tokens(lo) if lo else '<min'}–{fmt_tokens(hi) if hi else '<min'}]"
+            cleared = eff is not None
+            effs.append(f'<td class="num"><b style="color:{"#1a7a3c" if cleared else "#b2182b"}">{esc(text)}</b></td>')
+            last = max(prof.lengths, key=lambda s: s.length)
+            mark = "" if clears(last.mean, prof.threshold) else " ✗"
+            longest.append(score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_tokens(last.length)}{mark}"))
+        rows.append([td(fam), *effs, *longest])
+    note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
+            "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
+                                                 "No interval is computed for the effective length in this report."))
+    return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True)
+            + f'<p class="note">{esc(note)}</p>' + _legend() + "</section>")
+
+
+def _legend() -> str:
+    from ctxprobe.report.html_parts import accuracy_colours
+
+    stops = "".join(f'<span style="background:{accuracy_colours(x / 10)[0]}"></span>' for x in range(11))
+    return f'<p class="legend note">accuracy colour scale: 0 {stops} 1</p>'
+
+
+def _all_families(views: list[RunView], png_dir: Path) -> str:
+    from ctxprobe.report.plots_multi import all_families_png
+
+    figures = []
+    for v in views:
+        if not v.profiles:
+            continue
+        path = all_families_png(v.profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
+        figures.append(f'<figure>{img(path, "all families, " + v.label)}<figcaption>{esc(v.label)}: every family '
+                       "on one chart; ring = effective length; dashed red = threshold.</figcaption></figure>")
+    return ('<section id="all-families"><h2>All families: accuracy vs length</h2>'
+            f'<div class="grid">{"".join(figures)}</div></section>')

@@ -1,0 +1,302 @@
+"""``documents``: the user's own natural cases, placed at a depth inside filler.
+
+Synthetic needles say how far a model can retrieve planted facts; teams also need to know
+how it does on *their* documents. Parameters:
+
+- ``docs``: a folder of ``.txt`` / ``.md`` documents (searched recursively, hidden folders
+  skipped); a document is named by its path relative to that folder, e.g. ``faq.md``.
+- ``qa``: a JSONL file, one case per line:
+  ``{"document": "faq.md", "question": "...", "answer": "...", "aliases": ["..."]}``
+  (``aliases`` optional; blank lines ignored; any other key, bad JSON or an unknown
+  document is a one-line error naming the file and line number).
+- ``match`` (default ``contains``): ``contains`` = a normalised answer or alias occurs in
+  the normalised output as whole words; ``exact`` = the normalised output equals one.
+- ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
+  ``--haystack`` folder), or ``other-documents``: sentences of the other documents in
+  ``docs``. Either way, filler sentences containing the answer or an alias are dropped.
+
+Normalisation (SQuAD-style): lowercase; punctuation and symbols deleted (``3,000`` → ``3000``,
+``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed; whitespace
+collapsed.
+
+Case selection: repetition ``r`` asks question ``r mod n`` of the ``n`` lines of the QA
+file, in file order; so ``reps = n`` covers every question once, and every depth and
+length of a repetition asks the same question over the same filler (a paired design).
+
+The document is one block at the cell's depth (at a sentence boundary of the filler); its
+blank lines become single newlines so the prompt keeps its instruction / text / question
+paragraphs. Paths are relative to the current directory.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import random
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
+from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
+from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.tokenizers.base import Message
+
+INSTRUCTION = (
+    "A long text follows. Somewhere in it is a document that answers the question at the "
+    "end; the rest of the text is unrelated."
+)
+QUESTION = "Question: {question} Answer as briefly as possible."
+SUFFIXES = (".txt", ".md")
+QA_KEYS = frozenset({"document", "question", "answer", "aliases"})
+MIN_FILLER_SENTENCES = 20
+
+
+class DocumentsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    docs: str = Field(description="folder of .txt/.md documents")
+    qa: str = Field(description="JSONL file of {document, question, answer, aliases}")
+    match: Literal["contains", "exact"] = "contains"
+    filler: Literal["haystack", "other-documents"] = "haystack"
+
+
+@dataclass(frozen=True)
+class QAItem:
+    document: str
+    question: str
+    answer: str
+    aliases: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class DocumentSet:
+    documents: dict[str, str]  # relative name → prepared text
+    items: tuple[QAItem, ...]
+    digest: str  # sha256 of every document and the QA file: what the results depend on
+
+
+_PUNCT = re.compile(r"[^\w\s]|_")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, delete punctuation, drop articles, collapse whitespace (module docstring)."""
+    text = _PUNCT.sub("", text.lower())
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def contains_answer(output: str, answer: str) -> bool:
+    return f" {normalize_answer(answer)} " in f" {normalize_answer(output)} "
+
+
+def prepare_document(text: str) -> str:
+    """Blank lines → single newlines, so a document never splits the prompt's paragraphs."""
+    lines = [line.rstrip() for line in text.strip().splitlines()]
+    return "\n".join(line for line in lines if line.strip())
+
+
+def _document_files(root: Path) -> list[Path]:
+    return sorted((p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()
+                   and not any(part.startswith(".") for part in p.relative_to(root).parts)),
+                  key=lambda p: p.relative_to(root).as_posix())
+
+
+def _read_documents(root: Path) -> dict[str, str]:
+    shown = repr(str(root))
+    if not root.is_dir():
+        raise CtxprobeError(f"documents folder {shown} does not exist or is not a folder; pass docs: a folder of .txt/.md files")
+    docs: dict[str, str] = {}
+    for path in _document_files(root):
+        try:
+            docs[path.relative_to(root).as_posix()] = prepare_document(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError as err:
+            raise CtxprobeError(f"cannot read document {str(path)!r}: {err.strerror or err}") from None
+    if not docs:
+        raise CtxprobeError(f"documents folder {shown} has no .txt or .md files")
+    return docs
+
+
+def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem:
+    where = f"{path} line {n}"
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise CtxprobeError(f"{where}: not valid JSON ({err.msg}); each line must be one JSON object") from None
+    if not isinstance(obj, dict):
+        raise CtxprobeError(f"{where}: expected a JSON object with document, question, answer")
+    unknown = sorted(set(obj) - QA_KEYS)
+    if unknown:
+        raise CtxprobeError(f"{where}: unknown key '{unknown[0]}' (accepted: aliases, answer, document, question)")
+    for key in ("document", "question", "answer"):
+        if not isinstance(obj.get(key), str) or not obj[key].strip():
+            raise CtxprobeError(f"{where}: '{key}' must be a non-empty string")
+    aliases = obj.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise CtxprobeError(f"{where}: 'aliases' must be a list of non-empty strings")
+    if obj["document"] not in documents:
+        raise CtxprobeError(f"{where}: document '{obj['document']}' is not in the documents folder")
+    for value in (obj["answer"], *aliases):
+        if not normalize_answer(value):
+            raise CtxprobeError(f"{where}: answer or alias {value!r} is empty once normalised")
+    question = " ".join(obj["question"].split())  # one paragraph: the question ends the prompt
+    return QAItem(obj["document"], question, obj["answer"].strip(), tuple(a.strip() for a in aliases), n)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(docs: str, qa: str, _stamp: tuple[float, ...]) -> DocumentSet:
+    documents = _read_documents(Path(docs))
+    path = Path(qa)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CtxprobeError(f"cannot read QA file {qa!r}: {err.strerror or err}") from None
+    items = tuple(_qa_item(path, n, line, documents)
+                  for n, line in enumerate(raw.splitlines(), start=1) if line.strip())
+    if not items:
+        raise CtxprobeError(f"QA file {qa!r} has no questions; add JSONL lines with document, question, answer")
+    h = hashlib.sha256(raw.encode())
+    for name in sorted(documents):
+        h.update(f"\x00{name}\x00{documents[name]}".encode())
+    return DocumentSet(documents, items, h.hexdigest()[:16])
+
+
+def load_documents(docs: str, qa: str) -> DocumentSet:
+    """The documents and questions (cached until a file changes)."""
+    stamp = []
+    for p in (Path(docs), Path(qa)):
+        try:
+            stamp.append(p.stat().st_mtime)
+        except OSError:
+            stamp.append(-1.0)
+    return _load(str(Path(docs).expanduser().resolve()), str(Path(qa).expanduser()), tuple(stamp))
+
+
+def documents_fingerprint(params: dict[str, object]) -> str:
+    """Digest of the documents and QA file, for a run identity that changes with them."""
+    p = DocumentsParams.model_validate(params)
+    return load_documents(p.docs, p.qa).digest
+
+
+def _other_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
+    sentences = [s for name, text in doc_set.documents.items() if name != exclude
+                 for para in text.split("\n") for s in split_sentences(para) if is_clean_sentence(s)]
+    if len(sentences) < MIN_FILLER_SENTENCES:
+        raise CtxprobeError(
+            f"filler 'other-documents' needs at least {MIN_FILLER_SENTENCES} sentences outside '{exclude}' "
+            f"(found {len(sentences)}); add documents or use filler: haystack")
+    i = random.Random(seed).randrange(len(sentences))
+    while True:
+        yield sentences[i % len(sentences)]
+        i += 1
+
+
+def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterator[str]:
+    """Filler never states the answer: a sentence containing it (normalised) is skipped."""
+    for sentence in source:
+        if not any(contains_answer(sentence, a) for a in answers):
+            yield sentence
+
+
+def render(haystack: str, question: str) -> list[Message]:
+    return [{"role": "user", "content": f"{INSTRUCTION}\n\n{haystack}\n\n{QUESTION.format(question=question)}"}]
+
+
+class Documents:
+    name = "documents"
+    params_model = DocumentsParams
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self.ctx = ctx
+        self._pools: OrderedDict[int, FillerPool] = OrderedDict()
+        self._checked: set[tuple[str, int]] = set()
+
+    def _pool(self, group_seed: int, doc_set: DocumentSet, item: QAItem, params: DocumentsParams) -> FillerPool:
+        pool = self._pools.get(group_seed)
+        if pool is None:
+            if params.filler == "other-documents":
+                source = _other_documents(doc_set, item.document, group_seed)
+            else:
+                source = filler_source(self.ctx.haystack, group_seed)
+            pool = FillerPool(_without_answers(source, (item.answer, *item.aliases)), self.ctx.tokenizer)
+            self._pools[group_seed] = pool
+            while len(self._pools) > 4:
+                self._pools.popitem(last=False)
+        self._pools.move_to_end(group_seed)
+        return pool
+
+    def _check_budget(self, doc_set: DocumentSet, length: int) -> None:
+        """Every document must fit the length, checked once per length so the sweep's
+        preflight (which builds the shortest case) refuses before anything is sent."""
+        if (doc_set.digest, length) in self._checked:
+            return
+        tok = self.ctx.tokenizer
+        doc_tokens = {name: tok.count(" " + text) for name, text in doc_set.documents.items()}
+        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + tok.count_chat(render("", it.question)))
+        needed = doc_tokens[worst.document] + tok.count_chat(render("", worst.question))
+        if needed > length:
+            raise CtxprobeError(
+                f"document '{worst.document}' needs {needed} tokens with its prompt, more than length {length}; "
+                f"use lengths of at least {needed} or a shorter document")
+        self._checked.add((doc_set.digest, length))
+
+    def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
+        assert isinstance(params, DocumentsParams)
+        doc_set = load_documents(params.docs, params.qa)
+        self._check_budget(doc_set, cell.length)
+        item = doc_set.items[rep % len(doc_set.items)]
+        doc = doc_set.documents[item.document]
+        group_seed = derive_seed(seed, self.name, doc_set.digest, cell.length, rep)
+        tok = self.ctx.tokenizer
+        pool = self._pool(group_seed, doc_set, item, params)
+        try:
+            packed = pack(tok, lambda h: render(h, item.question), pool, [Insert(doc, cell.depth, "target")], cell.length)
+        except LengthTooShort as err:
+            raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
+                                f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
+        answers = (item.answer, *item.aliases)
+        filler_text = packed.haystack.replace(doc, "", 1)
+        leaks = [a for a in answers if contains_answer(filler_text, a)]
+        if leaks:
+            raise CtxprobeError(f"documents case generation check failed: answer {leaks[0]!r} occurs outside its document")
+        pos = find_subsequence(packed.prompt_ids, tok.encode(" " + doc))
+        if pos is None:
+            pos = find_subsequence(packed.prompt_ids, tok.encode(doc))
+        rest = packed.haystack_tokens - tok.count(" " + doc)
+        realised = packed.insert_offsets[0] / rest if rest > 0 else 0.0
+        evidence = [s for para in doc.split("\n") for s in split_sentences(para)
+                    if any(contains_answer(s, a) for a in answers)]
+        return Case(
+            cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
+            expected=[item.answer],
+            meta={
+                "document": item.document, "qa_line": item.line, "question": item.question,
+                "aliases": list(item.aliases), "match": params.match,
+                "answer_in_document": bool(evidence), "overlap": evidence_overlap(item.question, evidence),
+                "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
+                "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
+            },
+            token_count=packed.token_count, needle_token_pos=pos, realised_depth=round(realised, 6),
+            prompt_ids=packed.prompt_ids,
+        )
+
+    def score(self, case: Case, output: str) -> Scored:
+        answers = [*case.expected, *case.meta.get("aliases", [])]
+        norm = normalize_answer(output)
+        exact = next((a for a in answers if normalize_answer(a) == norm), None)
+        contained = next((a for a in answers if contains_answer(output, a)), None)
+        hit = exact if case.meta.get("match") == "exact" else contained
+        detail = {"exact": exact is not None, "contains": contained is not None}
+        if hit is not None:
+            return Scored(1.0, "correct", {**detail, "matched": hit})
+        return Scored(0.0, classify_miss(output), detail)

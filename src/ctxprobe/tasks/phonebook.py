@@ -1,0 +1,309 @@
+"""``phonebook``: multi-query associative recall (the published "phone book" experiment).
+
+A book of M entries ``name : (xxx) xxx-xxxx`` (15 random lowercase letters, 10 random
+digits; names and numbers unique), split into N equal bins (sizes differ by at most one
+entry); one random name per bin is asked for, all N in one user message. Each needle is
+scored on its own (:mod:`ctxprobe.tasks.phonebook_score`); the case score is the fraction
+of needles answered with the right number, and the per-needle results go to the response
+detail for the per-bin analysis (:mod:`ctxprobe.analysis.phonebook`).
+
+How the experiment maps onto the grid (Cell(family, length, depth) × rep):
+
+- ``length`` is M: with ``unit: tokens`` (default) a token budget, and M is solved so the
+  templated prompt is the largest that fits it (within one entry); with ``unit: entries``
+  it is the number of entries itself (then the prompt's tokens are whatever they are).
+- ``depth`` is unused: run phonebook with the single depth 0 (other depths are refused).
+- ``rep`` carries run × N × shard: ``rep = (run * len(needles) + i) * shards + shard``
+  with N = ``needles[i]``; so ``reps = runs * len(needles) * shards`` (see
+  :func:`ctxprobe.tasks.phonebook_grid.phonebook_spec`). The book depends only on
+  (seed, length, run): every N, shard and prompt layout of a run asks about the same book,
+  which pairs them (NOI, layout comparisons). In token mode M is solved per prompt, so
+  layouts and N may differ by a few entries at the end of the book.
+
+Layout variants (params): ``book_in`` system|user, ``system_role`` (False: the system text
+opens the first user message), ``repeat_instructions`` (instructions again right before
+the question), ``examples`` (worked question/answer turns about other names of the book),
+``shards`` (the same N questions asked against k contiguous sub-books, one request each;
+the analysis merges them and scores against the one long book).
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections import OrderedDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack.packer import count_many
+from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.phonebook_score import book_numbers, case_outcome, format_number, needle_outcome, parse_reply
+from ctxprobe.tokenizers.base import Message
+
+#: The published system prompt (its "…" is written out as the list it stands for).
+SYSTEM_PROMPT = (
+    "You are a phone book assistant. You can help users find phone numbers for people. "
+    "You will be given one or more name(s), and you should respond with the corresponding phone number(s). "
+    "Return each name and phone number pair on a new line, in this format:\n"
+    "NAME_1 : PHONE_NUMBER_1\nNAME_2 : PHONE_NUMBER_2\n...\n"
+    "If you don't have the phone number for a given name, respond with 'NOT_FOUND' as the phone number."
+)
+BOOK_HEADER = "# Phone book"
+QUESTION = "Please find phone numbers for these names: {names}"
+NAME_LETTERS = 15
+_MAX_ROUNDS = 16
+
+
+class PhonebookParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    unit: Literal["tokens", "entries"] = Field("tokens", description="what the sweep's lengths count")
+    needles: list[int] = Field(default_factory=lambda: [10], description="N values; reps cycle through them")
+    system_prompt: str = Field(SYSTEM_PROMPT, description="instruction wording (default: as published)")
+    question: str = Field(QUESTION, description="question wording; must contain {names}")
+    system_role: bool = Field(True, description="False: the system text opens the first user message")
+    book_in: Literal["system", "user"] = "system"
+    repeat_instructions: bool = False
+    examples: int = Field(0, ge=0, le=5, description="worked question/answer turns before the question")
+    shards: int = Field(1, ge=1, le=64, description="ask the N names against k sub-books, one request each")
+
+    @field_validator("needles")
+    @classmethod
+    def _needles(cls, v: list[int]) -> list[int]:
+        if not v or any(n < 1 for n in v) or len(set(v)) != len(v):
+            raise ValueError("needles must be distinct positive counts, e.g. [10, 50, 100]")
+        return v
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, v: str) -> str:
+        if "{names}" not in v or "\n\n" in v:
+            raise ValueError("the question must contain {names} and be one paragraph")
+        return v
+
+
+def decode_rep(rep: int, params: PhonebookParams) -> tuple[int, int, int]:
+    """``rep`` → (run, N, shard); see the module docstring."""
+    q, shard = divmod(rep, params.shards)
+    run, i = divmod(q, len(params.needles))
+    return run, params.needles[i], shard
+
+
+def bin_bounds(m: int, n: int) -> list[tuple[int, int]]:
+    """N contiguous bins over M entries whose sizes differ by at most one."""
+    return [(b * m // n, (b + 1) * m // n) for b in range(n)]
+
+
+class _Book:
+    """The seeded stream of entries of one (seed, length, run); extended on demand."""
+
+    def __init__(self, seed: int, tokenizer: object | None) -> None:
+        self._rng = random.Random(seed)
+        self._tokenizer = tokenizer
+        self.names: list[str] = []
+        self.digits: list[str] = []
+        self.prefix: list[int] = [0]  # summed token counts of "\n" + line
+        self._taken_names: set[str] = set()
+        self._taken_numbers: set[str] = set()
+
+    def line(self, i: int) -> str:
+        return f"{self.names[i]} : {format_number(self.digits[i])}"
+
+    def extend(self, n: int) -> None:
+        start = len(self.names)
+        while len(self.names) < n:
+            name = "".join(self._rng.choices(string.ascii_lowercase, k=NAME_LETTERS))
+            number = "".join(self._rng.choices(string.digits, k=10))
+            if name in self._taken_names or number in self._taken_numbers:
+                continue
+            self._taken_names.add(name)
+            self._taken_numbers.add(number)
+            self.names.append(name)
+            self.digits.append(number)
+        if self._tokenizer is not None and len(self.names) > start:
+            counts = count_many(self._tokenizer, ["\n" + self.line(i) for i in range(start, len(self.names))])
+            for c in counts:
+                self.prefix.append(self.prefix[-1] + c)
+
+    def fit(self, budget: int) -> int:
+        """Largest M whose entries' summed counts are within ``budget`` tokens."""
+        while self.prefix[-1] <= budget:
+            self.extend(len(self.names) + 256)
+        lo, hi = 0, len(self.prefix) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.prefix[mid] <= budget else (lo, mid - 1)
+        return lo
+
+    def fresh_name(self, rng: random.Random) -> str:
+        """A name in no entry of the book (for the absent name of a worked example)."""
+        while True:
+            name = "".join(rng.choices(string.ascii_lowercase, k=NAME_LETTERS))
+            if name not in self._taken_names:
+                return name
+
+
+def render(p: PhonebookParams, lines: list[str], names: list[str],
+           examples: list[tuple[list[str], list[str]]]) -> list[Message]:
+    """The chat for one prompt: book, optional worked examples, the question."""
+    book = BOOK_HEADER + "".join("\n" + line for line in lines)
+    system = p.system_prompt + ("\n\n" + book if p.book_in == "system" else "")
+    question = p.question.format(names=", ".join(names))
+    if p.repeat_instructions:
+        question = p.system_prompt + "\n\n" + question
+    users = [p.question.format(names=", ".join(q)) for q, _ in examples] + [question]
+    if p.book_in == "user":
+        users[0] = book + "\n\n" + users[0]
+    if not p.system_role:
+        users[0] = system + "\n\n" + users[0]
+    messages: list[Message] = [{"role": "system", "content": system}] if p.system_role else []
+    for i, user in enumerate(users):
+        messages.append({"role": "user", "content": user})
+        if i < len(examples):
+            messages.append({"role": "assistant", "content": "\n".join(examples[i][1])})
+    return messages
+
+
+class Phonebook:
+    name = "phonebook"
+    params_model = PhonebookParams
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self.ctx = ctx
+        self._books: OrderedDict[tuple[int, bool], _Book] = OrderedDict()
+
+    def _book(self, seed: int, counted: bool) -> _Book:
+        key = (seed, counted)
+        book = self._books.get(key)
+        if book is None:
+            book = self._books[key] = _Book(seed, self.ctx.tokenizer if counted else None)
+            while len(self._books) > 3:
+                self._books.popitem(last=False)
+        self._books.move_to_end(key)
+        return book
+
+    def _choose(self, book: _Book, m: int, n: int, qseed: int, n_examples: int
+                ) -> tuple[list[int], list[tuple[list[str], list[str]]]]:
+        """Queried entry per bin, and worked examples about other names; fixed by (qseed, M)."""
+        rng = random.Random(qseed)
+        picks = [rng.randrange(lo, hi) for lo, hi in bin_bounds(m, n)]
+        others = sorted(set(range(m)) - set(picks)) if n_examples else []
+        if len(others) < 2 * n_examples:
+            raise CtxprobeError(f"phonebook: {m} entries are too few for {n} needles and {n_examples} examples")
+        examples: list[tuple[list[str], list[str]]] = []
+        for i, j in zip(*[iter(rng.sample(others, 2 * n_examples))] * 2):
+            absent = book.fresh_name(rng)
+            asked = [book.names[i], absent, book.names[j]]
+            examples.append((asked, [book.line(i), f"{absent} : NOT_FOUND", book.line(j)]))
+        return picks, examples
+
+    def _prompt(self, p: PhonebookParams, book: _Book, m: int, n: int, qseed: int,
+                shard: tuple[int, int] | None = None) -> tuple[list[Message], list[int]]:
+        picks, examples = self._choose(book, m, n, qseed, p.examples)
+        lo, hi = shard or (0, m)
+        lines = [book.line(i) for i in range(lo, hi)]
+        return render(p, lines, [book.names[i] for i in picks], examples), picks
+
+    def _solve(self, p: PhonebookParams, book: _Book, target: int, n: int, qseed: int) -> int:
+        """Largest M (within one entry) whose full, unsharded prompt fits ``target`` tokens."""
+        tok = self.ctx.tokenizer
+        book.extend(n)
+        fixed = tok.count_chat(self._prompt(p, book, n, n, qseed)[0]) - book.prefix[n]
+        m = max(n, book.fit(target - fixed))
+        best: int | None = None
+        tried: set[int] = set()
+        for _ in range(_MAX_ROUNDS):
+            tried.add(m)
+            actual = tok.count_chat(self._prompt(p, book, m, n, qseed)[0])
+            if actual <= target:
+                best = max(best or 0, m)
+                book.extend(m + 1)
+                gap = target - actual
+                if gap < book.prefix[m + 1] - book.prefix[m]:
+                    break
+                nxt = max(m + 1, book.fit(book.prefix[m] + gap))
+            else:
+                nxt = m - 1
+                while nxt > n and book.prefix[m] - book.prefix[nxt] < actual - target:
+                    nxt -= 1
+                if nxt < n:
+                    break
+            if nxt in tried:
+                break
+            m = nxt
+        if best is None:
+            raise CtxprobeError(
+                f"phonebook: length {target} tokens cannot hold {n} entries with {n} needles; "
+                "use longer lengths or fewer needles")
+        return best
+
+    def generate(self, cell: Cell, rep: int, *, seed: int, params: PhonebookParams) -> Case:
+        p = params
+        if cell.depth != 0:
+            raise CtxprobeError("phonebook has no evidence depth (needles sit in every bin): use --depths 0")
+        run, n, shard = decode_rep(rep, p)
+        book_seed = derive_seed(seed, self.name, cell.length, run)
+        qseed = derive_seed(book_seed, "queries", n)
+        book = self._book(book_seed, counted=p.unit == "tokens")
+        if p.unit == "entries":
+            m = cell.length
+            if m < n:
+                raise CtxprobeError(f"phonebook: {m} entries cannot hold {n} needles (one per bin)")
+            book.extend(m)
+        else:
+            m = self._solve(p.model_copy(update={"shards": 1}), book, cell.length, n, qseed)
+        sub = (shard * m // p.shards, (shard + 1) * m // p.shards)
+        messages, picks = self._prompt(p, book, m, n, qseed, sub if p.shards > 1 else None)
+        names = [book.names[i] for i in picks]
+        self._check(messages, book, m, names, sub)
+        ids = self.ctx.tokenizer.encode_chat(messages)
+        return Case(
+            cell=cell, rep=rep, seed=book_seed, messages=messages,
+            expected=[format_number(book.digits[i]) for i in picks],
+            meta={
+                "unit": p.unit, "entries": m, "needles": n, "run": run, "shard": shard, "shards": p.shards,
+                "shard_range": list(sub), "names": names, "indices": picks,
+                "bins": [list(b) for b in bin_bounds(m, n)],
+                "layout": {"book_in": p.book_in, "system_role": p.system_role,
+                           "repeat_instructions": p.repeat_instructions, "examples": p.examples},
+            },
+            token_count=len(ids), prompt_ids=ids,
+        )
+
+    @staticmethod
+    def _check(messages: list[Message], book: _Book, m: int, names: list[str], sub: tuple[int, int]) -> None:
+        """Every queried name is in the book once and asked once; its number occurs once.
+        A failure is a generation bug, not a user error: fail loudly."""
+        text = "\n".join(m_["content"] for m_ in messages)
+        index = {name: i for i, name in enumerate(book.names[:m])}
+        problems = []
+        for name in names:
+            i = index[name]
+            in_prompt = 2 if sub[0] <= i < sub[1] else 1
+            if text.count(name) != in_prompt or text.count(format_number(book.digits[i])) != in_prompt - 1:
+                problems.append(name)
+        if problems:
+            raise CtxprobeError("phonebook generation check failed for " + ", ".join(problems))
+
+    def score(self, case: Case, output: str) -> Scored:
+        names: list[str] = case.meta["names"]
+        lo, hi = case.meta.get("shard_range", [0, case.meta["entries"]])
+        m = case.meta["entries"]
+        numbers = book_numbers(case.messages)
+        answers = parse_reply(output, names)
+        needles = []
+        for b, (name, index, expected) in enumerate(zip(names, case.meta["indices"], case.expected)):
+            in_shard = lo <= index < hi
+            want = "".join(ch for ch in expected if ch.isdigit()) if in_shard else None
+            answer = answers[name]
+            needles.append({
+                "name": name, "bin": b, "index": index, "pos": round((index + 0.5) / m, 6),
+                "outcome": needle_outcome(answer, want, numbers), "returned": answer.number,
+                "answered": answer.status, "in_shard": in_shard,
+            })
+        outcomes = [d["outcome"] for d in needles]
+        n_correct = outcomes.count("correct")
+        return Scored(n_correct / len(needles), case_outcome(outcomes, output),
+                      {"needles": needles, "n_correct": n_correct})

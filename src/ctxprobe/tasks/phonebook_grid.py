@@ -1,0 +1,88 @@
+"""The M × N × runs grid of the phone-book experiment as an ordinary sweep spec.
+
+``ctxprobe phonebook --model … --entries 1k,5k --needles 10,50,100 --runs 20`` is
+``run_sweep(phonebook_spec(model=…, entries=["1k", "5k"], needles=[10, 50, 100], runs=20))``:
+the result is stored like any run (same run identity rules, resumable).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec import Spec, make_spec, parse_length
+
+#: Output tokens allowed per asked name: one ``name : (xxx) xxx-xxxx`` line is ~25 tokens
+#: with SmolLM2's tokenizer; the margin covers chattier tokenizers and a preamble.
+TOKENS_PER_NEEDLE = 32
+_ENTRIES_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+
+
+def parse_entries(value: str | int) -> int:
+    """Entry counts are decimal, as in the original (``1k`` = 1,000 entries, not 1,024)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    else:
+        m = _ENTRIES_RE.match(str(value))
+        if not m:
+            raise CtxprobeError(f"bad entry count {value!r}: use a number such as 1000, 1k or 1.5k")
+        n = round(float(m.group(1)) * {"": 1, "k": 1000, "m": 1_000_000}[m.group(2).lower()])
+    if n <= 0:
+        raise CtxprobeError(f"bad entry count {value!r}: entry counts must be positive")
+    return n
+
+
+def phonebook_spec(
+    *,
+    model: str,
+    entries: Sequence[int | str] | None = None,
+    lengths: Sequence[int | str] | None = None,
+    needles: Sequence[int] = (10, 50, 100),
+    runs: int = 20,
+    seed: int = 0,
+    tokenizer: str | None = None,
+    layout: Mapping[str, Any] | None = None,
+    temperature: float = 0.0,
+    max_tokens: int | None = None,
+    **spec_fields: Any,
+) -> Spec:
+    """A validated sweep spec for the phone-book grid.
+
+    Exactly one of ``entries`` (M as entry counts, decimal k) or ``lengths`` (M solved to a
+    token budget, ``1k`` = 1,024 tokens) is given. ``layout`` holds the family's layout
+    params (``book_in``, ``system_role``, ``repeat_instructions``, ``examples``, ``shards``,
+    ``system_prompt``, ``question``). ``max_tokens`` defaults to room for the largest N.
+    Other keyword arguments are Spec fields (``concurrency``, ``timeout``, ``haystack`` …).
+    """
+    if (entries is None) == (lengths is None):
+        raise CtxprobeError("phonebook: give either --entries (M in entries) or --lengths (M as a token budget)")
+    if runs < 1:
+        raise CtxprobeError("phonebook: --runs must be at least 1")
+    ns = [int(n) for n in needles]
+    params: dict[str, Any] = {**(layout or {}), "needles": ns}
+    if entries is not None:
+        params["unit"] = "entries"
+        grid = sorted({parse_entries(e) for e in entries})
+    else:
+        params["unit"] = "tokens"
+        grid = sorted({parse_length(x) for x in lengths or []})
+    too_small = [m for m in grid if params["unit"] == "entries" and m < max(ns)]
+    if too_small:
+        raise CtxprobeError(f"phonebook: {too_small[0]} entries cannot hold {max(ns)} needles (one per bin)")
+    shards = int(params.get("shards", 1))
+    data: dict[str, Any] = {
+        "model": model, "families": {"phonebook": params}, "lengths": grid, "depths": [0.0],
+        "reps": runs * len(ns) * shards, "seed": seed,
+        "decoding": {"temperature": temperature,
+                     "max_tokens": max_tokens or min(32768, TOKENS_PER_NEEDLE * max(ns) + 32)},
+        **spec_fields,
+    }
+    if tokenizer is not None:
+        data["tokenizer"] = tokenizer
+    spec = make_spec(data)
+    from ctxprobe.tasks import validate_params
+
+    validate_params("phonebook", params)
+    return spec
