@@ -28,7 +28,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
 from ctxprobe.analysis.rows import ResultRow
@@ -37,6 +37,8 @@ from ctxprobe.errors import CtxprobeError
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85
 DEFAULT_RESAMPLES = 2000
+
+_Num = TypeVar("_Num", int, float)
 
 #: Sort key for "no effective length" (fails at the shortest length): below every length.
 _NONE = -1
@@ -186,7 +188,7 @@ def format_effective_length(point: int | None, lo: int | None, hi: int | None, c
     return f"effective length {label(point)} ({confidence * 100:g}%: {label(lo)}–{label(hi)})"
 
 
-def quantile(sorted_values: Sequence[int], q: float) -> int:
+def quantile(sorted_values: Sequence[_Num], q: float) -> _Num:
     """Inverted-CDF quantile: always a value that occurred (lengths are discrete)."""
     if not sorted_values:
         raise ValueError("no values")

@@ -9,7 +9,8 @@ The Messages API takes the system prompt as a separate ``system`` parameter, so 
 messages are lifted out of the list. Extended thinking (``?thinking=N``, N ≥ 1024 per the
 API) is sent as ``thinking={"type": "enabled", "budget_tokens": N}`` with
 ``max_tokens = answer budget + N``; the API then requires the default temperature, so
-``temperature`` is not sent. ``thinking`` blocks come back apart from ``text`` blocks and
+``temperature`` is not sent (nor with SDKs whose ``create`` no longer takes it).
+``?effort=low|medium|high|xhigh|max`` is sent as ``output_config.effort``. ``thinking`` blocks come back apart from ``text`` blocks and
 are stored as reasoning.
 """
 
@@ -131,9 +132,19 @@ class AnthropicProvider:
             body["system"] = system
         if budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        else:
+        elif self._sdk_takes_temperature():
             body["temperature"] = request.temperature
+        if self.options.effort is not None:
+            body["output_config"] = {"effort": self.options.effort}
         return body
+
+    def _sdk_takes_temperature(self) -> bool:
+        """Recent SDKs dropped sampling parameters (the models no longer take them);
+        older ones need temperature=0 for greedy decoding. Ask the SDK's signature."""
+        import inspect
+
+        create = self._sdk.resources.messages.AsyncMessages.create
+        return "temperature" in inspect.signature(create).parameters
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_for_loop()

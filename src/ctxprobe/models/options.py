@@ -50,7 +50,7 @@ class OpenAIOptions(ProviderOptions):
 
 
 class AnthropicOptions(ProviderOptions):
-    pass
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
 
 
 class GeminiOptions(ProviderOptions):

@@ -227,33 +227,32 @@ def _metadata(views: list[RunView]) -> str:
 
 
 def _profile(views: list[RunView]) -> str:
+    """One row per (family, run): stays narrow at laptop width however many runs are given."""
     families = sorted({p.family for v in views for p in v.profiles})
-    headers = ["family", *[f"{v.label}: effective length" for v in views],
-               *[f"{v.label}: accuracy at longest length" for v in views]]
     rows = []
     for fam in families:
-        effs, longest = [], []
         for v in views:
             prof = next((p for p in v.profiles if p.family == fam), None)
             if prof is None:
-                effs.append(td("not run"))
-                longest.append(td("—"))
+                rows.append([td(fam), td(v.label), td("not run"), td("—"), td("—")])
                 continue
             eff = prof.effective_length
+            colour = "#1a7a3c" if eff is not None else "#b2182b"
             text = fmt_tokens(eff) if eff is not None else "below shortest"
+            interval = "not computed"
             if fam in v.intervals:
                 lo, hi = v.intervals[fam]
-                text += f" [{fmt_tokens(lo) if lo else '<min'}–{fmt_tokens(hi) if hi else '<min'}]"
-            cleared = eff is not None
-            effs.append(f'<td class="num"><b style="color:{"#1a7a3c" if cleared else "#b2182b"}">{esc(text)}</b></td>')
+                interval = f"{fmt_tokens(lo) if lo is not None else '< shortest'} – {fmt_tokens(hi) if hi is not None else '< shortest'}"
             last = max(prof.lengths, key=lambda s: s.length)
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
-            longest.append(score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_tokens(last.length)}{mark}"))
-        rows.append([td(fam), *effs, *longest])
+            rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',
+                         td(interval, "num"),
+                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_tokens(last.length)}{mark}")])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
-    return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True)
+    headers = ["family", "run", "effective length", "interval", "accuracy at longest length"]
+    return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True, cls="profile")
             + f'<p class="note">{esc(note)}</p>' + _legend() + "</section>")
 
 

@@ -120,6 +120,7 @@ th{background:var(--panel);font-weight:600;white-space:nowrap}
 td.num,td.acc{text-align:right;white-space:nowrap}td.acc{font-weight:600}
 caption{caption-side:top;text-align:left;color:var(--muted);padding:2px 0 6px;font-size:.85rem}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,440px),1fr));gap:14px;align-items:start}
+.wide{max-width:760px;margin:0 0 14px}
 figure{margin:0;background:#fff;border:1px solid var(--line);border-radius:6px;padding:6px}
 figure img{width:100%;height:auto;display:block}figcaption{font-size:.82rem;color:var(--muted);padding:4px 2px 0}
 .note{color:var(--muted);font-size:.88rem}

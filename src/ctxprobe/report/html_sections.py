@@ -61,7 +61,8 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> str:
     if len(present) > 1:
         path = runs_curve_png(family, [(v.label, p) for v, p in present],
                               png_dir / f"compare-{slug(family)}-curve.png")
-        parts.append(f'<div class="grid">{_figure(path, f"{family}: runs compared", "All runs on one chart: accuracy over all depths, Wilson 95% bands, ring = effective length.")}</div>')
+        caption = "All runs on one chart: accuracy over all depths, Wilson 95% bands, ring = effective length."
+        parts.append(f'<div class="wide">{_figure(path, f"{family}: runs compared", caption)}</div>')
     figures = []
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)

@@ -13,8 +13,11 @@ from ctxprobe.tasks.niah import Niah
 from ctxprobe.tasks.documents import Documents
 from ctxprobe.tasks.multihop import Multihop
 from ctxprobe.tasks.phonebook import Phonebook
+from ctxprobe.tasks.vartrack import Vartrack
+from ctxprobe.tasks.aggregation import Aggregation
 
-FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook}
+FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook,
+                             "vartrack": Vartrack, "aggregation": Aggregation}
 
 __all__ = [
     "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",

@@ -16,7 +16,8 @@ how it does on *their* documents. Parameters:
   ``docs``. Either way, filler sentences containing the answer or an alias are dropped.
 
 Normalisation (SQuAD-style): lowercase; punctuation and symbols deleted (``3,000`` → ``3000``,
-``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed; whitespace
+``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed (unless the
+text is nothing but articles, so a multiple-choice answer ``A`` survives); whitespace
 collapsed.
 
 Case selection: repetition ``r`` asks question ``r mod n`` of the ``n`` lines of the QA
@@ -92,8 +93,9 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 def normalize_answer(text: str) -> str:
     """Lowercase, delete punctuation, drop articles, collapse whitespace (module docstring)."""
-    text = _PUNCT.sub("", text.lower())
-    return " ".join(_ARTICLES.sub(" ", text).split())
+    words = _PUNCT.sub("", text.lower()).split()
+    kept = [w for w in words if not _ARTICLES.fullmatch(w)]
+    return " ".join(kept or words)  # an answer that is only an article ("A") stays itself
 
 
 def contains_answer(output: str, answer: str) -> bool:

@@ -209,9 +209,10 @@ class Phonebook:
     def _solve(self, p: PhonebookParams, book: _Book, target: int, n: int, qseed: int) -> int:
         """Largest M (within one entry) whose full, unsharded prompt fits ``target`` tokens."""
         tok = self.ctx.tokenizer
-        book.extend(n)
-        fixed = tok.count_chat(self._prompt(p, book, n, n, qseed)[0]) - book.prefix[n]
-        m = max(n, book.fit(target - fixed))
+        least = n + 2 * p.examples  # one entry per bin, two more per worked example
+        book.extend(least)
+        fixed = tok.count_chat(self._prompt(p, book, least, n, qseed)[0]) - book.prefix[least]
+        m = max(least, book.fit(target - fixed))
         best: int | None = None
         tried: set[int] = set()
         for _ in range(_MAX_ROUNDS):
@@ -226,9 +227,9 @@ class Phonebook:
                 nxt = max(m + 1, book.fit(book.prefix[m] + gap))
             else:
                 nxt = m - 1
-                while nxt > n and book.prefix[m] - book.prefix[nxt] < actual - target:
+                while nxt > least and book.prefix[m] - book.prefix[nxt] < actual - target:
                     nxt -= 1
-                if nxt < n:
+                if nxt < least:
                     break
             if nxt in tried:
                 break

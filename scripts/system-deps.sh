@@ -1,0 +1,24 @@
+#!/bin/sh
+# System packages the test suite needs beyond the Python venv.
+# - chromium: tests/test_html_report.py opens the HTML report in real headless Chromium
+#   (Debian's package; the tests skip with a message when it is absent).
+# Idempotent: installs only what is missing. Needs root (or sudo) and apt (Debian/Ubuntu).
+set -eu
+
+need=""
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
+
+if [ -z "$need" ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+else
+    SUDO=""
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "system-deps: please install:$need (no apt-get here)" >&2
+    exit 1
+fi
+$SUDO apt-get update
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y $need

@@ -1,0 +1,395 @@
+"""Paired comparison of two runs on the same seeded cases, and the regression gate.
+
+Two runs built from the same spec seed and tokenizer contain the *same prompts*, so every
+case is a matched pair: pairing removes the case-to-case variance (a hard case is hard for
+both models) and a few hundred cases detect differences an unpaired comparison would miss.
+
+Decisions made here, and why:
+
+- **Pairing**: by ``case_id`` over the cases both runs hold; every shared case must have
+  the same prompt hash, else the runs were built differently (other seed, tokenizer, chat
+  template, haystack) and pairing them would compare different questions -- refused, naming
+  the first mismatching case. Cases only one run holds are counted, not paired.
+- **Harness failures** (``error``, ``input_truncated``, or no response yet) are excluded
+  pairwise: if either side failed to measure a case, the pair says nothing.
+- **Binary outcome for McNemar**: success = full credit (score >= 1, i.e. ``correct``).
+  ctxprobe scores strictly; counting a half-right set answer as a success would hide the
+  very degradation (recall dropping from 1.0 to 0.6) a regression check exists to catch.
+  The mean difference and its bootstrap use the raw scores, so partial credit still counts
+  there. Strict niah scores are 0/1, where both views agree.
+- **McNemar's exact test**: the two-sided binomial test on the discordant pairs (b, c)
+  with p = 0.5 -- exact at the small counts of a cell, where the chi-square form is not.
+- **Multiple comparisons: Holm** (family-wise error), over every cell plus one pooled
+  test per family. A gate that fails builds must not blame a cell by chance in one of
+  fifteen cells; Holm bounds the chance of *any* false blame at alpha, under any
+  dependence between cells, and is uniformly more powerful than Bonferroni. (Benjamini-
+  Hochberg bounds only the expected share of false blames -- fine for exploration, too
+  loose for a red CI build.)
+- **Paired bootstrap**: resample pairs within cells (same stratification as bootstrap.py),
+  applying the same indices to both runs, for the mean difference and the effective-length
+  difference (a missing effective length counts as 0 tokens).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ctxprobe.analysis.bootstrap import (
+    DEFAULT_RESAMPLES,
+    StratifiedResampler,
+    Stratum,
+    ThresholdRule,
+    first_scored,
+    length_means,
+    quantile,
+    walk,
+)
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.tasks.case import HARNESS_OUTCOMES
+
+_FULL_CREDIT = 1.0 - 1e-9
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """What pairing needs from one stored case (``score`` None: not a measurement)."""
+
+    case_id: str
+    prompt_hash: str
+    family: str
+    length: int
+    depth: float
+    score: float | None
+    outcome: str | None
+
+
+@dataclass(frozen=True)
+class RunCases:
+    run_id: str
+    model: str
+    cases: dict[str, CaseResult]
+
+
+@dataclass(frozen=True)
+class Pair:
+    family: str
+    length: int
+    depth: float
+    a: float
+    b: float
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: binomial test of min(b, c) of b + c at p = 0.5.
+
+    Equals ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``: the null distribution is
+    symmetric, so "as or less likely than observed" is twice the smaller tail (capped at 1).
+    No discordant pair is no evidence: p = 1. Integer arithmetic keeps it exact at any n.
+    """
+    if b < 0 or c < 0:
+        raise ValueError("discordant counts must be >= 0")
+    n = b + c
+    if n == 0 or b == c:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm step-down adjusted p-values (reject i when adjusted[i] < alpha)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    """B against A on one cell (``depth`` None: all cells of the family pooled)."""
+
+    family: str
+    length: int | None
+    depth: float | None
+    n_pairs: int
+    mean_a: float | None
+    mean_b: float | None
+    a_only: int  # pairs A got fully right and B did not
+    b_only: int
+    p_value: float
+    p_adjusted: float = 1.0
+    significant: bool = False
+
+    @property
+    def diff(self) -> float | None:
+        """mean B - mean A on the raw scores."""
+        return None if self.mean_a is None or self.mean_b is None else self.mean_b - self.mean_a
+
+    @property
+    def label(self) -> str:
+        from ctxprobe.report.format import fmt_depth, fmt_tokens  # labels only; lazy
+
+        if self.length is None:
+            return f"{self.family} (all cells)"
+        return f"{self.family} L={fmt_tokens(self.length)} d={fmt_depth(self.depth or 0.0)}"
+
+
+@dataclass(frozen=True)
+class FamilyComparison:
+    family: str
+    pooled: CellComparison
+    cells: list[CellComparison]
+    mean_diff: float
+    mean_diff_ci: tuple[float, float]
+    effective_a: int | None
+    effective_b: int | None
+    effective_diff_ci: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    run_a: str
+    run_b: str
+    alpha: float
+    confidence: float
+    families: list[FamilyComparison]
+    n_paired: int
+    n_excluded: int  # shared cases left out: a harness failure or no response on either side
+    only_a: int
+    only_b: int
+    rule: ThresholdRule = field(default_factory=ThresholdRule)
+
+    def significant_cells(self) -> list[CellComparison]:
+        return [c for f in self.families for c in [*f.cells, f.pooled] if c.significant]
+
+    def verdict(self) -> str:
+        """One line: which run is better, with how many cells and the mean difference."""
+        sig = self.significant_cells()
+        worse = [c for c in sig if c.b_only < c.a_only]
+        better = [c for c in sig if c.b_only > c.a_only]
+        n_tests = sum(len(f.cells) + 1 for f in self.families)
+        diffs = "; ".join(_family_summary(f, self.confidence) for f in self.families)
+        where = f"{len(sig)} of {n_tests} tests significant at Holm alpha={self.alpha:g}"
+        if worse and better:
+            head = f"MIXED: {self.run_b} is worse than {self.run_a} in {len(worse)} and better in {len(better)}"
+        elif worse:
+            head = f"WORSE: {self.run_b} is significantly worse than {self.run_a}"
+        elif better:
+            head = f"BETTER: {self.run_b} is significantly better than {self.run_a}"
+        else:
+            head = f"NO SIGNIFICANT DIFFERENCE between {self.run_a} and {self.run_b}"
+        return f"{head} ({where}; {self.n_paired} paired cases; {diffs})"
+
+
+def _family_summary(f: FamilyComparison, confidence: float) -> str:
+    from ctxprobe.report.format import fmt_tokens  # labels only; lazy
+
+    def eff(v: int | None) -> str:
+        return fmt_tokens(v) if v is not None else "none"
+
+    lo, hi = f.effective_diff_ci
+    return (f"{f.family}: mean {f.mean_diff:+.3f} ({confidence * 100:g}%: {f.mean_diff_ci[0]:+.3f} to "
+            f"{f.mean_diff_ci[1]:+.3f}), effective length {eff(f.effective_a)} -> {eff(f.effective_b)} "
+            f"(difference {confidence * 100:g}%: {'+' if lo >= 0 else ''}{fmt_tokens(lo)} to "
+            f"{'+' if hi >= 0 else ''}{fmt_tokens(hi)})")
+
+
+def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
+    """(pairs, excluded, only in A, only in B); refuses runs whose shared cases differ."""
+    shared = sorted(a.cases.keys() & b.cases.keys())
+    if not shared:
+        raise CtxprobeError(
+            f"runs {a.run_id} and {b.run_id} share no case: compare runs of the same spec seed, "
+            "lengths, depths and tokenizer")
+    for case_id in shared:
+        if a.cases[case_id].prompt_hash != b.cases[case_id].prompt_hash:
+            raise CtxprobeError(
+                f"runs {a.run_id} and {b.run_id} hold different prompts for case {case_id}: they were not built "
+                "from the same seeded cases (seed, tokenizer, chat template or haystack differ); cannot pair them")
+    pairs: list[Pair] = []
+    excluded = 0
+    for case_id in shared:
+        ca, cb = a.cases[case_id], b.cases[case_id]
+        if _unmeasured(ca) or _unmeasured(cb):
+            excluded += 1
+            continue
+        pairs.append(Pair(ca.family, ca.length, ca.depth, float(ca.score), float(cb.score)))  # type: ignore[arg-type]
+    if not pairs:
+        raise CtxprobeError(
+            f"runs {a.run_id} and {b.run_id} have no case measured on both sides (all {excluded} shared cases "
+            "are harness failures or unanswered); resume the runs first")
+    return pairs, excluded, len(a.cases) - len(shared), len(b.cases) - len(shared)
+
+
+def _unmeasured(c: CaseResult) -> bool:
+    return c.score is None or c.outcome is None or c.outcome in HARNESS_OUTCOMES
+
+
+def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair]) -> CellComparison:
+    a_only = sum(1 for p in pairs if p.a >= _FULL_CREDIT > p.b)
+    b_only = sum(1 for p in pairs if p.b >= _FULL_CREDIT > p.a)
+    n = len(pairs)
+    return CellComparison(
+        family, length, depth, n,
+        math.fsum(p.a for p in pairs) / n if n else None, math.fsum(p.b for p in pairs) / n if n else None,
+        a_only, b_only, mcnemar_exact(a_only, b_only))
+
+
+def _strata(cells: dict[tuple[int, float], list[Pair]]) -> tuple[list[int], list[Stratum], list[Stratum]]:
+    keys = sorted(cells)
+    return (sorted({length for length, _ in keys}),
+            [Stratum(length, tuple(p.a for p in cells[(length, d)])) for length, d in keys],
+            [Stratum(length, tuple(p.b for p in cells[(length, d)])) for length, d in keys])
+
+
+def _effective(strata: list[Stratum], lengths: list[int], rule: ThresholdRule,
+               picks: list[list[int]] | None = None) -> int | None:
+    means = length_means(strata, lengths, picks)
+    return walk(lengths, means, rule.resolve(first_scored(means)))
+
+
+def _paired_bootstrap(cells: dict[tuple[int, float], list[Pair]], rule: ThresholdRule, n_resamples: int,
+                      seed: int, confidence: float) -> tuple[tuple[float, float], tuple[int, int]]:
+    """Percentile intervals of (mean B - mean A) and of (effective B - effective A)."""
+    lengths, strata_a, strata_b = _strata(cells)
+    total = sum(len(s.scores) for s in strata_a)
+    resampler = StratifiedResampler([len(s.scores) for s in strata_a], seed)
+    mean_diffs: list[float] = []
+    eff_diffs: list[int] = []
+    for _ in range(n_resamples):
+        picks = resampler.draw()
+        sum_a = sum(sum(map(s.scores.__getitem__, idx)) for s, idx in zip(strata_a, picks))
+        sum_b = sum(sum(map(s.scores.__getitem__, idx)) for s, idx in zip(strata_b, picks))
+        mean_diffs.append((sum_b - sum_a) / total)
+        ea = _effective(strata_a, lengths, rule, picks) or 0
+        eb = _effective(strata_b, lengths, rule, picks) or 0
+        eff_diffs.append(eb - ea)
+    tail = (1.0 - confidence) / 2
+    mean_diffs.sort()
+    eff_diffs.sort()
+    return ((quantile(mean_diffs, tail), quantile(mean_diffs, 1.0 - tail)),
+            (quantile(eff_diffs, tail), quantile(eff_diffs, 1.0 - tail)))
+
+
+def compare_cases(a: RunCases, b: RunCases, *, alpha: float = 0.05, rule: ThresholdRule | None = None,
+                  n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0, confidence: float = 0.95) -> Comparison:
+    """Compare run B with run A on their paired cases (see the module docstring)."""
+    if not 0.0 < alpha < 1.0:
+        raise CtxprobeError(f"alpha must be between 0 and 1, got {alpha:g}")
+    rule = rule or ThresholdRule()
+    pairs, excluded, only_a, only_b = pair_runs(a, b)
+    by_family: dict[str, dict[tuple[int, float], list[Pair]]] = defaultdict(lambda: defaultdict(list))
+    for p in pairs:
+        by_family[p.family][(p.length, p.depth)].append(p)
+    raw: list[tuple[str, CellComparison, list[CellComparison]]] = []
+    for family in sorted(by_family):
+        cells = by_family[family]
+        tests = [_test(family, length, depth, cells[(length, depth)]) for length, depth in sorted(cells)]
+        pooled = _test(family, None, None, [p for ps in cells.values() for p in ps])
+        raw.append((family, pooled, tests))
+    flat = [t for _, pooled, tests in raw for t in [*tests, pooled]]
+    adjusted = iter(holm([t.p_value for t in flat]))
+    families: list[FamilyComparison] = []
+    for family, pooled, tests in raw:
+        done = [_adjust(t, next(adjusted), alpha) for t in tests]
+        pooled = _adjust(pooled, next(adjusted), alpha)
+        cells = by_family[family]
+        mean_ci, eff_ci = _paired_bootstrap(cells, rule, n_resamples, seed, confidence)
+        lengths, strata_a, strata_b = _strata(cells)
+        families.append(FamilyComparison(
+            family, pooled, done, (pooled.mean_b or 0.0) - (pooled.mean_a or 0.0), mean_ci,
+            _effective(strata_a, lengths, rule), _effective(strata_b, lengths, rule), eff_ci))
+    return Comparison(a.run_id, b.run_id, alpha, confidence, families, len(pairs), excluded, only_a, only_b, rule)
+
+
+def _adjust(t: CellComparison, p_adj: float, alpha: float) -> CellComparison:
+    return CellComparison(t.family, t.length, t.depth, t.n_pairs, t.mean_a, t.mean_b, t.a_only, t.b_only,
+                          t.p_value, p_adj, p_adj < alpha)
+
+
+# -- reading runs and the regression gate ---------------------------------------------------
+
+
+def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
+    """A stored run's cases with their results (the one function here that reads a store)."""
+    from ctxprobe.results import open_existing  # reading layer; lazy keeps analysis store-free
+
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        cases = {
+            rec["case_id"]: CaseResult(rec["case_id"], rec["prompt_hash"], rec["family"], rec["length"],
+                                       rec["depth"], rec["score"], rec["outcome"])
+            for rec in store.iter_case_records(run.run_id)
+        }
+    return RunCases(run.run_id, run.model, cases)
+
+
+def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,
+                 store_b: str | Path | None = None, **kwargs: object) -> Comparison:
+    """``ctxprobe compare RUN_A RUN_B``: B judged against A (A is the reference)."""
+    a = load_run_cases(run_a, store_path)
+    b = load_run_cases(run_b, store_b or store_path)
+    return compare_cases(a, b, **kwargs)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of the regression gate: ``passed`` False means exit non-zero."""
+
+    passed: bool
+    run_id: str
+    baseline_id: str
+    max_drop: float
+    alpha: float
+    responsible: list[CellComparison]
+    comparison: Comparison
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def lines(self) -> list[str]:
+        c = self.comparison
+        head = (f"{'PASS' if self.passed else 'FAIL'}: run {self.run_id} vs baseline {self.baseline_id} on "
+                f"{c.n_paired} paired cases (max drop {self.max_drop:g}, Holm alpha {self.alpha:g})")
+        out = [head]
+        for t in self.responsible:
+            out.append(f"  {t.label}: {t.mean_a:.2f} -> {t.mean_b:.2f} (drop {-(t.diff or 0.0):.2f}; "
+                       f"{t.a_only} pairs lost, {t.b_only} gained; p_holm={t.p_adjusted:.2g})")
+        out.append(c.verdict())
+        if c.n_excluded or c.only_a or c.only_b:
+            out.append(f"note: {c.n_excluded} shared cases not measured on both sides; "
+                       f"{c.only_b} cases only in the baseline, {c.only_a} only in the run (not paired)")
+        return out
+
+
+def check_cases(run: RunCases, baseline: RunCases, *, max_drop: float = 0.05, alpha: float = 0.05,
+                **kwargs: object) -> CheckResult:
+    """The gate: fail when some cell (or a family pooled) is significantly worse than the
+    baseline after Holm correction *and* its mean dropped by more than ``max_drop``.
+
+    Both conditions are needed: significance alone flags a real but harmless 1-point drop
+    on a large slice; the drop alone flags noise on a small one. "Worse" means more pairs
+    lost than gained; the p-value is McNemar's two-sided one (a conservative one-sided test
+    at alpha/2), so a gate never fails a run for being better.
+    """
+    if not 0.0 <= max_drop <= 1.0:
+        raise CtxprobeError(f"--max-drop must be between 0 and 1, got {max_drop:g}")
+    comparison = compare_cases(baseline, run, alpha=alpha, **kwargs)  # type: ignore[arg-type]
+    responsible = [t for t in comparison.significant_cells()
+                   if t.a_only > t.b_only and t.diff is not None and -t.diff > max_drop]
+    return CheckResult(not responsible, run.run_id, baseline.run_id, max_drop, alpha, responsible, comparison)
+
+
+def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, *,
+          store_path: str | Path = "ctxprobe.sqlite", baseline_store: str | Path | None = None,
+          **kwargs: object) -> CheckResult:
+    """``ctxprobe check RUN --baseline RUN0``: the regression gate on stored runs."""
+    return check_cases(load_run_cases(run, store_path), load_run_cases(baseline, baseline_store or store_path),
+                       max_drop=max_drop, alpha=alpha, **kwargs)

@@ -1,0 +1,330 @@
+"""Phone-book analysis: accuracy by position, the trend fit and the resilience metrics.
+
+Input: the case records of a run (``Store.iter_case_records``); each scored response
+carries per-needle results in ``detail["needles"]``. Sharded runs are merged per
+(length, N, run) and scored against the one long book: a needle is correct only if its
+own shard returned the right number and every other shard returned none.
+
+Positions: bin ``b`` of N sits at ``x = (b + 0.5) / N`` of the book (0 = first entry).
+N_ref is the largest N of the run (100 in the post), the reference length the shortest.
+
+Metrics, each on a 0–1 scale (LCRDS 0–100), reported in two labelled variants:
+
+``robust`` (absolute drops of binned means; a wiggle at the curve's end cannot move them)
+    A(L, N)  = share of needles answered correctly; coarse bins = the N bins grouped into
+    ``coarse`` equal position ranges (default 5).
+    CSI = max(0, A(L_ref, N_ref) − A(L, N_ref))
+    ADI = largest drop from a coarse bin to any later one (typically start → lowest) at (L, N_ref)
+    NOI = max(0, A(L, N_min) − A(L, N_ref))
+    MUC = longest L, walking up from the shortest, whose every coarse bin is ≥ ``bar`` (0.8)
+``published`` (the post's code: extremes of a degree-3 ``numpy.polyfit`` of per-bin accuracy
+    on x, evaluated over the bins' range and clipped to [0, 1]; *relative* drops)
+    CSI = (max f(L_ref) − max f(L)) / max f(L_ref);  ADI = (max f − min f) / max f at L;
+    NOI = (max f(N_min) − max f(N_ref)) / max f(N_min);  MUC: min f ≥ ``bar``.
+Both: RRS = 1 − mean(CSI, ADI, NOI) over those defined; LCRDS = 100 × A(L, N_ref) × RRS.
+Drops are clipped at 0 (an improvement is no drop). Intervals: percentile bootstrap over
+runs (one run = one book, resampled jointly for every length and N, which keeps N paired).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ctxprobe.analysis.stats import wilson_interval
+from ctxprobe.tasks.case import HARNESS_OUTCOMES
+
+FAMILY = "phonebook"
+METRICS = ("CSI", "ADI", "NOI", "RRS", "LCRDS", "MUC")
+VARIANTS = ("robust", "published")
+Key = tuple[int, int]  # (length, N)
+
+
+@dataclass(frozen=True)
+class NeedleResult:
+    length: int
+    entries: int
+    needles: int
+    run: int
+    bin: int
+    pos: float
+    name: str
+    outcome: str
+
+    @property
+    def correct(self) -> bool:
+        return self.outcome == "correct"
+
+
+def _merge_shards(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One needle list for a sharded book: correct only if the owning shard was right and
+    no other shard answered a number (so the merged answer is unambiguous)."""
+    merged = []
+    for parts in zip(*(s["detail"]["needles"] for s in shards)):
+        own = [p for p in parts if p["in_shard"]]
+        wrong_elsewhere = [p["outcome"] for p in parts if not p["in_shard"] and p["outcome"] != "correct"]
+        outcome = own[0]["outcome"] if own else "empty"
+        if outcome == "correct" and wrong_elsewhere:
+            outcome = wrong_elsewhere[0]
+        merged.append({**parts[0], "outcome": outcome})
+    return merged
+
+
+def needle_results(records: Iterable[Mapping[str, Any]]) -> list[NeedleResult]:
+    """Per-needle rows of the scored phonebook cases (harness failures left out)."""
+    groups: dict[tuple[int, int, int], list[dict[str, Any]]] = defaultdict(list)
+    for rec in records:
+        detail = rec.get("detail") or {}
+        if rec.get("family") != FAMILY or rec.get("score") is None or rec.get("outcome") in HARNESS_OUTCOMES:
+            continue
+        if "needles" not in detail:
+            continue
+        meta = rec["meta"]
+        groups[(rec["length"], meta["needles"], meta["run"])].append(dict(rec))
+    out: list[NeedleResult] = []
+    for (length, n, run), recs in sorted(groups.items()):
+        shards = recs[0]["meta"].get("shards", 1)
+        if shards > 1:
+            if len(recs) < shards:
+                continue  # a shard is missing or failed: the merged answer is unknown
+            needles = _merge_shards(sorted(recs, key=lambda r: r["meta"]["shard"]))
+        else:
+            needles = recs[0]["detail"]["needles"]
+        m = recs[0]["meta"]["entries"]
+        out.extend(NeedleResult(length, m, n, run, d["bin"], d["pos"], d["name"], d["outcome"]) for d in needles)
+    return out
+
+
+@dataclass(frozen=True)
+class BinStat:
+    length: int
+    needles: int
+    bin: int
+    x: float  # bin centre as a fraction of the book
+    n: int
+    mean: float | None
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    metric: str
+    variant: str  # "robust" | "published"
+    length: int | None  # None for MUC (a length itself)
+    value: float | None
+    lo: float | None
+    hi: float | None
+
+
+@dataclass
+class PhonebookAnalysis:
+    lengths: list[int]
+    needles: list[int]
+    n_ref: int
+    length_ref: int
+    entries: dict[int, float]  # mean M per length
+    bins: list[BinStat]
+    accuracy: dict[Key, tuple[float, float, float]]  # A with its Wilson interval
+    fits: dict[Key, list[float]]  # polyfit coefficients, highest power first
+    metrics: list[MetricValue] = field(default_factory=list)
+
+    def metric(self, name: str, variant: str = "robust", length: int | None = None) -> MetricValue:
+        for m in self.metrics:
+            if m.metric == name and m.variant == variant and m.length == length:
+                return m
+        raise KeyError((name, variant, length))
+
+
+class _Grid:
+    """Correctness as a run × bin matrix per (length, N), with run ids shared across them."""
+
+    def __init__(self, results: list[NeedleResult]) -> None:
+        self.runs = sorted({r.run for r in results})
+        index = {run: i for i, run in enumerate(self.runs)}
+        self.c: dict[Key, np.ndarray] = {}
+        self.present: dict[Key, np.ndarray] = {}
+        for r in results:
+            key = (r.length, r.needles)
+            if key not in self.c:
+                self.c[key] = np.zeros((len(self.runs), r.needles))
+                self.present[key] = np.zeros((len(self.runs), r.needles))
+            self.c[key][index[r.run], r.bin] = float(r.correct)
+            self.present[key][index[r.run], r.bin] = 1.0
+
+    def counts(self, weights: np.ndarray) -> dict[Key, tuple[np.ndarray, np.ndarray]]:
+        return {k: (weights @ self.c[k], weights @ self.present[k]) for k in self.c}
+
+
+def _fit(x: np.ndarray, acc: np.ndarray, degree: int) -> np.ndarray:
+    ok = ~np.isnan(acc)
+    deg = max(0, min(degree, int(ok.sum()) - 1))
+    return np.polyfit(x[ok], acc[ok], deg) if ok.any() else np.array([np.nan])
+
+
+def _curve(coeffs: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return np.clip(np.polyval(coeffs, np.linspace(x.min(), x.max(), 101)), 0.0, 1.0)
+
+
+def _drop(hi: float, lo: float, relative: bool) -> float:
+    """A drop from ``hi`` to ``lo``, clipped at 0; rounded so float noise of a flat curve
+    (a polyfit of constant 1.0 gives 1 ± 1e-16) reads as exactly 0. NaN if unmeasured."""
+    if np.isnan(hi) or np.isnan(lo):
+        return float("nan")
+    if relative and hi <= 0:
+        return 0.0
+    return max(0.0, round(float((hi - lo) / hi if relative else hi - lo), 9))
+
+
+def _fall(g: np.ndarray) -> float:
+    """Largest drop from a coarse bin to a later one (typically start → lowest point)."""
+    best = 0.0
+    for i in range(len(g)):
+        later = g[i:][~np.isnan(g[i:])]
+        if not np.isnan(g[i]) and later.size:
+            best = max(best, float(g[i] - later.min()))
+    return round(best, 9)
+
+
+def _metrics(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int], ns: list[int],
+             coarse: int, bar: float, degree: int) -> dict[tuple[str, str, int | None], float | None]:
+    n_ref, n_lo = max(ns), min(ns)
+    acc, total, peak, trough, groups = {}, {}, {}, {}, {}
+    for key, (s, n) in counts.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = s / n
+        x = (np.arange(key[1]) + 0.5) / key[1]
+        curve = _curve(_fit(x, a, degree), x)
+        acc[key], peak[key], trough[key] = a, float(curve.max()), float(curve.min())
+        total[key] = float(s.sum() / n.sum()) if n.sum() else float("nan")
+        k = min(coarse, key[1])
+        cs = np.bincount((x * k).astype(int), weights=s, minlength=k)
+        cn = np.bincount((x * k).astype(int), weights=n, minlength=k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            groups[key] = cs / cn
+    out: dict[tuple[str, str, int | None], float | None] = {}
+    ref = next((L for L in lengths if (L, n_ref) in counts), None)
+    usable: dict[str, list[int]] = {v: [] for v in VARIANTS}
+    for L in lengths:
+        key = (L, n_ref)
+        if key not in counts or ref is None:
+            continue
+        g = groups[key]
+        lo_key = (L, n_lo)
+        per = {
+            "robust": {
+                "CSI": _drop(total[(ref, n_ref)], total[key], False),
+                "ADI": _fall(g),
+                "NOI": _drop(total[lo_key], total[key], False) if n_lo != n_ref and lo_key in counts else None,
+            },
+            "published": {
+                "CSI": _drop(peak[(ref, n_ref)], peak[key], True),
+                "ADI": _drop(peak[key], trough[key], True),
+                "NOI": _drop(peak[lo_key], peak[key], True) if n_lo != n_ref and lo_key in counts else None,
+            },
+        }
+        for variant, vals in per.items():
+            defined = [v for v in vals.values() if v is not None and not np.isnan(v)]
+            rrs = 1.0 - sum(defined) / len(defined) if defined else None
+            vals["RRS"] = rrs
+            vals["LCRDS"] = 100.0 * total[key] * rrs if rrs is not None else None
+            out.update({(name, variant, L): v for name, v in vals.items()})
+            ok = float(np.nanmin(g)) >= bar if variant == "robust" else trough[key] >= bar - 1e-9
+            usable[variant].append(L if ok else -1)
+    for variant, walk in usable.items():
+        best = None
+        for L in walk:  # RULER's rule: stop at the first length that fails
+            if L < 0:
+                break
+            best = L
+        out[("MUC", variant, None)] = best
+    return out
+
+
+def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.8, degree: int = 3,
+            bootstrap: int = 1000, seed: int = 0) -> PhonebookAnalysis:
+    """Per-bin accuracy, trend fits and every metric with a bootstrap 95% interval."""
+    results = list(results)
+    if not results:
+        raise ValueError("no scored phonebook needles to analyse")
+    grid = _Grid(results)
+    lengths = sorted({r.length for r in results})
+    ns = sorted({r.needles for r in results})
+    counts = grid.counts(np.ones(len(grid.runs)))
+    point = _metrics(counts, lengths, ns, coarse, bar, degree)
+
+    rng = np.random.default_rng(seed)
+    draws: dict[tuple[str, str, int | None], list[float]] = defaultdict(list)
+    for _ in range(bootstrap):
+        w = rng.multinomial(len(grid.runs), np.full(len(grid.runs), 1.0 / len(grid.runs))).astype(float)
+        for k, v in _metrics(grid.counts(w), lengths, ns, coarse, bar, degree).items():
+            if v is not None and not np.isnan(v):
+                draws[k].append(float(v))
+    metrics = []
+    for (name, variant, L), v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1],
+                                                                         kv[0][2] or 0)):
+        d = draws.get((name, variant, L))
+        lo, hi = (float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))) if d else (None, None)
+        value = None if v is None or np.isnan(v) else float(v)
+        metrics.append(MetricValue(name, variant, L, value, lo, hi))
+
+    bins: list[BinStat] = []
+    accuracy: dict[Key, tuple[float, float, float]] = {}
+    fits: dict[Key, list[float]] = {}
+    for (L, n), (s, cnt) in sorted(counts.items()):
+        x = (np.arange(n) + 0.5) / n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a = s / cnt
+        for b in range(n):
+            lo, hi = wilson_interval(float(s[b]), int(cnt[b]))
+            bins.append(BinStat(L, n, b, float(x[b]), int(cnt[b]), float(a[b]) if cnt[b] else None, lo, hi))
+        accuracy[(L, n)] = (float(s.sum() / cnt.sum()), *wilson_interval(float(s.sum()), int(cnt.sum())))
+        fits[(L, n)] = [float(c) for c in _fit(x, a, degree)]
+    entries = {L: float(np.mean([r.entries for r in results if r.length == L])) for L in lengths}
+    ref = next((L for L in lengths if (L, max(ns)) in counts), lengths[0])
+    return PhonebookAnalysis(lengths, ns, max(ns), ref, entries, bins, accuracy, fits, metrics)
+
+
+@dataclass(frozen=True)
+class PairedDiff:
+    pairs: int
+    mean_a: float
+    mean_b: float
+    diff: float  # mean_b − mean_a
+    lo: float
+    hi: float
+
+
+def paired_difference(a: Iterable[NeedleResult], b: Iterable[NeedleResult], *, bootstrap: int = 1000,
+                      seed: int = 0) -> PairedDiff:
+    """B − A on the same seeded needles (same length, N, run, bin and name), with a
+    bootstrap interval over runs. Needles only one run has are left out."""
+    key = lambda r: (r.length, r.needles, r.run, r.bin, r.name)  # noqa: E731
+    bmap = {key(r): r.correct for r in b}
+    pairs = [(r.run, float(r.correct), float(bmap[key(r)])) for r in a if key(r) in bmap]
+    if not pairs:
+        raise ValueError("the two runs share no needles: were they run with the same seed and lengths?")
+    runs = sorted({p[0] for p in pairs})
+    idx = {r: i for i, r in enumerate(runs)}
+    per_run = np.zeros((len(runs), 3))
+    for run, x, y in pairs:
+        per_run[idx[run]] += (1.0, x, y)
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(bootstrap):
+        w = rng.multinomial(len(runs), np.full(len(runs), 1.0 / len(runs)))
+        n, sa, sb = w @ per_run
+        diffs.append((sb - sa) / n)
+    n, sa, sb = per_run.sum(axis=0)
+    lo, hi = (float(np.percentile(diffs, 2.5)), float(np.percentile(diffs, 97.5))) if diffs else (0.0, 0.0)
+    return PairedDiff(int(n), sa / n, sb / n, (sb - sa) / n, lo, hi)
+
+
+def compare_runs(analyses: Mapping[str, PhonebookAnalysis]) -> list[dict[str, Any]]:
+    """Side-by-side metric rows (one per run label × metric × variant × length)."""
+    return [{"run": label, "metric": m.metric, "variant": m.variant, "length": m.length, "value": m.value,
+             "lo": m.lo, "hi": m.hi} for label, an in analyses.items() for m in an.metrics]

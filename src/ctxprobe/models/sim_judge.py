@@ -1,0 +1,86 @@
+"""Simulated judges (``sim-judge:*``): known grading behaviour, for testing judge calibration.
+
+A sim judge reads the judge prompt built by :mod:`ctxprobe.judge` like a model would: it
+finds the ``Reference answer`` and ``Candidate answer`` blocks (in whichever order the
+prompt shows them) and replies ``GRADE: CORRECT`` or ``GRADE: INCORRECT``. It never sees a
+label. Kinds:
+
+``sim-judge:fair``
+    CORRECT iff the normalised reference occurs, as whole words, in the normalised
+    candidate (normalisation as in the ``documents`` family). Insensitive to length and
+    order: calibration must pass.
+``sim-judge:length-biased?words=40``
+    Like ``fair``, except that any candidate of ``words`` or more words is CORRECT: a judge
+    impressed by long answers. Calibration must flag its length bias.
+``sim-judge:position-biased``
+    Takes whichever block comes *first* as the candidate and the other as the reference:
+    a judge that reads the prompt by position, not by label. Calibration must flag its
+    position bias.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import GenerateRequest, GenerateResult
+from ctxprobe.tasks.documents import contains_answer
+
+JUDGE_KINDS = ("fair", "length-biased", "position-biased")
+_BLOCK = re.compile(r"(Reference answer|Candidate answer):\n<<<\n(.*?)\n>>>", re.DOTALL)
+
+
+def read_blocks(prompt: str) -> list[tuple[str, str]]:
+    """(label, text) of the answer blocks, in prompt order."""
+    return [(m.group(1), m.group(2)) for m in _BLOCK.finditer(prompt)]
+
+
+class SimJudge:
+    """A Provider that grades judge prompts (see the module docstring)."""
+
+    max_concurrency: int | None = None
+    context_window: int | None = None
+
+    def __init__(self, kind: str = "fair", words: int = 40) -> None:
+        if kind not in JUDGE_KINDS:
+            raise CtxprobeError(f"unknown sim judge 'sim-judge:{kind}': use one of "
+                                + ", ".join(f"sim-judge:{k}" for k in JUDGE_KINDS))
+        self.kind = kind
+        self.words = words
+        self.name = f"sim-judge:{kind}" + (f"?words={words}" if kind == "length-biased" else "")
+
+    @classmethod
+    def from_spec(cls, spec: str) -> SimJudge:
+        kind, _, query = spec.removeprefix("sim-judge:").partition("?")
+        params = dict(parse_qsl(query)) if query else {}
+        unknown = set(params) - ({"words"} if kind == "length-biased" else set())
+        if unknown:
+            raise CtxprobeError(f"unknown parameter '{sorted(unknown)[0]}' for sim-judge:{kind}")
+        try:
+            words = int(params.get("words", 40))
+        except ValueError:
+            raise CtxprobeError(f"sim-judge:{kind}: words must be an integer") from None
+        return cls(kind, words)
+
+    def grade(self, prompt: str) -> bool | None:
+        blocks = read_blocks(prompt)
+        if len(blocks) != 2:
+            return None
+        by_label = dict(blocks)
+        if self.kind == "position-biased":
+            candidate, reference = blocks[0][1], blocks[1][1]
+        else:
+            candidate, reference = by_label.get("Candidate answer", ""), by_label.get("Reference answer", "")
+        if self.kind == "length-biased" and len(candidate.split()) >= self.words:
+            return True
+        return contains_answer(candidate, reference)
+
+    async def generate(self, request: GenerateRequest) -> GenerateResult:
+        prompt = "\n\n".join(str(m.get("content", "")) for m in request.messages)
+        grade = self.grade(prompt)
+        text = "I cannot grade this." if grade is None else f"GRADE: {'CORRECT' if grade else 'INCORRECT'}"
+        return GenerateResult(text=text, finish_reason="stop", extra={"sim_judge": self.kind})
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,187 @@
+"""``ctxprobe export RUN``: every case of a run as CSV, Parquet, an instance pack, or RULER JSONL.
+
+- CSV / Parquet: one flat row per case for pandas, spreadsheets and SQL engines. Prompts
+  are left out (they can be megabytes each); ``prompt_hash`` links a row to its prompt in
+  the store or in a pack. Lists and dicts are JSON strings so every column is a scalar.
+- Instance pack (JSONL): everything needed to send exactly the same prompts again on
+  another machine and score them the same way (see :mod:`ctxprobe.packs`).
+- RULER JSONL: RULER's own data fields (``index``, ``input``, ``outputs``, ``length``,
+  ``length_w_model_temp``, ``answer_prefix``, ``token_position_answer``) so our cases can
+  be fed to RULER's ``pred/call_api.py`` and other runners that read its format.
+
+Parquet needs pyarrow, an optional extra (``ctxprobe[export]``), imported only here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.report.redact import redact, redact_obj
+
+#: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
+COLUMNS: tuple[str, ...] = (
+    "run_id", "model", "tokenizer", "case_id", "family", "length", "depth", "rep", "seed", "prompt_hash",
+    "token_count", "needle_token_pos", "realised_depth", "reported_prompt_tokens", "completion_tokens",
+    "finish_reason", "latency_s", "attempts", "outcome", "score", "error", "expected", "distractors", "output",
+    "meta", "detail",
+)
+_JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
+PACK_FORMAT = 1
+
+
+def _records(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
+    from ctxprobe.results import iter_export
+
+    return iter_export(run_id, store_path)
+
+
+def case_rows(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
+    """Flat rows (``COLUMNS``), secrets removed from the model string and error texts."""
+    for rec in _records(run_id, store_path):
+        row = {name: rec.get(name) for name in COLUMNS}
+        row["model"] = redact(str(rec["model"]))
+        if row["error"] is not None:
+            row["error"] = redact(str(row["error"]))
+        for name in _JSON_COLUMNS:
+            row[name] = None if row[name] is None else json.dumps(row[name], ensure_ascii=False, sort_keys=True)
+        yield row
+
+
+def _open(path: str | Path, mode: str = "w") -> IO[str]:
+    try:
+        return open(path, mode, encoding="utf-8", newline="")
+    except OSError as err:
+        raise CtxprobeError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def write_csv(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:
+    """One row per case; returns the row count."""
+    fh = _open(out) if isinstance(out, (str, Path)) else out
+    try:
+        writer = csv.DictWriter(fh, fieldnames=list(COLUMNS), extrasaction="ignore")
+        writer.writeheader()
+        n = 0
+        for row in case_rows(run_id, store_path):
+            writer.writerow(row)
+            n += 1
+        return n
+    finally:
+        if isinstance(out, (str, Path)):
+            fh.close()
+
+
+def write_parquet(run_id: str, store_path: str | Path, out: str | Path, batch: int = 2000) -> int:
+    """One row per case, written in batches (bounded memory); returns the row count."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise MissingExtraError("pyarrow", "export", "Parquet export") from exc
+    types = {"length": pa.int64(), "rep": pa.int64(), "seed": pa.int64(), "token_count": pa.int64(),
+             "needle_token_pos": pa.int64(), "reported_prompt_tokens": pa.int64(), "completion_tokens": pa.int64(),
+             "attempts": pa.int64(), "depth": pa.float64(), "realised_depth": pa.float64(),
+             "latency_s": pa.float64(), "score": pa.float64()}
+    schema = pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
+    n = 0
+    try:
+        with pq.ParquetWriter(str(out), schema) as writer:
+            rows: list[dict[str, Any]] = []
+            for row in case_rows(run_id, store_path):
+                rows.append(row)
+                if len(rows) >= batch:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                    n, rows = n + len(rows), []
+            if rows or n == 0:
+                writer.write_table(pa.Table.from_pylist(rows, schema=schema))
+                n += len(rows)
+    except OSError as err:
+        raise CtxprobeError(f"cannot write {out}: {err}") from None
+    return n
+
+
+def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
+    """One self-contained pack line: a case plus what is needed to rebuild and judge it.
+
+    Every line carries the tokenizer, template hash and spec so a pack can be split
+    (``split -l``) or filtered (``grep``) and each piece still re-runs on its own.
+    """
+    return {
+        "pack_format": PACK_FORMAT,
+        "source_run_id": run.run_id,
+        "case_id": rec["case_id"],
+        "cell": {"family": rec["family"], "length": rec["length"], "depth": rec["depth"]},
+        "rep": rec["rep"],
+        "seed": rec["seed"],
+        "messages": rec["messages"],
+        "prompt_hash": rec["prompt_hash"],
+        "expected": rec["expected"],
+        "distractors": rec["distractors"],
+        "meta": rec["meta"],
+        "token_count": rec["token_count"],
+        "needle_token_pos": rec["needle_token_pos"],
+        "realised_depth": rec["realised_depth"],
+        "tokenizer": run.tokenizer,
+        "chat_template_hash": run.meta.get("chat_template_hash"),
+        "ctxprobe_version": run.ctxprobe_version,
+        "spec": redact_obj(run.spec),
+    }
+
+
+def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:
+    """Instance pack of a run (JSONL, one case per line); returns the case count."""
+    from ctxprobe.results import open_existing
+
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+    fh = _open(out) if isinstance(out, (str, Path)) else out
+    try:
+        n = 0
+        for rec in _records(run.run_id, store_path):
+            fh.write(json.dumps(pack_line(rec, run), ensure_ascii=False, sort_keys=True) + "\n")
+            n += 1
+        return n
+    finally:
+        if isinstance(out, (str, Path)):
+            fh.close()
+
+
+def ruler_line(index: int, rec: dict[str, Any]) -> dict[str, Any]:
+    """A case in RULER's data format.
+
+    ``input`` is the raw prompt before the chat template (what RULER stores; its runner
+    applies the template); ``length`` is our count of the templated prompt, which RULER
+    calls ``length_w_model_temp`` — we have no template-free count, so both carry it.
+    ctxprobe's coordinates ride along in ``others``, which RULER's runner passes through.
+    """
+    messages = rec["messages"]
+    text = "\n\n".join(str(m.get("content") or "") for m in messages)
+    return {
+        "index": index,
+        "input": text,
+        "outputs": [str(v) for v in rec["expected"]],
+        "length": rec["token_count"],
+        "length_w_model_temp": rec["token_count"],
+        "answer_prefix": "",
+        "token_position_answer": rec["needle_token_pos"] if rec["needle_token_pos"] is not None else -1,
+        "others": {"case_id": rec["case_id"], "family": rec["family"], "target_length": rec["length"],
+                   "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"], "prompt_hash": rec["prompt_hash"],
+                   "distractors": rec["distractors"]},
+    }
+
+
+def write_ruler_jsonl(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:
+    fh = _open(out) if isinstance(out, (str, Path)) else out
+    try:
+        n = 0
+        for rec in _records(run_id, store_path):
+            fh.write(json.dumps(ruler_line(n, rec), ensure_ascii=False) + "\n")
+            n += 1
+        return n
+    finally:
+        if isinstance(out, (str, Path)):
+            fh.close()

@@ -1,0 +1,162 @@
+"""Phone-book plots and tables: accuracy vs position with the fitted trend, the M-sweep,
+runs side by side, and the metric table.
+
+Conventions of :mod:`ctxprobe.report.plots`: matplotlib imported lazily (``ctxprobe[plot]``),
+Agg backend, the accuracy axis fixed at 0 → 1.05 on every plot so two plots mean the same
+by the same height, ``tab:`` colours in order for lines, ``tab:red`` dashed for the bar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ctxprobe.analysis.phonebook import METRICS, PhonebookAnalysis, analyse, needle_results
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.plots import _pyplot, _save
+
+_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
+_FIGSIZE = (7.5, 4.5)
+
+
+def _series(an: PhonebookAnalysis, length: int, needles: int) -> tuple[list[float], list[float], list[float], list[float]]:
+    bins = sorted((b for b in an.bins if b.length == length and b.needles == needles), key=lambda b: b.bin)
+    nan = float("nan")
+    return ([100 * b.x for b in bins], [b.mean if b.mean is not None else nan for b in bins],
+            [b.lo if b.n else nan for b in bins], [b.hi if b.n else nan for b in bins])
+
+
+def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str, label: str) -> None:
+    """Per-bin accuracy with Wilson whiskers and the polynomial trend in one colour."""
+    import numpy as np
+
+    xs, means, los, his = _series(an, length, needles)
+    if not xs:
+        return
+    err = [[m - lo for m, lo in zip(means, los)], [hi - m for m, hi in zip(means, his)]]
+    ax.errorbar(xs, means, yerr=err, fmt="o", color=colour, markersize=4, alpha=0.75, elinewidth=0.8,
+                capsize=0, label=f"{label} (per bin, Wilson 95%)")
+    coeffs = an.fits.get((length, needles))
+    if coeffs is not None and len(xs) > 1:
+        grid = np.linspace(min(xs), max(xs), 200)
+        ax.plot(grid, np.clip(np.polyval(coeffs, grid / 100), 0, 1), color=colour, linewidth=2,
+                label=f"{label} trend (degree {len(coeffs) - 1})")
+
+
+def _finish(ax: Any, fig: Any, title: str, bar: float | None, path: str | Path) -> Path:
+    if bar is not None:
+        ax.axhline(bar, color="tab:red", linestyle="--", linewidth=1.2, label=f"MUC bar {bar:g}")
+    ax.set_xlim(0, 100)
+    ax.set_ylim(0.0, 1.05)
+    ax.set_xlabel("position in the phone book (% of entries, 0 = first)")
+    ax.set_ylabel("retrieval accuracy")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def _length_label(an: PhonebookAnalysis, length: int) -> str:
+    return f"L={length} (M≈{an.entries.get(length, 0):.0f})"
+
+
+def position_png(an: PhonebookAnalysis, path: str | Path, *, length: int | None = None, title: str = "",
+                 bar: float | None = 0.8) -> Path:
+    """Accuracy vs position at one length (default the longest), one line per N."""
+    plt = _pyplot()
+    length = length if length is not None else an.lengths[-1]
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    for i, n in enumerate(an.needles):
+        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], f"N={n}")
+    return _finish(ax, fig, f"{title} · phonebook {_length_label(an, length)}".strip(" ·"), bar, path)
+
+
+def msweep_png(an: PhonebookAnalysis, path: str | Path, *, needles: int | None = None, title: str = "",
+               bar: float | None = 0.8) -> Path:
+    """The M-sweep for one model: accuracy vs position, one line per length, at one N."""
+    plt = _pyplot()
+    n = needles or an.n_ref
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    for i, length in enumerate(an.lengths):
+        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], _length_label(an, length))
+    return _finish(ax, fig, f"{title} · phonebook M-sweep, N={n}".strip(" ·"), bar, path)
+
+
+def compare_png(analyses: Mapping[str, PhonebookAnalysis], path: str | Path, *, length: int,
+                needles: int, bar: float | None = 0.8) -> Path:
+    """Runs (models, layouts) side by side: one line per run at one (length, N)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=_FIGSIZE)
+    for i, (label, an) in enumerate(analyses.items()):
+        _draw(ax, an, length, needles, _COLOURS[i % len(_COLOURS)], label)
+    return _finish(ax, fig, f"phonebook L={length}, N={needles}: runs compared", bar, path)
+
+
+def _fmt(v: float | None, metric: str) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.0f}" if metric == "MUC" else f"{v:.1f}" if metric == "LCRDS" else f"{v:.3f}"
+
+
+def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Console) -> None:
+    """Every metric of every run side by side: value [bootstrap 95% interval]."""
+    table = Table(title="phonebook metrics (value \\[bootstrap 95%])", title_justify="left", header_style="bold")
+    table.add_column("metric")
+    table.add_column("variant")
+    table.add_column("length", justify="right")
+    for label in analyses:
+        table.add_column(label, justify="center")
+    rows: dict[tuple[str, str, int | None], list[str]] = {}
+    for label, an in analyses.items():
+        for m in an.metrics:
+            cell = _fmt(m.value, m.metric)
+            if m.lo is not None and m.hi is not None:
+                cell += f" [{_fmt(m.lo, m.metric)}, {_fmt(m.hi, m.metric)}]"
+            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(analyses))[list(analyses).index(label)] = cell
+    for (metric, variant, length), cells in sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]),
+                                                                              kv[0][1], kv[0][2] or 0)):
+        table.add_row(metric, variant, "" if length is None else str(length), *cells)
+    table.caption = ("robust: absolute drops of binned means; published: relative drops of degree-3 fit extremes; "
+                     "MUC bar 0.8 for the largest N")
+    console.print(table)
+
+
+@dataclass(frozen=True)
+class PhonebookReport:
+    analyses: dict[str, PhonebookAnalysis]  # run label → analysis
+    plots: list[Path]
+
+
+def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | Path | None = None,
+                     console: Console | None = None, *, bootstrap: int = 1000) -> PhonebookReport:
+    """Load one or more phonebook runs, print their metric table and write their plots
+    (one position plot and one M-sweep per run; with several runs, a side-by-side plot)."""
+    from ctxprobe.results import open_existing
+
+    analyses: dict[str, PhonebookAnalysis] = {}
+    with open_existing(store_path) as store:
+        for run_id in run_ids:
+            run = store.require_run(run_id)
+            results = needle_results(store.iter_case_records(run.run_id))
+            if not results:
+                raise CtxprobeError(f"run {run.run_id} has no scored phonebook cases")
+            analyses[f"{run.model} · {run.run_id[:8]}"] = analyse(results, bootstrap=bootstrap)
+    if console is not None:
+        render_metrics_table(analyses, console)
+    plots: list[Path] = []
+    if out_dir is not None:
+        out = Path(out_dir)
+        for i, (label, an) in enumerate(analyses.items()):
+            stem = label.split(" · ")[-1]
+            plots.append(position_png(an, out / f"phonebook-{stem}-position.png", title=label))
+            plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep.png", title=label))
+        if len(analyses) > 1:
+            first = next(iter(analyses.values()))
+            plots.append(compare_png(analyses, out / "phonebook-compare.png", length=first.lengths[-1],
+                                     needles=first.n_ref))
+    return PhonebookReport(analyses, plots)

@@ -1,0 +1,162 @@
+"""Tiny loopback servers speaking just enough of the OpenAI, Anthropic and Gemini APIs.
+
+The official SDKs are pointed at them through their ``base_url``; nothing is patched. The
+behaviour of each request is chosen by the model name it asks for (``ok``, ``rate``,
+``boom``, ``reason``, ``think``, ``cutoff``, ``auth``, ``bad``), so one server covers every
+case. ``auth`` answers 401 echoing the key it received, like real "incorrect API key"
+errors do, to prove the key never reaches an exception text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = tuple[int, dict[str, Any], dict[str, str]]
+
+
+class FakeServer:
+    """Serve ``route(method, path, headers, body) -> (status, json, headers)`` on 127.0.0.1:0."""
+
+    def __init__(self, route: Callable[[str, str, dict[str, str], dict[str, Any]], Reply]) -> None:
+        self.route = route
+        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def _handle(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else {}
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                outer.requests.append((self.path, headers, body))
+                status, payload, extra = outer.route(method, self.path, headers, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in extra.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:  # noqa: N802
+                self._handle("POST")
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._handle("GET")
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __enter__(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def _key_of(headers: dict[str, str]) -> str:
+    return headers.get("x-api-key") or headers.get("x-goog-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+
+
+# -- OpenAI ---------------------------------------------------------------------------------
+
+def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+    model = body.get("model", "")
+    usage = {"prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26}
+
+    def completion(content: str | None, finish: str, **message: Any) -> Reply:
+        msg = {"role": "assistant", "content": content, **message}
+        return 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
+                     "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage}, {}
+
+    if model == "rate":
+        return 429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}, {"retry-after": "7"}
+    if model == "boom":
+        return 500, {"error": {"message": "The server had an error", "type": "server_error"}}, {}
+    if model == "auth":
+        return 401, {"error": {"message": f"Incorrect API key provided: {_key_of(headers)}", "type": "invalid_request_error"}}, {}
+    if model == "bad":
+        return 400, {"error": {"message": "This model's maximum context length is 8192 tokens", "type": "invalid_request_error"}}, {}
+    if model == "reason":
+        return completion("The code is 4819203.", "stop", reasoning_content="Looking for the key... 1111111 is a distractor.")
+    if model == "think":
+        return completion("<think>the value might be 2222222</think>\nThe code is 4819203.", "stop")
+    if model == "cutoff":
+        usage["completion_tokens_details"] = {"reasoning_tokens": 64}
+        return completion("", "length")
+    return completion("The code is 4819203.", "stop")
+
+
+# -- Anthropic ------------------------------------------------------------------------------
+
+def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+    model = body.get("model", "")
+    if path.startswith("/v1/messages/count_tokens"):
+        chars = sum(len(m["content"]) for m in body["messages"]) + len(body.get("system", ""))
+        return 200, {"input_tokens": 10 + chars // 4}, {}
+
+    def message(blocks: list[dict[str, Any]], stop: str) -> Reply:
+        return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": blocks,
+                     "stop_reason": stop, "stop_sequence": None,
+                     "usage": {"input_tokens": 30, "output_tokens": 9, "cache_read_input_tokens": 4}}, {}
+
+    if model == "rate":
+        return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, {"retry-after": "3"}
+    if model == "boom":
+        return 529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, {}
+    if model == "auth":
+        return 401, {"type": "error", "error": {"type": "authentication_error", "message": f"invalid x-api-key {_key_of(headers)}"}}, {}
+    if model == "bad":
+        return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}, {}
+    if model == "reason":
+        return message([{"type": "thinking", "thinking": "maybe 1111111?", "signature": "sig"},
+                        {"type": "text", "text": "The code is 4819203."}], "end_turn")
+    if model == "cutoff":
+        return message([{"type": "thinking", "thinking": "still thinking about", "signature": "sig"}], "max_tokens")
+    return message([{"type": "text", "text": "The code is 4819203."}], "end_turn")
+
+
+# -- Gemini ---------------------------------------------------------------------------------
+
+def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+    match = re.search(r"/models/([^/:]+):(\w+)", path)
+    model, action = (match.group(1), match.group(2)) if match else ("", "")
+    if action == "countTokens":
+        chars = sum(len(p.get("text", "")) for c in body.get("contents", []) for p in c.get("parts", []))
+        return 200, {"totalTokens": 7 + chars // 4}, {}
+    usage = {"promptTokenCount": 40, "candidatesTokenCount": 6, "thoughtsTokenCount": 12, "totalTokenCount": 58}
+
+    def answer(parts: list[dict[str, Any]], finish: str) -> Reply:
+        return 200, {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
+                     "usageMetadata": usage, "modelVersion": model}, {}
+
+    if model == "rate":
+        return 429, {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED",
+                               "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "11s"}]}}, {}
+    if model == "boom":
+        return 503, {"error": {"code": 503, "message": "The model is overloaded", "status": "UNAVAILABLE"}}, {}
+    if model == "auth":
+        return 400, {"error": {"code": 400, "message": f"API key not valid: {_key_of(headers)}", "status": "INVALID_ARGUMENT"}}, {}
+    if model == "reason":
+        return answer([{"text": "hmm, 1111111 or", "thought": True}, {"text": "The code is 4819203."}], "STOP")
+    if model == "cutoff":
+        return answer([{"text": "thinking and thinking", "thought": True}], "MAX_TOKENS")
+    return answer([{"text": "The code is 4819203."}], "STOP")

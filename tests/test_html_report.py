@@ -1,0 +1,245 @@
+"""The HTML report opened in real headless Chromium: sections, no errors, no network, escaping.
+
+Chromium is driven over the DevTools protocol through ``--remote-debugging-pipe`` (file
+descriptors 3 and 4, NUL-separated JSON), so no websocket client or extra package is
+needed. Screenshots are kept under ``artifacts/html-report/`` (gitignored) for a human
+to look at. Install the browser with ``scripts/system-deps.sh``.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxprobe.analysis.grid import profile
+from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.report.html import build_html_report, render_html
+from ctxprobe.results import Report, iter_export
+from ctxprobe.spec import make_spec
+from ctxprobe.store import RunRecord, Store
+from ctxprobe.sweep import run_sweep
+from ctxprobe.tasks.case import Case, Cell
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "html-report"
+EVIL_OUTPUT = "<script>alert(1)</script></table></pre><img src=x onerror=alert(2)> & [bold]not markup[/bold]"
+EVIL_PROMPT = "</pre></details><script>alert(3)</script><b>bold?</b>"
+SECTIONS = ["summary", "metadata", "profile", "all-families", "families", "family-niah", "audit", "cost-latency",
+            "failures"]
+
+
+class Chromium:
+    """Just enough of the DevTools protocol: commands, events, one page session."""
+
+    def __init__(self, binary: str, user_data_dir: Path) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        self._res_r, res_w = os.pipe()
+
+        def wire() -> None:
+            # Move both ends above 4 first: a pipe end may itself be fd 3 or 4, and dup2 onto
+            # itself would keep close-on-exec set.
+            high_r, high_w = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10), fcntl.fcntl(res_w, fcntl.F_DUPFD, 10)
+            os.dup2(high_r, 3)
+            os.dup2(high_w, 4)
+
+        args = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--no-first-run", "--no-default-browser-check",
+                "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={user_data_dir}",
+                "--remote-debugging-pipe", "about:blank"]
+        self.proc = subprocess.Popen(args, preexec_fn=wire, close_fds=False, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(cmd_r)
+        os.close(res_w)
+        self._id = 0
+        self._inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.session = ""
+
+    def _read(self) -> None:
+        buf = b""
+        while chunk := os.read(self._res_r, 1 << 16):
+            buf += chunk
+            while b"\0" in buf:
+                msg, buf = buf.split(b"\0", 1)
+                self._inbox.put(json.loads(msg))
+
+    def send(self, method: str, params: dict[str, Any] | None = None, timeout: float = 20.0) -> dict[str, Any]:
+        self._id += 1
+        msg: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            msg["sessionId"] = self.session
+        os.write(self._cmd_w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            item = self._inbox.get(timeout=max(0.01, deadline - time.monotonic()))
+            if item.get("id") == self._id:
+                assert "error" not in item, f"{method}: {item['error']}"
+                return item["result"]
+            self.events.append(item)
+
+    def wait_for(self, method: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(e.get("method") == method for e in self.events):
+            self.events.append(self._inbox.get(timeout=max(0.01, deadline - time.monotonic())))
+
+    def open(self, url: str, width: int) -> None:
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.send(f"{domain}.enable")
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": 860, "deviceScaleFactor": 1, "mobile": False})
+        self.send("Page.navigate", {"url": url})
+        self.wait_for("Page.loadEventFired")
+
+    def js(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+    def screenshot(self, path: Path, full: bool = False) -> None:
+        params: dict[str, Any] = {"format": "png"}
+        if full:
+            size = self.send("Page.getLayoutMetrics")["cssContentSize"]
+            params.update(captureBeyondViewport=True,
+                          clip={"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000),
+                                "scale": 1})
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", params)["data"]))
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close", timeout=5)
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a browser that will not close is killed
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def _inject_untrusted(store_path: Path, run_id: str) -> str:
+    """A real case whose prompt and model reply carry markup; returns its case id."""
+    rec = next(r for r in iter_export(run_id, store_path) if r["outcome"] != "correct")
+    content = rec["messages"][-1]["content"].replace(rec["meta"]["needle"], rec["meta"]["needle"] + " " + EVIL_PROMPT)
+    case = Case(Cell(rec["family"], rec["length"], rec["depth"]), rec["rep"], rec["seed"],
+                [{"role": "user", "content": content}], rec["expected"], rec["distractors"], rec["meta"],
+                rec["token_count"], rec["needle_token_pos"], rec["realised_depth"])
+    with Store(store_path) as store:
+        store.save_case(run_id, case)
+        store.save_response(run_id, rec["case_id"], output=EVIL_OUTPUT, finish_reason="stop",
+                            reported_prompt_tokens=rec["token_count"], completion_tokens=30, latency_s=0.01,
+                            attempts=1, error=None, score=0.0, outcome="wrong", detail={})
+    return rec["case_id"]
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory) -> tuple[Path, list[str]]:
+    store = tmp_path_factory.mktemp("html") / "s.sqlite"
+    grid = {"lengths": "512,1k,2k", "depths": "0,0.5,1", "reps": 2, "families": {"niah": {"distractors": 2}}}
+    ids = [run_sweep(make_spec({"model": m, **grid}), store, progress=False).run_id
+           for m in ("sim:decay?cliff=600&width=1200", "sim:blind-middle")]
+    _inject_untrusted(store, ids[0])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    out = build_html_report(ids, store, ARTIFACTS / "report.html", png_dir=ARTIFACTS / "png", failures=40)
+    return out, ids
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.fail("headless Chromium is required: run scripts/system-deps.sh (apt-get install chromium)")
+    b = Chromium(binary, tmp_path_factory.mktemp("chromium-profile"))
+    yield b
+    b.close()
+
+
+def test_report_in_chromium(report_file, browser) -> None:
+    path, ids = report_file
+    browser.open(path.as_uri(), width=1366)
+    browser.screenshot(ARTIFACTS / "top-1366.png")
+
+    ids = browser.js("[...document.querySelectorAll('section[id], article[id]')].map(e => e.id)")
+    assert [i for i in ids if i in SECTIONS] == SECTIONS
+    summary = browser.js("document.getElementById('summary').innerText")
+    assert "reliable up to 512 tokens" in summary and "fails the bar" in summary
+    assert "no interval computed" in summary
+    assert browser.js("[...document.images].every(i => i.complete && i.naturalWidth > 200)")
+    assert browser.js("document.images.length") >= 7  # 2 all-families, 1 overlay, 2 × (heatmap + curve)
+    # laptop width: nothing forces the page to scroll sideways
+    assert browser.js("document.documentElement.scrollWidth") <= 1366
+
+    # untrusted text is text: no script element, no dialog, the markup shows literally
+    browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert browser.js("document.querySelectorAll('script, img[src=x]').length") == 0
+    outputs = browser.js("[...document.querySelectorAll('pre.output')].map(p => p.textContent)")
+    assert EVIL_OUTPUT in outputs
+    excerpts = browser.js("[...document.querySelectorAll('pre.excerpt')].map(p => p.textContent).join('\\n')")
+    assert EVIL_PROMPT in excerpts
+    assert browser.js("document.querySelectorAll('mark.ev').length") > 0
+    browser.screenshot(ARTIFACTS / "full-1366.png", full=True)
+
+    methods = [e.get("method") for e in browser.events]
+    assert "Page.javascriptDialogOpening" not in methods
+    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
+              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] in ("error", "assert"))
+              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    assert errors == []
+    urls = [e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"]
+    assert [u for u in urls if not u.startswith("data:")] == [path.as_uri()]
+
+
+def test_narrow_laptop_width(report_file, browser) -> None:
+    path, _ = report_file
+    browser.send("Emulation.setDeviceMetricsOverride",
+                 {"width": 1024, "height": 768, "deviceScaleFactor": 1, "mobile": False})
+    browser.send("Page.reload")
+    time.sleep(0.3)
+    assert browser.js("document.documentElement.scrollWidth") <= 1024
+    browser.screenshot(ARTIFACTS / "top-1024.png")
+
+
+def _report(model: str, families: dict[str, float], run_id: str = "r1") -> Report:
+    """A Report from synthetic rows: accuracy = ``slope`` decline per length doubling."""
+    rows = []
+    for fam, slope in families.items():
+        for i, length in enumerate((1024, 2048, 4096, 8192)):
+            for depth in (0.0, 0.5, 1.0):
+                for rep in range(10):
+                    ok = rep < round(10 * max(0.0, 1 - slope * i))
+                    rows.append(ResultRow(fam, length, depth, rep, "correct" if ok else "wrong", float(ok)))
+    run = RunRecord(run_id, "2025-01-01", "2025-01-01", model, "local", ",".join(families), "0.1.0",
+                    {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 48}, "lengths": [1024, 8192]},
+                    {"chat_template_hash": "abc123"}, "complete", 120, 120)
+    return Report(run, profile(rows, 0.856), 0.856)
+
+
+def test_all_families_profile_secrets_and_intervals(tmp_path) -> None:
+    model = "openai-compat:qwen@https://alice:HUNTER2PASS@llm.example:8443/v1?api_key=SK-LEAKYTOKEN&region=eu"
+    report = _report(model, {"niah": 0.0, "vartrack": 0.1, "aggregation": 0.3})
+    page = render_html([report], intervals=[{"niah": (4096, 8192)}], png_dir=tmp_path)
+    assert "HUNTER2PASS" not in page and "SK-LEAKYTOKEN" not in page and "alice" not in page
+    assert "https://llm.example:8443/v1?api_key=REDACTED&amp;region=eu" in page
+    for fam in ("niah", "vartrack", "aggregation"):
+        assert f'id="family-{fam}"' in page
+    assert (tmp_path / "r1" / "all-families.png").stat().st_size > 10_000
+    assert "95% bootstrap interval 4K – 8K" in page  # niah: given
+    assert "no interval computed" in page  # the others: not given
+    assert "reliable up to 1K tokens" in page  # aggregation: 0.7 at 2K fails
+    assert "<script" not in page
+
+
+def test_no_runs_is_a_user_error() -> None:
+    from ctxprobe.errors import CtxprobeError
+
+    with pytest.raises(CtxprobeError):
+        render_html([])
