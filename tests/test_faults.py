@@ -28,13 +28,13 @@ EXPECTED = {None: "correct", "429": "correct", "500": "correct", "503": "correct
 
 def _spec(url: str, **extra):
     return make_spec({"model": f"openai-compat:sim@{url}", "tokenizer": "local", "lengths": "512,1k,2k",
-                      "depths": "0,0.25,0.5,0.75,1", "reps": 3, "timeout": 1.0, "retries": 3, "concurrency": 4,
+                      "depths": "0,0.25,0.5,0.75,1", "reps": 3, "timeout": 3.0, "retries": 3, "concurrency": 4,
                       **extra})
 
 
 def test_every_fault_gets_its_label(tmp_path) -> None:
     tok = resolve_tokenizer("local")
-    plan = FaultPlan(RATES, times=1, hang_seconds=2.5)
+    plan = FaultPlan(RATES, times=1, hang_seconds=6.0)
     with SimServer(resolve_provider("sim:perfect", tok), tok, faults=plan, truncate_to=1500) as server:
         result = run_sweep(_spec(server.start()), tmp_path / "f.sqlite", progress=False)
     records = list(iter_export(result.run_id, tmp_path / "f.sqlite"))

@@ -22,12 +22,10 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.analysis.grid import profile
-from ctxprobe.analysis.rows import ResultRow
-from ctxprobe.report.html import build_html_report, render_html
-from ctxprobe.results import Report, iter_export
+from ctxprobe.report.html import build_html_report
+from ctxprobe.results import iter_export
 from ctxprobe.spec import make_spec
-from ctxprobe.store import RunRecord, Store
+from ctxprobe.store import Store
 from ctxprobe.sweep import run_sweep
 from ctxprobe.tasks.case import Case, Cell
 
@@ -172,7 +170,7 @@ def test_report_in_chromium(report_file, browser) -> None:
     assert [i for i in ids if i in SECTIONS] == SECTIONS
     summary = browser.js("document.getElementById('summary').innerText")
     assert "reliable up to 512 tokens" in summary and "fails the bar" in summary
-    assert "no interval computed" in summary
+    assert "95% bootstrap interval" in summary  # ctxprobe.analysis.bootstrap
     assert browser.js("[...document.images].every(i => i.complete && i.naturalWidth > 200)")
     assert browser.js("document.images.length") >= 7  # 2 all-families, 1 overlay, 2 × (heatmap + curve)
     # laptop width: nothing forces the page to scroll sideways
@@ -206,40 +204,3 @@ def test_narrow_laptop_width(report_file, browser) -> None:
     time.sleep(0.3)
     assert browser.js("document.documentElement.scrollWidth") <= 1024
     browser.screenshot(ARTIFACTS / "top-1024.png")
-
-
-def _report(model: str, families: dict[str, float], run_id: str = "r1") -> Report:
-    """A Report from synthetic rows: accuracy = ``slope`` decline per length doubling."""
-    rows = []
-    for fam, slope in families.items():
-        for i, length in enumerate((1024, 2048, 4096, 8192)):
-            for depth in (0.0, 0.5, 1.0):
-                for rep in range(10):
-                    ok = rep < round(10 * max(0.0, 1 - slope * i))
-                    rows.append(ResultRow(fam, length, depth, rep, "correct" if ok else "wrong", float(ok)))
-    run = RunRecord(run_id, "2025-01-01", "2025-01-01", model, "local", ",".join(families), "0.1.0",
-                    {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 48}, "lengths": [1024, 8192]},
-                    {"chat_template_hash": "abc123"}, "complete", 120, 120)
-    return Report(run, profile(rows, 0.856), 0.856)
-
-
-def test_all_families_profile_secrets_and_intervals(tmp_path) -> None:
-    model = "openai-compat:qwen@https://alice:HUNTER2PASS@llm.example:8443/v1?api_key=SK-LEAKYTOKEN&region=eu"
-    report = _report(model, {"niah": 0.0, "vartrack": 0.1, "aggregation": 0.3})
-    page = render_html([report], intervals=[{"niah": (4096, 8192)}], png_dir=tmp_path)
-    assert "HUNTER2PASS" not in page and "SK-LEAKYTOKEN" not in page and "alice" not in page
-    assert "https://llm.example:8443/v1?api_key=REDACTED&amp;region=eu" in page
-    for fam in ("niah", "vartrack", "aggregation"):
-        assert f'id="family-{fam}"' in page
-    assert (tmp_path / "r1" / "all-families.png").stat().st_size > 10_000
-    assert "95% bootstrap interval 4K – 8K" in page  # niah: given
-    assert "no interval computed" in page  # the others: not given
-    assert "reliable up to 1K tokens" in page  # aggregation: 0.7 at 2K fails
-    assert "<script" not in page
-
-
-def test_no_runs_is_a_user_error() -> None:
-    from ctxprobe.errors import CtxprobeError
-
-    with pytest.raises(CtxprobeError):
-        render_html([])

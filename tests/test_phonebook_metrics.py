@@ -22,17 +22,16 @@ def _run(tmp_path, model, name="s", **kw):
     return recs, needle_results(recs)
 
 
-@pytest.mark.parametrize("variant", ["robust", "published"])
-def test_perfect_is_flat_and_full(tmp_path, variant) -> None:
+def test_perfect_is_flat_and_full(tmp_path) -> None:
     _, results = _run(tmp_path, "sim:perfect")
     an = analyse(results, bootstrap=50)
     assert all(b.mean == 1.0 for b in an.bins) and len(an.bins) == 2 * (10 + 20)
-    for length in an.lengths:
+    for variant, length in [(v, L) for v in ("robust", "published") for L in an.lengths]:
         for name in ("CSI", "ADI", "NOI"):
             assert an.metric(name, variant, length).value == 0.0
         assert an.metric("RRS", variant, length).value == 1.0
         assert an.metric("LCRDS", variant, length).value == pytest.approx(100.0)
-    assert an.metric("MUC", variant).value == max(an.lengths)
+        assert an.metric("MUC", variant).value == max(an.lengths)
 
 
 def test_echo_scores_zero(tmp_path) -> None:
@@ -72,17 +71,17 @@ def _hand_metrics(recs) -> dict[tuple[str, int], float]:
 
 def test_decay_with_known_slope_matches_hand_values(tmp_path) -> None:
     model = f"sim:decay?cliff={CLIFF}&width={WIDTH}&slope={SLOPE}"
-    recs, results = _run(tmp_path, model, runs=40)
-    an = analyse(results, bootstrap=400, seed=1)
+    recs, results = _run(tmp_path, model, runs=25, lengths=["1k", "2k"])
+    an = analyse(results, bootstrap=300, seed=1)
     hand = _hand_metrics(recs)
-    assert hand[("CSI", 3072)] > 0.15 and hand[("ADI", 3072)] > 0.15  # the sim really decays
+    assert hand[("CSI", 2048)] > 0.1 and hand[("ADI", 2048)] > 0.15  # the sim really decays
     for (name, L), value in hand.items():
         m = an.metric(name, "robust", L)
         assert m.lo is not None and m.hi is not None
         slack = 2.0 if name == "LCRDS" else 0.02  # percentile ends of a discrete bootstrap
         assert m.lo - slack <= value <= m.hi + slack, (name, L, value, m)
     # the fitted trend falls with position, like the sim
-    assert an.metric("ADI", "published", 3072).value > 0.3
+    assert an.metric("ADI", "published", 2048).value > 0.3
 
 
 def test_paired_layout_comparison_on_the_same_books(tmp_path) -> None:

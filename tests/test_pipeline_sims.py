@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from conftest import case_requests
+
 import math
 
 import pytest
@@ -83,7 +85,7 @@ def test_same_results_over_loopback_http(tmp_path) -> None:
     with SimServer(resolve_provider("sim:blind-middle", tok), tok) as server:
         url = server.start()
         result, report = _sweep(f"openai-compat:sim@{url}", tmp_path / "h.sqlite")
-        assert server.requests_served == 30
+        assert case_requests(server) == 30
     _, local = _sweep("sim:blind-middle", tmp_path / "l.sqlite")
     assert _means_by_depth(report) == _means_by_depth(local)
     # the server counted the templated prompt with the same tokenizer: reported == built
@@ -100,7 +102,7 @@ def test_rerun_resumes_without_resending(tmp_path) -> None:
         again, _ = _sweep(f"openai-compat:sim@{url}", store, concurrency=2)  # transport change: same run
         assert again.run_id == first.run_id and again.resumed
         assert again.sent == 0 and again.already_done == 30
-        assert server.requests_served == 30
+        assert case_requests(server) == 30
 
 
 def test_truncating_server_is_flagged_not_scored(tmp_path) -> None:

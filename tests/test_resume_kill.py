@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from conftest import case_requests
+
 import os
 import signal
 import sqlite3
@@ -56,4 +58,4 @@ def test_sigkill_then_resume(tmp_path) -> None:
         for case_id in before:
             assert server.prompt_counts[prompt_hash(records[case_id]["messages"])] == 1, case_id
         # at most the requests in flight at the kill (concurrency 2) were sent twice
-        assert server.requests_served <= 40 + 2
+        assert case_requests(server) <= 40 + 2

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import ACCEPTED_FORMS, resolve_provider
 from ctxprobe.models.base import Provider
+from ctxprobe.preflight import PreflightReport, run_preflight
 from ctxprobe.plan import PlannedCase, planned_cases, summarize
 from ctxprobe.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
@@ -119,14 +121,14 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     n_ctx = max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None
     provider = resolve_provider(spec.model, tokenizer, n_ctx=n_ctx)
     try:
-        preflight = getattr(provider, "preflight", None)
-        if preflight is not None:
-            await preflight()
+        checked = await run_preflight(provider, tokenizer, spec)
+        for warning in checked.warnings if checked else ():
+            console.print(Text.assemble(("warning: ", "bold yellow"), warning))
         check_lengths(spec, provider, families)
         store = Store(store_path)
         try:
             return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console,
-                              planned)
+                              planned, checked)
         finally:
             store.close()
     finally:
@@ -135,7 +137,8 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
 async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer,
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
-               console: Console, planned: list[PlannedCase] | None) -> SweepResult:
+               console: Console, planned: list[PlannedCase] | None,
+               checked: PreflightReport | None) -> SweepResult:
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
@@ -143,11 +146,15 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         "context_window": provider.context_window,
         "plan": summarize(spec).__dict__,
     }
+    if checked is not None:
+        meta["preflight"] = checked.to_dict()
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
     ledger.spent = store.spent(run_id)
+    if resumed and checked is not None:
+        store.update_run(run_id, meta={"preflight": checked.to_dict()})  # the serving path as of this session
     store.update_run(run_id, status="running", meta={"transport": {
         k: getattr(spec, k) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")}})
     done = store.done_case_ids(run_id)

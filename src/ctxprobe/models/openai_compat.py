@@ -126,6 +126,7 @@ class OpenAICompatProvider:
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._window_fetched = context_window is not None
+        self.served_model_info: dict[str, Any] = {}
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
@@ -266,6 +267,8 @@ class OpenAICompatProvider:
             return self.context_window
         entries = [e for e in entries if isinstance(e, dict)]
         mine = [e for e in entries if e.get("id") == self.model] or entries[:1]
+        if mine:
+            self.served_model_info = mine[0]  # what the endpoint says it serves (recorded with the run)
         for entry in mine:
             meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
             for value in (

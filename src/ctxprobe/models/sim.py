@@ -55,7 +55,7 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 NOT_FOUND = "I could not find it."
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "first-half", "decay")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half")
 _COMMON_PARAMS = {"ctx", "latency"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,

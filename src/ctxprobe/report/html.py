@@ -100,24 +100,18 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
 
 
 def effective_length_intervals(report: Any, store_path: str | Path) -> Intervals | None:
-    """Bootstrap interval of each family's effective length, if the analysis offers one."""
+    """Bootstrap interval of each family's effective length (None if the analysis lacks it)."""
     try:
-        from ctxprobe.analysis import bootstrap  # being added alongside this report
+        from ctxprobe.analysis.bootstrap import ThresholdRule, bootstrap_effective_length
     except ImportError:
-        return None
-    fn = getattr(bootstrap, "effective_length_interval", None)
-    if fn is None:
         return None
     from ctxprobe.store import Store
 
     with Store(store_path) as store:
         rows = store.result_rows(report.run.run_id)
-    out: Intervals = {}
-    for prof in report.profiles:
-        fam_rows = [r for r in rows if r.family == prof.family]
-        ci = fn(fam_rows, prof.threshold)
-        out[prof.family] = (getattr(ci, "lo", None), getattr(ci, "hi", None)) if not isinstance(ci, tuple) else ci
-    return out
+    # seeded inside: the same run always renders the same interval
+    found = bootstrap_effective_length(rows, rule=ThresholdRule("absolute", report.threshold))
+    return {ci.family: (ci.lo, ci.hi) for ci in found}
 
 
 # -- page ---------------------------------------------------------------------------------

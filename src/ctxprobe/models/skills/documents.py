@@ -2,7 +2,8 @@
 
 A sim cannot understand arbitrary prose, so this skill reads one shape only: a question
 ``What is|are|was|were X?`` (also ``Who ...``) answered by a visible sentence stating
-``X is|are|was|were Y.``; it answers ``Y``. Anything else it does not recognise (None), so
+``X is|are|was|were Y.``; it answers ``Y``. It only reads the ``documents`` prompt's
+``Question: ...`` paragraph. Anything else it does not recognise (None), so
 the sim says it could not find it. Test QA files for sims are written in that shape; real
 users' documents are for real models.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-_QUESTION = re.compile(r"\b(?:What|Who) (is|are|was|were) (.+?)\?")
+# Anchored on the family's "Question: ..." paragraph so other families' questions never match.
+_QUESTION = re.compile(r"^Question: (?:What|Who) (is|are|was|were) (.+?)\?")
 
 
 def documents_skill(question: str, context: str) -> str | None:

@@ -1,0 +1,87 @@
+"""Preflight: before a sweep, prove the serving path works and measures what we think.
+
+One probe request checks the endpoint answers and compares the prompt tokens the server
+reports with our count of the same templated prompt (a tokenizer or chat-template
+mismatch shows up here, before thousands of cases are built to the wrong length). At
+temperature 0 the same probe is repeated: different answers mean non-deterministic
+serving (batching, non-deterministic kernels), which makes small accuracy differences
+between runs meaningless. What the endpoint says it serves is recorded with the run.
+
+In-process models (``local``, ``llamacpp:``, ``sim:``) are deterministic by construction
+and send nothing here.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import GenerateRequest, Provider
+from ctxprobe.runner.execute import RunnerConfig, call_with_retries
+from ctxprobe.spec import Spec
+from ctxprobe.tokenizers.base import Message, Tokenizer
+
+PROBE_MESSAGES: list[Message] = [
+    {"role": "user", "content": "In two short sentences, describe a river at dawn."},
+]
+DETERMINISM_REPEATS = 2  # extra sends of the probe at temperature 0
+
+
+@dataclass
+class PreflightReport:
+    endpoint: dict[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
+    counted_tokens: int | None = None
+    reported_tokens: int | None = None
+    deterministic: bool | None = None
+    probe_requests: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) -> PreflightReport | None:
+    check = getattr(provider, "preflight", None)
+    if check is None:
+        return None  # in process: nothing to probe
+    await check()  # reachable? (one-line CtxprobeError otherwise) + the served window
+    report = PreflightReport(endpoint=dict(getattr(provider, "served_model_info", {}) or {}),
+                             context_window=provider.context_window)
+    cfg = RunnerConfig(timeout=min(spec.timeout, 120.0), retries=spec.retries)
+    rng = random.Random(0)
+    request = GenerateRequest(messages=PROBE_MESSAGES, max_tokens=24, temperature=spec.decoding.temperature,
+                              seed=spec.decoding.seed)
+    first, error, attempts, _ = await call_with_retries(provider, request, cfg, rng)
+    report.probe_requests += attempts
+    if first is None:
+        raise CtxprobeError(f"the probe request to {spec.model} failed ({error}); check the model name and server")
+    report.counted_tokens = tokenizer.count_chat(PROBE_MESSAGES)
+    report.reported_tokens = first.prompt_tokens
+    if first.prompt_tokens is None:
+        report.warnings.append("the server reports no prompt-token counts: silent truncation cannot be detected")
+    elif first.prompt_tokens != report.counted_tokens:
+        report.warnings.append(
+            f"the server counts {first.prompt_tokens} prompt tokens where tokenizer {tokenizer.name} counts "
+            f"{report.counted_tokens} for the same chat: case lengths will be off; name the model's own tokenizer "
+            "with --tokenizer (or endpoint:URL to let the server count)"
+        )
+    for key in ("model", "system_fingerprint", "id"):
+        if key in first.extra and key != "id":
+            report.endpoint.setdefault(f"response_{key}", first.extra[key])
+    if spec.decoding.temperature == 0:
+        texts = {first.text}
+        for _ in range(DETERMINISM_REPEATS):
+            again, _, attempts, _ = await call_with_retries(provider, request, cfg, rng)
+            report.probe_requests += attempts
+            if again is not None:
+                texts.add(again.text)
+        report.deterministic = len(texts) == 1
+        if not report.deterministic:
+            report.warnings.append(
+                f"non-deterministic serving: {len(texts)} different answers to the same prompt at temperature 0; "
+                "differences between runs may be noise from the server, not the model"
+            )
+    return report

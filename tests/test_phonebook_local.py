@@ -1,0 +1,26 @@
+"""The real embedded model (SmolLM2-135M) runs the phone-book grid end to end."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxprobe.report.phonebook_plots import phonebook_report
+from ctxprobe.sweep import run_sweep
+from ctxprobe.tasks.phonebook_grid import phonebook_spec
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_local_model_phonebook_end_to_end(tmp_path) -> None:
+    pytest.importorskip("llama_cpp")
+    store = tmp_path / "s.sqlite"
+    spec = phonebook_spec(model="local", lengths=["1k", "2k"], needles=[10], runs=1, concurrency=1)
+    result = run_sweep(spec, store, progress=False)
+    assert result.sent == 2
+    report = phonebook_report([result.run_id], store, tmp_path / "plots", bootstrap=50)
+    (an,) = report.analyses.values()
+    assert an.lengths == [1024, 2048] and an.needles == [10]
+    assert all(b.n == 1 for b in an.bins) and len(an.bins) == 20
+    position = [p for p in report.plots if p.name.endswith("-position.png")]
+    assert position and position[0].stat().st_size > 10_000
+    assert all(m.value is None or 0.0 <= m.value <= 100.0 for m in an.metrics)
