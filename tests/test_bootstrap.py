@@ -189,7 +189,9 @@ def _true_effective(model: str, tok, cases, threshold: float = 0.856) -> int | N
 
 @pytest.mark.parametrize("params", [
     "cliff=1100&width=600&noise=0.05",   # bend between 1K and 1.5K, noisy plateau
-    "cliff=1600&width=1200&noise=0.08",  # slow decay, plateau near the bar
+    # slow decay, plateau near the bar: the point estimate alone is right in only ~12 of 20
+    # seeds here, so an interval too narrow to carry that uncertainty fails this test
+    "cliff=1600&width=1200&noise=0.08",
 ])
 def test_interval_covers_true_effective_length(decay_cases, params: str) -> None:
     tok, family, cases = decay_cases

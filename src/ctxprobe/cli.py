@@ -135,12 +135,11 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     run = report.run
     out.print(f"[bold]run {run.run_id}[/] · model {run.model} · tokenizer {run.tokenizer} · "
               f"{run.n_responses}/{run.n_cases} responses · {run.status}")
-    trained = run.meta.get("trained_context")
     for prof in report.profiles:
         render_profile_table(prof, out)
         render_outcomes_table(prof, out)
-        if trained and any(s.length > trained for s in prof.lengths):
-            out.print(f"note: lengths past {trained} tokens are beyond the model's trained context.")
+    for note in report.notes:
+        out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:
         directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
         for path in write_plots(report, directory):

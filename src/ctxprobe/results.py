@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ctxprobe.analysis.diagnose import trained_context_notes
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.jsonreport import profiles_to_dict
@@ -19,6 +20,7 @@ class Report:
     run: RunRecord
     profiles: list[Profile]
     threshold: float
+    notes: list[str]
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -29,6 +31,7 @@ class Report:
             cases=run.n_cases, responses=run.n_responses, spec=run.spec,
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
+            notes=self.notes, preflight=run.meta.get("preflight"),
         )
 
 
@@ -44,7 +47,20 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
-        return Report(run, profile(store.result_rows(run.run_id), bar), bar)
+        profiles = profile(store.result_rows(run.run_id), bar)
+    notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))]
+    notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
+    return Report(run, profiles, bar, notes)
+
+
+def trained_context(run: RunRecord) -> int | None:
+    """The model's trained context: from its tokenizer files, else what the server reports."""
+    if run.meta.get("trained_context"):
+        return int(run.meta["trained_context"])
+    endpoint = (run.meta.get("preflight") or {}).get("endpoint") or {}
+    meta = endpoint.get("meta") if isinstance(endpoint.get("meta"), dict) else {}
+    value = meta.get("n_ctx_train") or endpoint.get("n_ctx_train")
+    return int(value) if value else None
 
 
 def write_plots(report: Report, out_dir: str | Path) -> list[Path]:

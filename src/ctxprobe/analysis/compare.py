@@ -202,7 +202,8 @@ def _family_summary(f: FamilyComparison, confidence: float) -> str:
 
 def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
     """(pairs, excluded, only in A, only in B); refuses runs whose shared cases differ."""
-    shared = sorted(a.cases.keys() & b.cases.keys())
+    # grid order (not string order, where L2048 sorts before L512), so "first" reads naturally
+    shared = sorted(a.cases.keys() & b.cases.keys(), key=lambda k: _grid_key(a.cases[k]))
     if not shared:
         raise CtxprobeError(
             f"runs {a.run_id} and {b.run_id} share no case: compare runs of the same spec seed, "
@@ -225,6 +226,10 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
             f"runs {a.run_id} and {b.run_id} have no case measured on both sides (all {excluded} shared cases "
             "are harness failures or unanswered); resume the runs first")
     return pairs, excluded, len(a.cases) - len(shared), len(b.cases) - len(shared)
+
+
+def _grid_key(c: CaseResult) -> tuple[str, int, float, str]:
+    return (c.family, c.length, c.depth, c.case_id)
 
 
 def _unmeasured(c: CaseResult) -> bool:

@@ -1,0 +1,35 @@
+"""Plain-language notes about a profile that point at the serving path, not the model."""
+
+from __future__ import annotations
+
+from ctxprobe.analysis.grid import Profile
+
+#: A fall this large right past the trained window is a cliff, not a slope.
+COLLAPSE_DROP = 0.25
+
+
+def trained_context_notes(profile: Profile, trained: int | None) -> list[str]:
+    """Say so when accuracy collapses right past the model's trained context length.
+
+    That shape usually means positions beyond training are not handled: a server that
+    extends the window needs position scaling (RoPE / YaRN) configured, and a wrong or
+    missing setting breaks exactly there."""
+    if not trained:
+        return []
+    measured = [s for s in profile.lengths if s.mean is not None]
+    inside = [s for s in measured if s.length <= trained]
+    beyond = [s for s in measured if s.length > trained]
+    if not beyond:
+        return []
+    note = [f"{profile.family}: {len(beyond)} length(s) lie beyond the model's trained context of {trained:,} tokens."]
+    if inside:
+        last_in, first_out = inside[-1], beyond[0]
+        assert last_in.mean is not None and first_out.mean is not None
+        if last_in.mean >= profile.threshold and last_in.mean - first_out.mean >= COLLAPSE_DROP:
+            note.append(
+                f"{profile.family}: accuracy collapses right past the trained context ({last_in.mean:.2f} at "
+                f"{last_in.length:,} → {first_out.mean:.2f} at {first_out.length:,} tokens). If the server extends "
+                "the window with position scaling (RoPE/YaRN: rope_scaling, rope_freq_base, rope_freq_scale), "
+                "check that configuration first — it is the usual cause of this cliff."
+            )
+    return note

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from ctxprobe.analysis.diagnose import trained_context_notes
+from ctxprobe.analysis.grid import profile
+from ctxprobe.analysis.rows import ResultRow
+
+
+def _rows(means: dict[int, float], n: int = 10) -> list[ResultRow]:
+    rows = []
+    for length, mean in means.items():
+        k = round(mean * n)
+        rows += [ResultRow("niah", length, 0.5, i, "correct" if i < k else "wrong", 1.0 if i < k else 0.0)
+                 for i in range(n)]
+    return rows
+
+
+def test_collapse_past_trained_context_points_at_rope() -> None:
+    prof = profile(_rows({4096: 1.0, 8192: 0.9, 12288: 0.1}))[0]
+    notes = trained_context_notes(prof, 8192)
+    assert any("collapses right past the trained context" in n and "RoPE" in n for n in notes)
+
+
+def test_gradual_decline_or_no_data_beyond_is_not_a_cliff() -> None:
+    slope = profile(_rows({4096: 1.0, 8192: 0.9, 12288: 0.8}))[0]
+    assert not any("collapses" in n for n in trained_context_notes(slope, 8192))
+    inside_only = profile(_rows({4096: 1.0, 8192: 0.2}))[0]
+    assert trained_context_notes(inside_only, 8192) == []
+    assert trained_context_notes(slope, None) == []
