@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ctxprobe.analysis.bootstrap import (
@@ -314,8 +314,7 @@ def compare_cases(a: RunCases, b: RunCases, *, alpha: float = 0.05, rule: Thresh
 
 
 def _adjust(t: CellComparison, p_adj: float, alpha: float) -> CellComparison:
-    return CellComparison(t.family, t.length, t.depth, t.n_pairs, t.mean_a, t.mean_b, t.a_only, t.b_only,
-                          t.p_value, p_adj, p_adj < alpha)
+    return replace(t, p_adjusted=p_adj, significant=p_adj < alpha)
 
 
 # -- reading runs and the regression gate ---------------------------------------------------

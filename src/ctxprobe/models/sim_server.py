@@ -107,6 +107,8 @@ class SimServer:
         self.provider = provider
         #: Injected failures (see ctxprobe.models.faults); None serves every request cleanly.
         self.faults = faults
+        #: The Authorization header of the latest chat request (tests check keys do arrive).
+        self.last_authorization: str | None = None
         self.tokenizer = tokenizer if tokenizer is not None else getattr(provider, "tokenizer", None)
         if truncate_to is not None and self.tokenizer is None:
             raise ValueError("truncate_to needs a tokenizer")
@@ -344,6 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif body is None:
             self._send(400, _error("request body must be a JSON object", "invalid_request_error"))
         elif path == "/v1/chat/completions":
+            self.server.sim.last_authorization = self.headers.get("Authorization")
             try:
                 self._send(*self.server.sim.chat(body))
             except DropConnection:
