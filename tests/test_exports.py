@@ -126,7 +126,8 @@ def test_failures_terminal_highlights_evidence_and_keeps_output_plain(run) -> No
 
 
 def test_redaction() -> None:
-    assert redact("openai-compat:m@https://u:p@h:1/v1?token=T&x=1") == "openai-compat:m@https://h:1/v1?token=REDACTED&x=1"
+    redacted = redact("openai-compat:m@https://u:p@h:1/v1?token=T&x=1")
+    assert redacted == "openai-compat:m@https://h:1/v1?token=REDACTED&x=1"
     assert redact("sim:decay?cliff=600") == "sim:decay?cliff=600"  # not a URL: untouched
     meta = redact_obj({"api_key": "k", "max_tokens": 4, "token_count": 5, "nested": ["http://a:b@c/"]})
     assert meta == {"api_key": "REDACTED", "max_tokens": 4, "token_count": 5, "nested": ["http://c/"]}

@@ -23,7 +23,8 @@ def _report(model: str, families: dict[str, float], run_id: str = "r1") -> Repor
     run = RunRecord(run_id, "2025-01-01", "2025-01-01", model, "local", ",".join(families), "0.1.0",
                     {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 48}, "lengths": [1024, 8192]},
                     {"chat_template_hash": "abc123"}, "complete", 120, 120)
-    return Report(run, profile(rows, 0.856), 0.856)
+    return Report(run=run, profiles=profile(rows, 0.856), threshold=0.856, notes=["a note <b>escaped</b>"],
+                  intervals={})
 
 
 def test_all_families_profile_secrets_and_intervals(tmp_path) -> None:
@@ -39,6 +40,7 @@ def test_all_families_profile_secrets_and_intervals(tmp_path) -> None:
     assert "no interval computed" in page  # the others: not given
     assert "reliable up to 1K tokens" in page  # aggregation: 0.7 at 2K fails
     assert "<script" not in page
+    assert "a note &lt;b&gt;escaped&lt;/b&gt;" in page
 
 
 def test_no_runs_is_a_user_error() -> None:

@@ -114,11 +114,23 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep import run_sweep
 
     spec = _spec_from_args(args)
-    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
-    verb = "resumed" if result.resumed else "created"
-    err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
-              f"in {result.store_path}")
-    return _print_report(result.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+    if args.adaptive:
+        from ctxprobe.adaptive import adaptive_sweep
+        from ctxprobe.spec import parse_length
+
+        res = adaptive_sweep(spec, args.store, confidence=args.confidence,
+                             token_budget=parse_length(args.token_budget) if args.token_budget else None,
+                             bisect=args.bisect, progress=not args.no_progress, console=err)
+        for line in res.lines():
+            err.print(line, highlight=False)
+        run_id = res.run_id
+    else:
+        result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+        verb = "resumed" if result.resumed else "created"
+        err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
+                  f"in {result.store_path}")
+        run_id = result.run_id
+    return _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
                          threshold=None)
 
 
@@ -137,6 +149,15 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
               f"{run.n_responses}/{run.n_cases} responses · {run.status}")
     for prof in report.profiles:
         render_profile_table(prof, out)
+        interval = report.intervals.get(prof.family)
+        if interval is not None:
+            clears = ", ".join(f"{k // 1024 if k % 1024 == 0 else k}{'K' if k % 1024 == 0 else ''}: {v:.2f}"
+                               for k, v in sorted(interval.p_clear.items()))
+            out.print(f"{prof.family}: {interval.line()} — bootstrap over cases; P(mean ≥ bar) by length: {clears}",
+                      highlight=False)
+            if prof.cells and min(c.n for c in prof.cells) < 5:
+                out.print(f"{prof.family}: fewer than 5 cases in some cells — the bootstrap interval understates the "
+                          "uncertainty there; the Wilson intervals above do not", highlight=False)
         render_outcomes_table(prof, out)
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
@@ -150,6 +171,35 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     return _print_report(args.run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
                          threshold=args.threshold)
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    from ctxprobe.analysis.bootstrap import ThresholdRule
+    from ctxprobe.analysis.compare import compare_runs
+
+    cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
+                       rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
+    for fam in cmp.families:
+        table = Table("cell", "pairs", "mean A", "mean B", "A only", "B only", "p", "p (Holm)", "",
+                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), McNemar exact per cell")
+        for c in [*fam.cells, fam.pooled]:
+            table.add_row(c.label, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),
+                          str(c.b_only), f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", "*" if c.significant else "")
+        out.print(table)
+    out.print(cmp.verdict(), highlight=False)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.analysis.compare import check
+
+    result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
+                   baseline_store=args.baseline_store)
+    for line in result.lines():
+        out.print(line, highlight=False)
+    return result.exit_code
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -225,7 +275,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--adaptive", action="store_true",
+                   help="coarse pass, then more repetitions only where the effective-length decision is unsure")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: decision confidence (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m (default: the full grid's)")
+    p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    _add_store(p)
+    p.add_argument("--store-b", help="store of RUN_B when it lives in another file")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default 0.05)")
+    p.add_argument("--threshold-rule", help="0.856 (absolute), relative or relative:0.85 (NoLiMa)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline")
+    p.add_argument("run_id")
+    p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
+    _add_store(p)
+    p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
+    p.add_argument("--max-drop", type=float, default=0.05, help="largest tolerated accuracy drop (default 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (default 0.05)")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
     _add_spec_flags(p)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, bootstrap_effective_length
 from ctxprobe.analysis.diagnose import trained_context_notes
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.errors import CtxprobeError
@@ -21,6 +22,8 @@ class Report:
     profiles: list[Profile]
     threshold: float
     notes: list[str]
+    #: Effective length with a bootstrap interval, per family (same order as profiles).
+    intervals: dict[str, EffectiveLengthInterval]
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -32,7 +35,7 @@ class Report:
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
             notes=self.notes, preflight=run.meta.get("preflight"),
-        )
+        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -47,10 +50,21 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
-        profiles = profile(store.result_rows(run.run_id), bar)
+        rows = store.result_rows(run.run_id)
+    profiles = profile(rows, bar)
+    intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))]
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
-    return Report(run, profiles, bar, notes)
+    return Report(run, profiles, bar, notes, intervals)
+
+
+def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
+    return {
+        "point": iv.point, "lo": iv.lo, "hi": iv.hi, "confidence": iv.confidence, "line": iv.line(),
+        "rule": "mean >= threshold", "threshold": iv.threshold, "n_resamples": iv.n_resamples,
+        "distribution": {("none" if k is None else str(k)): v for k, v in iv.distribution.items()},
+        "p_clear": {str(k): v for k, v in iv.p_clear.items()},
+    }
 
 
 def trained_context(run: RunRecord) -> int | None:

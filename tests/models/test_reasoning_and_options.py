@@ -59,3 +59,13 @@ def test_bad_options_are_one_line(query: dict[str, str], fragment: str) -> None:
     assert fragment in str(info.value) and "accepted:" in str(info.value) and "\n" not in str(info.value)
     with pytest.raises(CtxprobeError, match="twice"):
         split_options("openai:x?thinking=1&thinking=2")
+
+
+def test_missing_sdk_names_the_extra() -> None:
+    from ctxprobe.errors import MissingExtraError
+    from ctxprobe.models._sdk import import_sdk, redact
+
+    with pytest.raises(MissingExtraError, match=r"pip install 'ctxprobe\[gemini\]'"):
+        import_sdk("no_such_sdk_module_xyz", "google-genai", "gemini", "The model 'gemini:x'")
+    key = "sk-proj-ABCDEFGH12345678wxyz"
+    assert key[:8] not in redact(f"Incorrect API key provided: sk-proj-****5678wxyz ({key})", (key,))

@@ -14,6 +14,7 @@ budget sits on top of the answer budget) and the optional ``reasoning_effort``.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
@@ -72,8 +73,6 @@ class OpenAIProvider:
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
-        import os
-
         self._sdk = import_sdk("openai", "openai", "openai", f"The model 'openai:{model}'")
         self.model = model
         self.options = options

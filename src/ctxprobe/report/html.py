@@ -57,17 +57,24 @@ def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | N
 
     ``details`` (from :func:`ctxprobe.report.rundetails.collect_details`) adds the audit,
     latency and failure sections; ``intervals`` gives, per run, the effective-length
-    interval of each family when the analysis computed one. PNGs are written to
+    interval of each family (default: the bootstrap intervals the Report carries). PNGs are written to
     ``png_dir`` (kept, for slides) or a temporary directory, and inlined either way.
     """
     if not reports:
         raise CtxprobeError("nothing to report: give at least one run id")
-    views = [RunView(r, (details or [None] * len(reports))[i], run_label(r),
-                     dict((intervals or [None] * len(reports))[i] or {})) for i, r in enumerate(reports)]
+    given = list(intervals) if intervals is not None else [_report_intervals(r) for r in reports]
+    views = [RunView(r, (details or [None] * len(reports))[i], run_label(r), dict(given[i] or {}))
+             for i, r in enumerate(reports)]
     if png_dir is not None:
         return _page(views, Path(png_dir), title)
     with tempfile.TemporaryDirectory(prefix="ctxprobe-html-") as tmp:
         return _page(views, Path(tmp), title)
+
+
+def _report_intervals(report: Any) -> Intervals:
+    """(lo, hi) per family from the bootstrap intervals a loaded Report carries, if any."""
+    found = getattr(report, "intervals", None) or {}
+    return {fam: (iv.lo, iv.hi) for fam, iv in found.items() if hasattr(iv, "lo")}
 
 
 def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDetails | None] | None = None,
@@ -95,23 +102,7 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
     details = [collect_details(iter_export(r.run.run_id, store_path), failures=failures) for r in reports]
-    bounds = [effective_length_intervals(r, store_path) for r in reports]
-    return write_html(reports, out_path, details, intervals=bounds, png_dir=png_dir)
-
-
-def effective_length_intervals(report: Any, store_path: str | Path) -> Intervals | None:
-    """Bootstrap interval of each family's effective length (None if the analysis lacks it)."""
-    try:
-        from ctxprobe.analysis.bootstrap import ThresholdRule, bootstrap_effective_length
-    except ImportError:
-        return None
-    from ctxprobe.store import Store
-
-    with Store(store_path) as store:
-        rows = store.result_rows(report.run.run_id)
-    # seeded inside: the same run always renders the same interval
-    found = bootstrap_effective_length(rows, rule=ThresholdRule("absolute", report.threshold))
-    return {ci.family: (ci.lo, ci.hi) for ci in found}
+    return write_html(reports, out_path, details, png_dir=png_dir)
 
 
 # -- page ---------------------------------------------------------------------------------
@@ -126,7 +117,8 @@ def _page(views: list[RunView], png_dir: Path, title: str | None) -> str:
         f'<nav class="toc">{"".join(f"<a href={chr(34)}#{esc(i)}{chr(34)}>{esc(t)}</a>" for i, t in toc)}</nav>',
         f"<h1>{esc(heading)}</h1>",
         f'<p class="sub">{len(views)} run(s) · {len(families)} task famil{"y" if len(families) == 1 else "ies"}'
-        f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))} by ctxprobe {esc(__version__)}</p>",
+        f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"
+        f" by ctxprobe {esc(__version__)}</p>",
         _summary(views), _metadata(views), _profile(views), _all_families(views, png_dir),
         '<section id="families"><h2>Per family</h2><p class="sub">Heatmaps share one fixed colour scale '
         "(0 red → 1 green, grey = nothing scored); curves pool all depths with Wilson 95% bands.</p>"
@@ -186,9 +178,11 @@ def _summary(views: list[RunView]) -> str:
         if len(views) > 1:
             parts.append(f"<h3>{esc(v.label)}</h3>")
         items = [f"<li>{family_sentence(v, p)}</li>" for p in v.profiles] or ["<li>No scored cases yet.</li>"]
+        notes = list(getattr(v.report, "notes", None) or [])
         trained = v.run.meta.get("trained_context")
-        if trained and any(s.length > trained for p in v.profiles for s in p.lengths):
-            items.append(f"<li>{esc(f'Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.')}</li>")
+        if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
+            notes.append(f"Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.")
+        items += [f'<li class="note">{esc(redact(str(n)))}</li>' for n in notes]
         parts.append("<ul>" + "".join(items) + "</ul>")
     bars = sorted({fmt_threshold(p.threshold) for v in views for p in v.profiles})
     parts.append(f'<p class="note">The bar: mean accuracy over all depths ≥ {esc(", ".join(bars) or "—")} at every '
@@ -236,7 +230,7 @@ def _profile(views: list[RunView]) -> str:
             interval = "not computed"
             if fam in v.intervals:
                 lo, hi = v.intervals[fam]
-                interval = f"{fmt_tokens(lo) if lo is not None else '< shortest'} – {fmt_tokens(hi) if hi is not None else '< shortest'}"
+                interval = " – ".join(fmt_tokens(x) if x is not None else "< shortest" for x in (lo, hi))
             last = max(prof.lengths, key=lambda s: s.length)
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
             rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',

@@ -114,8 +114,9 @@ def audit_section(views: list[RunView]) -> str:
             continue
         rows = []
         for a in v.details.audit:
-            reported = "not reported" if a.reported_min is None else (
-                f"{a.reported_min:,}" if a.reported_min == a.reported_max else f"{a.reported_min:,}–{a.reported_max:,}")
+            reported = "not reported"
+            if a.reported_min is not None:
+                reported = f"{a.reported_min:,}" + (f"–{a.reported_max:,}" if a.reported_max != a.reported_min else "")
             built = f"{a.built_min:,}" if a.built_min == a.built_max else f"{a.built_min:,}–{a.built_max:,}"
             rows.append([a.family, f"{fmt_tokens(a.length)} ({a.length:,})", str(a.n), built, reported,
                          "—" if a.max_gap is None else f"{a.max_gap:+,}", str(a.truncated)])
@@ -161,8 +162,8 @@ def failures_section(views: list[RunView]) -> str:
         if d is None:
             continue
         counts = ", ".join(f"{k}: {n}" for k, n in sorted(d.failure_counts.items()))
-        parts.append(f"<h3>{esc(v.label)}</h3><p>{d.n_failures} failed case(s){esc(' — ' + counts) if counts else ''}; "
-                     f"showing {len(d.failures)}.</p>")
+        tally = esc(" — " + counts) if counts else ""
+        parts.append(f"<h3>{esc(v.label)}</h3><p>{d.n_failures} failed case(s){tally}; showing {len(d.failures)}.</p>")
         parts += [_failure_html(f) for f in d.failures]
     parts.append("</section>")
     return "".join(parts)

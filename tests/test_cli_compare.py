@@ -1,0 +1,39 @@
+"""`ctxprobe compare`, `check` and `run --adaptive` through the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from ctxprobe.spec import make_spec
+from ctxprobe.sweep import run_sweep
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxprobe.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_check_gate_exit_codes_and_compare(tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    base = {"lengths": "512,1k", "depths": "0,0.5,1", "reps": 6, "families": {"niah": {"distractors": 2}}}
+    good = run_sweep(make_spec({**base, "model": "sim:perfect"}), store, progress=False).run_id
+    bad = run_sweep(make_spec({**base, "model": "sim:blind-middle"}), store, progress=False).run_id
+    same = _cli("check", good, "--baseline", good, "--store", str(store))
+    assert same.returncode == 0, same.stdout + same.stderr
+    worse = _cli("check", bad, "--baseline", good, "--store", str(store))
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    assert "niah" in worse.stdout  # the responsible cells (here: the family pooled) are printed
+    cmp = _cli("compare", good, bad, "--store", str(store))
+    assert cmp.returncode == 0 and "McNemar" in cmp.stdout
+
+
+def test_adaptive_run_from_cli(tmp_path) -> None:
+    store = tmp_path / "a.sqlite"
+    proc = _cli("run", "--model", "sim:decay?cliff=1500&width=100", "--lengths", "512,1k,2k,4k", "--reps", "10",
+                "--adaptive", "--store", str(store), "--no-progress", "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(_cli("runs", "--json", "--store", str(store)).stdout)
+    assert len(runs) == 1 and runs[0]["responses"] < 4 * 5 * 10  # fewer cases than the full grid
+    rep = json.loads(_cli("report", runs[0]["run_id"], "--json", "--store", str(store)).stdout)
+    assert rep["profiles"][0]["effective_length"] == 1024
