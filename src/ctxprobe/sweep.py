@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import ACCEPTED_FORMS, resolve_provider
+from ctxprobe.models import check_model_form, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.preflight import PreflightReport, run_preflight
 from ctxprobe.plan import PlannedCase, planned_cases, summarize
@@ -31,7 +31,7 @@ from ctxprobe.store import Store
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.base import Family
 from ctxprobe.tasks.case import Case
-from ctxprobe.tokenizers import resolve_tokenizer
+from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokenizer
 from ctxprobe.tokenizers.base import Tokenizer
 
 
@@ -42,20 +42,6 @@ class SweepResult:
     sent: int
     already_done: int
     store_path: Path
-
-
-def infer_tokenizer(model: str) -> str:
-    """The tokenizer a model is measured with when the spec does not name one."""
-    if model == "local" or model.startswith("sim:"):
-        return "local"  # the embedded SmolLM2 GGUF's tokenizer and chat template
-    if model.startswith("llamacpp:"):
-        return "gguf:" + model.split(":", 1)[1].split("?", 1)[0]
-    if not model.startswith("openai-compat:"):
-        raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
-    raise CtxprobeError(
-        f"cannot infer a tokenizer for '{model}': name one with --tokenizer "
-        "(e.g. hf:/path/to/tokenizer_dir or gguf:/path/model.gguf)"
-    )
 
 
 def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]]) -> None:
@@ -109,8 +95,10 @@ def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progres
 async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
                      console: Console | None = None, planned: list[PlannedCase] | None = None) -> SweepResult:
     console = console or Console(stderr=True)
+    check_model_form(spec.model)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
-    tokenizer = resolve_tokenizer(tokenizer_name)
+    tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
+
     ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack)
     families = {name: (make_family(name, ctx), validate_params(name, params))
                 for name, params in spec.families.items()}
@@ -126,6 +114,13 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
             console.print(Text.assemble(("warning: ", "bold yellow"), warning))
         check_lengths(spec, provider, families)
         store = Store(store_path)
+        # said once everything is known to work, so a bad input stays a one-line error
+        if not spec.tokenizer:
+            console.print(f"tokenizer: {tokenizer_name} (inferred from the model; name another with --tokenizer)",
+                          highlight=False)
+        if is_approximate(tokenizer):
+            console.print(Text.assemble(("warning: ", "bold yellow"),
+                                        getattr(tokenizer, "warning", "approximate token counts")))
         try:
             return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console,
                               planned, checked)
@@ -182,6 +177,9 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             families[item.case.cell.family][0], item.case, text=r.text if r else None,
             finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
             error=item.error)
+        observe = getattr(tokenizer, "observe", None)
+        if observe is not None and r is not None and r.prompt_tokens:
+            observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         reasoning = r.extra.get("reasoning") if r else None
         store.save_response(

@@ -58,6 +58,14 @@ def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None,
     raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
 
 
+def check_model_form(model: str) -> None:
+    """A one-line error for a model spec no provider accepts (before any tokenizer is inferred)."""
+    spec = model.strip()
+    prefixes = [p for p, _, _ in _SDK_PROVIDERS] + ["sim:", "openai-compat:", "llamacpp:"]
+    if spec != "local" and not any(spec.startswith(p) for p in prefixes):
+        raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+
+
 #: (spec prefix, module under ctxprobe.models, class): imported only when used.
 _SDK_PROVIDERS: tuple[tuple[str, str, str], ...] = (
     ("openai:", "openai_api", "OpenAIProvider"),

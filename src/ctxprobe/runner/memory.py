@@ -1,0 +1,105 @@
+"""Bounding the memory a sweep of very long cases holds.
+
+Measured here (bench_memory.py): a 1M-token niah case is ~45 MB in memory, of which
+``prompt_ids`` — a Python list of a million ints — is ~34 MB and the prompt text ~4.6 MB.
+The runner's queue holds ``2 × concurrency`` cases plus one in flight per worker (plus the
+sweep's not-yet-stored cases), so memory grows with concurrency, not with the grid: fine at
+concurrency 4 (~630 MB peak), over 1 GiB from about concurrency 8 at 1M tokens.
+
+Two fixes that need no change to the runner's own code:
+
+- :func:`slim_case` drops ``prompt_ids`` for providers that never read them (remote
+  servers tokenize on their side) or packs them into a 4-byte ``array`` (8× smaller) for
+  providers that only need their length or a sequence (sims, HF in process).
+- :class:`MemoryGate` bounds the *tokens* of live cases: it wraps the case iterator (which
+  the runner advances in a worker thread, so blocking there is safe) and admits the next
+  case only when the cases already handed out fit a token budget. A case's tokens are given
+  back when the case object is freed (a weakref finalizer), so cases the runner drains
+  without sending (a spending cap stopped the sweep) can never deadlock the producer.
+"""
+
+from __future__ import annotations
+
+import array
+import threading
+import weakref
+from collections.abc import Iterator
+from typing import Literal
+
+from ctxprobe.tasks.case import Case
+
+IdsPolicy = Literal["keep", "compact", "drop"]
+#: Default token budget of live cases: about four 1M-token cases, ~200 MB slimmed.
+DEFAULT_LIVE_TOKENS = 4 * 1024 * 1024
+
+
+def ids_policy(provider: object) -> IdsPolicy:
+    """What a provider needs of ``prompt_ids``: remote ones nothing, llama.cpp a real list."""
+    from ctxprobe.models.openai_compat import OpenAICompatProvider
+
+    if isinstance(provider, OpenAICompatProvider):
+        return "drop"
+    module = type(provider).__module__
+    if module.endswith((".openai_api", ".anthropic_api", ".gemini_api")):
+        return "drop"
+    if module.endswith(".llamacpp"):
+        return "keep"  # llama-cpp-python only takes a list of ints as a token prompt
+    return "compact"  # sims read len(); hf_local copies with list()
+
+
+def slim_case(case: Case, policy: IdsPolicy) -> Case:
+    """``case`` with its prompt ids dropped or packed (in place; returns it for chaining)."""
+    ids = case.prompt_ids
+    if ids is None or policy == "keep":
+        return case
+    if policy == "drop":
+        case.prompt_ids = None
+    elif not isinstance(ids, array.array):
+        case.prompt_ids = array.array("i", ids)  # type: ignore[assignment]
+    return case
+
+
+class MemoryGate:
+    """Admit cases while the tokens of live (not yet freed) cases fit ``max_tokens``.
+
+    One case is always admitted when none is live, so a case larger than the budget still
+    runs (alone). ``timeout`` is a safety valve: a wait longer than it admits the case
+    anyway (and counts it in ``overruns``) rather than risk a stalled sweep."""
+
+    def __init__(self, max_tokens: int = DEFAULT_LIVE_TOKENS, timeout: float = 600.0) -> None:
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.live_tokens = 0
+        self.live_cases = 0
+        self.peak_tokens = 0
+        self.overruns = 0
+        self._cond = threading.Condition()
+
+    def _release(self, tokens: int) -> None:
+        with self._cond:
+            self.live_tokens -= tokens
+            self.live_cases -= 1
+            self._cond.notify_all()
+
+    def admit(self, case: Case) -> Case:
+        """Block until ``case`` fits, then count it live until it is garbage collected."""
+        tokens = max(1, case.token_count)
+        with self._cond:
+            fits = self._cond.wait_for(
+                lambda: self.live_cases == 0 or self.live_tokens + tokens <= self.max_tokens, timeout=self.timeout)
+            if not fits:
+                self.overruns += 1
+            self.live_tokens += tokens
+            self.live_cases += 1
+            self.peak_tokens = max(self.peak_tokens, self.live_tokens)
+        weakref.finalize(case, self._release, tokens)
+        return case
+
+    def wrap(self, cases: Iterator[Case]) -> Iterator[Case]:
+        """The cases of ``cases``, each admitted by the gate before it is yielded.
+
+        The case is built before the gate is asked (its size is known only then), so at
+        most one extra case exists beyond the budget while the producer waits."""
+        for case in cases:
+            yield self.admit(case)
+            del case  # do not keep the last case alive from this frame

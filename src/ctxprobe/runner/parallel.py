@@ -1,0 +1,168 @@
+"""Building cases on several cores, streamed in plan order, identical to the serial build.
+
+Why a process pool: building a long case is CPU-bound Python plus tokenizer calls (a
+1M-token niah case takes ~4-11 s here), so threads do not scale. Why whole groups per task:
+every depth of a (family, length, repetition) group shares one filler pool (see
+:class:`ctxprobe.tasks.niah.PoolCache`); sending a group to one worker keeps that sharing,
+so a worker counts each filler sentence once, as the serial build does.
+
+Results are identical to the serial build because ``Family.generate`` is deterministic in
+its arguments: the pool a case draws from is a pure function of its group seed, whether it
+was built fresh or reused. Cases stream in plan order with a bounded look-ahead (at most
+``workers + lookahead`` groups in flight), so memory stays a few groups' worth however
+large the grid.
+
+Prefix sharing (issue 8): :func:`generation_seed` is the one place that decides whether the
+depths of a group share their filler, keys and values (the default; a server's prefix cache
+then reuses the text before each needle) or are fully independent cases.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ctxprobe.plan import PlannedCase
+from ctxprobe.spec import Spec
+from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.tasks.base import Family, derive_seed
+from ctxprobe.tasks.case import Case, Cell
+
+#: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).
+SHARED, INDEPENDENT = "shared", "independent"
+
+
+def generation_seed(spec_seed: int, cell: Cell, share_prefix: bool = True) -> int:
+    """The seed handed to ``Family.generate`` for a cell.
+
+    Shared (default): the spec seed itself, so every depth of a (length, repetition) group
+    derives the same group seed — same filler, keys and values — and stored cases stay
+    exactly what they were before this option existed. Independent: a seed that also
+    depends on the depth, so each case gets its own filler, keys and values (no pairing
+    across depths, no prefix reuse)."""
+    if share_prefix:
+        return spec_seed
+    return derive_seed(spec_seed, "independent", f"{cell.depth:g}")
+
+
+def share_prefix_of(spec: Spec) -> bool:
+    """The spec's sharing flag (``share_prefix``, default True until the lead adds it)."""
+    return bool(getattr(spec, "share_prefix", True))
+
+
+def tokenizer_name_of(spec: Spec) -> str:
+    from ctxprobe.sweep import infer_tokenizer
+
+    return spec.tokenizer or infer_tokenizer(spec.model)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """Everything a worker process needs to rebuild the families (picklable)."""
+
+    tokenizer: str
+    haystack: str | None
+    families: dict[str, dict[str, Any]]
+    seed: int
+    share_prefix: bool
+
+    @classmethod
+    def of(cls, spec: Spec, tokenizer: str | None = None) -> BuildSettings:
+        return cls(tokenizer or tokenizer_name_of(spec), spec.haystack, dict(spec.families), spec.seed,
+                   share_prefix_of(spec))
+
+
+class CaseBuilder:
+    """Families built once (per process), generating cases for planned (cell, rep) pairs."""
+
+    def __init__(self, settings: BuildSettings, families: dict[str, tuple[Family, object]] | None = None) -> None:
+        self.settings = settings
+        if families is None:
+            from ctxprobe.tokenizers import resolve_tokenizer
+
+            ctx = BuildContext(tokenizer=resolve_tokenizer(settings.tokenizer), haystack=settings.haystack)
+            families = {name: (make_family(name, ctx), validate_params(name, params))
+                        for name, params in settings.families.items()}
+        self.families = families
+
+    def build(self, p: PlannedCase) -> Case:
+        family, params = self.families[p.cell.family]
+        seed = generation_seed(self.settings.seed, p.cell, self.settings.share_prefix)
+        return family.generate(p.cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]
+
+
+# -- worker process side -----------------------------------------------------------------
+_WORKER: CaseBuilder | None = None
+
+
+def _init_worker(settings: BuildSettings) -> None:
+    global _WORKER
+    _WORKER = CaseBuilder(settings)  # the tokenizer is loaded once per worker
+
+
+def _build_group(group: list[PlannedCase]) -> list[Case]:
+    assert _WORKER is not None, "worker not initialised"
+    return [_WORKER.build(p) for p in group]
+
+
+# -- driver side ---------------------------------------------------------------------------
+def groups_of(planned: Iterable[PlannedCase]) -> Iterator[list[PlannedCase]]:
+    """Consecutive planned cases of one (family, length, rep) group, in plan order."""
+    group: list[PlannedCase] = []
+    key: tuple[str, int, int] | None = None
+    for p in planned:
+        k = (p.cell.family, p.cell.length, p.rep)
+        if group and k != key:
+            yield group
+            group = []
+        key = k
+        group.append(p)
+    if group:
+        yield group
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *, tokenizer: str | None = None,
+                lookahead: int = 1, builder: CaseBuilder | None = None) -> Iterator[Case]:
+    """Cases for ``planned``, in order; built on ``workers`` processes when > 1.
+
+    ``workers=0`` means all cores. ``lookahead`` bounds how many groups beyond one per
+    worker may be built ahead of the consumer. ``builder`` reuses an in-process builder
+    (the serial path, e.g. the sweep's already-resolved families). Closing the iterator
+    early cancels pending work and stops the pool."""
+    settings = BuildSettings.of(spec, tokenizer)
+    n = default_workers() if workers == 0 else max(1, workers)
+    if n == 1:
+        local = builder or CaseBuilder(settings)
+        for p in planned:
+            yield local.build(p)
+        return
+    # spawn, not fork: the parent may hold llama.cpp state and threads that fork would copy
+    ctx = multiprocessing.get_context("spawn")
+    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(settings,))
+    pending: deque[cf.Future[list[Case]]] = deque()
+    groups = groups_of(planned)
+    try:
+        for group in groups:
+            pending.append(pool.submit(_build_group, group))
+            if len(pending) >= n + max(0, lookahead):
+                break
+        while pending:
+            cases = pending.popleft().result()
+            nxt = next(groups, None)
+            if nxt is not None:
+                pending.append(pool.submit(_build_group, nxt))
+            while cases:
+                yield cases.pop(0)  # drop each case from the list as it is handed on
+    finally:
+        for f in pending:
+            f.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
