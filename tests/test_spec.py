@@ -65,3 +65,14 @@ def test_yaml_spec_and_errors(tmp_path) -> None:
     lst.write_text("- a\n- b\n")
     with pytest.raises(CtxprobeError, match="mapping"):
         load_spec(lst)
+
+
+def test_run_id_follows_the_content_of_user_files(tmp_path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("Some text. More text.")
+    spec = make_spec({"haystack": str(corpus)})
+    before = spec.run_id(tokenizer="local", version="1")
+    assert spec.run_id(tokenizer="local", version="1") == before
+    (corpus / "a.txt").write_text("Other text. More text.")
+    assert spec.run_id(tokenizer="local", version="1") != before

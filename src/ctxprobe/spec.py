@@ -141,11 +141,41 @@ class Spec(BaseModel):
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
         d["tokenizer"] = tokenizer
         d["ctxprobe_version"] = version
+        # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count
+        # by content: editing them must start a new run, not resume the old one.
+        d["content_digests"] = {
+            f"{where}": digest
+            for where, value in [("haystack", self.haystack)]
+            + [(f"{fam}.{k}", v) for fam, params in self.families.items() for k, v in params.items()]
+            if (digest := _path_digest(value)) is not None
+        }
         return d
 
     def run_id(self, *, tokenizer: str, version: str) -> str:
         blob = json.dumps(self.identity(tokenizer=tokenizer, version=version), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _path_digest(value: object) -> str | None:
+    """sha256 over a file's bytes, or a directory's files (relative names + bytes); None if
+    ``value`` does not name an existing path."""
+    if not isinstance(value, str) or not value or value == "prose" or len(value) > 4096:
+        return None
+    p = Path(value).expanduser()
+    try:
+        if p.is_file():
+            files = [p]
+        elif p.is_dir():
+            files = sorted(f for f in p.rglob("*") if f.is_file() and not any(part.startswith(".") for part in f.relative_to(p).parts))
+        else:
+            return None
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f.relative_to(p) if p.is_dir() else f.name).encode() + b"\0")
+            h.update(f.read_bytes())
+        return h.hexdigest()[:16]
+    except OSError:
+        return None
 
 
 def _one_line(err: ValidationError) -> str:
