@@ -116,3 +116,30 @@ def test_truncating_server_is_flagged_not_scored(tmp_path) -> None:
             assert c.outcomes == {"input_truncated": 2} and c.n == 0
         else:
             assert c.mean == 1.0
+
+
+def test_one_family_twice_under_labels(tmp_path) -> None:
+    spec = make_spec({"model": "sim:perfect", "lengths": "1k", "depths": "0,1", "reps": 1,
+                      "families": {"single": {"family": "niah", "distractors": 2},
+                                   "multiquery": {"family": "niah", "variant": "multiquery", "queries": 3}}})
+    result = run_sweep(spec, tmp_path / "s.sqlite", progress=False)
+    report = load_report(result.run_id, tmp_path / "s.sqlite")
+    assert [p.family for p in report.profiles] == ["multiquery", "single"]
+    assert all(c.mean == 1.0 for p in report.profiles for c in p.cells)
+
+
+def test_ruler_preset_from_cli(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "run", "--preset", "ruler", "--model", "sim:perfect",
+                           "--lengths", "8k", "--depths", "0.5", "--reps", "1", "--store", str(tmp_path / "r.sqlite"),
+                           "--no-plots", "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    runs = json.loads(subprocess.run([sys.executable, "-m", "ctxprobe.cli", "runs", "--json", "--store",
+                                      str(tmp_path / "r.sqlite")], capture_output=True, text=True).stdout)
+    rep = load_report(runs[0]["run_id"], tmp_path / "r.sqlite")
+    names = {p.family for p in rep.profiles}
+    assert {"niah_single_1", "niah_multikey_3", "vt", "cwe", "fwe"} <= names  # the QA tasks need documents
+    assert all(p.effective_length == 8192 for p in rep.profiles)

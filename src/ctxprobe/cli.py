@@ -37,6 +37,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
     p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
     p.add_argument("--family", help="task families, comma list (default niah)")
+    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 task designs; the QA tasks need "
+                                      "--ruler-docs and --ruler-qa-squad/--ruler-qa-hotpot)")
+    p.add_argument("--ruler-docs", help="ruler preset: a folder of documents for the QA tasks")
+    p.add_argument("--ruler-qa-squad", help="ruler preset: SQuAD-style QA JSONL (see the documents family)")
+    p.add_argument("--ruler-qa-hotpot", help="ruler preset: HotpotQA-style QA JSONL")
     p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
@@ -71,6 +76,8 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature)) if v is not None}
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
+    if args.preset:
+        families = _preset(args)
     if args.family:
         names = [f.strip() for f in args.family.split(",") if f.strip()]
         families = {n: families.get(n, {}) for n in names}
@@ -92,10 +99,19 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     return make_spec(over)
 
 
+def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    if args.preset != "ruler":
+        raise CtxprobeError(f"unknown preset '{args.preset}': available: ruler")
+    from ctxprobe.tasks.ruler import ruler_families
+
+    tasks = ruler_families(docs=args.ruler_docs, qa_squad=args.ruler_qa_squad, qa_hotpot=args.ruler_qa_hotpot)
+    return {name: {"family": t["family"], **t["params"]} for name, t in tasks.items() if t["family"]}
+
+
 def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.packs import run_pack
 
-    grid = [f for f in ("spec", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
+    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
             if getattr(args, f) not in (None, [], False)]
     if grid:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")

@@ -44,6 +44,18 @@ class SweepResult:
     store_path: Path
 
 
+def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:
+    """Label → (family, validated params). A label is the family's name, or any name whose
+    parameters say ``family: NAME`` — so one sweep can hold one family several times (RULER's
+    niah_single_1/2/3 are all niah)."""
+    out: dict[str, tuple[Family, object]] = {}
+    for label, params in spec.families.items():
+        params = dict(params)
+        name = str(params.pop("family", label))
+        out[label] = (make_family(name, ctx), validate_params(name, params))
+    return out
+
+
 def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]]) -> None:
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
@@ -100,8 +112,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
 
     ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack)
-    families = {name: (make_family(name, ctx), validate_params(name, params))
-                for name, params in spec.families.items()}
+    families = build_families(spec, ctx)
     needed = max(spec.lengths) + spec.decoding.max_tokens
     # An in-process model's runtime window grows to fit the sweep only when asked to.
     from ctxprobe.models.llamacpp import DEFAULT_N_CTX
