@@ -37,3 +37,14 @@ def test_adaptive_run_from_cli(tmp_path) -> None:
     assert len(runs) == 1 and runs[0]["responses"] < 4 * 5 * 10  # fewer cases than the full grid
     rep = json.loads(_cli("report", runs[0]["run_id"], "--json", "--store", str(store)).stdout)
     assert rep["profiles"][0]["effective_length"] == 1024
+
+
+def test_phonebook_command(tmp_path) -> None:
+    proc = _cli("phonebook", "--model", "sim:perfect", "--entries", "100,200", "--needles", "5,10", "--runs", "2",
+                "--store", str(tmp_path / "pb.sqlite"), "--out", str(tmp_path / "out"), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "LCRDS" in proc.stdout and "100.0" in proc.stdout
+    assert list((tmp_path / "out").glob("phonebook-*-position.png"))
+    runs = json.loads(_cli("runs", "--json", "--store", str(tmp_path / "pb.sqlite")).stdout)
+    again = _cli("report", runs[0]["run_id"], "--store", str(tmp_path / "pb.sqlite"), "--no-plots")
+    assert again.returncode == 0 and "MUC" in again.stdout

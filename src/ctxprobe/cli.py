@@ -210,6 +210,12 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
                                  failures=args.failures)
         err.print(f"wrote {path}")
         return 0
+    if not args.json and _all_phonebook(args.run_ids, args.store):
+        from ctxprobe.report.phonebook_plots import phonebook_report
+
+        phonebook_report(args.run_ids, args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                         out)
+        return 0
     if args.json and len(args.run_ids) > 1:
         print(json.dumps([_report_dict(r, args.store, args.threshold) for r in args.run_ids], indent=2))
         return 0
@@ -219,10 +225,39 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     return 0
 
 
+def _all_phonebook(run_ids: list[str], store: str) -> bool:
+    from ctxprobe.results import open_existing
+
+    with open_existing(store) as st:
+        return all(st.require_run(r).family == "phonebook" for r in run_ids)
+
+
 def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, Any]:
     from ctxprobe.results import load_report
 
     return load_report(run_id, store, threshold).to_dict()
+
+
+def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report.phonebook_plots import phonebook_report
+    from ctxprobe.sweep import run_sweep
+    from ctxprobe.tasks.phonebook_grid import phonebook_spec
+
+    layout = _parse_params(args.param or []).get("phonebook", {})
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
+    spec = phonebook_spec(
+        model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
+        needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
+        tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, **extra)
+    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+    err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
+    phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                     out)
+    return 0
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -352,6 +387,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m (default: the full grid's)")
     p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
+    p.add_argument("--model", default="local")
+    p.add_argument("--tokenizer")
+    p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
+    p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
+    p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
+    p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
+    p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
+                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
+                        "shards=4, system_prompt=..., question=...")
+    p.add_argument("--concurrency", type=int)
+    p.add_argument("--timeout", type=float)
+    p.add_argument("--retries", type=int)
+    _add_store(p)
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_phonebook)
 
     p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
     p.add_argument("run_a")
