@@ -60,6 +60,10 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
     p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
     p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
+    p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
+                                     "openai:gpt-4o-mini; calibrated before use")
+    p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
+    p.add_argument("--force-judge", action="store_true", default=None, help="use the judge even if calibration fails")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow lengths beyond the model's context window")
 
@@ -69,7 +73,8 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
 
     over: dict[str, Any] = {}
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
-                "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices"):
+                "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
+                "judge", "judge_labels", "force_judge"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value

@@ -23,14 +23,18 @@ def score_response(
     finish_reason: str | None,
     reported_prompt_tokens: int | None,
     error: str | None = None,
+    judged: Scored | None = None,
 ) -> tuple[float | None, Scored]:
-    """(score or None for harness failures, label and detail)."""
+    """(score or None for harness failures, label and detail). ``judged`` is a calibrated
+    judge's grade, used instead of the family's own scorer for open-ended answers."""
     if error is not None or text is None:
         return None, Scored(0.0, "error", {"error": error or "no output"})
     if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - truncation_tolerance(case.token_count):
         return None, Scored(0.0, "input_truncated", {
             "built": case.token_count, "reported": reported_prompt_tokens})
-    scored = family.score(case, text)
+    scored = judged if judged is not None else family.score(case, text)
+    if scored.outcome == "error":  # the judge could not grade: a harness failure
+        return None, scored
     if scored.outcome in ("wrong", "empty", "not_found") and finish_reason == "length":
         scored = Scored(scored.score, "output_truncated", scored.detail)
     return scored.score, scored

@@ -59,7 +59,8 @@ def parse_depths(text: str | list[Any]) -> list[float]:
 
 
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
-TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices"}
+TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
+                    "force_judge"}
 
 
 class Decoding(BaseModel):
@@ -90,6 +91,10 @@ class Spec(BaseModel):
     haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
     decoding: Decoding = Field(default_factory=Decoding)
     allow_beyond_window: bool = False
+    #: A judge model for open-ended answers (documents with ``match: judge``); calibrated before use.
+    judge: str | None = None
+    judge_labels: str | None = None  # a labelled JSONL for calibration (default: a built-in synthetic set)
+    force_judge: bool = False  # use the judge even if its calibration fails
     # transport and reading (not part of the run identity)
     concurrency: int = Field(4, ge=1, le=1024)
     timeout: float = Field(600.0, gt=0)
@@ -145,7 +150,7 @@ class Spec(BaseModel):
         # by content: editing them must start a new run, not resume the old one.
         d["content_digests"] = {
             f"{where}": digest
-            for where, value in [("haystack", self.haystack)]
+            for where, value in [("haystack", self.haystack), ("judge_labels", self.judge_labels)]
             + [(f"{fam}.{k}", v) for fam, params in self.families.items() for k, v in params.items()]
             if (digest := _path_digest(value)) is not None
         }

@@ -56,6 +56,26 @@ def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, obj
     return out
 
 
+async def _calibrated_judge(spec: Spec, tokenizer: Tokenizer, families: dict[str, tuple[Family, object]],
+                            meta: dict[str, object], console: Console) -> object | None:
+    """The judge for ``match: judge`` families, calibrated before any case is sent; its
+    calibration report is stored with the run, and a judge that fails it is refused unless
+    ``force_judge``."""
+    wants = [label for label, (_, params) in families.items() if getattr(params, "match", None) == "judge"]
+    if not wants:
+        return None
+    if not spec.judge:
+        raise CtxprobeError(f"family {wants[0]} grades with a judge (match: judge): name one with --judge MODEL")
+    from ctxprobe.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
+
+    judge = resolve_judge(spec.judge, tokenizer)
+    items = load_labelled_set(spec.judge_labels) if spec.judge_labels else synthetic_labelled_set()
+    report = await acalibrate(judge, items)
+    meta["judge_calibration"] = report.to_dict()
+    console.print(f"judge {spec.judge}: {report.summary()}", highlight=False)
+    return JudgeScorer(judge, report, force=spec.force_judge)
+
+
 def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]]) -> None:
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
@@ -154,13 +174,14 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     }
     if checked is not None:
         meta["preflight"] = checked.to_dict()
+    judge = await _calibrated_judge(spec, tokenizer, families, meta, console)
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
     ledger.spent = store.spent(run_id)
-    if resumed and checked is not None:
-        store.update_run(run_id, meta={"preflight": checked.to_dict()})  # the serving path as of this session
+    if resumed:  # the serving path and the judge as of this session
+        store.update_run(run_id, meta={k: meta[k] for k in ("preflight", "judge_calibration") if k in meta})
     store.update_run(run_id, status="running", meta={"transport": {
         k: getattr(spec, k) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")}})
     done = store.done_case_ids(run_id)
@@ -180,14 +201,17 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
 
     display = _Display(len(plan), len(plan) - len(todo), progress, console)
 
-    def sink(item: Attempted) -> None:
+    async def sink(item: Attempted) -> None:
         while pending_cases:
             store.save_case(run_id, pending_cases.pop(0))
         r = item.result
+        judged = None
+        if judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
+            judged = await judge.ascore(item.case, r.text)
         score, scored = score_response(
             families[item.case.cell.family][0], item.case, text=r.text if r else None,
             finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
-            error=item.error)
+            error=item.error, judged=judged)
         observe = getattr(tokenizer, "observe", None)
         if observe is not None and r is not None and r.prompt_tokens:
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server

@@ -67,7 +67,9 @@ class DocumentsParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     docs: str = Field(description="folder of .txt/.md documents")
     qa: str = Field(description="JSONL file of {document, question, answer, aliases}")
-    match: Literal["contains", "exact"] = "contains"
+    #: ``judge`` grades open-ended answers with the sweep's calibrated judge (--judge); the
+    #: family's own contains-match is the fallback score shown beside it.
+    match: Literal["contains", "exact", "judge"] = "contains"
     filler: Literal["haystack", "other-documents"] = "haystack"
 
 
