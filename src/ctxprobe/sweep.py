@@ -196,6 +196,12 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         for p in todo:
             family, params = families[p.cell.family]
             case = family.generate(p.cell, p.rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+            window = provider.context_window
+            if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+                # lengths not in tokens (e.g. phone books sized in entries) are only known once built
+                raise CtxprobeError(
+                    f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
+                    f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
             pending_cases.append(case)
             yield case
 
