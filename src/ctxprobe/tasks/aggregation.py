@@ -43,7 +43,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 

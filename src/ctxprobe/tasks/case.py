@@ -59,10 +59,6 @@ def make_case_id(cell: Cell, rep: int) -> str:
     return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
 
 
-def make_case_id(cell: Cell, rep: int) -> str:
-    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
-
-
 def prompt_hash(messages: list[Message]) -> str:
     blob = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

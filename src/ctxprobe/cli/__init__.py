@@ -1,0 +1,195 @@
+"""The ``ctxprobe`` command line: parses, calls the library, prints. Nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rich.console import Console
+from rich.text import Text
+
+from ctxprobe.errors import CtxprobeError
+
+from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES
+from ctxprobe.cli.reading import (
+    cmd_check,
+    cmd_compare,
+    cmd_export,
+    cmd_failures,
+    cmd_report,
+    cmd_runs,
+)
+from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_sim
+
+__all__ = ["build_parser", "main"]
+
+
+def _add_store(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH",
+                   help=f"SQLite results file (default ./{DEFAULT_STORE})")
+
+
+def _add_spec_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
+    p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
+    p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
+    p.add_argument("--family", help="task families, comma list (default niah)")
+    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 task designs; the QA tasks need "
+                                      "--ruler-docs and --ruler-qa-squad/--ruler-qa-hotpot)")
+    p.add_argument("--ruler-docs", help="ruler preset: a folder of documents for the QA tasks")
+    p.add_argument("--ruler-qa-squad", help="ruler preset: SQuAD-style QA JSONL (see the documents family)")
+    p.add_argument("--ruler-qa-hotpot", help="ruler preset: HotpotQA-style QA JSONL")
+    p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
+                   help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
+    p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
+    p.add_argument("--depths", help="comma list of evidence depths in [0,1] (default 0,0.25,0.5,0.75,1)")
+    p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
+    p.add_argument("--seed", type=int, help="sweep seed (default 0)")
+    p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (default 0)")
+    p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
+    p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
+    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
+    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
+    p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--rpm", type=float, help="requests per minute limit")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
+    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
+    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
+    p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
+                                     "openai:gpt-4o-mini; calibrated before use")
+    p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
+    p.add_argument("--force-judge", action="store_true", default=None, help="use the judge even if calibration fails")
+    p.add_argument("--allow-beyond-window", action="store_true", default=None,
+                   help="allow lengths beyond the model's context window")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxprobe", description="Measure a language model's effective context length.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run (or resume) a sweep, then print the report",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
+    _add_spec_flags(p)
+    _add_store(p)
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--cases", metavar="PACK", help="re-send an exported pack's exact prompts (export --jsonl)")
+    p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
+    p.add_argument("--adaptive", action="store_true",
+                   help="coarse pass, then more repetitions only where the effective-length decision is unsure")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: decision confidence (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m (default: the full grid's)")
+    p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
+    p.add_argument("--model", default="local")
+    p.add_argument("--tokenizer")
+    p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
+    p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
+    p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
+    p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
+    p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
+                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
+                        "shards=4, system_prompt=..., question=...")
+    p.add_argument("--concurrency", type=int)
+    p.add_argument("--timeout", type=float)
+    p.add_argument("--retries", type=int)
+    _add_store(p)
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_phonebook)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    _add_store(p)
+    p.add_argument("--store-b", help="store of RUN_B when it lives in another file")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default 0.05)")
+    p.add_argument("--threshold-rule", help="0.856 (absolute), relative or relative:0.85 (NoLiMa)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline")
+    p.add_argument("run_id")
+    p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
+    _add_store(p)
+    p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
+    p.add_argument("--max-drop", type=float, default=0.05, help="largest tolerated accuracy drop (default 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (default 0.05)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
+    _add_spec_flags(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
+    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s) (a unique prefix is enough)")
+    p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
+    p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
+    _add_store(p)
+    p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
+    p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("runs", help="list stored runs")
+    _add_store(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("export", help="every case of a run: messages, answer, token counts, depth, output, outcome")
+    p.add_argument("run_id")
+    _add_store(p)
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--jsonl", action="store_true",
+                     help="JSON Lines, one case per line with its result; also an instance pack that "
+                          "`ctxprobe run --cases FILE` re-sends byte for byte (the default)")
+    fmt.add_argument("--csv", action="store_true", help="CSV, one row per case")
+    fmt.add_argument("--parquet", action="store_true", help="Parquet, one row per case (needs -o and ctxprobe[export])")
+    fmt.add_argument("--ruler", action="store_true", help="RULER-format JSONL, for other runners")
+    p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("failures", help="a sample of failed cases with the evidence highlighted")
+    p.add_argument("run_id")
+    _add_store(p)
+    p.add_argument("--outcome", help="only this outcome, e.g. distractor, wrong, not_found, input_truncated")
+    p.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    p.set_defaults(func=cmd_failures)
+
+    p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
+    p.add_argument("--model", default="sim:perfect")
+    p.add_argument("--tokenizer", default="local")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--truncate-to", type=int, default=None,
+                   help="silently left-truncate prompts longer than N tokens (a fault to detect)")
+    p.set_defaults(func=cmd_serve_sim)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    out = Console()
+    err = Console(stderr=True)
+    try:
+        return int(args.func(args, out, err) or 0)
+    except CtxprobeError as e:
+        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        return 2
+    except KeyboardInterrupt:
+        err.print("interrupted: every response received so far is stored; rerun the same command to resume")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from ctxprobe.cli import main
+
+sys.exit(main())

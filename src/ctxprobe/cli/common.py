@@ -1,0 +1,16 @@
+"""Constants shared by the command modules."""
+
+from __future__ import annotations
+
+DEFAULT_STORE = "ctxprobe.sqlite"
+DEFAULT_REPORT_DIR = "ctxprobe-report"
+
+EXAMPLES = """examples:
+  ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
+  ctxprobe run spec.yaml --reps 5          # flags override the file
+  ctxprobe runs
+  ctxprobe report RUN_ID                   # table + PNG heatmap and curve
+  ctxprobe report RUN_ID --json            # machine-readable, for CI
+  ctxprobe export RUN_ID --jsonl -o cases.jsonl
+  ctxprobe serve-sim --model sim:blind-middle --port 8000
+"""

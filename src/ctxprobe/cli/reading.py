@@ -1,0 +1,169 @@
+"""Commands that read stored runs: report, runs, export, failures, compare, check."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ctxprobe.errors import CtxprobeError
+
+from ctxprobe.cli.common import DEFAULT_REPORT_DIR
+
+
+def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_dir: str | None, plots: bool,
+                  threshold: float | None) -> int:
+    from ctxprobe.results import load_report, write_plots
+
+    report = load_report(run_id, store, threshold)
+    if json_out:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    from ctxprobe.report.table import render_outcomes_table, render_profile_table
+
+    run = report.run
+    out.print(f"[bold]run {run.run_id}[/] · model {run.model} · tokenizer {run.tokenizer} · "
+              f"{run.n_responses}/{run.n_cases} responses · {run.status}")
+    for prof in report.profiles:
+        render_profile_table(prof, out)
+        interval = report.intervals.get(prof.family)
+        if interval is not None:
+            clears = ", ".join(f"{k // 1024 if k % 1024 == 0 else k}{'K' if k % 1024 == 0 else ''}: {v:.2f}"
+                               for k, v in sorted(interval.p_clear.items()))
+            out.print(f"{prof.family}: {interval.line()} — bootstrap over cases; P(mean ≥ bar) by length: {clears}",
+                      highlight=False)
+            if prof.cells and min(c.n for c in prof.cells) < 5:
+                out.print(f"{prof.family}: fewer than 5 cases in some cells — the bootstrap interval understates the "
+                          "uncertainty there; the Wilson intervals above do not", highlight=False)
+        render_outcomes_table(prof, out)
+    for note in report.notes:
+        out.print(Text.assemble(("note: ", "bold"), note))
+    if plots and report.profiles:
+        directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
+        for path in write_plots(report, directory):
+            out.print(f"wrote {path}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.html:
+        from ctxprobe.report.html import build_html_report
+
+        path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold,
+                                 png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                                 failures=args.failures)
+        err.print(f"wrote {path}")
+        return 0
+    if not args.json and _all_phonebook(args.run_ids, args.store):
+        from ctxprobe.report.phonebook_plots import phonebook_report
+
+        phonebook_report(args.run_ids, args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                         out)
+        return 0
+    if args.json and len(args.run_ids) > 1:
+        print(json.dumps([_report_dict(r, args.store, args.threshold) for r in args.run_ids], indent=2))
+        return 0
+    for run_id in args.run_ids:
+        _print_report(run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
+                      threshold=args.threshold)
+    return 0
+
+
+def _all_phonebook(run_ids: list[str], store: str) -> bool:
+    from ctxprobe.results import open_existing
+
+    with open_existing(store) as st:
+        return all(st.require_run(r).family == "phonebook" for r in run_ids)
+
+
+def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, Any]:
+    from ctxprobe.results import load_report
+
+    return load_report(run_id, store, threshold).to_dict()
+
+
+def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    from ctxprobe.analysis.bootstrap import ThresholdRule
+    from ctxprobe.analysis.compare import compare_runs
+
+    cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
+                       rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
+    for fam in cmp.families:
+        table = Table("cell", "pairs", "mean A", "mean B", "A only", "B only", "p", "p (Holm)", "",
+                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), McNemar exact per cell")
+        for c in [*fam.cells, fam.pooled]:
+            table.add_row(c.label, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),
+                          str(c.b_only), f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", "*" if c.significant else "")
+        out.print(table)
+    out.print(cmp.verdict(), highlight=False)
+    return 0
+
+
+def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.analysis.compare import check
+
+    result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
+                   baseline_store=args.baseline_store)
+    for line in result.lines():
+        out.print(line, highlight=False)
+    return result.exit_code
+
+
+def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from rich.table import Table
+
+    from ctxprobe.results import open_existing
+
+    with open_existing(args.store) as store:
+        runs = store.list_runs()
+    if args.json:
+        print(json.dumps([{"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
+                           "family": r.family, "status": r.status, "cases": r.n_cases, "responses": r.n_responses,
+                           "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
+                           "reps": r.spec.get("reps")} for r in runs], indent=2))
+        return 0
+    table = Table("run", "created", "model", "family", "lengths", "responses", "status")
+    for r in runs:
+        table.add_row(r.run_id, r.created_at, r.model, r.family, ",".join(str(x) for x in r.spec.get("lengths", [])),
+                      f"{r.n_responses}/{r.n_cases}", r.status)
+    out.print(table)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report import export as ex
+    from ctxprobe.results import export_jsonl
+
+    if args.parquet:
+        if not args.output:
+            raise CtxprobeError("--parquet needs -o FILE.parquet")
+        n = ex.write_parquet(args.run_id, args.store, args.output)
+        err.print(f"wrote {n} cases to {args.output}")
+        return 0
+    writer = ex.write_csv if args.csv else ex.write_ruler_jsonl if args.ruler else export_jsonl
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                n = writer(args.run_id, args.store, fh)
+        except OSError as e:
+            raise CtxprobeError(f"cannot write {args.output}: {e.strerror}") from None
+        err.print(f"wrote {n} cases to {args.output}")
+    else:
+        writer(args.run_id, args.store, sys.stdout)
+    return 0
+
+
+def cmd_failures(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report.failures import render_failures
+
+    shown = render_failures(args.run_id, args.store, out, outcome=args.outcome, n=args.n)
+    if not shown:
+        err.print("no failures" + (f" with outcome {args.outcome}" if args.outcome else ""))
+    return 0

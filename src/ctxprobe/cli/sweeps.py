@@ -1,0 +1,164 @@
+"""Commands that send requests: run, plan, phonebook, serve-sim (parse, call the library, print)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ctxprobe.errors import CtxprobeError
+
+from ctxprobe.cli.common import DEFAULT_REPORT_DIR
+from ctxprobe.cli.reading import _print_report
+
+
+def _spec_from_args(args: argparse.Namespace) -> Any:
+    from ctxprobe.spec import load_spec, make_spec
+
+    over: dict[str, Any] = {}
+    for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
+                "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
+                "judge", "judge_labels", "force_judge"):
+        value = getattr(args, key)
+        if value is not None:
+            over[key] = value
+    decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature)) if v is not None}
+    base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
+    families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
+    if args.preset:
+        families = _preset(args)
+    if args.family:
+        names = [f.strip() for f in args.family.split(",") if f.strip()]
+        families = {n: families.get(n, {}) for n in names}
+    params = _parse_params(args.param or [])
+    if args.distractors is not None:
+        params.setdefault("niah", {})["distractors"] = args.distractors
+    for name, values in params.items():
+        if families and name not in families:
+            raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
+        families.setdefault(name, {}).update(values)
+    if families:
+        over["families"] = families
+    if args.spec:
+        data = {**base, **over}
+        data["decoding"] = {**data["decoding"], **decoding}
+        return make_spec(data)
+    if decoding:
+        over["decoding"] = decoding
+    return make_spec(over)
+
+
+def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    if args.preset != "ruler":
+        raise CtxprobeError(f"unknown preset '{args.preset}': available: ruler")
+    from ctxprobe.tasks.ruler import ruler_families
+
+    tasks = ruler_families(docs=args.ruler_docs, qa_squad=args.ruler_qa_squad, qa_hotpot=args.ruler_qa_hotpot)
+    return {name: {"family": t["family"], **t["params"]} for name, t in tasks.items() if t["family"]}
+
+
+def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.packs import run_pack
+
+    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
+            if getattr(args, f) not in (None, [], False)]
+    if grid:
+        raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
+    if not args.model:
+        raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
+    r = run_pack(args.cases, args.model, args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
+                 timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
+    return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                         threshold=None)
+
+
+def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        family, dot, name = key.partition(".")
+        if not sep or not dot or not family or not name:
+            raise CtxprobeError(f"bad --param {item!r}: use FAMILY.KEY=VALUE, e.g. niah.distractors=3")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        out.setdefault(family.strip(), {})[name.strip()] = value
+    return out
+
+
+def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.sweep import run_sweep
+
+    if args.cases:
+        return _run_pack(args, out, err)
+    spec = _spec_from_args(args)
+    if args.adaptive:
+        from ctxprobe.adaptive import adaptive_sweep
+        from ctxprobe.spec import parse_length
+
+        res = adaptive_sweep(spec, args.store, confidence=args.confidence,
+                             token_budget=parse_length(args.token_budget) if args.token_budget else None,
+                             bisect=args.bisect, progress=not args.no_progress, console=err)
+        for line in res.lines():
+            err.print(line, highlight=False)
+        run_id = res.run_id
+    else:
+        result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+        verb = "resumed" if result.resumed else "created"
+        err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
+                  f"in {result.store_path}")
+        run_id = result.run_id
+    return _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                         threshold=None)
+
+
+def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.report.phonebook_plots import phonebook_report
+    from ctxprobe.sweep import run_sweep
+    from ctxprobe.tasks.phonebook_grid import phonebook_spec
+
+    layout = _parse_params(args.param or []).get("phonebook", {})
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
+    spec = phonebook_spec(
+        model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
+        needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
+        tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, **extra)
+    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+    err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
+    phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
+                     out)
+    return 0
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else None
+
+
+def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.plan import summarize
+    from ctxprobe.prices import load_prices, price_for
+
+    spec = _spec_from_args(args)
+    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices))).lines():
+        out.print(line)
+    return 0
+
+
+def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import serve_forever
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    if not args.model.startswith("sim:"):
+        raise CtxprobeError("serve-sim serves simulated models only: --model sim:perfect|echo|blind-middle|decay")
+    tokenizer = resolve_tokenizer(args.tokenizer)
+    provider = resolve_provider(args.model, tokenizer)
+    err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at http://{args.host}:{args.port}/v1 — Ctrl-C stops")
+    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to)
+    return 0
