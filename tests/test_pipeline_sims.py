@@ -6,7 +6,6 @@ from conftest import case_requests
 
 import math
 
-import pytest
 
 from ctxprobe.haystack import split_sentences
 from ctxprobe.models.sim import SimModel  # noqa: F401  (import check: sims exist)
