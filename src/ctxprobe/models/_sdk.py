@@ -7,16 +7,15 @@ echo a key (or a masked form of it), and exception text reaches the store and th
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import os
 import re
-import time
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.models.openai_compat import parse_retry_after
 
 _MAX_REASON = 240
 #: Key-shaped tokens (OpenAI ``sk-…``, Anthropic ``sk-ant-…``, Google ``AIza…``), masked
@@ -60,30 +59,11 @@ def one_line(text: str, secrets: tuple[str | None, ...]) -> str:
 
 
 def retry_after_from(headers: Mapping[str, str] | Any | None) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date)."""
-    if headers is None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date), from any
+    headers object with ``get`` (the SDKs' own response headers)."""
+    if headers is None or getattr(headers, "get", None) is None:
         return None
-    get = getattr(headers, "get", None)
-    if get is None:
-        return None
-    ms = get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = (get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+    return parse_retry_after(headers)
 
 
 #: Exception class names (anywhere in the MRO) that mean the network failed, across

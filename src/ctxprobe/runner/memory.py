@@ -14,8 +14,8 @@ Two fixes that need no change to the runner's own code:
 - :class:`MemoryGate` bounds the *tokens* of live cases: it wraps the case iterator (which
   the runner advances in a worker thread, so blocking there is safe) and admits the next
   case only when the cases already handed out fit a token budget. A case's tokens are given
-  back when the case object is freed (a weakref finalizer), so cases the runner drains
-  without sending (a spending cap stopped the sweep) can never deadlock the producer.
+  back when the sink has stored it (or the case is freed), and the gate opens when the
+  sweep is stopping, so cases drained unsent can never deadlock the producer.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import array
 import threading
 import weakref
-from collections.abc import Iterator
-from typing import Literal
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
 
 from ctxprobe.tasks.case import Case
 
@@ -60,39 +60,54 @@ def slim_case(case: Case, policy: IdsPolicy) -> Case:
 
 
 class MemoryGate:
-    """Admit cases while the tokens of live (not yet freed) cases fit ``max_tokens``.
+    """Admit cases while the tokens of live cases fit ``max_tokens``.
+
+    A case is live from admission until the sink has handled it (:meth:`wrap_sink`) or it
+    is freed (a weakref finalizer), whichever comes first. Why both: the runner's workers
+    keep a local reference to their last case while they wait for the next one, so freeing
+    alone would stall the producer; and cases drained unsent never reach the sink. Once
+    the sweep is stopping (:meth:`wrap_admit` saw a refusal) the gate opens, so the
+    producer can never block on cases that will not be sent.
 
     One case is always admitted when none is live, so a case larger than the budget still
-    runs (alone). ``timeout`` is a safety valve: a wait longer than it admits the case
-    anyway (and counts it in ``overruns``) rather than risk a stalled sweep."""
+    runs (alone). ``timeout`` is a last safety valve: a longer wait admits the case anyway
+    (counted in ``overruns``) rather than risk a stalled sweep."""
 
     def __init__(self, max_tokens: int = DEFAULT_LIVE_TOKENS, timeout: float = 600.0) -> None:
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.live_tokens = 0
-        self.live_cases = 0
         self.peak_tokens = 0
         self.overruns = 0
+        self.open = False
+        self._live: dict[str, int] = {}
         self._cond = threading.Condition()
 
-    def _release(self, tokens: int) -> None:
+    @property
+    def live_cases(self) -> int:
+        return len(self._live)
+
+    def release(self, case_id: str) -> None:
+        """Give back a case's tokens (idempotent)."""
         with self._cond:
-            self.live_tokens -= tokens
-            self.live_cases -= 1
-            self._cond.notify_all()
+            tokens = self._live.pop(case_id, None)
+            if tokens is not None:
+                self.live_tokens -= tokens
+                self._cond.notify_all()
 
     def admit(self, case: Case) -> Case:
-        """Block until ``case`` fits, then count it live until it is garbage collected."""
+        """Block until ``case`` fits, then count it live."""
         tokens = max(1, case.token_count)
         with self._cond:
             fits = self._cond.wait_for(
-                lambda: self.live_cases == 0 or self.live_tokens + tokens <= self.max_tokens, timeout=self.timeout)
+                lambda: self.open or not self._live or self.live_tokens + tokens <= self.max_tokens,
+                timeout=self.timeout)
             if not fits:
                 self.overruns += 1
+            self._live[case.case_id] = tokens
             self.live_tokens += tokens
-            self.live_cases += 1
             self.peak_tokens = max(self.peak_tokens, self.live_tokens)
-        weakref.finalize(case, self._release, tokens)
+        weakref.finalize(case, self.release, case.case_id)
         return case
 
     def wrap(self, cases: Iterator[Case]) -> Iterator[Case]:
@@ -103,3 +118,29 @@ class MemoryGate:
         for case in cases:
             yield self.admit(case)
             del case  # do not keep the last case alive from this frame
+
+    def wrap_sink(self, sink: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """A sink that releases the item's case once ``sink`` has stored it."""
+
+        def gated(item: Any) -> Any:
+            try:
+                return sink(item)
+            finally:
+                self.release(item.case.case_id)
+
+        return gated
+
+    def wrap_admit(self, admit: Callable[[Case], bool] | None) -> Callable[[Case], bool] | None:
+        """An ``admit`` that opens the gate at the first refusal (the sweep is stopping)."""
+        if admit is None:
+            return None
+
+        def gated(case: Case) -> bool:
+            ok = admit(case)
+            if not ok:
+                with self._cond:
+                    self.open = True
+                    self._cond.notify_all()
+            return ok
+
+        return gated

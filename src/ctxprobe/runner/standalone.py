@@ -38,8 +38,9 @@ sweep._run(..., executor=execute, build_workers=1, live_tokens=None):
     stream = build_cases(spec, todo, build_workers, tokenizer=tokenizer_name, builder=builder)
     policy = ids_policy(provider)
     def cases(): for case in stream: slim_case(case, policy); pending_cases.append(case); yield case
-    it = MemoryGate(live_tokens).wrap(cases()) if live_tokens else cases()
-    sent = await executor(it, provider_or_spec, sink, cfg, admit=ledger.admit)
+    gate = MemoryGate(live_tokens)          # when live_tokens is set
+    it, sink, admit = gate.wrap(cases()), gate.wrap_sink(sink), gate.wrap_admit(ledger.admit)
+    sent = await executor(it, provider_or_spec, sink, cfg, admit=admit)
 """
 
 
@@ -111,6 +112,8 @@ async def arun_cases(spec: Spec, store_path: str | Path, *, executor: Executor =
         gate = MemoryGate(live_tokens) if live_tokens else None
         stream = gate.wrap(cases()) if gate else cases()
         sink: Sink = make_sink(store, run_id, builder.families, pending)
+        if gate is not None:
+            sink = gate.wrap_sink(sink)
         cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                            max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
                            seed=spec.decoding.seed)
