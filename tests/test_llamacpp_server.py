@@ -28,12 +28,14 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llama_server():
+def llama_server(tmp_path_factory):
     port = _free_port()
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--n_ctx", "4096",
            "--n_threads", str(min(2, os.cpu_count() or 1)), "--flash_attn", "true", "--host", "127.0.0.1",
            "--port", str(port)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log_path = tmp_path_factory.mktemp("llama-server") / "stderr.log"
+    log = open(log_path, "w")  # a file, not a pipe: a chatty server must never block on a full pipe
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     try:
@@ -44,7 +46,8 @@ def llama_server():
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not start")
+                proc.kill()
+                raise RuntimeError(f"llama_cpp.server did not start: {log_path.read_text()[-2000:]}")
             time.sleep(0.5)
         yield base
     finally:
@@ -53,6 +56,7 @@ def llama_server():
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 @pytest.mark.parametrize("tokenizer", ["local"])
