@@ -86,8 +86,12 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
     except OSError as err:
         raise CtxprobeError(f"cannot create report directory {out}: {err.strerror}") from None
     paths: list[Path] = []
+    title = f"{report.run.model} · run {report.run.run_id}"
+    if len(report.profiles) > 1:
+        from ctxprobe.report.plots_multi import all_families_png
+
+        paths.append(all_families_png(report.profiles, out / "all-families-curve.png", title))
     for prof in report.profiles:
-        title = f"{report.run.model} · run {report.run.run_id}"
         paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title))
         paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title))
     return paths

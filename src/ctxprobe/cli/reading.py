@@ -26,15 +26,18 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
         return 0
     from ctxprobe.report.table import render_outcomes_table, render_profile_table
 
+    from ctxprobe.report.format import fmt_tokens
+
     run = report.run
-    out.print(f"[bold]run {run.run_id}[/] · model {run.model} · tokenizer {run.tokenizer} · "
-              f"{run.n_responses}/{run.n_cases} responses · {run.status}")
+    out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
+                            f"{run.n_responses}/{run.n_cases} responses · {run.status}"))
+    if len(report.profiles) > 1:
+        _print_profile_summary(report, out)
     for prof in report.profiles:
         render_profile_table(prof, out)
         interval = report.intervals.get(prof.family)
         if interval is not None:
-            clears = ", ".join(f"{k // 1024 if k % 1024 == 0 else k}{'K' if k % 1024 == 0 else ''}: {v:.2f}"
-                               for k, v in sorted(interval.p_clear.items()))
+            clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(interval.p_clear.items()))
             out.print(f"{prof.family}: {interval.line()} — bootstrap over cases; P(mean ≥ bar) by length: {clears}",
                       highlight=False)
             if prof.cells and min(c.n for c in prof.cells) < 5:
@@ -48,6 +51,25 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
         for path in write_plots(report, directory):
             out.print(f"wrote {path}")
     return 0
+
+
+def _print_profile_summary(report: Any, out: Console) -> None:
+    """One row per family: the profile at a glance, before the per-family detail."""
+    from rich.table import Table
+
+    from ctxprobe.report.format import fmt_tokens
+
+    table = Table("family", "effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
+                  title=f"profile (bar: mean ≥ {report.threshold:g})")
+    for prof in report.profiles:
+        iv = report.intervals.get(prof.family)
+        measured = [s for s in prof.lengths if s.mean is not None]
+        first = f"{measured[0].mean:.2f} at {fmt_tokens(measured[0].length)}" if measured else "–"
+        last = f"{measured[-1].mean:.2f} at {fmt_tokens(measured[-1].length)}" if measured else "–"
+        eff = fmt_tokens(prof.effective_length) if prof.effective_length else "below the shortest"
+        interval = iv.line().split("(", 1)[-1].rstrip(")") if iv is not None and "(" in iv.line() else "–"
+        table.add_row(prof.family, eff, interval, first, last)
+    out.print(table)
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
