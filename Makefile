@@ -24,8 +24,8 @@ install: $(STAMP)
 # The main job: a real sweep of the embedded SmolLM2-135M-Instruct, in process, no key, no
 # network: lengths up to its 8K trained window and one beyond it. About 5 minutes on 2 cores.
 demo: $(STAMP)
-	$(BIN)/ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 \
-	    --distractors 3 --max-tokens 40 --store demo.sqlite --out ctxprobe-report
+	$(BIN)/ctxprobe run --model local --lengths 1k,2k,4k,8k,10k --depths 0.5,1 --reps 1 \
+	    --max-tokens 40 --store demo.sqlite --out ctxprobe-report
 
 # Every test, including the slow real-model ones (what CI runs).
 test: $(STAMP)
