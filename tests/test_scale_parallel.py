@@ -42,16 +42,23 @@ def test_closing_early_stops_the_pool() -> None:
     assert first.case_id == next(iter(planned_cases(spec))).case_id
 
 
-def test_sharing_switch() -> None:
+def test_sharing_switch(tmp_path) -> None:
     spec = _spec()
-    shared = list(build_cases(spec, [p for p in planned_cases(spec) if p.cell.length == 512 and p.rep == 0
-                                     and p.cell.family == "niah"]))
+    group = [p for p in planned_cases(spec) if p.cell.length == 512 and p.rep == 0 and p.cell.family == "niah"]
+    shared = list(build_cases(spec, group))
     assert len({c.seed for c in shared}) == 1  # one group seed: shared filler, keys, values
-    indep = make_spec({**spec.model_dump(), "families": {"niah": {"distractors": 2}}})
-    object.__setattr__(indep, "share_prefix", False) if hasattr(indep, "share_prefix") else None
     cells = [Cell("niah", 512, d) for d in (0.0, 0.5, 1.0)]
-    seeds = {generation_seed(0, c, share_prefix=False) for c in cells}
-    assert len(seeds) == 3 and generation_seed(0, cells[0]) == 0
+    assert len({generation_seed(0, c, share_prefix=False) for c in cells}) == 3
+    assert generation_seed(0, cells[0]) == 0  # shared: stored cases stay what they were
+    # independent cases: own seeds, different filler; the run records which mode built them
+    result = run_cases(spec, tmp_path / "i.sqlite", planned=group, share_prefix=False)
+    rows = list(iter_export(result.run_id, tmp_path / "i.sqlite"))
+    assert len({r["seed"] for r in rows}) == 3
+    assert len({r["messages"][-1]["content"][:400] for r in rows}) == 3
+    from ctxprobe.store import Store
+
+    with Store(tmp_path / "i.sqlite") as store:
+        assert store.require_run(result.run_id).meta["prefix_sharing"] == "independent"
 
 
 def test_gate_bounds_live_tokens_and_slim_ids() -> None:
@@ -78,3 +85,29 @@ def test_standalone_matches_sweep(tmp_path) -> None:
         return {r["case_id"]: (r["prompt_hash"], r["outcome"], r["output"]) for r in iter_export(run_id, path)}
 
     assert rows(tmp_path / "a.sqlite", a.run_id) == rows(tmp_path / "b.sqlite", b.run_id)
+
+
+def test_plan_order_hits_a_prefix_cache(tmp_path) -> None:
+    """Through a loopback sim server with llama.cpp-style accounting: each depth of a group
+    reuses the prompt before its needle; a shuffled order reuses far less."""
+    import random
+
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.prefix_cache_sim import PrefixCacheAccount, PrefixCacheSimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    acct = PrefixCacheAccount()
+    assert [acct.observe(x).cached_tokens for x in ([1, 2, 3], [1, 2, 4, 5], [1, 2, 4, 5], [9])] == [0, 2, 3, 0]
+    tok = resolve_tokenizer("local")
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "512,1k",
+                      "depths": "0,0.25,0.5,0.75,1", "reps": 1})
+    plan = list(planned_cases(spec))
+    shuffled = random.Random(1).sample(plan, len(plan))
+    computed = {}
+    for name, order in (("plan", plan), ("random", shuffled)):
+        with PrefixCacheSimServer(resolve_provider("sim:perfect", tok), tok) as server:
+            url = server.start()
+            http = make_spec({**spec.model_dump(), "model": f"openai-compat:sim@{url}", "concurrency": 1})
+            run_cases(http, tmp_path / f"{name}.sqlite", planned=order)
+            computed[name] = server.cache.computed_tokens / server.cache.prompt_tokens
+    assert computed["plan"] < 0.72 and computed["plan"] < computed["random"] - 0.1

@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -60,7 +60,8 @@ def parse_depths(text: str | list[Any]) -> list[float]:
 
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
-                    "force_judge"}
+                    "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
+                    "live_tokens"}
 
 
 class Decoding(BaseModel):
@@ -91,6 +92,9 @@ class Spec(BaseModel):
     haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
     decoding: Decoding = Field(default_factory=Decoding)
     allow_beyond_window: bool = False
+    #: Cases of one (length, repetition) share filler across depths (prefix-cache friendly,
+    #: depth effects paired). False: every case has its own filler, keys and values.
+    share_prefix: bool = True
     #: A judge model for open-ended answers (documents with ``match: judge``); calibrated before use.
     judge: str | None = None
     judge_labels: str | None = None  # a labelled JSONL for calibration (default: a built-in synthetic set)
@@ -104,6 +108,17 @@ class Spec(BaseModel):
     tpm: float | None = Field(None, gt=0, description="tokens per minute limit (prompt + max output)")
     max_cost: float | None = Field(None, ge=0, description="stop before spending more than this many USD")
     prices: str | None = None  # a YAML price file extending the built-in table
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # default: $RAY_ADDRESS, else a local Ray instance
+    ray_replicas: int = Field(1, ge=1, le=1024)  # Ray actors (each calls the endpoint or hosts the model)
+    endpoints: list[str] | None = None  # Ray: several model specs (replicas) to balance over
+    build_workers: int = Field(1, ge=0, le=256)  # processes building cases; 0 = every core
+    live_tokens: int | None = Field(None, gt=0)  # cap on tokens of built-but-unstored cases
+
+    @field_validator("live_tokens", mode="before")
+    @classmethod
+    def _live_tokens(cls, v: Any) -> int | None:
+        return None if v is None else parse_length(v)
 
     @field_validator("families", mode="before")
     @classmethod
@@ -144,6 +159,8 @@ class Spec(BaseModel):
     def identity(self, *, tokenizer: str, version: str) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
+        if self.share_prefix:
+            d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
         d["tokenizer"] = tokenizer
         d["ctxprobe_version"] = version
         # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count

@@ -8,7 +8,9 @@ identity (spec without transport settings, tokenizer, ctxprobe version) is alrea
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import functools
+import os
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +26,8 @@ from ctxprobe.preflight import PreflightReport, run_preflight
 from ctxprobe.plan import PlannedCase, planned_cases, summarize
 from ctxprobe.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
+from ctxprobe.runner.memory import MemoryGate, ids_policy, slim_case
+from ctxprobe.runner.parallel import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.scoring import score_response
 from ctxprobe.spec import Spec
@@ -35,6 +39,10 @@ from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokeniz
 from ctxprobe.tokenizers.base import Tokenizer
 
 
+#: ``runner.execute.execute`` or anything with its signature (``execute_ray``).
+Executor = Callable[..., Awaitable[int]]
+
+
 @dataclass(frozen=True)
 class SweepResult:
     run_id: str
@@ -42,6 +50,7 @@ class SweepResult:
     sent: int
     already_done: int
     store_path: Path
+    peak_live_tokens: int | None = None  # with spec.live_tokens: the most tokens held in built cases
 
 
 def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:
@@ -115,17 +124,20 @@ class _Display:
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
-              console: Console | None = None, planned: list[PlannedCase] | None = None) -> SweepResult:
+              console: Console | None = None, planned: list[PlannedCase] | None = None,
+              executor: Executor | None = None) -> SweepResult:
     """Run (or resume) a sweep and store every response as it arrives.
 
     ``planned`` replaces the spec's full grid with chosen (cell, repetition) pairs — e.g.
     extra repetitions of a few cells — while the run identity stays the spec's, so they
     land in the same run and resume like any other case."""
-    return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console, planned=planned))
+    return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console, planned=planned,
+                                  executor=executor))
 
 
 async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
-                     console: Console | None = None, planned: list[PlannedCase] | None = None) -> SweepResult:
+                     console: Console | None = None, planned: list[PlannedCase] | None = None,
+                     executor: Executor | None = None) -> SweepResult:
     console = console or Console(stderr=True)
     check_model_form(spec.model)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
@@ -154,7 +166,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                                         getattr(tokenizer, "warning", "approximate token counts")))
         try:
             return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console,
-                              planned, checked)
+                              planned, checked, executor)
         finally:
             store.close()
     finally:
@@ -164,13 +176,14 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer,
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
                console: Console, planned: list[PlannedCase] | None,
-               checked: PreflightReport | None) -> SweepResult:
+               checked: PreflightReport | None, executor: Executor | None) -> SweepResult:
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": tokenizer.trained_context,
         "context_window": provider.context_window,
         "plan": summarize(spec).__dict__,
+        "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,
     }
     if checked is not None:
         meta["preflight"] = checked.to_dict()
@@ -192,18 +205,22 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     # rows are queued here and written by the event-loop thread with their responses.
     pending_cases: list[Case] = []
 
+    # Cases are built lazily (on spec.build_workers processes when asked), slimmed to what
+    # the provider needs, and optionally held under a token budget until stored.
+    builder = CaseBuilder(BuildSettings.of(spec, tokenizer_name), families)
+    stream = build_cases(spec, todo, spec.build_workers, tokenizer=tokenizer_name, builder=builder)
+    policy = ids_policy(provider)
+
     def cases() -> Iterator[Case]:
-        for p in todo:
-            family, params = families[p.cell.family]
-            case = family.generate(p.cell, p.rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+        for case in stream:
             window = provider.context_window
             if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
                 raise CtxprobeError(
                     f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
-            pending_cases.append(case)
-            yield case
+            pending_cases.append(slim_case(case, policy))
+            yield pending_cases[-1]
 
     display = _Display(len(plan), len(plan) - len(todo), progress, console)
 
@@ -236,8 +253,12 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                        seed=spec.decoding.seed, requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm)
     status = "incomplete"
     try:
+        gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None
+        run = executor or _executor(spec, tokenizer_name, provider)
         with display.progress:
-            sent = await execute(cases(), provider, sink, cfg, admit=ledger.admit)
+            sent = await run(gate.wrap(cases()) if gate else cases(), spec.endpoints or provider,
+                             gate.wrap_sink(sink) if gate else sink, cfg,
+                             admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit)
         grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
         status = "complete" if not (grid - store.done_case_ids(run_id)) else "incomplete"
     finally:
@@ -246,4 +267,15 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     if ledger.refused:
         console.print(f"stopped at the spending cap of ${spec.max_cost:.2f} (spent ${ledger.spent:.4f}); "
                       "raise --max-cost and rerun to resume")
-    return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path)
+    return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path,
+                       gate.peak_tokens if gate else None)
+
+
+def _executor(spec: Spec, tokenizer_name: str, provider: Provider) -> Executor:
+    """The local asyncio runner, or Ray actors (same contract, same sink on this process)."""
+    if spec.executor == "local":
+        return execute
+    from ctxprobe.runner.ray_executor import execute_ray
+
+    return functools.partial(execute_ray, address=spec.ray_address or os.environ.get("RAY_ADDRESS"),
+                             replicas=spec.ray_replicas, tokenizer=tokenizer_name, n_ctx=provider.context_window)

@@ -61,6 +61,15 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
                                      "openai:gpt-4o-mini; calibrated before use")
     p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
     p.add_argument("--force-judge", action="store_true", default=None, help="use the judge even if calibration fails")
+    p.add_argument("--executor", choices=["local", "ray"], help="where requests are sent from (default local)")
+    p.add_argument("--ray-address", help="Ray cluster address (default $RAY_ADDRESS, else a local Ray instance)")
+    p.add_argument("--ray-replicas", type=int, help="Ray actors, each calling the endpoint or hosting the model")
+    p.add_argument("--endpoint", action="append", dest="endpoints", metavar="MODEL",
+                   help="with --executor ray: a replica's model spec, balanced across (repeatable)")
+    p.add_argument("--build-workers", type=int, help="processes building cases (0 = every core; default 1)")
+    p.add_argument("--live-tokens", help="cap on tokens held in built but unstored cases, e.g. 4m")
+    p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
+                   help="independent filler per case (default: depths of a length and rep share it)")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow lengths beyond the model's context window")
 

@@ -20,7 +20,8 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     over: dict[str, Any] = {}
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
                 "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
-                "judge", "judge_labels", "force_judge"):
+                "judge", "judge_labels", "force_judge", "executor", "ray_address", "ray_replicas", "endpoints",
+                "build_workers", "live_tokens", "share_prefix"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value

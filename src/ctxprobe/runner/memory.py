@@ -20,6 +20,8 @@ Two fixes that need no change to the runner's own code:
 
 from __future__ import annotations
 
+import inspect
+
 import array
 import threading
 import weakref
@@ -124,9 +126,21 @@ class MemoryGate:
 
         def gated(item: Any) -> Any:
             try:
-                return sink(item)
-            finally:
+                result = sink(item)
+            except BaseException:
                 self.release(item.case.case_id)
+                raise
+            if not inspect.isawaitable(result):
+                self.release(item.case.case_id)
+                return result
+
+            async def stored() -> Any:  # an async sink: release once it has really stored
+                try:
+                    return await result
+                finally:
+                    self.release(item.case.case_id)
+
+            return stored()
 
         return gated
 

@@ -131,14 +131,16 @@ def default_workers() -> int:
 
 
 def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *, tokenizer: str | None = None,
-                lookahead: int = 1, builder: CaseBuilder | None = None) -> Iterator[Case]:
+                lookahead: int = 1, builder: CaseBuilder | None = None,
+                settings: BuildSettings | None = None) -> Iterator[Case]:
     """Cases for ``planned``, in order; built on ``workers`` processes when > 1.
 
     ``workers=0`` means all cores. ``lookahead`` bounds how many groups beyond one per
     worker may be built ahead of the consumer. ``builder`` reuses an in-process builder
     (the serial path, e.g. the sweep's already-resolved families). Closing the iterator
-    early cancels pending work and stops the pool."""
-    settings = BuildSettings.of(spec, tokenizer)
+    early cancels pending work and stops the pool. ``settings`` overrides what is read
+    from ``spec`` (e.g. the sharing flag)."""
+    settings = settings or (builder.settings if builder is not None else BuildSettings.of(spec, tokenizer))
     n = default_workers() if workers == 0 else max(1, workers)
     if n == 1:
         local = builder or CaseBuilder(settings)

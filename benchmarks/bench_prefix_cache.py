@@ -1,0 +1,165 @@
+"""Prompt tokens a prefix-caching server must compute for a 5-depth sweep: plan order vs random.
+
+The same niah cases (one (length, rep) group per length, depths 1 → 0 in plan order) are
+sent at concurrency 1 through ctxprobe's runner, once in plan order and once shuffled, to:
+
+1. a sim server with llama.cpp-style prefix-cache accounting
+   (:class:`ctxprobe.models.prefix_cache_sim.PrefixCacheSimServer`, exact token ids);
+   also with ``share_prefix`` off (independent cases: no reuse possible);
+2. the real ``python -m llama_cpp.server`` with the embedded SmolLM2 GGUF. Its log line
+   ``llama_perf_context_print: prompt eval time = … / N tokens`` gives the tokens actually
+   evaluated per request (the prefix-match hit is not counted) — the reliable measure;
+   wall time per order is printed too (prefill dominates with ``max_tokens=1``).
+
+Prints computed tokens per order and the ratios, side by side in one run.
+
+    python benchmarks/bench_prefix_cache.py [--lengths 512,1k,2k] [--no-llama]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from ctxprobe.models import resolve_provider
+from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
+from ctxprobe.plan import PlannedCase, planned_cases
+from ctxprobe.runner.standalone import run_cases
+from ctxprobe.spec import Spec, make_spec
+from ctxprobe.tokenizers import resolve_tokenizer
+
+_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
+
+
+def _spec(url: str, args: argparse.Namespace) -> Spec:
+    return make_spec({"model": f"openai-compat:m@{url}", "tokenizer": "local", "lengths": args.lengths,
+                      "depths": "0,0.25,0.5,0.75,1", "reps": args.reps, "concurrency": 1, "retries": 0,
+                      "decoding": {"max_tokens": 1}})
+
+
+def _orders(spec: Spec, seed: int) -> dict[str, list[PlannedCase]]:
+    plan = list(planned_cases(spec))
+    shuffled = list(plan)
+    random.Random(seed).shuffle(shuffled)
+    return {"plan order": plan, "random order": shuffled}
+
+
+def bench_sim(args: argparse.Namespace, tmp: Path) -> None:
+    tok = resolve_tokenizer("local")
+    rows: list[tuple[str, int, int]] = []
+    for share in (True, False):
+        for name, order in _orders(_spec("http://x/v1", args), args.seed).items():
+            if not share and name == "random order":
+                continue  # independent cases share nothing in any order
+            with PrefixCacheSimServer(resolve_provider("sim:perfect", tok), tok) as server:
+                url = server.start()
+                store = tmp / f"sim-{share}-{name[0]}.sqlite"
+                run_cases(_spec(url, args), store, planned=order, share_prefix=share)
+                label = name + ("" if share else ", share_prefix off")
+                rows.append((label, server.cache.prompt_tokens, server.cache.computed_tokens))
+    _print("sim server (exact llama.cpp-style single-slot prefix cache)", rows)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
+    from ctxprobe.embedded import embedded_model_path
+
+    port = _free_port()
+    log = tmp / "llama.err"
+    n_ctx = max(4096, 2 * max(_spec("http://x/v1", args).lengths))
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--n_ctx", str(n_ctx),
+           "--n_threads", str(min(2, os.cpu_count() or 1)), "--flash_attn", "true", "--host", "127.0.0.1",
+           "--port", str(port), "--verbose", "true"]
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("llama_cpp.server did not start")
+            time.sleep(0.5)
+        spec = _spec(base, args)
+        rows: list[tuple[str, int, int]] = []
+        walls: dict[str, float] = {}
+        for name, order in _orders(spec, args.seed).items():
+            # an unrelated request first: no order starts with the other's last prompt cached
+            httpx.post(f"{base}/chat/completions", timeout=120,
+                       json={"messages": [{"role": "user", "content": "Reset."}], "max_tokens": 1})
+            time.sleep(0.5)
+            before = len(_EVAL.findall(log.read_text(errors="replace")))
+            start = time.perf_counter()
+            result = run_cases(spec, tmp / f"llama-{name[0]}.sqlite", planned=order)
+            walls[name] = time.perf_counter() - start
+            time.sleep(0.5)
+            evals = [int(n) for n in _EVAL.findall(log.read_text(errors="replace"))[before:]]
+            prompt = sum(p.cell.length for p in order)  # upper bound; replaced by stored counts below
+            prompt = _stored_tokens(tmp / f"llama-{name[0]}.sqlite", result.run_id) or prompt
+            rows.append((name, prompt, sum(evals)))
+            if len(evals) != len(order):
+                print(f"  note: {len(evals)} eval lines for {len(order)} requests in {name}")
+        _print("llama_cpp.server (embedded SmolLM2, tokens evaluated per its perf log)", rows)
+        print(f"  wall time: plan order {walls['plan order']:.1f} s, random order {walls['random order']:.1f} s, "
+              f"ratio {walls['plan order'] / walls['random order']:.2f}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _stored_tokens(store: Path, run_id: str) -> int:
+    import sqlite3
+
+    db = sqlite3.connect(store)
+    try:
+        row = db.execute("SELECT SUM(reported_prompt_tokens) FROM responses WHERE run_id=?", (run_id,)).fetchone()
+        return int(row[0] or 0)
+    finally:
+        db.close()
+
+
+def _print(title: str, rows: list[tuple[str, int, int]]) -> None:
+    print(title)
+    random_computed = next((c for n, _, c in rows if n == "random order"), None)
+    for name, prompt, computed in rows:
+        ratio = f"{computed / random_computed:.3f} of random" if random_computed else ""
+        print(f"  {name:<32} prompt {prompt:>8,}  computed {computed:>8,}  ({computed / prompt:.3f} of prompt)  {ratio}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lengths", default="512,1k,2k")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-llama", action="store_true", help="skip the real llama.cpp server")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        bench_sim(args, Path(d))
+        if not args.no_llama:
+            bench_llama(args, Path(d))
+
+
+if __name__ == "__main__":
+    main()
