@@ -59,7 +59,7 @@ def llama_server(tmp_path_factory):
         log.close()
 
 
-@pytest.mark.parametrize("tokenizer", ["local"])
+@pytest.mark.parametrize("tokenizer", ["local", "endpoint"])  # ours, and the server's own count
 def test_sweep_through_llama_cpp_server(tmp_path, llama_server, tokenizer) -> None:
     store = tmp_path / "s.sqlite"
     spec = make_spec({"model": f"openai-compat:smollm2@{llama_server}", "tokenizer": tokenizer,
