@@ -26,3 +26,14 @@ def test_gradual_decline_or_no_data_beyond_is_not_a_cliff() -> None:
     inside_only = profile(_rows({4096: 1.0, 8192: 0.2}))[0]
     assert trained_context_notes(inside_only, 8192) == []
     assert trained_context_notes(slope, None) == []
+
+
+def test_profile_note_compares_families_with_retrieval() -> None:
+    from ctxprobe.analysis.diagnose import profile_notes
+
+    rows = _rows({1024: 1.0, 2048: 1.0, 4096: 1.0})
+    rows += [ResultRow("vartrack", r.length, r.depth, r.rep, r.outcome, r.score if r.length < 2048 else 0.0)
+             for r in _rows({1024: 1.0, 2048: 1.0, 4096: 1.0})]
+    notes = profile_notes(profile(rows))
+    assert notes == ["profile: vartrack give out before plain retrieval (niah)."]
+    assert profile_notes(profile(_rows({1024: 1.0}))) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, bootstrap_effective_length
-from ctxprobe.analysis.diagnose import trained_context_notes
+from ctxprobe.analysis.diagnose import profile_notes, trained_context_notes
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.jsonreport import profiles_to_dict
@@ -53,7 +53,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         rows = store.result_rows(run.run_id)
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
-    notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))]
+    notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
     return Report(run, profiles, bar, notes, intervals)
 

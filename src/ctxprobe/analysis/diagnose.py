@@ -33,3 +33,26 @@ def trained_context_notes(profile: Profile, trained: int | None) -> list[str]:
                 "check that configuration first — it is the usual cause of this cliff."
             )
     return note
+
+
+def profile_notes(profiles: list[Profile]) -> list[str]:
+    """Compare every family with plain retrieval (``niah``): the usual finding is that
+    tracking, aggregation and multi-hop give out earlier. Say which way it went here."""
+    base = next((p for p in profiles if p.family == "niah"), None)
+    if base is None or len(profiles) < 2:
+        return []
+
+    def rank(p: Profile) -> int:
+        return p.effective_length or 0
+
+    shorter = [p.family for p in profiles if p is not base and rank(p) < rank(base)]
+    same = [p.family for p in profiles if p is not base and rank(p) == rank(base)]
+    longer = [p.family for p in profiles if p is not base and rank(p) > rank(base)]
+    parts = []
+    if shorter:
+        parts.append(f"{', '.join(shorter)} give out before plain retrieval (niah)")
+    if same:
+        parts.append(f"{', '.join(same)} hold as long as niah")
+    if longer:
+        parts.append(f"{', '.join(longer)} hold longer than niah — unusual: check those families' difficulty knobs")
+    return ["profile: " + "; ".join(parts) + "."]
