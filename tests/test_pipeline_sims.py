@@ -142,3 +142,14 @@ def test_ruler_preset_from_cli(tmp_path) -> None:
     names = {p.family for p in rep.profiles}
     assert {"niah_single_1", "niah_multikey_3", "vt", "cwe", "fwe"} <= names  # the QA tasks need documents
     assert all(p.effective_length == 8192 for p in rep.profiles)
+
+
+def test_ruler_scorer_rescores_stored_outputs(tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    result, strict = _sweep("sim:echo", store)
+    ruler = load_report(result.run_id, store, scorer="ruler")
+    # echo lists the target among the distractors: strict scoring gives 0, RULER's
+    # string_match_all (is every reference in the output?) gives full credit
+    assert all(c.mean == 0.0 for c in strict.profiles[0].cells)
+    assert all(c.mean == 1.0 for c in ruler.profiles[0].cells)
+    assert ruler.to_dict()["scorer"] == "ruler"

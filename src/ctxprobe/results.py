@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, bootstrap_effective_length
 from ctxprobe.analysis.diagnose import profile_notes, trained_context_notes
 from ctxprobe.analysis.grid import Profile, profile
+from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
@@ -24,6 +25,7 @@ class Report:
     notes: list[str]
     #: Effective length with a bootstrap interval, per family (same order as profiles).
     intervals: dict[str, EffectiveLengthInterval]
+    scorer: str = "strict"
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -34,7 +36,7 @@ class Report:
             cases=run.n_cases, responses=run.n_responses, spec=run.spec,
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
-            notes=self.notes, preflight=run.meta.get("preflight"),
+            notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
         ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
 
 
@@ -46,16 +48,22 @@ def open_existing(store_path: str | Path) -> Store:
     return Store(p)
 
 
-def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None) -> Report:
+def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
+                scorer: str = "strict") -> Report:
+    """A stored run's profiles. ``scorer="ruler"`` re-scores the stored outputs with RULER's
+    string_match_all (string_match_part for documents/QA), so numbers can be set beside
+    published RULER tables; harness failures stay excluded either way."""
+    if scorer not in ("strict", "ruler"):
+        raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
-        rows = store.result_rows(run.run_id)
+        rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
-    return Report(run, profiles, bar, notes, intervals)
+    return Report(run, profiles, bar, notes, intervals, scorer)
 
 
 def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
@@ -65,6 +73,21 @@ def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
         "distribution": {("none" if k is None else str(k)): v for k, v in iv.distribution.items()},
         "p_clear": {str(k): v for k, v in iv.p_clear.items()},
     }
+
+
+def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
+    from ctxprobe.tasks.ruler import string_match_all, string_match_part
+
+    labels = {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+    rows = []
+    for r in store.iter_case_records(run.run_id):
+        if r["outcome"] is None:
+            continue
+        refs = [*r["expected"], *r["meta"].get("aliases", [])]
+        match = string_match_part if labels.get(r["family"], r["family"]) == "documents" else string_match_all
+        score = None if r["score"] is None else match(r["output"] or "", refs)
+        rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"]))
+    return rows
 
 
 def trained_context(run: RunRecord) -> int | None:

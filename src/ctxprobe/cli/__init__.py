@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s) (a unique prefix is enough)")
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
     p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
+    p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
+                   help="strict (default) or ruler: re-score stored outputs with RULER's string_match_all/part")
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")

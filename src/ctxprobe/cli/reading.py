@@ -17,10 +17,10 @@ from ctxprobe.cli.common import DEFAULT_REPORT_DIR
 
 
 def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_dir: str | None, plots: bool,
-                  threshold: float | None) -> int:
+                  threshold: float | None, scorer: str = "strict") -> int:
     from ctxprobe.results import load_report, write_plots
 
-    report = load_report(run_id, store, threshold)
+    report = load_report(run_id, store, threshold, scorer)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
@@ -92,7 +92,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     for run_id in args.run_ids:
         _print_report(run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
-                      threshold=args.threshold)
+                      threshold=args.threshold, scorer=args.scorer)
     return 0
 
 
