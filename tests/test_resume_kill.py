@@ -59,3 +59,29 @@ def test_sigkill_then_resume(tmp_path) -> None:
             assert server.prompt_counts[prompt_hash(records[case_id]["messages"])] == 1, case_id
         # at most the requests in flight at the kill (concurrency 2) were sent twice
         assert case_requests(server) <= 40 + 2
+
+
+def test_ctrl_c_stops_gracefully_and_resumes(tmp_path) -> None:
+    store = tmp_path / "c.sqlite"
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect?latency=0.15", tok), tok) as server:
+        url = server.start()
+        args = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", f"openai-compat:sim@{url}",
+                "--tokenizer", "local", "--lengths", "512,1k", "--reps", "4", "--concurrency", "2",
+                "--store", str(store), "--no-progress", "--no-plots"]
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(_stored(store)) < 8 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "Traceback" not in err
+        before = _stored(store)
+        assert 8 <= len(before) < 40
+        status = sqlite3.connect(store).execute("SELECT status FROM runs").fetchone()[0]
+        assert status == "incomplete"
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        after = _stored(store)
+        assert len(after) == 40 and all(after[k] == v for k, v in before.items())
