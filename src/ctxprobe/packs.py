@@ -129,7 +129,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                     force: bool = False) -> PackResult:
     from ctxprobe.models import resolve_provider
     from ctxprobe.runner import Attempted, RunnerConfig, execute
-    from ctxprobe.scoring import score_response
+    from ctxprobe.record import record_response
     from ctxprobe.store import Store
     from ctxprobe.tasks import BuildContext, make_family
     from ctxprobe.tokenizers import resolve_tokenizer
@@ -183,17 +183,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                 store.save_case(run_id, pc.case)
 
             def sink(item: Attempted) -> None:
-                r = item.result
-                score, scored = score_response(
-                    families[item.case.cell.family], item.case, text=r.text if r else None,
-                    finish_reason=r.finish_reason if r else None,
-                    reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error)
-                store.save_response(
-                    run_id, item.case.case_id, output=r.text if r else None,
-                    finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
-                    completion_tokens=r.completion_tokens if r else None, latency_s=round(item.latency_s, 4),
-                    attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome,
-                    detail=scored.detail)
+                record_response(store, run_id, families[item.case.cell.family], item)
 
             cfg = RunnerConfig(concurrency=concurrency, timeout=timeout, retries=retries,
                                max_tokens=int(decoding.get("max_tokens", 48)),

@@ -29,7 +29,7 @@ from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.runner.memory import MemoryGate, ids_policy, slim_case
 from ctxprobe.runner.parallel import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
-from ctxprobe.scoring import score_response
+from ctxprobe.record import record_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
@@ -231,21 +231,12 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         judged = None
         if judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
             judged = await judge.ascore(item.case, r.text)
-        score, scored = score_response(
-            families[item.case.cell.family][0], item.case, text=r.text if r else None,
-            finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
-            error=item.error, judged=judged)
         observe = getattr(tokenizer, "observe", None)
         if observe is not None and r is not None and r.prompt_tokens:
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
-        reasoning = r.extra.get("reasoning") if r else None
-        store.save_response(
-            run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
-            reported_prompt_tokens=r.prompt_tokens if r else None,
-            completion_tokens=r.completion_tokens if r else None, latency_s=round(item.latency_s, 4),
-            attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome, detail=scored.detail,
-            reasoning=str(reasoning) if reasoning else None, cost_usd=cost)
+        score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
+                                        cost_usd=cost)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,

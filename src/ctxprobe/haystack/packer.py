@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.base import Message, Tokenizer
@@ -101,6 +101,7 @@ class Packed:
     haystack_tokens: int
     n_filler: int
     encodes: int  # full-prompt encodes spent (1 in the common case)
+    insert_counts: list[int] = field(default_factory=list)  # tokens of each insert (as ' ' + text)
 
 
 class LengthTooShort(CtxprobeError):
@@ -176,7 +177,7 @@ def pack(
         encodes += 1
         actual = len(ids)
         if actual <= target:
-            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes)
+            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts)
             if best is None or actual > best[1].token_count:
                 best = (n, packed)
             gap = target - actual
@@ -218,3 +219,15 @@ def find_subsequence(ids: list[int], needle: list[int], start: int = 0) -> int |
             i += 1
     except ValueError:
         return None
+
+
+def locate(tokenizer: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
+    """Token position of insert ``index`` (whose text is ``text``) in the prompt, and its
+    realised depth: the share of the rest of the haystack that precedes it (0 = first,
+    1 = last). Exact: the insert's ids are searched in the prompt's ids."""
+    # mid-text an insert follows a space; at the very start of the haystack it does not
+    pos = find_subsequence(packed.prompt_ids, tokenizer.encode(" " + text))
+    if pos is None:
+        pos = find_subsequence(packed.prompt_ids, tokenizer.encode(text))
+    rest = packed.haystack_tokens - packed.insert_counts[index]
+    return pos, (packed.insert_offsets[index] / rest if rest > 0 else 0.0)

@@ -16,7 +16,6 @@ from typing import Any
 
 from ctxprobe.plan import PlannedCase
 from ctxprobe.runner.execute import Attempted
-from ctxprobe.scoring import score_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.tasks.case import Case
@@ -37,21 +36,14 @@ class StandaloneResult:
 
 def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]],
               pending: list[Case]) -> Callable[[Attempted], None]:
-    """The sweep's sink minus the ledger and display: store the case, score, store the reply."""
+    """The sweep's sink minus the ledger, display and judge: store the case, score, store the reply."""
+    from ctxprobe.record import record_response
+
 
     def sink(item: Attempted) -> None:
         while pending:
             store.save_case(run_id, pending.pop(0))
-        r = item.result
-        score, scored = score_response(
-            families[item.case.cell.family][0], item.case, text=r.text if r else None,
-            finish_reason=r.finish_reason if r else None, reported_prompt_tokens=r.prompt_tokens if r else None,
-            error=item.error)
-        store.save_response(
-            run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
-            reported_prompt_tokens=r.prompt_tokens if r else None,
-            completion_tokens=r.completion_tokens if r else None, latency_s=round(item.latency_s, 4),
-            attempts=item.attempts, error=item.error, score=score, outcome=scored.outcome, detail=scored.detail)
+        record_response(store, run_id, families[item.case.cell.family][0], item)
 
     return sink
 

@@ -45,12 +45,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
-from ctxprobe.haystack.packer import FillerPool, Insert, Packed, find_subsequence, pack
+from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
-from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (
     "A long text follows. Some of its sentences say who works where and where places of "
@@ -138,14 +138,6 @@ def check_zero_overlap(question: str, second_fact: str) -> None:
             f"multihop generation bug: question shares {', '.join(shared)} with the second fact")
 
 
-def _locate(tok: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
-    pos = find_subsequence(packed.prompt_ids, tok.encode(" " + text))
-    if pos is None:
-        pos = find_subsequence(packed.prompt_ids, tok.encode(text))
-    rest = packed.haystack_tokens - tok.count(" " + text)
-    return pos, round(packed.insert_offsets[index] / rest if rest > 0 else 0.0, 6)
-
-
 class Multihop:
     name = "multihop"
     params_model = MultihopParams
@@ -199,8 +191,10 @@ class Multihop:
         problems = self._collisions(packed.messages[-1]["content"], chains)
         if problems:
             return None, problems
-        pos, realised = _locate(tok, packed, 0, target["first"])
-        pos2, realised2 = _locate(tok, packed, 1, target["second"])
+        pos, realised = locate(tok, packed, 0, target["first"])
+        realised = round(realised, 6)
+        pos2, realised2 = locate(tok, packed, 1, target["second"])
+        realised2 = round(realised2, 6)
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[str(target["city"])],

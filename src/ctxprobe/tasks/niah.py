@@ -43,14 +43,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
-from ctxprobe.haystack.packer import FillerPool, Insert, Packed, find_subsequence, pack
+from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tasks.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
-from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (
     "A long text follows. Hidden in it are special magic numbers, each tied to a key. "
@@ -133,17 +133,6 @@ class PoolCache:
         else:
             self._pools.move_to_end(group_seed)
         return pool
-
-
-def locate(tok: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
-    """Token position of insert ``index`` in the prompt, and its realised depth: the share
-    of the rest of the haystack that precedes it (0 = first, 1 = last)."""
-    # mid-text an insert follows a space; at the very start of the haystack it does not
-    pos = find_subsequence(packed.prompt_ids, tok.encode(" " + text))
-    if pos is None:
-        pos = find_subsequence(packed.prompt_ids, tok.encode(text))
-    rest = packed.haystack_tokens - tok.count(" " + text)
-    return pos, (packed.insert_offsets[index] / rest if rest > 0 else 0.0)
 
 
 class Niah:

@@ -44,10 +44,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack.packer import Insert, pack
+from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
-from ctxprobe.tasks.niah import PoolCache, count_exact, locate
+from ctxprobe.tasks.niah import PoolCache, count_exact
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tasks.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_value

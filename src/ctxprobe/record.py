@@ -1,0 +1,29 @@
+"""Score one response and store it: the step every way of running cases ends with.
+
+The sweep, instance packs and the benchmarks' bare runner all call this, so a response is
+labelled and stored the same way whichever path sent it.
+"""
+
+from __future__ import annotations
+
+from ctxprobe.runner.execute import Attempted
+from ctxprobe.scoring import score_response
+from ctxprobe.store import Store
+from ctxprobe.tasks.base import Family, Scored
+
+
+def record_response(store: Store, run_id: str, family: Family, item: Attempted, *, judged: Scored | None = None,
+                    cost_usd: float | None = None) -> tuple[float | None, Scored]:
+    """Score ``item`` with its family (or a judge's grade) and store it; return the score."""
+    r = item.result
+    score, scored = score_response(
+        family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
+        reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error, judged=judged)
+    reasoning = r.extra.get("reasoning") if r else None
+    store.save_response(
+        run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
+        reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
+        latency_s=round(item.latency_s, 4), attempts=item.attempts, error=item.error, score=score,
+        outcome=scored.outcome, detail=scored.detail, reasoning=str(reasoning) if reasoning else None,
+        cost_usd=cost_usd)
+    return score, scored
