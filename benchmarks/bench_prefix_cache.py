@@ -11,7 +11,11 @@ sent at concurrency 1 through ctxprobe's runner, once in plan order and once shu
    evaluated per request (the prefix-match hit is not counted) — the reliable measure;
    wall time per order is printed too (prefill dominates with ``max_tokens=1``).
 
-Prints computed tokens per order and the ratios, side by side in one run.
+Prints computed tokens per order and the ratios, side by side in one run, and the floor no
+order can beat: with exact prefix caching everything after a case's needle is recomputed,
+so a group of depths D costs at least ``1 + sum(1 - d for d in D except the deepest)`` full
+prompts out of ``len(D)`` — 3.5 of 5 (0.70) for depths 0, 0.25, 0.5, 0.75, 1 — while a
+random order of many groups recomputes nearly every token. See docs/prefix-sharing.md.
 
     python benchmarks/bench_prefix_cache.py [--lengths 512,1k,2k] [--no-llama]
 """
@@ -36,6 +40,7 @@ from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
 from ctxprobe.plan import PlannedCase, planned_cases
 from ctxprobe.runner.standalone import run_cases
 from ctxprobe.spec import Spec, make_spec
+from ctxprobe.store import Store
 from ctxprobe.tokenizers import resolve_tokenizer
 
 _EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
@@ -64,9 +69,15 @@ def bench_sim(args: argparse.Namespace, tmp: Path) -> None:
             with PrefixCacheSimServer(resolve_provider("sim:perfect", tok), tok) as server:
                 url = server.start()
                 store = tmp / f"sim-{share}-{name[0]}.sqlite"
-                run_cases(_spec(url, args), store, planned=order, share_prefix=share)
+                run_id = run_cases(_spec(url, args), store, planned=order, share_prefix=share).run_id
                 label = name + ("" if share else ", share_prefix off")
-                rows.append((label, server.cache.prompt_tokens, server.cache.computed_tokens))
+                recs = server.cache.records[-len(order):]  # the cases' requests, after the preflight probes
+                rows.append((label, sum(r.prompt_tokens for r in recs), sum(r.computed_tokens for r in recs)))
+                with Store(store) as db:  # what the run stored from the server's usage figures
+                    stored = db.cache_totals(run_id)[0]
+                served = sum(r.cached_tokens for r in recs)
+                if stored != served:
+                    print(f"  note: {label}: store holds {stored:,} cached tokens, server served {served:,}")
     _print("sim server (exact llama.cpp-style single-slot prefix cache)", rows)
 
 
@@ -113,10 +124,11 @@ def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
             walls[name] = time.perf_counter() - start
             time.sleep(0.5)
             evals = [int(n) for n in _EVAL.findall(log.read_text(errors="replace"))[before:]]
+            evals = evals[-len(order):]  # the cases' own requests, not the preflight probes before them
             prompt = sum(p.cell.length for p in order)  # upper bound; replaced by stored counts below
             prompt = _stored_tokens(tmp / f"llama-{name[0]}.sqlite", result.run_id) or prompt
             rows.append((name, prompt, sum(evals)))
-            if len(evals) != len(order):
+            if len(evals) < len(order):
                 print(f"  note: {len(evals)} eval lines for {len(order)} requests in {name}")
         _print("llama_cpp.server (embedded SmolLM2, tokens evaluated per its perf log)", rows)
         print(f"  wall time: plan order {walls['plan order']:.1f} s, random order {walls['random order']:.1f} s, "
@@ -140,6 +152,13 @@ def _stored_tokens(store: Path, run_id: str) -> int:
         db.close()
 
 
+def floor_share(depths: list[float]) -> float:
+    """Least share of prompt tokens any order computes for one (length, rep) group under an
+    exact prefix cache: the deepest case in full, every other one from its needle on."""
+    ds = sorted(depths, reverse=True)
+    return (1 + sum(1 - d for d in ds[1:])) / len(ds)
+
+
 def _print(title: str, rows: list[tuple[str, int, int]]) -> None:
     print(title)
     random_computed = next((c for n, _, c in rows if n == "random order"), None)
@@ -155,6 +174,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-llama", action="store_true", help="skip the real llama.cpp server")
     args = ap.parse_args()
+    floor = floor_share([0, 0.25, 0.5, 0.75, 1])
+    print(f"floor for any order (exact prefix cache, filler shared per length and rep): {floor:.3f} of the "
+          f"prompt tokens; against a random order that computes ~all of them, ~{floor:.2f} of random at best")
     with tempfile.TemporaryDirectory() as d:
         bench_sim(args, Path(d))
         if not args.no_llama:

@@ -20,10 +20,11 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
         family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error, judged=judged)
     reasoning = r.extra.get("reasoning") if r else None
+    cached = r.extra.get("cached_prompt_tokens") if r else None
     store.save_response(
         run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
         latency_s=round(item.latency_s, 4), attempts=item.attempts, error=item.error, score=score,
         outcome=scored.outcome, detail=scored.detail, reasoning=str(reasoning) if reasoning else None,
-        cost_usd=cost_usd)
+        cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None)
     return score, scored

@@ -59,10 +59,15 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
         rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
+        cached, cached_n, cached_of = store.cache_totals(run.run_id)
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
+    if cached_n and cached_of:
+        notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were served "
+                     f"from the server's cache, as {cached_n} responses reported "
+                     f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     return Report(run, profiles, bar, notes, intervals, scorer)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import Message
@@ -68,6 +68,8 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
     extra: dict[str, object] = {k: data[k] for k in ("id", "model") if data.get(k)}
     if any(isinstance(b, dict) and b.get("type") == "redacted_thinking" for b in blocks):
         extra["reasoning_redacted"] = True
+    if (cached := cached_prompt_tokens(data)) is not None:
+        extra["cached_prompt_tokens"] = cached
     stop = data.get("stop_reason")
     return finalize(
         text,

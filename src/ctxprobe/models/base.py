@@ -33,6 +33,30 @@ class GenerateResult:
     extra: dict[str, object] = field(default_factory=dict)
 
 
+def cached_prompt_tokens(data: object) -> int | None:
+    """Prompt tokens the server says it served from its prefix/prompt cache, if it says.
+
+    Read from whichever field the API uses: OpenAI, vLLM, SGLang and recent llama.cpp
+    ``usage.prompt_tokens_details.cached_tokens``; llama.cpp's ``timings.cache_n``;
+    Anthropic ``usage.cache_read_input_tokens``; Gemini ``cached_content_token_count``.
+    ``None`` when the response carries none of them (not the same as 0)."""
+    if not isinstance(data, dict):
+        return None
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details")
+    candidates = [
+        details.get("cached_tokens") if isinstance(details, dict) else None,
+        (data.get("timings") or {}).get("cache_n") if isinstance(data.get("timings"), dict) else None,
+        usage.get("cache_read_input_tokens"),
+        (data.get("usage_metadata") or {}).get("cached_content_token_count")
+        if isinstance(data.get("usage_metadata"), dict) else None,
+    ]
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    return None
+
+
 class TransientError(Exception):
     """A failure worth retrying (429, 5xx, dropped connection, timeout)."""
 

@@ -76,6 +76,9 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
     extra: dict[str, object] = {}
     if _get(data, "model_version"):
         extra["model"] = _get(data, "model_version")
+    cached = _get(usage, "cached_content_token_count") if isinstance(usage, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool):
+        extra["cached_prompt_tokens"] = cached
     if not candidates:
         feedback = _get(data, "prompt_feedback") or {}
         blocked = _get(feedback, "block_reason") if isinstance(feedback, dict) else None

@@ -22,6 +22,22 @@ from ctxprobe.tokenizers.base import Tokenizer
 DEFAULT_N_CTX = 16384
 
 
+def kept_prefix(llm: Any, ids: list[int]) -> int | None:
+    """Prompt tokens llama-cpp-python will keep from its KV cache for ``ids``, by its own
+    rule (``Llama.generate``): the longest common prefix of the tokens it holds and the
+    prompt, less one when that is the whole prompt (the last token is replayed to refresh
+    the logits). ``None`` if this llama-cpp-python exposes no held tokens."""
+    held = getattr(llm, "_input_ids", None)  # input_ids[:n_tokens]
+    if held is None:
+        return None
+    n = 0
+    for a, b in zip(held, ids):
+        if int(a) != b:
+            break
+        n += 1
+    return n - 1 if n and n == len(ids) else n
+
+
 class LlamaCppProvider:
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
 
@@ -53,6 +69,7 @@ class LlamaCppProvider:
             ids = request.prompt_ids or self.tokenizer.encode_chat(request.messages)
             if len(ids) + request.max_tokens > (self.context_window or 0):
                 raise PermanentError(f"prompt of {len(ids)} tokens + {request.max_tokens} output exceeds n_ctx")
+            reused = kept_prefix(llm, ids)
             out = llm.create_completion(
                 prompt=ids, max_tokens=request.max_tokens, temperature=request.temperature,
                 top_k=1 if request.temperature == 0 else 40, seed=request.seed if request.seed is not None else 0,
@@ -62,6 +79,7 @@ class LlamaCppProvider:
         return GenerateResult(
             text=choice.get("text") or "", finish_reason=choice.get("finish_reason"),
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
+            extra={"cached_prompt_tokens": reused} if reused is not None else {},
         )
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:

@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 
@@ -56,6 +56,8 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
         extra["reasoning_tokens"] = details["reasoning_tokens"]
     if message.get("refusal"):
         extra["refusal"] = message["refusal"]
+    if (cached := cached_prompt_tokens(data)) is not None:
+        extra["cached_prompt_tokens"] = cached
     return finalize(
         content or "",
         choice.get("finish_reason"),

@@ -27,7 +27,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
+from ctxprobe.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    PermanentError,
+    TransientError,
+    cached_prompt_tokens,
+)
 
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai-compat:"
@@ -227,6 +233,8 @@ class OpenAICompatProvider:
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if isinstance(reasoning, str) and reasoning:
             extra["reasoning"] = reasoning
+        if (cached := cached_prompt_tokens(data)) is not None:
+            extra["cached_prompt_tokens"] = cached
         return GenerateResult(
             text=content or "",
             finish_reason=choices[0].get("finish_reason"),

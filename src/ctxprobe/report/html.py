@@ -191,6 +191,14 @@ def _summary(views: list[RunView]) -> str:
     return "".join(parts)
 
 
+def _sharing(mode: object, view: RunView) -> str:
+    """Which filler layout built the cases, and what the server said its cache saved."""
+    text = {"shared": "shared: the depths of a (length, repetition) share their filler, sent deepest first",
+            "independent": "off: every case has its own filler (--no-share-prefix)"}.get(str(mode), "not recorded")
+    line = view.details.cache_line() if view.details else None
+    return f"{text}; {line}" if line else text
+
+
 def _metadata(views: list[RunView]) -> str:
     def field(view: RunView) -> dict[str, str]:
         run, spec = view.run, redact_obj(view.run.spec)
@@ -205,6 +213,7 @@ def _metadata(views: list[RunView]) -> str:
             "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),
             "context window": str(run.meta.get("context_window") or "unknown"),
             "trained context": str(run.meta.get("trained_context") or "unknown"),
+            "prefix sharing": _sharing(run.meta.get("prefix_sharing"), view),
             "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
             "status": f"{run.status} ({run.n_responses}/{run.n_cases} responses)",
         }

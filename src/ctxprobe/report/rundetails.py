@@ -54,6 +54,20 @@ class RunDetails:
     completion_tokens: int
     answered: int
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Server-reported prompt tokens served from its prefix cache, summed over the
+    #: responses that reported it (``cached_reported`` of them, whose prompts summed
+    #: ``cached_of`` tokens). 0 responses: the server reports no cache figures.
+    cached_tokens: int = 0
+    cached_reported: int = 0
+    cached_of: int = 0
+
+    def cache_line(self) -> str | None:
+        """"12,345 of 40,960 prompt tokens (30.1%) served from the server's cache", or None."""
+        if not self.cached_reported or not self.cached_of:
+            return None
+        share = self.cached_tokens / self.cached_of
+        return (f"{self.cached_tokens:,} of {self.cached_of:,} prompt tokens ({share:.1%}) served from the "
+                f"server's prefix cache ({self.cached_reported} responses reported it)")
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -82,6 +96,7 @@ def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, ou
     groups: dict[tuple[str, int], _Group] = defaultdict(_Group)
     sampler = FailureSampler(failures, outcome, window)
     prompt_tokens = completion_tokens = answered = 0
+    cached = cached_n = cached_of = 0
     for rec in records:
         g = groups[(str(rec["family"]), int(rec["length"]))]
         built = int(rec.get("token_count") or 0)
@@ -92,6 +107,10 @@ def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, ou
             g.gaps.append(built - int(reported))
             prompt_tokens += int(reported)
         completion_tokens += int(rec.get("completion_tokens") or 0)
+        if rec.get("cached_prompt_tokens") is not None:
+            cached += int(rec["cached_prompt_tokens"])
+            cached_n += 1
+            cached_of += int(reported if reported is not None else built)
         if rec.get("outcome") == "input_truncated":
             g.truncated += 1
         if rec.get("outcome") is not None:
@@ -109,4 +128,5 @@ def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, ou
                           max(g.latency), g.retried)
                for (fam, length), g in sorted(groups.items()) if g.latency]
     return RunDetails(audit, latency, sampler.sample(), dict(sampler.counts), sampler.total,
-                      prompt_tokens, completion_tokens, answered)
+                      prompt_tokens, completion_tokens, answered, cached_tokens=cached, cached_reported=cached_n,
+                      cached_of=cached_of)

@@ -144,20 +144,30 @@ class Store:
     def save_response(self, run_id: str, case_id: str, *, output: str | None, finish_reason: str | None,
                       reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
                       attempts: int, error: str | None, score: float | None, outcome: str,
-                      detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None) -> None:
+                      detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None,
+                      cached_prompt_tokens: int | None = None) -> None:
         with self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO responses (run_id, case_id, created_at, output, finish_reason,"
                 " reported_prompt_tokens, completion_tokens, latency_s, attempts, error, score, outcome,"
-                " detail_json, reasoning, cost_usd) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " detail_json, reasoning, cost_usd, cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
                  latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False), reasoning,
-                 cost_usd),
+                 cost_usd, cached_prompt_tokens),
             )
 
     def spent(self, run_id: str) -> float:
         row = self.db.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM responses WHERE run_id=?", (run_id,)).fetchone()
         return float(row[0])
+
+    def cache_totals(self, run_id: str) -> tuple[int, int, int]:
+        """(cached prompt tokens, responses that reported a cache figure, their prompt tokens)."""
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(s.cached_prompt_tokens), 0), COUNT(s.cached_prompt_tokens),"
+            " COALESCE(SUM(CASE WHEN s.cached_prompt_tokens IS NOT NULL"
+            " THEN COALESCE(s.reported_prompt_tokens, c.token_count) END), 0)"
+            " FROM responses s JOIN cases c USING (run_id, case_id) WHERE s.run_id=?", (run_id,)).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
 
     def result_rows(self, run_id: str) -> list[ResultRow]:
         q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count FROM cases c"
@@ -169,13 +179,14 @@ class Store:
         q = ("SELECT c.case_id, c.family, c.length, c.depth, c.rep, c.seed, c.prompt_hash, c.token_count,"
              " c.needle_token_pos, c.realised_depth, c.expected_json, c.distractors_json, c.meta_json,"
              " p.messages_json, s.output, s.finish_reason, s.reported_prompt_tokens, s.completion_tokens,"
-             " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json, s.reasoning, s.cost_usd"
+             " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json, s.reasoning, s.cost_usd,"
+             " s.cached_prompt_tokens"
              " FROM cases c JOIN prompts p USING (prompt_hash)"
              " LEFT JOIN responses s ON s.run_id = c.run_id AND s.case_id = c.case_id"
              " WHERE c.run_id=? ORDER BY c.length, c.rep, c.depth")
         for r in self.db.execute(q, (run_id,)):
             (case_id, fam, length, depth, rep, seed, ph, tc, pos, rd, exp, dis, meta, msgs, out, fr, rpt, ct,
-             lat, att, err, score, outcome, detail, reasoning, cost) = r
+             lat, att, err, score, outcome, detail, reasoning, cost, cached) = r
             yield {
                 "case_id": case_id, "family": fam, "length": length, "depth": depth, "rep": rep, "seed": seed,
                 "prompt_hash": ph, "token_count": tc, "needle_token_pos": pos, "realised_depth": rd,
@@ -184,4 +195,5 @@ class Store:
                 "reported_prompt_tokens": rpt, "completion_tokens": ct, "latency_s": lat, "attempts": att,
                 "error": err, "score": score, "outcome": outcome,
                 "detail": json.loads(detail) if detail else None, "reasoning": reasoning, "cost_usd": cost,
+                "cached_prompt_tokens": cached,
             }

@@ -100,3 +100,9 @@ def m002_reasoning_and_cost(db: sqlite3.Connection) -> None:
     """Reasoning text is stored apart from the scored answer; spend is tracked per response."""
     db.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
     db.execute("ALTER TABLE responses ADD COLUMN cost_usd REAL")
+
+
+@migration
+def m003_cached_prompt_tokens(db: sqlite3.Connection) -> None:
+    """Prompt tokens the server reported serving from its prefix cache (NULL: not reported)."""
+    db.execute("ALTER TABLE responses ADD COLUMN cached_prompt_tokens INTEGER")
