@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -52,23 +52,26 @@ def run_label(report: Any) -> str:
 
 def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | None = None, *,
                 intervals: Sequence[Intervals | None] | None = None, png_dir: str | Path | None = None,
-                title: str | None = None) -> str:
+                title: str | None = None, phonebook: Mapping[str, Any] | None = None) -> str:
     """The report page for one or more runs (``ctxprobe.results.Report``), as a string.
 
     ``details`` (from :func:`ctxprobe.report.rundetails.collect_details`) adds the audit,
     latency and failure sections; ``intervals`` gives, per run, the effective-length
     interval of each family (default: the bootstrap intervals the Report carries). PNGs are written to
     ``png_dir`` (kept, for slides) or a temporary directory, and inlined either way.
+    ``phonebook`` maps a run's label (:func:`run_label`) to its ``PhonebookAnalysis`` and adds
+    the phone-book section and verdict.
     """
     if not reports:
         raise CtxprobeError("nothing to report: give at least one run id")
     given = list(intervals) if intervals is not None else [_report_intervals(r) for r in reports]
     views = [RunView(r, (details or [None] * len(reports))[i], run_label(r), dict(given[i] or {}))
              for i, r in enumerate(reports)]
+    books = dict(phonebook or {})
     if png_dir is not None:
-        return _page(views, Path(png_dir), title)
+        return _page(views, Path(png_dir), title, books)
     with tempfile.TemporaryDirectory(prefix="ctxprobe-html-") as tmp:
-        return _page(views, Path(tmp), title)
+        return _page(views, Path(tmp), title, books)
 
 
 def _report_intervals(report: Any) -> Intervals:
@@ -102,16 +105,33 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
     details = [collect_details(iter_export(r.run.run_id, store_path), failures=failures) for r in reports]
-    return write_html(reports, out_path, details, png_dir=png_dir)
+    return write_html(reports, out_path, details, png_dir=png_dir, phonebook=_phonebooks(reports, store_path))
+
+
+def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any]:
+    """The phone-book analysis of each run that has scored phone-book needles."""
+    from ctxprobe.analysis.phonebook import FAMILY, analyse, needle_results
+    from ctxprobe.results import iter_export
+
+    out: dict[str, Any] = {}
+    for r in reports:
+        if any(p.family == FAMILY for p in r.profiles):
+            results = needle_results(iter_export(r.run.run_id, store_path))
+            if results:
+                out[run_label(r)] = analyse(results)
+    return out
 
 
 # -- page ---------------------------------------------------------------------------------
 
-def _page(views: list[RunView], png_dir: Path, title: str | None) -> str:
+def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[str, Any]) -> str:
+    from ctxprobe.report.html_phonebook import phonebook_section
+
     families = sorted({p.family for v in views for p in v.profiles})
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
-           *[(f"family-{slug(f)}", f) for f in families], ("audit", "Token audit"),
+           *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
+           ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
     body = [
         f'<nav class="toc">{"".join(f"<a href={chr(34)}#{esc(i)}{chr(34)}>{esc(t)}</a>" for i, t in toc)}</nav>',
@@ -119,11 +139,13 @@ def _page(views: list[RunView], png_dir: Path, title: str | None) -> str:
         f'<p class="sub">{len(views)} run(s) · {len(families)} task famil{"y" if len(families) == 1 else "ies"}'
         f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"
         f" by ctxprobe {esc(__version__)}</p>",
-        _summary(views), _metadata(views), _profile(views), _all_families(views, png_dir),
+        _summary(views, books), _metadata(views), _profile(views), _all_families(views, png_dir),
         '<section id="families"><h2>Per family</h2><p class="sub">Heatmaps share one fixed colour scale '
         "(0 red → 1 green, grey = nothing scored); curves pool all depths with Wilson 95% bands.</p>"
         + "".join(family_article(f, views, png_dir) for f in families) + "</section>",
     ]
+    if books:
+        body.append(phonebook_section(books, png_dir))
     if any(v.details for v in views):
         body += [audit_section(views), cost_latency_section(views), failures_section(views)]
     body.append(f"<footer>ctxprobe {esc(__version__)} · self-contained report: no scripts, no network.</footer>")
@@ -172,12 +194,16 @@ def family_sentence(view: RunView, prof: Profile) -> str:
                                 "model and serving stack, and size RAG chunks and prompt layouts to that budget.")
 
 
-def _summary(views: list[RunView]) -> str:
+def _summary(views: list[RunView], books: dict[str, Any]) -> str:
+    from ctxprobe.report.html_phonebook import phonebook_sentence
+
     parts = ['<section id="summary"><h2>Summary</h2><div class="summary">']
     for v in views:
         if len(views) > 1:
             parts.append(f"<h3>{esc(v.label)}</h3>")
-        items = [f"<li>{family_sentence(v, p)}</li>" for p in v.profiles] or ["<li>No scored cases yet.</li>"]
+        items = [f"<li><b>phonebook</b> ({esc(ABILITY['phonebook'])}): {phonebook_sentence(books[v.label])}</li>"
+                 if p.family == "phonebook" and v.label in books else f"<li>{family_sentence(v, p)}</li>"
+                 for p in v.profiles] or ["<li>No scored cases yet.</li>"]
         notes = list(getattr(v.report, "notes", None) or [])
         trained = v.run.meta.get("trained_context")
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):

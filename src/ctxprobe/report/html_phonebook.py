@@ -1,0 +1,103 @@
+"""The phone-book part of the HTML report: the verdict in words, the position and M-sweep
+plots, runs side by side, and every metric with its bootstrap interval.
+
+A phone-book run's cells are (book size, N needles), not (length, depth), so the generic
+heatmap says little about it; this section shows what the experiment was built to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
+from ctxprobe.report.html_parts import esc, img, table
+
+_CAPTION = ("robust: absolute drops of binned means; published: relative drops of the degree-3 fit's extremes "
+            "(the original post's code). MUC: the largest book whose every position bin clears 0.8 at the "
+            "largest N. Intervals: percentile bootstrap over runs (books).")
+
+
+def _size(an: PhonebookAnalysis, length: int) -> str:
+    entries = an.entries.get(length)
+    if entries is not None and round(entries) == length:
+        return f"{length:,} entries"
+    return f"{length:,} tokens (≈{entries or 0:,.0f} entries)"
+
+
+def _value(m: MetricValue) -> str:
+    def fmt(v: float | None) -> str:
+        if v is None:
+            return "n/a"
+        return f"{v:,.0f}" if m.metric == "MUC" else f"{v:.1f}" if m.metric == "LCRDS" else f"{v:.3f}"
+
+    text = fmt(m.value)
+    if m.lo is not None and m.hi is not None:
+        text += f" [{fmt(m.lo)}, {fmt(m.hi)}]"
+    return text
+
+
+def phonebook_sentence(an: PhonebookAnalysis) -> str:
+    """The plain-language verdict: accuracy at the largest book, and the largest book that
+    holds everywhere (MUC). Returned escaped, ready for the page."""
+    longest = an.lengths[-1]
+    acc = an.accuracy.get((longest, an.n_ref))
+    muc = an.metric("MUC", "robust", None).value
+    parts = [f"at the largest book ({_size(an, longest)}, N={an.n_ref})"]
+    if acc is not None:
+        parts.append(f" {acc[0]:.0%} of needles were recalled (Wilson 95% {acc[1]:.0%}–{acc[2]:.0%})")
+    if muc is None:
+        parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
+                     "in the smallest book.")
+    elif int(muc) == longest:
+        parts.append("; every tested book keeps every position above 0.8 — test larger books to find the limit.")
+    else:
+        parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
+                     "recall depends on where in the book an entry sits.")
+    return esc("".join(parts))
+
+
+def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> str:
+    labels = list(analyses)
+    rows: dict[tuple[str, str, int | None], list[str]] = {}
+    for i, an in enumerate(analyses.values()):
+        for m in an.metrics:
+            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(labels))[i] = _value(m)
+    ordered = sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], kv[0][2] or 0))
+    body = [[metric, variant, "" if length is None else f"{length:,}", *cells]
+            for (metric, variant, length), cells in ordered]
+    return table(["metric", "variant", "book", *labels], body, caption=_CAPTION)
+
+
+def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) -> str:
+    """``analyses``: run label → analysis, for the phone-book runs on the page."""
+    from ctxprobe.report.phonebook_plots import compare_png, msweep_png, position_png
+
+    parts = ['<section id="phonebook"><h2>Phone book</h2><p class="sub">Per-needle recall by position in the '
+             "book (bins of equal size, Wilson 95% whiskers, degree-3 trend), the M-sweep across book sizes, and "
+             "the resilience metrics.</p>"]
+    figures = []
+    for label, an in analyses.items():
+        parts.append(f'<p class="verdict"><b>{esc(label)}</b>: {phonebook_sentence(an)}</p>')
+        base = png_dir / _stem(label)  # the run's own folder, beside its heatmap and curve
+        position = position_png(an, base / "phonebook-position.png", title=label)
+        sweep = msweep_png(an, base / "phonebook-msweep.png", title=label)
+        figures += [_figure(position, f"{label}: recall by position, largest book, one line per N"),
+                    _figure(sweep, f"{label}: M-sweep at N={an.n_ref}, one line per book size")]
+    if len(analyses) > 1:
+        first = next(iter(analyses.values()))
+        both = compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1], needles=first.n_ref)
+        figures.insert(0, _figure(both, "runs compared at the first run's largest book and N"))
+    parts.append(f'<div class="grid">{"".join(figures)}</div>')
+    parts.append(_metric_table(analyses))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _stem(label: str) -> str:
+    """The run id a label ("model · run id") ends with, safe as a folder name."""
+    return "".join(c for c in label.rsplit(" · ", 1)[-1] if c.isalnum() or c in "-_") or "run"
+
+
+def _figure(path: Path, caption: str) -> str:
+    return f"<figure>{img(path, caption)}<figcaption>{esc(caption)}</figcaption></figure>"
