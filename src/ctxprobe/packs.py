@@ -187,7 +187,8 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
 
             cfg = RunnerConfig(concurrency=concurrency, timeout=timeout, retries=retries,
                                max_tokens=int(decoding.get("max_tokens", 48)),
-                               temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"))
+                               temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"),
+                               top_p=decoding.get("top_p"))
             sent = await execute(prepared(), provider, sink, cfg)
             complete = not ({c.case.case_id for c in cases} - store.done_case_ids(run_id))
             store.update_run(run_id, status="complete" if complete else "incomplete")

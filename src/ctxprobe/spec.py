@@ -71,6 +71,8 @@ class Decoding(BaseModel):
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(48, ge=1, le=32768)
     seed: int | None = None
+    #: Nucleus sampling; None (default) sends nothing and leaves the server's default.
+    top_p: float | None = Field(None, gt=0.0, le=1.0)
 
 
 class Spec(BaseModel):
@@ -161,6 +163,8 @@ class Spec(BaseModel):
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
         if self.share_prefix:
             d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
+        if self.decoding.top_p is None:
+            d["decoding"].pop("top_p")  # likewise: unset top_p leaves older run ids valid
         d["tokenizer"] = tokenizer
         d["ctxprobe_version"] = version
         # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count

@@ -241,7 +241,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                        max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
-                       seed=spec.decoding.seed, requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm)
+                       seed=spec.decoding.seed, top_p=spec.decoding.top_p, requests_per_minute=spec.rpm,
+                       tokens_per_minute=spec.tpm)
     status = "incomplete"
     try:
         gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None

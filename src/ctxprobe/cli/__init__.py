@@ -49,6 +49,7 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
     p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
+    p.add_argument("--top-p", type=float, help="nucleus sampling top_p in (0, 1] (default: not sent)")
     p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
@@ -105,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
+    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
+    p.add_argument("--top-p", type=float, help="nucleus top_p (the original used 0.95; default: not sent)")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
                    help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
                         "shards=4, system_prompt=..., question=...")

@@ -25,7 +25,8 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
         value = getattr(args, key)
         if value is not None:
             over[key] = value
-    decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature)) if v is not None}
+    decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
+                                  ("top_p", args.top_p)) if v is not None}
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if args.preset:
@@ -129,7 +130,8 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     spec = phonebook_spec(
         model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
-        tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, **extra)
+        tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
+        top_p=args.top_p, **extra)
     result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),

@@ -136,6 +136,8 @@ class AnthropicProvider:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         elif self._sdk_takes_temperature():
             body["temperature"] = request.temperature
+        if request.top_p is not None and not budget:
+            body["top_p"] = request.top_p
         if self.options.effort is not None:
             body["output_config"] = {"effort": self.options.effort}
         return body

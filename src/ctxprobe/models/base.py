@@ -19,6 +19,7 @@ class GenerateRequest:
     max_tokens: int
     temperature: float = 0.0
     seed: int | None = None
+    top_p: float | None = None  # None: not sent (the server's default)
     #: Token ids of the templated prompt when the caller already has them; in-process
     #: providers use them as-is so the model sees exactly what was counted.
     prompt_ids: list[int] | None = None

@@ -183,6 +183,8 @@ class GeminiProvider:
             config["system_instruction"] = system
         if request.seed is not None:
             config["seed"] = request.seed
+        if request.top_p is not None:
+            config["top_p"] = request.top_p
         if budget is not None:
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
         return contents, self._types.GenerateContentConfig(**config)

@@ -106,6 +106,8 @@ class HFLocalProvider:
             kwargs: dict[str, Any] = {"max_new_tokens": budget, "do_sample": not greedy}
             if not greedy:
                 kwargs["temperature"] = request.temperature
+                if request.top_p is not None:
+                    kwargs["top_p"] = request.top_p
                 if request.seed is not None:
                     torch.manual_seed(request.seed)
             eos = _eos_ids(model, tokenizer)

@@ -73,6 +73,7 @@ class LlamaCppProvider:
             out = llm.create_completion(
                 prompt=ids, max_tokens=request.max_tokens, temperature=request.temperature,
                 top_k=1 if request.temperature == 0 else 40, seed=request.seed if request.seed is not None else 0,
+                top_p=request.top_p if request.top_p is not None else 0.95,
             )
         choice = out["choices"][0]
         usage = out.get("usage") or {}

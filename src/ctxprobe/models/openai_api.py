@@ -122,6 +122,8 @@ class OpenAIProvider:
         else:
             body["max_tokens"] = request.max_tokens + (self.options.thinking or 0)
             body["temperature"] = request.temperature
+            if request.top_p is not None:
+                body["top_p"] = request.top_p
         if request.seed is not None:
             body["seed"] = request.seed
         return body

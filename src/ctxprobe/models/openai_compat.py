@@ -193,6 +193,8 @@ class OpenAICompatProvider:
         }
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
         response = await self._send("POST", "/chat/completions", body)
         self._raise_for_status(response)
         return self._parse(response)

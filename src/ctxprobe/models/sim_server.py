@@ -118,6 +118,8 @@ class SimServer:
         self.model_id = model_id or provider.name
         #: Chat completions answered (successfully or with an error status).
         self.requests_served = 0
+        #: Decoding settings of the last chat request, as received (what a client really sent).
+        self.last_decoding: dict[str, Any] = {}
         #: How many times each prompt (hash of its messages) was received.
         self.prompt_counts: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -187,11 +189,15 @@ class SimServer:
                 raise _BadRequest("'max_tokens' must be a positive integer")
             seed = body.get("seed")
             temperature = float(body.get("temperature", 0.0) or 0.0)
+            top_p = body.get("top_p")
+            if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+                raise _BadRequest("'top_p' must be a number in (0, 1]")
         except (_BadRequest, TypeError, ValueError) as exc:
             return 400, _error(str(exc), "invalid_request_error"), {}
         digest = _messages_hash(messages)
         with self._lock:
             self.prompt_counts[digest] += 1
+            self.last_decoding = {k: body[k] for k in ("temperature", "top_p", "seed", "max_tokens") if k in body}
             fault = self.faults.next_fault(digest) if self.faults is not None else None
         if fault is not None and fault not in ("hang", "empty"):
             return _fault_response(fault, self.faults)  # type: ignore[arg-type]
@@ -201,7 +207,7 @@ class SimServer:
             assert self.tokenizer is not None
             messages = left_truncate(messages, self.tokenizer, self.truncate_to)
         request = GenerateRequest(
-            messages=messages, max_tokens=max_tokens, temperature=temperature, seed=seed
+            messages=messages, max_tokens=max_tokens, temperature=temperature, seed=seed, top_p=top_p
         )
         try:
             assert self._loop is not None

@@ -233,7 +233,7 @@ def _metadata(views: list[RunView]) -> str:
             "run id": run.run_id, "model": redact(run.model),
             "serving endpoint": endpoint_of(run.model) or "in process (no endpoint)",
             "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
-            "decoding": ", ".join(f"{k}={v}" for k, v in dec.items()) or "—", "seed": str(spec.get("seed", "—")),
+            "decoding": ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None) or "—", "seed": str(spec.get("seed", "—")),
             "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
             "lengths": ", ".join(fmt_tokens(x) for x in spec.get("lengths", [])),
             "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),

@@ -29,6 +29,7 @@ class RunnerConfig:
     max_tokens: int = 48
     temperature: float = 0.0
     seed: int | None = None
+    top_p: float | None = None
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
 
@@ -114,7 +115,8 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
                 stopped = True
                 continue  # drain the queue without sending
             request = GenerateRequest(messages=case.messages, max_tokens=cfg.max_tokens,
-                                      temperature=cfg.temperature, seed=cfg.seed, prompt_ids=case.prompt_ids)
+                                      temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p,
+                                      prompt_ids=case.prompt_ids)
             result, error, attempts, latency = await call_with_retries(
                 provider, request, cfg, rng, limits, case.token_count + cfg.max_tokens)
             sent += 1

@@ -46,6 +46,7 @@ def phonebook_spec(
     layout: Mapping[str, Any] | None = None,
     temperature: float = 0.0,
     max_tokens: int | None = None,
+    top_p: float | None = None,
     **spec_fields: Any,
 ) -> Spec:
     """A validated sweep spec for the phone-book grid.
@@ -75,7 +76,7 @@ def phonebook_spec(
     data: dict[str, Any] = {
         "model": model, "families": {"phonebook": params}, "lengths": grid, "depths": [0.0],
         "reps": runs * len(ns) * shards, "seed": seed,
-        "decoding": {"temperature": temperature,
+        "decoding": {"temperature": temperature, "top_p": top_p,
                      "max_tokens": max_tokens or min(32768, TOKENS_PER_NEEDLE * max(ns) + 32)},
         **spec_fields,
     }
