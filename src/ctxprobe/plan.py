@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ctxprobe.prices import Price
@@ -46,12 +46,14 @@ class PlanSummary:
     cost_usd: float | None = None  # None: no known price
     price_note: str = ""
     seconds: float | None = None
+    built_sizes: bool = False  # some lengths were not token counts: their largest case was built and counted
 
     def lines(self) -> list[str]:
+        how = ("lengths not in tokens (phone books in entries) counted by building their largest case"
+               if self.built_sizes else "each case is built to at most its target")
         out = [
             f"{self.cells} cells, {self.requests:,} requests",
-            f"input tokens: {self.input_tokens:,} (sum of target lengths; k = 1,024 tokens; "
-            "each case is built to at most its target)",
+            f"input tokens: {self.input_tokens:,} (sum of target lengths; k = 1,024 tokens; {how})",
             f"output tokens: at most {self.max_output_tokens:,}",
         ]
         if self.cost_usd is None:
@@ -71,10 +73,15 @@ def _fmt_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def summarize(spec: Spec, price: Price | None = None) -> PlanSummary:
+def summarize(spec: Spec, price: Price | None = None,
+              sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
+    """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
+    :mod:`ctxprobe.sizing`) replaces the lengths for families not sized in tokens."""
     per_length = len(spec.depths) * spec.reps * len(spec.families)
     requests = len(spec.lengths) * per_length
-    input_tokens = sum(spec.lengths) * per_length
+    per_cell = len(spec.depths) * spec.reps
+    input_tokens = (sum(sizes.get((f, n), n) for f in spec.families for n in spec.lengths) * per_cell
+                    if sizes else sum(spec.lengths) * per_length)
     output_tokens = requests * spec.decoding.max_tokens
     cost = price.cost(input_tokens, output_tokens) if price is not None else None
     note = (f"for {spec.model} at ${price.input:g} / ${price.output:g} per 1M input / output tokens"
@@ -87,4 +94,4 @@ def summarize(spec: Spec, price: Price | None = None) -> PlanSummary:
         per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + spec.decoding.max_tokens / _REMOTE_DECODE
         seconds = requests * per_request / spec.concurrency
     return PlanSummary(requests, input_tokens, output_tokens, len(spec.lengths) * len(spec.depths) * len(spec.families),
-                       cost, note, seconds)
+                       cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()))

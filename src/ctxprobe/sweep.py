@@ -30,6 +30,7 @@ from ctxprobe.runner.memory import MemoryGate, ids_policy, slim_case
 from ctxprobe.runner.parallel import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.record import record_response
+from ctxprobe.sizing import Sizes, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
@@ -85,13 +86,16 @@ async def _calibrated_judge(spec: Spec, tokenizer: Tokenizer, families: dict[str
     return JudgeScorer(judge, report, force=spec.force_judge)
 
 
-def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]]) -> None:
+def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Family, object]],
+                  sizes: Sizes | None = None) -> None:
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
-    longest = max(spec.lengths)
+    sizes = sizes if sizes is not None else case_sizes(spec, families)
+    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1])
     if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+        what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
         raise CtxprobeError(
-            f"length {longest} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
+            f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
@@ -145,7 +149,8 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
     ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack)
     families = build_families(spec, ctx)
-    needed = max(spec.lengths) + spec.decoding.max_tokens
+    sizes = case_sizes(spec, families)  # tokens per (family, length), built where lengths are not tokens
+    needed = max(sizes.values()) + spec.decoding.max_tokens
     # An in-process model's runtime window grows to fit the sweep only when asked to.
     from ctxprobe.models.llamacpp import DEFAULT_N_CTX
 
@@ -155,7 +160,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         checked = await run_preflight(provider, tokenizer, spec)
         for warning in checked.warnings if checked else ():
             console.print(Text.assemble(("warning: ", "bold yellow"), warning))
-        check_lengths(spec, provider, families)
+        check_lengths(spec, provider, families, sizes)
         store = Store(store_path)
         # said once everything is known to work, so a bad input stays a one-line error
         if not spec.tokenizer:
@@ -166,7 +171,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                                         getattr(tokenizer, "warning", "approximate token counts")))
         try:
             return await _run(spec, store, tokenizer_name, tokenizer, families, provider, progress, console,
-                              planned, checked, executor)
+                              planned, checked, executor, sizes)
         finally:
             store.close()
     finally:
@@ -176,13 +181,13 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokenizer,
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
                console: Console, planned: list[PlannedCase] | None,
-               checked: PreflightReport | None, executor: Executor | None) -> SweepResult:
+               checked: PreflightReport | None, executor: Executor | None, sizes: Sizes) -> SweepResult:
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": tokenizer.trained_context,
         "context_window": provider.context_window,
-        "plan": summarize(spec).__dict__,
+        "plan": summarize(spec, sizes=sizes).__dict__,
         "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,
     }
     if checked is not None:

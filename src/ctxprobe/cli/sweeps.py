@@ -148,7 +148,9 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.prices import load_prices, price_for
 
     spec = _spec_from_args(args)
-    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices))).lines():
+    from ctxprobe.sizing import plan_sizes
+
+    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), plan_sizes(spec)).lines():
         out.print(line)
     return 0
 

@@ -240,6 +240,18 @@ class Phonebook:
                 "use longer lengths or fewer needles")
         return best
 
+    @staticmethod
+    def sized_in_tokens(params: PhonebookParams) -> bool:
+        """Lengths are token budgets unless the books are sized in entries."""
+        return params.unit == "tokens"
+
+    def cell_tokens(self, length: int, params: PhonebookParams, *, seed: int) -> int:
+        """Tokens of the largest case of a book of ``length`` entries: the first book, its
+        largest N, every shard (other books differ by a few tokens of names)."""
+        i = max(range(len(params.needles)), key=lambda j: params.needles[j])
+        return max(self.generate(Cell(self.name, length, 0.0), i * params.shards + s, seed=seed, params=params).token_count
+                   for s in range(params.shards))
+
     def generate(self, cell: Cell, rep: int, *, seed: int, params: PhonebookParams) -> Case:
         p = params
         if cell.depth != 0:
