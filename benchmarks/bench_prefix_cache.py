@@ -10,6 +10,10 @@ sent at concurrency 1 through ctxprobe's runner, once in plan order and once shu
    ``llama_perf_context_print: prompt eval time = … / N tokens`` gives the tokens actually
    evaluated per request (the prefix-match hit is not counted) — the reliable measure;
    wall time per order is printed too (prefill dominates with ``max_tokens=1``).
+3. with ``--llama-server PATH``, the native llama.cpp ``llama-server`` (build it from the
+   llama-cpp-python sdist's ``vendor/llama.cpp``), once with one slot and no host prompt
+   cache, once with its defaults; computed tokens from the ``cached`` figures it reports,
+   as ctxprobe stored them.
 
 Prints computed tokens per order and the ratios, side by side in one run, and the floor no
 order can beat: with exact prefix caching everything after a case's needle is recomputed,
@@ -17,12 +21,13 @@ so a group of depths D costs at least ``1 + sum(1 - d for d in D except the deep
 prompts out of ``len(D)`` — 3.5 of 5 (0.70) for depths 0, 0.25, 0.5, 0.75, 1 — while a
 random order of many groups recomputes nearly every token. See docs/prefix-sharing.md.
 
-    python benchmarks/bench_prefix_cache.py [--lengths 512,1k,2k] [--no-llama]
+    python benchmarks/bench_prefix_cache.py [--lengths 512,1k,2k] [--reps 2] [--no-llama] [--llama-server PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import re
@@ -31,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -87,18 +93,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
-    from ctxprobe.embedded import embedded_model_path
-
-    port = _free_port()
-    log = tmp / "llama.err"
-    n_ctx = max(4096, 2 * max(_spec("http://x/v1", args).lengths))
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--n_ctx", str(n_ctx),
-           "--n_threads", str(min(2, os.cpu_count() or 1)), "--flash_attn", "true", "--host", "127.0.0.1",
-           "--port", str(port), "--verbose", "true"]
+@contextlib.contextmanager
+def _server(cmd: list[str], log: Path, what: str) -> Iterator[str]:
+    """Start a server on loopback, wait until /v1/models answers, yield its base URL, stop it."""
     with open(log, "wb") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-    base = f"http://127.0.0.1:{port}/v1"
+    base = f"http://127.0.0.1:{cmd[cmd.index('--port') + 1]}/v1"
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -108,16 +108,38 @@ def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("llama_cpp.server did not start")
+                raise RuntimeError(f"{what} did not start: {log.read_text(errors='replace')[-500:]}")
             time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _reset(base: str) -> None:
+    """An unrelated request: no order starts with the other's last prompt cached."""
+    httpx.post(f"{base}/chat/completions", timeout=120,
+               json={"messages": [{"role": "user", "content": "Reset."}], "max_tokens": 1})
+    time.sleep(0.5)
+
+
+def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
+    from ctxprobe.embedded import embedded_model_path
+
+    log = tmp / "llama.err"
+    n_ctx = max(4096, 2 * max(_spec("http://x/v1", args).lengths))
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--n_ctx", str(n_ctx),
+           "--n_threads", str(min(2, os.cpu_count() or 1)), "--flash_attn", "true", "--host", "127.0.0.1",
+           "--port", str(_free_port()), "--verbose", "true"]
+    with _server(cmd, log, "llama_cpp.server") as base:
         spec = _spec(base, args)
         rows: list[tuple[str, int, int]] = []
         walls: dict[str, float] = {}
         for name, order in _orders(spec, args.seed).items():
-            # an unrelated request first: no order starts with the other's last prompt cached
-            httpx.post(f"{base}/chat/completions", timeout=120,
-                       json={"messages": [{"role": "user", "content": "Reset."}], "max_tokens": 1})
-            time.sleep(0.5)
+            _reset(base)
             before = len(_EVAL.findall(log.read_text(errors="replace")))
             start = time.perf_counter()
             result = run_cases(spec, tmp / f"llama-{name[0]}.sqlite", planned=order)
@@ -133,12 +155,31 @@ def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
         _print("llama_cpp.server (embedded SmolLM2, tokens evaluated per its perf log)", rows)
         print(f"  wall time: plan order {walls['plan order']:.1f} s, random order {walls['random order']:.1f} s, "
               f"ratio {walls['plan order'] / walls['random order']:.2f}")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+
+
+def bench_native(args: argparse.Namespace, tmp: Path, binary: str) -> None:
+    """The native ``llama-server``, one slot and no host prompt cache (``-np 1 --cache-ram 0``),
+    then its defaults; computed = reported prompt tokens − the ``cached`` figures it reports
+    (stored per response by ctxprobe)."""
+    from ctxprobe.embedded import embedded_model_path
+
+    n_ctx = max(4096, 2 * max(_spec("http://x/v1", args).lengths))
+    for label, extra in (("one slot, no host cache", ["-np", "1", "--cache-ram", "0"]), ("defaults", [])):
+        cmd = [binary, "-m", str(embedded_model_path()), "-c", str(n_ctx), "-t", str(min(2, os.cpu_count() or 1)),
+               "--host", "127.0.0.1", "--port", str(_free_port()), *extra]
+        rows: list[tuple[str, int, int]] = []
+        with _server(cmd, tmp / f"native-{len(extra)}.err", "llama-server") as base:
+            spec = _spec(base, args)
+            for name, order in _orders(spec, args.seed).items():
+                _reset(base)
+                store = tmp / f"native-{len(extra)}-{name[0]}.sqlite"
+                run_id = run_cases(spec, store, planned=order).run_id
+                with Store(store) as db:
+                    cached, reported, prompt = db.cache_totals(run_id)
+                if reported < len(order):
+                    print(f"  note: {reported} of {len(order)} responses reported cached tokens")
+                rows.append((name, prompt, prompt - cached))
+        _print(f"llama-server ({label}; computed = prompt − reported cached tokens)", rows)
 
 
 def _stored_tokens(store: Path, run_id: str) -> int:
@@ -173,6 +214,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-llama", action="store_true", help="skip the real llama.cpp server")
+    ap.add_argument("--llama-server", metavar="PATH", help="also measure a native llama-server binary")
     args = ap.parse_args()
     floor = floor_share([0, 0.25, 0.5, 0.75, 1])
     print(f"floor for any order (exact prefix cache, filler shared per length and rep): {floor:.3f} of the "
@@ -181,6 +223,8 @@ def main() -> None:
         bench_sim(args, Path(d))
         if not args.no_llama:
             bench_llama(args, Path(d))
+        if args.llama_server:
+            bench_native(args, Path(d), args.llama_server)
 
 
 if __name__ == "__main__":
