@@ -168,17 +168,17 @@ def bench_native(args: argparse.Namespace, tmp: Path, binary: str) -> None:
         cmd = [binary, "-m", str(embedded_model_path()), "-c", str(n_ctx), "-t", str(min(2, os.cpu_count() or 1)),
                "--host", "127.0.0.1", "--port", str(_free_port()), *extra]
         rows: list[tuple[str, int, int]] = []
-        with _server(cmd, tmp / f"native-{len(extra)}.err", "llama-server") as base:
-            spec = _spec(base, args)
-            for name, order in _orders(spec, args.seed).items():
-                _reset(base)
+        for name, order in _orders(_spec("http://x/v1", args), args.seed).items():
+            # a fresh server per order: its host prompt cache would otherwise still hold the
+            # other order's prompts
+            with _server(cmd, tmp / f"native-{len(extra)}-{name[0]}.err", "llama-server") as base:
                 store = tmp / f"native-{len(extra)}-{name[0]}.sqlite"
-                run_id = run_cases(spec, store, planned=order).run_id
-                with Store(store) as db:
-                    cached, reported, prompt = db.cache_totals(run_id)
-                if reported < len(order):
-                    print(f"  note: {reported} of {len(order)} responses reported cached tokens")
-                rows.append((name, prompt, prompt - cached))
+                run_id = run_cases(_spec(base, args), store, planned=order).run_id
+            with Store(store) as db:
+                cached, reported, prompt = db.cache_totals(run_id)
+            if reported < len(order):
+                print(f"  note: {reported} of {len(order)} responses reported cached tokens")
+            rows.append((name, prompt, prompt - cached))
         _print(f"llama-server ({label}; computed = prompt − reported cached tokens)", rows)
 
 
