@@ -60,7 +60,7 @@ def test_sweep_stores_and_reports_server_cache_hits(tmp_path) -> None:
     note = next(n for n in report.notes if n.startswith("prefix cache:"))
     assert f"{served:,} of " in note and "filler shared across depths" in note
     page = html.unescape(build_html_report([result.run_id], store, tmp_path / "r.html").read_text())
-    assert "served from the server's prefix cache" in page and "sent deepest first" in page
+    assert "reused from the model's prefix cache" in page and "sent deepest first" in page
 
 
 def test_no_cache_figures_no_claim(tmp_path) -> None:

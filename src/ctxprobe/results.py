@@ -65,8 +65,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
     if cached_n and cached_of:
-        notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were served "
-                     f"from the server's cache, as {cached_n} responses reported "
+        notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
+                     f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     return Report(run, profiles, bar, notes, intervals, scorer)
 

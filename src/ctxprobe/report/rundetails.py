@@ -62,12 +62,12 @@ class RunDetails:
     cached_of: int = 0
 
     def cache_line(self) -> str | None:
-        """"12,345 of 40,960 prompt tokens (30.1%) served from the server's cache", or None."""
+        """"12,345 of 40,960 prompt tokens (30.1%) reused from the prefix cache …", or None."""
         if not self.cached_reported or not self.cached_of:
             return None
         share = self.cached_tokens / self.cached_of
-        return (f"{self.cached_tokens:,} of {self.cached_of:,} prompt tokens ({share:.1%}) served from the "
-                f"server's prefix cache ({self.cached_reported} responses reported it)")
+        return (f"{self.cached_tokens:,} of {self.cached_of:,} prompt tokens ({share:.1%}) reused from the "
+                f"model's prefix cache ({self.cached_reported} responses reported it)")
 
 
 def _quantile(values: list[float], q: float) -> float:
