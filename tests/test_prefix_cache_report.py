@@ -59,6 +59,7 @@ def test_sweep_stores_and_reports_server_cache_hits(tmp_path) -> None:
     report = load_report(result.run_id, store)
     note = next(n for n in report.notes if n.startswith("prefix cache:"))
     assert f"{served:,} of " in note and "filler shared across depths" in note
+    assert report.to_dict()["prefix_sharing"] == "shared"
     page = html.unescape(build_html_report([result.run_id], store, tmp_path / "r.html").read_text())
     assert "reused from the model's prefix cache" in page and "sent deepest first" in page
 
@@ -71,6 +72,7 @@ def test_no_cache_figures_no_claim(tmp_path) -> None:
     result = run_sweep(spec, store, progress=False)
     report = load_report(result.run_id, store)
     assert not [n for n in report.notes if n.startswith("prefix cache:")]
+    assert report.to_dict()["prefix_sharing"] == "independent"
     page = html.unescape(build_html_report([result.run_id], store, tmp_path / "r.html").read_text())
     assert "every case has its own filler" in page and "prefix cache (" not in page
 

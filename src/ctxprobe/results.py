@@ -37,6 +37,7 @@ class Report:
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
             notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
+            prefix_sharing=run.meta.get("prefix_sharing"),
         ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
 
 
