@@ -8,22 +8,27 @@ own shard returned the right number and every other shard returned none.
 Positions: bin ``b`` of N sits at ``x = (b + 0.5) / N`` of the book (0 = first entry).
 N_ref is the largest N of the run (100 in the post), the reference length the shortest.
 
-Metrics, each on a 0–1 scale (LCRDS 0–100), reported in two labelled variants:
+Metrics, in two labelled variants:
 
-``robust`` (absolute drops of binned means; a wiggle at the curve's end cannot move them)
+``robust`` (ctxprobe's own: absolute drops of binned means of the lenient per-needle
+verdict; a wiggle at the curve's end cannot move them; 0–1 scale, LCRDS 0–100)
     A(L, N)  = share of needles answered correctly; coarse bins = the N bins grouped into
     ``coarse`` equal position ranges (default 5).
     CSI = max(0, A(L_ref, N_ref) − A(L, N_ref))
     ADI = largest drop from a coarse bin to any later one (typically start → lowest) at (L, N_ref)
     NOI = max(0, A(L, N_min) − A(L, N_ref))
+    RRS = 1 − mean(CSI, ADI, NOI) over those defined; LCRDS = 100 × A(L, N_ref) × RRS
     MUC = longest L, walking up from the shortest, whose every coarse bin is ≥ ``bar`` (0.8)
-``published`` (the post's code: extremes of a degree-3 ``numpy.polyfit`` of per-bin accuracy
-    on x, evaluated over the bins' range and clipped to [0, 1]; *relative* drops)
-    CSI = (max f(L_ref) − max f(L)) / max f(L_ref);  ADI = (max f − min f) / max f at L;
-    NOI = (max f(N_min) − max f(N_ref)) / max f(N_min);  MUC: min f ≥ ``bar``.
-Both: RRS = 1 − mean(CSI, ADI, NOI) over those defined; LCRDS = 100 × A(L, N_ref) × RRS.
-Drops are clipped at 0 (an improvement is no drop). Intervals: percentile bootstrap over
-runs (one run = one book, resampled jointly for every length and N, which keeps N paired).
+``post`` (the phone-book post's metric script, exactly: :mod:`ctxprobe.analysis.phonebook_post`,
+on the post's exact-match verdict per needle)
+    CSI, ADI, NOI, RRI and LCRDS from the trough, peak and mean of a degree-3 fit on bin
+    index, against the fixed references M = 1,000 entries and N = 10 / 100.
+
+Intervals: percentile bootstrap over runs (one run = one book, resampled jointly for every
+length and N, which keeps N paired). Each metric states the share of resamples in which it
+was undefined (those are left out of its interval), and a note when its point value sits on
+the edge of its interval or outside it. MUC "none" (no length qualifies) is a value, not an
+undefined draw: it counts as below the shortest length.
 """
 
 from __future__ import annotations
@@ -35,12 +40,13 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.tasks.case import HARNESS_OUTCOMES
 
 FAMILY = "phonebook"
-METRICS = ("CSI", "ADI", "NOI", "RRS", "LCRDS", "MUC")
-VARIANTS = ("robust", "published")
+METRICS = ("CSI", "ADI", "NOI", "RRS", "RRI", "LCRDS", "MUC")
+VARIANTS = ("robust", "post")
 Key = tuple[int, int]  # (length, N)
 
 
@@ -54,6 +60,8 @@ class NeedleResult:
     pos: float
     name: str
     outcome: str
+    exact: bool | None = None  # the post's exact-match verdict (None: not recorded)
+    unit: str = "entries"  # what the length counts: entries or tokens
 
     @property
     def correct(self) -> bool:
@@ -70,7 +78,7 @@ def _merge_shards(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
         outcome = own[0]["outcome"] if own else "empty"
         if outcome == "correct" and wrong_elsewhere:
             outcome = wrong_elsewhere[0]
-        merged.append({**parts[0], "outcome": outcome})
+        merged.append({**parts[0], "outcome": outcome, "exact": None})
     return merged
 
 
@@ -95,7 +103,9 @@ def needle_results(records: Iterable[Mapping[str, Any]]) -> list[NeedleResult]:
         else:
             needles = recs[0]["detail"]["needles"]
         m = recs[0]["meta"]["entries"]
-        out.extend(NeedleResult(length, m, n, run, d["bin"], d["pos"], d["name"], d["outcome"]) for d in needles)
+        unit = recs[0]["meta"].get("unit", "entries")
+        out.extend(NeedleResult(length, m, n, run, d["bin"], d["pos"], d["name"], d["outcome"], d.get("exact"), unit)
+                   for d in needles)
     return out
 
 
@@ -114,11 +124,13 @@ class BinStat:
 @dataclass(frozen=True)
 class MetricValue:
     metric: str
-    variant: str  # "robust" | "published"
+    variant: str  # "robust" (ctxprobe's own) | "post" (the post's metric script)
     length: int | None  # None for MUC (a length itself)
     value: float | None
     lo: float | None
     hi: float | None
+    undefined: float = 0.0  # share of bootstrap resamples in which the metric was undefined
+    note: str | None = None  # why it is n/a, or how its point relates to its interval
 
 
 @dataclass
@@ -143,7 +155,7 @@ class PhonebookAnalysis:
 class _Grid:
     """Correctness as a run × bin matrix per (length, N), with run ids shared across them."""
 
-    def __init__(self, results: list[NeedleResult]) -> None:
+    def __init__(self, results: list[NeedleResult], exact: bool = False) -> None:
         self.runs = sorted({r.run for r in results})
         index = {run: i for i, run in enumerate(self.runs)}
         self.c: dict[Key, np.ndarray] = {}
@@ -153,7 +165,7 @@ class _Grid:
             if key not in self.c:
                 self.c[key] = np.zeros((len(self.runs), r.needles))
                 self.present[key] = np.zeros((len(self.runs), r.needles))
-            self.c[key][index[r.run], r.bin] = float(r.correct)
+            self.c[key][index[r.run], r.bin] = float(bool(r.exact) if exact else r.correct)
             self.present[key][index[r.run], r.bin] = 1.0
 
     def counts(self, weights: np.ndarray) -> dict[Key, tuple[np.ndarray, np.ndarray]]:
@@ -166,18 +178,12 @@ def _fit(x: np.ndarray, acc: np.ndarray, degree: int) -> np.ndarray:
     return np.polyfit(x[ok], acc[ok], deg) if ok.any() else np.array([np.nan])
 
 
-def _curve(coeffs: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return np.clip(np.polyval(coeffs, np.linspace(x.min(), x.max(), 101)), 0.0, 1.0)
-
-
-def _drop(hi: float, lo: float, relative: bool) -> float:
-    """A drop from ``hi`` to ``lo``, clipped at 0; rounded so float noise of a flat curve
-    (a polyfit of constant 1.0 gives 1 ± 1e-16) reads as exactly 0. NaN if unmeasured."""
+def _drop(hi: float, lo: float) -> float:
+    """An absolute drop from ``hi`` to ``lo``, clipped at 0; rounded so float noise reads as
+    exactly 0. NaN if unmeasured."""
     if np.isnan(hi) or np.isnan(lo):
         return float("nan")
-    if relative and hi <= 0:
-        return 0.0
-    return max(0.0, round(float((hi - lo) / hi if relative else hi - lo), 9))
+    return max(0.0, round(float(hi - lo), 9))
 
 
 def _fall(g: np.ndarray) -> float:
@@ -190,16 +196,13 @@ def _fall(g: np.ndarray) -> float:
     return round(best, 9)
 
 
-def _metrics(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int], ns: list[int],
-             coarse: int, bar: float, degree: int) -> dict[tuple[str, str, int | None], float | None]:
+
+def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int], ns: list[int],
+            coarse: int, bar: float) -> dict[tuple[str, str, int | None], float | None]:
     n_ref, n_lo = max(ns), min(ns)
-    acc, total, peak, trough, groups = {}, {}, {}, {}, {}
+    total, groups = {}, {}
     for key, (s, n) in counts.items():
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a = s / n
         x = (np.arange(key[1]) + 0.5) / key[1]
-        curve = _curve(_fit(x, a, degree), x)
-        acc[key], peak[key], trough[key] = a, float(curve.max()), float(curve.min())
         total[key] = float(s.sum() / n.sum()) if n.sum() else float("nan")
         k = min(coarse, key[1])
         cs = np.bincount((x * k).astype(int), weights=s, minlength=k)
@@ -208,69 +211,119 @@ def _metrics(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int
             groups[key] = cs / cn
     out: dict[tuple[str, str, int | None], float | None] = {}
     ref = next((L for L in lengths if (L, n_ref) in counts), None)
-    usable: dict[str, list[int]] = {v: [] for v in VARIANTS}
+    walk: list[int] = []
     for L in lengths:
         key = (L, n_ref)
         if key not in counts or ref is None:
             continue
-        g = groups[key]
         lo_key = (L, n_lo)
-        per = {
-            "robust": {
-                "CSI": _drop(total[(ref, n_ref)], total[key], False),
-                "ADI": _fall(g),
-                "NOI": _drop(total[lo_key], total[key], False) if n_lo != n_ref and lo_key in counts else None,
-            },
-            "published": {
-                "CSI": _drop(peak[(ref, n_ref)], peak[key], True),
-                "ADI": _drop(peak[key], trough[key], True),
-                "NOI": _drop(peak[lo_key], peak[key], True) if n_lo != n_ref and lo_key in counts else None,
-            },
+        vals: dict[str, float | None] = {
+            "CSI": _drop(total[(ref, n_ref)], total[key]),
+            "ADI": _fall(groups[key]),
+            "NOI": _drop(total[lo_key], total[key]) if n_lo != n_ref and lo_key in counts else None,
         }
-        for variant, vals in per.items():
-            defined = [v for v in vals.values() if v is not None and not np.isnan(v)]
-            rrs = 1.0 - sum(defined) / len(defined) if defined else None
-            vals["RRS"] = rrs
-            vals["LCRDS"] = 100.0 * total[key] * rrs if rrs is not None else None
-            out.update({(name, variant, L): v for name, v in vals.items()})
-            ok = float(np.nanmin(g)) >= bar if variant == "robust" else trough[key] >= bar - 1e-9
-            usable[variant].append(L if ok else -1)
-    for variant, walk in usable.items():
-        best = None
-        for L in walk:  # RULER's rule: stop at the first length that fails
-            if L < 0:
-                break
-            best = L
-        out[("MUC", variant, None)] = best
+        defined = [v for v in vals.values() if v is not None and not np.isnan(v)]
+        rrs = 1.0 - sum(defined) / len(defined) if defined else None
+        vals["RRS"] = rrs
+        vals["LCRDS"] = 100.0 * total[key] * rrs if rrs is not None else None
+        out.update({(name, "robust", L): v for name, v in vals.items()})
+        walk.append(L if float(np.nanmin(groups[key])) >= bar else -1)
+    best = None
+    for L in walk:  # RULER's rule: stop at the first length that fails
+        if L < 0:
+            break
+        best = L
+    out[("MUC", "robust", None)] = best
     return out
+
+
+def _post(exact: dict[Key, tuple[np.ndarray, np.ndarray]], in_entries: bool
+          ) -> tuple[dict[tuple[str, str, int | None], float | None], dict[tuple[str, str, int | None], str]]:
+    """The post's metrics (values, and the reason of each n/a) from exact-match counts."""
+    per_bin = {}
+    for key, (s, n) in exact.items():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per_bin[key] = list(s / n)
+    values, reasons = {}, {}
+    for (name, m), v in post_metrics(per_bin, in_entries=in_entries).items():
+        values[(name, "post", m)] = v.value
+        if v.reason:
+            reasons[(name, "post", m)] = v.reason
+    return values, reasons
+
+
+def _edge_note(value: float, lo: float, hi: float, draws: list[float]) -> str | None:
+    """Say how a point value relates to its percentile interval when it is not inside it."""
+    same = sum(1 for d in draws if abs(d - value) <= 1e-9) / len(draws)
+    if value < lo - 1e-9 or value > hi + 1e-9:
+        return (f"point outside its interval: the metric is a non-smooth function of the data (clipping, "
+                f"extremes of a fit, a walk), biased under resampling; {same:.0%} of resamples equal the point")
+    if abs(value - lo) <= 1e-9 or abs(value - hi) <= 1e-9:
+        if lo == hi:
+            return None
+        return f"point on the edge of its interval: {same:.0%} of resamples equal it (the metric is bounded there)"
+    return None
 
 
 def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.8, degree: int = 3,
             bootstrap: int = 1000, seed: int = 0) -> PhonebookAnalysis:
-    """Per-bin accuracy, trend fits and every metric with a bootstrap 95% interval."""
+    """Per-bin accuracy, trend fits and every metric (both variants) with a bootstrap 95%
+    interval, the share of undefined resamples and notes."""
     results = list(results)
     if not results:
         raise ValueError("no scored phonebook needles to analyse")
     grid = _Grid(results)
+    has_exact = all(r.exact is not None for r in results)
+    egrid = _Grid(results, exact=True) if has_exact else None
+    in_entries = all(r.unit == "entries" for r in results)
     lengths = sorted({r.length for r in results})
     ns = sorted({r.needles for r in results})
-    counts = grid.counts(np.ones(len(grid.runs)))
-    point = _metrics(counts, lengths, ns, coarse, bar, degree)
 
+    def compute(w: np.ndarray) -> tuple[dict[tuple[str, str, int | None], float | None],
+                                        dict[tuple[str, str, int | None], str]]:
+        vals = _robust(grid.counts(w), lengths, ns, coarse, bar)
+        reasons: dict[tuple[str, str, int | None], str] = {}
+        if egrid is not None:
+            post_vals, reasons = _post(egrid.counts(w), in_entries)
+            vals.update(post_vals)
+        return vals, reasons
+
+    ones = np.ones(len(grid.runs))
+    point, reasons = compute(ones)
+    counts = grid.counts(ones)
     rng = np.random.default_rng(seed)
     draws: dict[tuple[str, str, int | None], list[float]] = defaultdict(list)
+    undefined: dict[tuple[str, str, int | None], int] = defaultdict(int)
     for _ in range(bootstrap):
         w = rng.multinomial(len(grid.runs), np.full(len(grid.runs), 1.0 / len(grid.runs))).astype(float)
-        for k, v in _metrics(grid.counts(w), lengths, ns, coarse, bar, degree).items():
-            if v is not None and not np.isnan(v):
+        for k, v in compute(w)[0].items():
+            if k[0] == "MUC":
+                draws[k].append(float(v if v is not None else 0))  # none: below the shortest length
+            elif v is None or np.isnan(v):
+                undefined[k] += 1
+            else:
                 draws[k].append(float(v))
     metrics = []
-    for (name, variant, L), v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1],
-                                                                         kv[0][2] or 0)):
-        d = draws.get((name, variant, L))
+    for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], kv[0][2] or 0)):
+        name, variant, L = key
+        d = draws.get(key)
         lo, hi = (float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))) if d else (None, None)
         value = None if v is None or np.isnan(v) else float(v)
-        metrics.append(MetricValue(name, variant, L, value, lo, hi))
+        note = reasons.get(key)
+        if name == "MUC":
+            value_for_edge = float(value if value is not None else 0)
+        else:
+            value_for_edge = value
+        if note is None and d and value_for_edge is not None and lo is not None and hi is not None:
+            note = _edge_note(value_for_edge, lo, hi, d)
+        metrics.append(MetricValue(name, variant, L, value, lo, hi,
+                                   undefined[key] / bootstrap if bootstrap else 0.0, note))
+    if egrid is None:
+        metrics.append(MetricValue("LCRDS", "post", None, None, None, None, 0.0,
+                                   "no exact-match verdicts stored (a run scored before they were recorded)"))
+    elif N_REF not in ns:
+        metrics.append(MetricValue("LCRDS", "post", None, None, None, None, 0.0,
+                                   f"the post's metrics need N={N_REF} needles (the grid has N={ns})"))
 
     bins: list[BinStat] = []
     accuracy: dict[Key, tuple[float, float, float]] = {}

@@ -107,9 +107,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
-    p.add_argument("--top-p", type=float, help="nucleus top_p (the original used 0.95; default: not sent)")
+    p.add_argument("--top-p", type=float, help="nucleus top_p (default: 0.95 with --method post, as the original; "
+                                               "not sent with --method ctxprobe)")
+    p.add_argument("--method", choices=("post", "ctxprobe"), default="post",
+                   help="post (default): the original experiment's prompt, bins and exact scoring; "
+                        "ctxprobe: our layout variants and lenient scoring")
+    p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
+    p.add_argument("--post-normalise", action="store_true",
+                   help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
-                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
+                   help="layout (--method ctxprobe): book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
                         "shards=4, system_prompt=..., question=...")
     p.add_argument("--concurrency", type=int)
     p.add_argument("--timeout", type=float)

@@ -126,12 +126,16 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
     layout = _parse_params(args.param or []).get("phonebook", {})
+    if args.cot:
+        layout["cot"] = True
+    if args.post_normalise:
+        layout["post_normalise"] = True
     extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
     spec = phonebook_spec(
         model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
-        top_p=args.top_p, **extra)
+        top_p=args.top_p, method=args.method, **extra)
     result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),

@@ -32,6 +32,9 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     drawn on its own: P(line correct) = p_len × max(0, 1 − S × p), p = the name's first
     character offset in the context / the context's length; a missed line reads
     ``NAME : NOT_FOUND``. A known position slope for checking position metrics.
+    With ``load=L`` (same per-line answers) each line's probability is further multiplied
+    by max(0, 1 − L × n), n = the number of names the question asks: accuracy falls with
+    the number of needles, a known truth for the needle-overload metrics (NOI).
 
 Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
 would) and ``ctx=N``: the context window it reports; a prompt longer than N
@@ -62,9 +65,10 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "echo": _COMMON_PARAMS,
     "blind-middle": _COMMON_PARAMS,
     "first-half": _COMMON_PARAMS,
-    "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope"},
+    "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope", "load"},
 }
-_PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float}
+_PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
+                                 "load": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 # Sentence ends; a newline also ends a sentence so the seam left by blinding cannot glue
@@ -279,7 +283,7 @@ class SimModel:
         right = self._lookup(view.question, view.context)
         if right is None:
             return NOT_FOUND
-        if "slope" in self.params:  # per-line, position-dependent (see the module docstring)
+        if "slope" in self.params or "load" in self.params:  # per-line (see the module docstring)
             return self._decay_lines(right, view.context, messages, self.p_correct(prompt_tokens))
         if self._draw(messages, "correct") < self.p_correct(prompt_tokens):
             return right
@@ -299,11 +303,13 @@ class SimModel:
         return others[int(self._draw(messages, "wrong") * len(others))]
 
     def _decay_lines(self, right: str, context: str, messages: list[Message], p_len: float) -> str:
-        slope, lines = float(self.params["slope"]), right.split("\n")
+        slope, lines = float(self.params.get("slope", 0.0)), right.split("\n")
+        overload = max(0.0, 1.0 - float(self.params.get("load", 0.0)) * len(lines))
         for i, line in enumerate(lines):
             name, sep, value = line.partition(" : ")
             at = context.find(name) if sep and value != "NOT_FOUND" else -1
-            if at >= 0 and self._draw(messages, f"line{i}") >= p_len * max(0.0, 1.0 - slope * at / len(context)):
+            p = p_len * max(0.0, 1.0 - slope * at / len(context)) * overload
+            if at >= 0 and self._draw(messages, f"line{i}") >= p:
                 lines[i] = f"{name} : NOT_FOUND"
         return "\n".join(lines)
 

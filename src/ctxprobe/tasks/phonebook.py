@@ -20,7 +20,16 @@ How the experiment maps onto the grid (Cell(family, length, depth) × rep):
   which pairs them (NOI, layout comparisons). In token mode M is solved per prompt, so
   layouts and N may differ by a few entries at the end of the book.
 
-Layout variants (params): ``book_in`` system|user, ``system_role`` (False: the system text
+Methods (param ``method``): ``post`` reproduces the original experiment's prompt bytes
+(system text + "\n\n# Phone book\n\n" + entries joined by "\n"; the question as the user
+message), its bins (``M // N`` entries each, a remainder at the end of the book never
+asked) and its exact-match scoring (:func:`~ctxprobe.tasks.phonebook_score.post_matches`);
+``ctxprobe`` (the family default, ctxprobe's own) keeps the book directly under its header,
+splits M into N bins of near-equal size, scores leniently and allows the layout variants.
+Every needle records both verdicts (``outcome``: lenient, ``exact``: the post's rule); the
+case score follows the method. ``cot`` appends a chain-of-thought request to the question.
+
+Layout variants (params, ``method: ctxprobe`` only): ``book_in`` system|user, ``system_role`` (False: the system text
 opens the first user message), ``repeat_instructions`` (instructions again right before
 the question), ``examples`` (worked question/answer turns about other names of the book),
 ``shards`` (the same N questions asked against k contiguous sub-books, one request each;
@@ -34,13 +43,21 @@ import string
 from collections import OrderedDict
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import count_many
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
-from ctxprobe.tasks.phonebook_score import book_numbers, case_outcome, format_number, needle_outcome, parse_reply
+from ctxprobe.tasks.phonebook_score import (
+    book_numbers,
+    case_outcome,
+    format_number,
+    needle_outcome,
+    parse_reply,
+    post_correct,
+    post_matches,
+)
 from ctxprobe.tokenizers.base import Message
 
 #: The published system prompt (its "…" is written out as the list it stands for).
@@ -52,13 +69,26 @@ SYSTEM_PROMPT = (
     "If you don't have the phone number for a given name, respond with 'NOT_FOUND' as the phone number."
 )
 BOOK_HEADER = "# Phone book"
+#: What the original puts between the system text and the entries (and between entries: "\n").
+POST_BOOK_HEADER = "\n\n# Phone book\n\n"
 QUESTION = "Please find phone numbers for these names: {names}"
+#: ctxprobe's wording of the chain-of-thought request (``cot: true``); the post's own
+#: follow-up text is not in the published code we could read, so this wording is ours.
+COT_PROMPT = ("Think step by step: for each name, first find its line in the phone book, then give every "
+              "answer in the format above.")
+_LAYOUT_DEFAULTS = {"book_in": "system", "system_role": True, "repeat_instructions": False, "examples": 0,
+                    "shards": 1, "system_prompt": SYSTEM_PROMPT, "question": QUESTION}
 NAME_LETTERS = 15
 _MAX_ROUNDS = 16
 
 
 class PhonebookParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    method: Literal["ctxprobe", "post"] = Field(
+        "ctxprobe", description="post: the original experiment's prompt bytes, bins and exact scoring")
+    post_normalise: bool = Field(False, description="post: the original's extra reply normalisation (some providers)")
+    cot: bool = Field(False, description="append a chain-of-thought request to the question")
+    cot_prompt: str = Field(COT_PROMPT, description="the chain-of-thought request's wording")
     unit: Literal["tokens", "entries"] = Field("tokens", description="what the sweep's lengths count")
     needles: list[int] = Field(default_factory=lambda: [10], description="N values; reps cycle through them")
     system_prompt: str = Field(SYSTEM_PROMPT, description="instruction wording (default: as published)")
@@ -83,6 +113,23 @@ class PhonebookParams(BaseModel):
             raise ValueError("the question must contain {names} and be one paragraph")
         return v
 
+    @model_validator(mode="after")
+    def _post_layout(self) -> PhonebookParams:
+        if self.method != "post":
+            if self.post_normalise:
+                raise ValueError("post_normalise applies to method=post only")
+            return self
+        changed = [k for k, default in _LAYOUT_DEFAULTS.items()
+                   if k in self.model_fields_set and getattr(self, k) != default]
+        if changed:
+            raise ValueError(f"method=post reproduces the original layout; {', '.join(changed)} are ctxprobe's own "
+                             "variants: use method=ctxprobe")
+        return self
+
+    def question_text(self, names: list[str]) -> str:
+        question = self.question.format(names=", ".join(names))
+        return question + " " + self.cot_prompt if self.cot else question
+
 
 def decode_rep(rep: int, params: PhonebookParams) -> tuple[int, int, int]:
     """``rep`` → (run, N, shard); see the module docstring."""
@@ -91,8 +138,12 @@ def decode_rep(rep: int, params: PhonebookParams) -> tuple[int, int, int]:
     return run, params.needles[i], shard
 
 
-def bin_bounds(m: int, n: int) -> list[tuple[int, int]]:
-    """N contiguous bins over M entries whose sizes differ by at most one."""
+def bin_bounds(m: int, n: int, method: str = "ctxprobe") -> list[tuple[int, int]]:
+    """N contiguous bins over M entries: sizes differing by at most one (ctxprobe), or the
+    post's ``M // N`` entries each from the start, the remainder never asked (post)."""
+    if method == "post":
+        size = m // n
+        return [(b * size, b * size + size) for b in range(n)]
     return [(b * m // n, (b + 1) * m // n) for b in range(n)]
 
 
@@ -148,9 +199,12 @@ class _Book:
 def render(p: PhonebookParams, lines: list[str], names: list[str],
            examples: list[tuple[list[str], list[str]]]) -> list[Message]:
     """The chat for one prompt: book, optional worked examples, the question."""
+    if p.method == "post":
+        return [{"role": "system", "content": p.system_prompt + POST_BOOK_HEADER + "\n".join(lines)},
+                {"role": "user", "content": p.question_text(names)}]
     book = BOOK_HEADER + "".join("\n" + line for line in lines)
     system = p.system_prompt + ("\n\n" + book if p.book_in == "system" else "")
-    question = p.question.format(names=", ".join(names))
+    question = p.question_text(names)
     if p.repeat_instructions:
         question = p.system_prompt + "\n\n" + question
     users = [p.question.format(names=", ".join(q)) for q, _ in examples] + [question]
@@ -184,11 +238,11 @@ class Phonebook:
         self._books.move_to_end(key)
         return book
 
-    def _choose(self, book: _Book, m: int, n: int, qseed: int, n_examples: int
+    def _choose(self, book: _Book, m: int, n: int, qseed: int, n_examples: int, method: str = "ctxprobe"
                 ) -> tuple[list[int], list[tuple[list[str], list[str]]]]:
         """Queried entry per bin, and worked examples about other names; fixed by (qseed, M)."""
         rng = random.Random(qseed)
-        picks = [rng.randrange(lo, hi) for lo, hi in bin_bounds(m, n)]
+        picks = [rng.randrange(lo, hi) for lo, hi in bin_bounds(m, n, method)]
         others = sorted(set(range(m)) - set(picks)) if n_examples else []
         if len(others) < 2 * n_examples:
             raise CtxprobeError(f"phonebook: {m} entries are too few for {n} needles and {n_examples} examples")
@@ -201,7 +255,7 @@ class Phonebook:
 
     def _prompt(self, p: PhonebookParams, book: _Book, m: int, n: int, qseed: int,
                 shard: tuple[int, int] | None = None) -> tuple[list[Message], list[int]]:
-        picks, examples = self._choose(book, m, n, qseed, p.examples)
+        picks, examples = self._choose(book, m, n, qseed, p.examples, p.method)
         lo, hi = shard or (0, m)
         lines = [book.line(i) for i in range(lo, hi)]
         return render(p, lines, [book.names[i] for i in picks], examples), picks
@@ -278,7 +332,8 @@ class Phonebook:
             meta={
                 "unit": p.unit, "entries": m, "needles": n, "run": run, "shard": shard, "shards": p.shards,
                 "shard_range": list(sub), "names": names, "indices": picks,
-                "bins": [list(b) for b in bin_bounds(m, n)],
+                "bins": [list(b) for b in bin_bounds(m, n, p.method)],
+                "method": p.method, "cot": p.cot, "post_normalise": p.post_normalise,
                 "layout": {"book_in": p.book_in, "system_role": p.system_role,
                            "repeat_instructions": p.repeat_instructions, "examples": p.examples},
             },
@@ -306,6 +361,8 @@ class Phonebook:
         m = case.meta["entries"]
         numbers = book_numbers(case.messages)
         answers = parse_reply(output, names)
+        method = case.meta.get("method", "ctxprobe")
+        exact_reading = post_matches(output, normalise=bool(case.meta.get("post_normalise")))
         needles = []
         for b, (name, index, expected) in enumerate(zip(names, case.meta["indices"], case.expected)):
             in_shard = lo <= index < hi
@@ -315,8 +372,13 @@ class Phonebook:
                 "name": name, "bin": b, "index": index, "pos": round((index + 0.5) / m, 6),
                 "outcome": needle_outcome(answer, want, numbers), "returned": answer.number,
                 "answered": answer.status, "in_shard": in_shard,
+                "exact": post_correct(exact_reading, name, expected if in_shard else None),
             })
         outcomes = [d["outcome"] for d in needles]
+        n_exact = sum(d["exact"] for d in needles)
+        if method == "post":  # the post's verdict decides; a lenient-only success reads as wrong
+            outcomes = ["correct" if d["exact"] else ("wrong" if d["outcome"] == "correct" else d["outcome"])
+                        for d in needles]
         n_correct = outcomes.count("correct")
         return Scored(n_correct / len(needles), case_outcome(outcomes, output),
-                      {"needles": needles, "n_correct": n_correct})
+                      {"needles": needles, "n_correct": n_correct, "n_exact": n_exact, "method": method})

@@ -17,6 +17,8 @@ from ctxprobe.spec import Spec, make_spec, parse_length
 #: Output tokens allowed per asked name: one ``name : (xxx) xxx-xxxx`` line is ~25 tokens
 #: with SmolLM2's tokenizer; the margin covers chattier tokenizers and a preamble.
 TOKENS_PER_NEEDLE = 32
+#: The original sends top_p 0.95 with temperature 0 (OpenAI, Together and Gemini paths).
+POST_TOP_P = 0.95
 _ENTRIES_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 
 
@@ -47,6 +49,7 @@ def phonebook_spec(
     temperature: float = 0.0,
     max_tokens: int | None = None,
     top_p: float | None = None,
+    method: str = "post",
     **spec_fields: Any,
 ) -> Spec:
     """A validated sweep spec for the phone-book grid.
@@ -54,7 +57,9 @@ def phonebook_spec(
     Exactly one of ``entries`` (M as entry counts, decimal k) or ``lengths`` (M solved to a
     token budget, ``1k`` = 1,024 tokens) is given. ``layout`` holds the family's layout
     params (``book_in``, ``system_role``, ``repeat_instructions``, ``examples``, ``shards``,
-    ``system_prompt``, ``question``). ``max_tokens`` defaults to room for the largest N.
+    ``system_prompt``, ``question``; these need ``method="ctxprobe"``). ``method="post"`` (the
+    default) reproduces the original experiment and sends top_p 0.95 unless ``top_p`` is
+    given. ``max_tokens`` defaults to room for the largest N (twice that with ``cot``).
     Other keyword arguments are Spec fields (``concurrency``, ``timeout``, ``haystack`` …).
     """
     if (entries is None) == (lengths is None):
@@ -62,7 +67,10 @@ def phonebook_spec(
     if runs < 1:
         raise CtxprobeError("phonebook: --runs must be at least 1")
     ns = [int(n) for n in needles]
-    params: dict[str, Any] = {**(layout or {}), "needles": ns}
+    params: dict[str, Any] = {"method": method, **(layout or {}), "needles": ns}
+    if params["method"] == "post" and top_p is None:
+        top_p = POST_TOP_P
+    per_needle = TOKENS_PER_NEEDLE * (2 if params.get("cot") in (True, "true", "True", 1) else 1)
     if entries is not None:
         params["unit"] = "entries"
         grid = sorted({parse_entries(e) for e in entries})
@@ -77,7 +85,7 @@ def phonebook_spec(
         "model": model, "families": {"phonebook": params}, "lengths": grid, "depths": [0.0],
         "reps": runs * len(ns) * shards, "seed": seed,
         "decoding": {"temperature": temperature, "top_p": top_p,
-                     "max_tokens": max_tokens or min(32768, TOKENS_PER_NEEDLE * max(ns) + 32)},
+                     "max_tokens": max_tokens or min(32768, per_needle * max(ns) + 32)},
         **spec_fields,
     }
     if tokenizer is not None:

@@ -113,3 +113,37 @@ def case_outcome(needle_outcomes: list[str], output: str) -> str:
         return classify_miss(output)  # nothing parseable: empty, refusal, not_found or wrong
     counts = Counter(needle_outcomes)
     return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), -_FAILURE_RANK.index(o)))
+
+
+# -- the post's own rules (``method: post``) ------------------------------------------------
+#
+# The original experiment reads a reply as follows: strip it, split it on "\n"; a line that
+# contains " : " maps its first " : "-field (stripped) to its second (stripped) -- a later
+# line for the same name overwrites an earlier one; a line without " : " maps to itself. A
+# needle is correct when its name is a key and the value equals the book's number exactly
+# (``(xxx) xxx-xxxx``). For some providers the original also (a) keeps only the second
+# space-separated word of a key that contains a space (a bulleted "- name") and (b) rewrites
+# a value with exactly two dashes ``xxx-xxx-xxxx`` as ``(xxx) xxx-xxxx`` (by position).
+
+
+def post_matches(output: str, *, normalise: bool = False) -> dict[str, str]:
+    """Name → value as the post's parser reads a reply (see the comment above)."""
+    matches: dict[str, str] = {}
+    for line in output.strip().split("\n"):
+        if " : " not in line:
+            matches[line] = line
+            continue
+        fields = line.split(" : ")
+        key, value = fields[0].strip(), fields[1].strip()
+        if normalise:
+            if " " in key:
+                key = key.split(" ")[1]
+            if value.count("-") == 2:
+                value = f"({value[:3]}) {value[4:7]}-{value[8:]}"
+        matches[key] = value
+    return matches
+
+
+def post_correct(matches: dict[str, str], name: str, number: str | None) -> bool:
+    """The post's exact-match rule for one needle (``number`` as the book writes it)."""
+    return name in matches and matches[name] == number
