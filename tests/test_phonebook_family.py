@@ -35,7 +35,8 @@ def _case(length=1024, rep=0, **params):
 
 def test_exported_books_recheck(tmp_path) -> None:
     store = tmp_path / "s.sqlite"
-    spec = phonebook_spec(model="sim:perfect", lengths=["1k", "3k"], needles=[10, 20], runs=2, tokenizer="local")
+    spec = phonebook_spec(model="sim:perfect", lengths=["1k", "3k"], needles=[10, 20], runs=2, tokenizer="local",
+                          method="ctxprobe")
     result = run_sweep(spec, store, progress=False)
     tok = resolve_tokenizer("local")
     recs = list(iter_export(result.run_id, store))
@@ -134,7 +135,7 @@ def test_shards_merge_against_the_long_book(tmp_path) -> None:
 
     store = tmp_path / "s.sqlite"
     spec = phonebook_spec(model="sim:perfect", entries=[60], needles=[10], runs=2, tokenizer="local",
-                          layout={"shards": 3})
+                          layout={"shards": 3}, method="ctxprobe")
     result = run_sweep(spec, store, progress=False)
     with Store(store) as s:
         recs = list(s.iter_case_records(result.run_id))

@@ -26,12 +26,15 @@ def test_perfect_is_flat_and_full(tmp_path) -> None:
     _, results = _run(tmp_path, "sim:perfect")
     an = analyse(results, bootstrap=50)
     assert all(b.mean == 1.0 for b in an.bins) and len(an.bins) == 2 * (10 + 20)
-    for variant, length in [(v, L) for v in ("robust", "published") for L in an.lengths]:
+    for length in an.lengths:
         for name in ("CSI", "ADI", "NOI"):
-            assert an.metric(name, variant, length).value == 0.0
-        assert an.metric("RRS", variant, length).value == 1.0
-        assert an.metric("LCRDS", variant, length).value == pytest.approx(100.0)
-        assert an.metric("MUC", variant).value == max(an.lengths)
+            assert an.metric(name, "robust", length).value == 0.0
+        assert an.metric("RRS", "robust", length).value == 1.0
+        assert an.metric("LCRDS", "robust", length).value == pytest.approx(100.0)
+    assert an.metric("MUC", "robust").value == max(an.lengths)
+    # the post's metrics need N=100: n/a, with the reason, not a number
+    post = [m for m in an.metrics if m.variant == "post"]
+    assert post and all(m.value is None and "N=100" in (m.note or "") for m in post)
 
 
 def test_echo_scores_zero(tmp_path) -> None:
@@ -80,14 +83,12 @@ def test_decay_with_known_slope_matches_hand_values(tmp_path) -> None:
         assert m.lo is not None and m.hi is not None
         slack = 2.0 if name == "LCRDS" else 0.02  # percentile ends of a discrete bootstrap
         assert m.lo - slack <= value <= m.hi + slack, (name, L, value, m)
-    # the fitted trend falls with position, like the sim
-    assert an.metric("ADI", "published", 2048).value > 0.3
 
 
 def test_paired_layout_comparison_on_the_same_books(tmp_path) -> None:
     kw = {"entries": [60], "lengths": None, "needles": [10], "runs": 3}
     _, a = _run(tmp_path, "sim:perfect", "a", **kw)
-    _, b = _run(tmp_path, "sim:blind-middle", "b", layout={"repeat_instructions": True}, **kw)
+    _, b = _run(tmp_path, "sim:blind-middle", "b", layout={"repeat_instructions": True}, method="ctxprobe", **kw)
     diff = paired_difference(a, b, bootstrap=200)
     assert diff.pairs == 30 and diff.mean_a == 1.0
     assert diff.diff < 0 and diff.hi < 0
