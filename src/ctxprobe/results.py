@@ -26,6 +26,8 @@ class Report:
     #: Effective length with a bootstrap interval, per family (same order as profiles).
     intervals: dict[str, EffectiveLengthInterval]
     scorer: str = "strict"
+    #: Phone-book metrics of both variants (``report/jsonreport.phonebook_to_dict``), if any.
+    phonebook: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -38,7 +40,8 @@ class Report:
             trained_context=run.meta.get("trained_context"),
             notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
-        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
+        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()},
+             **({"phonebook": self.phonebook} if self.phonebook is not None else {})}
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -61,6 +64,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
         rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
+        books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
@@ -69,7 +73,15 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
-    return Report(run, profiles, bar, notes, intervals, scorer)
+    return Report(run, profiles, bar, notes, intervals, scorer, books)
+
+
+def _phonebook_dict(store: Store, run: RunRecord) -> dict[str, Any] | None:
+    from ctxprobe.analysis.phonebook import analyse, needle_results
+    from ctxprobe.report.jsonreport import phonebook_to_dict
+
+    results = needle_results(store.iter_case_records(run.run_id))
+    return phonebook_to_dict(analyse(results)) if results else None
 
 
 def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:

@@ -25,6 +25,10 @@ Decisions made here, and why:
   dependence between cells, and is uniformly more powerful than Bonferroni. (Benjamini-
   Hochberg bounds only the expected share of false blames -- fine for exploration, too
   loose for a red CI build.)
+- **Multi-needle cases** (the phone book): paired needle by needle (same book, same names,
+  checked), one family per needle count N; a cell's counts are needles right in one run
+  only, and its test is the exact sign-flip test of per-case differences
+  (:mod:`ctxprobe.analysis.compare_needles`), which is McNemar's exact test when N = 1.
 - **Paired bootstrap**: resample pairs within cells (same stratification as bootstrap.py),
   applying the same indices to both runs, for the mean difference and the effective-length
   difference (a missing effective length counts as 0 tokens).
@@ -47,8 +51,11 @@ from ctxprobe.analysis.bootstrap import (
     quantile,
     walk,
 )
+from ctxprobe.analysis.compare_needles import agreement_note, discordant, needle_verdicts, same_needles, signflip_p
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tasks.case import HARNESS_OUTCOMES
+
+Needles = tuple[tuple[str, bool], ...]
 
 _FULL_CREDIT = 1.0 - 1e-9
 
@@ -64,6 +71,7 @@ class CaseResult:
     depth: float
     score: float | None
     outcome: str | None
+    needles: Needles | None = None  # (name, right) per needle of a multi-needle case
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,8 @@ class Pair:
     depth: float
     a: float
     b: float
+    a_needles: Needles | None = None
+    b_needles: Needles | None = None
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -174,7 +184,8 @@ class Comparison:
         worse = [c for c in sig if c.b_only < c.a_only]
         better = [c for c in sig if c.b_only > c.a_only]
         n_tests = sum(len(f.cells) + 1 for f in self.families)
-        diffs = "; ".join(_family_summary(f, self.confidence) for f in self.families)
+        diffs = "; ".join(_family_summary(f, self.confidence) + agreement_note(
+            f.mean_diff_ci, f.pooled.significant, f.pooled.n_pairs, self.confidence) for f in self.families)
         where = f"{len(sig)} of {n_tests} tests significant at Holm alpha={self.alpha:g}"
         if worse and better:
             head = f"MIXED: {self.run_b} is worse than {self.run_a} in {len(worse)} and better in {len(better)}"
@@ -209,7 +220,12 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
             f"runs {a.run_id} and {b.run_id} share no case: compare runs of the same spec seed, "
             "lengths, depths and tokenizer")
     for case_id in shared:
-        if a.cases[case_id].prompt_hash != b.cases[case_id].prompt_hash:
+        ca_, cb_ = a.cases[case_id], b.cases[case_id]
+        if ca_.needles is not None and cb_.needles is not None and not same_needles(ca_.needles, cb_.needles):
+            raise CtxprobeError(
+                f"runs {a.run_id} and {b.run_id} ask different needles in case {case_id}: cannot pair them needle "
+                "by needle")
+        if ca_.prompt_hash != cb_.prompt_hash:
             raise CtxprobeError(
                 f"runs {a.run_id} and {b.run_id} hold different prompts for case {case_id}: they were not built "
                 "from the same seeded cases (seed, tokenizer, chat template or haystack differ); cannot pair them")
@@ -220,7 +236,8 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
         if _unmeasured(ca) or _unmeasured(cb):
             excluded += 1
             continue
-        pairs.append(Pair(ca.family, ca.length, ca.depth, float(ca.score), float(cb.score)))  # type: ignore[arg-type]
+        pairs.append(Pair(ca.family, ca.length, ca.depth, float(ca.score), float(cb.score),  # type: ignore[arg-type]
+                          ca.needles, cb.needles))
     if not pairs:
         raise CtxprobeError(
             f"runs {a.run_id} and {b.run_id} have no case measured on both sides (all {excluded} shared cases "
@@ -237,9 +254,14 @@ def _unmeasured(c: CaseResult) -> bool:
 
 
 def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair]) -> CellComparison:
+    n = len(pairs)
+    if pairs and all(p.a_needles is not None and p.b_needles is not None for p in pairs):
+        counts = [discordant(p.a_needles or (), p.b_needles or ()) for p in pairs]
+        return CellComparison(
+            family, length, depth, n, math.fsum(p.a for p in pairs) / n, math.fsum(p.b for p in pairs) / n,
+            sum(c[0] for c in counts), sum(c[1] for c in counts), signflip_p([p.b - p.a for p in pairs]))
     a_only = sum(1 for p in pairs if p.a >= _FULL_CREDIT > p.b)
     b_only = sum(1 for p in pairs if p.b >= _FULL_CREDIT > p.a)
-    n = len(pairs)
     return CellComparison(
         family, length, depth, n,
         math.fsum(p.a for p in pairs) / n if n else None, math.fsum(p.b for p in pairs) / n if n else None,
@@ -326,11 +348,12 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
 
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        cases = {
-            rec["case_id"]: CaseResult(rec["case_id"], rec["prompt_hash"], rec["family"], rec["length"],
-                                       rec["depth"], rec["score"], rec["outcome"])
-            for rec in store.iter_case_records(run.run_id)
-        }
+        cases = {}
+        for rec in store.iter_case_records(run.run_id):
+            multi = needle_verdicts(rec)
+            family, needles = multi if multi is not None else (rec["family"], None)
+            cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
+                                               rec["depth"], rec["score"], rec["outcome"], needles)
     return RunCases(run.run_id, run.model, cases)
 
 

@@ -13,9 +13,11 @@ from pathlib import Path
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.html_parts import esc, img, table
 
-_CAPTION = ("robust: absolute drops of binned means; published: relative drops of the degree-3 fit's extremes "
-            "(the original post's code). MUC: the largest book whose every position bin clears 0.8 at the "
-            "largest N. Intervals: percentile bootstrap over runs (books).")
+_CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring). post: the phone-book "
+            "post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin index, "
+            "exact-match scoring, references M=1,000 entries and N=10/100). MUC: the largest book whose every "
+            "position bin clears 0.8 at the largest N. Intervals: percentile bootstrap over runs (books); "
+            "'undefined' is the share of resamples in which a metric could not be computed (left out).")
 
 
 def _size(an: PhonebookAnalysis, length: int) -> str:
@@ -27,13 +29,17 @@ def _size(an: PhonebookAnalysis, length: int) -> str:
 
 def _value(m: MetricValue) -> str:
     def fmt(v: float | None) -> str:
-        if v is None:
-            return "n/a"
+        if v is None or (m.metric == "MUC" and v == 0):
+            return "none" if m.metric == "MUC" else "n/a"
         return f"{v:,.0f}" if m.metric == "MUC" else f"{v:.1f}" if m.metric == "LCRDS" else f"{v:.3f}"
 
     text = fmt(m.value)
     if m.lo is not None and m.hi is not None:
         text += f" [{fmt(m.lo)}, {fmt(m.hi)}]"
+    if m.undefined:
+        text += f" ({m.undefined:.0%} undefined)"
+    if m.note:
+        text += f" — {m.note}"
     return text
 
 

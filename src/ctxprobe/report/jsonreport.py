@@ -44,3 +44,19 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
 def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
     """A whole run: ``meta`` (run id, model, ...) plus one entry per family."""
     return {**meta, "profiles": [profile_to_dict(p) for p in profiles]}
+
+
+def phonebook_to_dict(an: Any) -> dict[str, Any]:
+    """A :class:`~ctxprobe.analysis.phonebook.PhonebookAnalysis` as JSON: every metric of both
+    variants (``robust``: ctxprobe's own; ``post``: the phone-book post's metric script) with
+    its bootstrap interval, the share of undefined resamples and any note, plus per-bin and
+    per-configuration accuracy."""
+    return {
+        "lengths": an.lengths, "needles": an.needles, "n_ref": an.n_ref, "length_ref": an.length_ref,
+        "entries": {str(k): v for k, v in an.entries.items()},
+        "interval": "percentile bootstrap over runs (books), 95%",
+        "metrics": [asdict(m) for m in an.metrics],
+        "accuracy": [{"length": L, "needles": n, "mean": a[0], "lo": a[1], "hi": a[2]}
+                     for (L, n), a in sorted(an.accuracy.items())],
+        "bins": [asdict(b) for b in an.bins],
+    }

@@ -99,8 +99,10 @@ def compare_png(analyses: Mapping[str, PhonebookAnalysis], path: str | Path, *, 
 
 def _fmt(v: float | None, metric: str) -> str:
     if v is None:
-        return "n/a"
-    return f"{v:.0f}" if metric == "MUC" else f"{v:.1f}" if metric == "LCRDS" else f"{v:.3f}"
+        return "none" if metric == "MUC" else "n/a"
+    if metric == "MUC":
+        return "none" if v == 0 else f"{v:.0f}"  # 0 in an interval: no length qualified
+    return f"{v:.1f}" if metric == "LCRDS" else f"{v:.3f}"
 
 
 def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Console) -> None:
@@ -112,18 +114,29 @@ def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Con
     for label in analyses:
         table.add_column(label, justify="center")
     rows: dict[tuple[str, str, int | None], list[str]] = {}
+    notes: list[str] = []
     for label, an in analyses.items():
         for m in an.metrics:
             cell = _fmt(m.value, m.metric)
             if m.lo is not None and m.hi is not None:
                 cell += f" [{_fmt(m.lo, m.metric)}, {_fmt(m.hi, m.metric)}]"
+            if m.undefined:
+                cell += f" ({m.undefined:.0%} undef.)"
+            if m.note:
+                notes.append(f"{m.metric} {m.variant}{'' if m.length is None else f' {m.length}'}"
+                             f"{'' if len(analyses) == 1 else f' ({label})'}: {m.note}")
+                cell += f" ({len(notes)})"
             rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(analyses))[list(analyses).index(label)] = cell
     for (metric, variant, length), cells in sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]),
                                                                               kv[0][1], kv[0][2] or 0)):
         table.add_row(metric, variant, "" if length is None else str(length), *cells)
-    table.caption = ("robust: absolute drops of binned means; published: relative drops of degree-3 fit extremes; "
-                     "MUC bar 0.8 for the largest N")
+    table.caption = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring; MUC bar 0.8 for "
+                     "the largest N); post: the phone-book post's metric script (relative drops of a degree-3 fit's "
+                     "trough and peak, exact-match scoring; references M=1,000, N=10/100). undef.: resamples in "
+                     "which the metric was undefined, left out of its interval")
     console.print(table)
+    for i, note in enumerate(notes, 1):
+        console.print(f"({i}) {note}", highlight=False)
 
 
 @dataclass(frozen=True)
