@@ -59,3 +59,31 @@ def test_too_few_books_is_said_not_hidden(tmp_path) -> None:
     (fam,) = cmp.families
     assert not fam.pooled.significant and fam.mean_diff_ci[1] < 0
     assert "NO SIGNIFICANT" in cmp.verdict() and "too few cases to call it" in cmp.verdict()
+
+
+def test_cli_phonebook_defaults_to_post_and_json_report_has_every_metric(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    store = str(tmp_path / "pb.sqlite")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ctxprobe.cli", *args], capture_output=True, text=True,
+                              timeout=300)
+
+    proc = cli("phonebook", "--model", "sim:blind-middle", "--entries", "1000", "--needles", "10,100", "--runs", "3",
+               "--store", store, "--no-plots", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "post" in proc.stdout and "robust" in proc.stdout
+    run_id = json.loads(cli("runs", "--json", "--store", store).stdout)[0]["run_id"]
+    rep = json.loads(cli("report", run_id, "--json", "--store", store).stdout)
+    assert rep["spec"]["decoding"]["top_p"] == 0.95 and rep["spec"]["families"]["phonebook"]["method"] == "post"
+    metrics = {(m["metric"], m["variant"], m["length"]): m for m in rep["phonebook"]["metrics"]}
+    for name in ("CSI", "ADI", "NOI", "RRI", "LCRDS"):
+        m = metrics[(name, "post", 1000)]
+        assert m["value"] is not None and m["lo"] is not None and m["hi"] is not None and "undefined" in m
+    for name in ("CSI", "ADI", "NOI", "RRS", "LCRDS"):
+        assert metrics[(name, "robust", 1000)]["lo"] is not None
+    assert ("MUC", "robust", None) in metrics
+    assert metrics[("ADI", "post", 1000)]["value"] > 0.3  # the blind middle shows in the fit

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ctxprobe.analysis.phonebook import METRICS, PhonebookAnalysis, analyse, needle_results
@@ -126,7 +127,8 @@ def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Con
                 notes.append(f"{m.metric} {m.variant}{'' if m.length is None else f' {m.length}'}"
                              f"{'' if len(analyses) == 1 else f' ({label})'}: {m.note}")
                 cell += f" ({len(notes)})"
-            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(analyses))[list(analyses).index(label)] = cell
+            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(analyses))[list(analyses).index(label)] = \
+                escape(cell)
     for (metric, variant, length), cells in sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]),
                                                                               kv[0][1], kv[0][2] or 0)):
         table.add_row(metric, variant, "" if length is None else str(length), *cells)
@@ -136,7 +138,7 @@ def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Con
                      "which the metric was undefined, left out of its interval")
     console.print(table)
     for i, note in enumerate(notes, 1):
-        console.print(f"({i}) {note}", highlight=False)
+        console.print(escape(f"({i}) {note}"), highlight=False)
 
 
 @dataclass(frozen=True)
