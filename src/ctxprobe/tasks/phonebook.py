@@ -370,6 +370,7 @@ class Phonebook:
             answer = answers[name]
             needles.append({
                 "name": name, "bin": b, "index": index, "pos": round((index + 0.5) / m, 6),
+                "relative_position": index / m,  # the post's own position measure
                 "outcome": needle_outcome(answer, want, numbers), "returned": answer.number,
                 "answered": answer.status, "in_shard": in_shard,
                 "exact": post_correct(exact_reading, name, expected if in_shard else None),
