@@ -63,3 +63,13 @@ def test_point_clipped_at_zero_on_the_edge_of_its_interval_says_so() -> None:
     csi = an.metric("CSI", "robust", 2000)
     assert csi.value == 0.0 and csi.lo == 0.0 and csi.hi > 0.0
     assert csi.note is not None and "edge of its interval" in csi.note and "resamples equal it" in csi.note
+
+
+def test_nothing_recalled_is_not_called_resilient() -> None:
+    results = [r for run in range(3) for m in (1000, 2000) for n in (10, 100) for r in _case(m, n, run, lambda b: False)]
+    an = analyse(results, bootstrap=50)
+    rrs = an.metric("RRS", "robust", 2000)
+    assert rrs.value == 1.0 and "nothing was recalled" in (rrs.note or "")
+    assert an.metric("LCRDS", "robust", 2000).value == 0.0
+    # the post's zero-denominator rule makes every drop 1: RRI 0
+    assert an.metric("RRI", "post", 2000).value == 0.0 and an.metric("LCRDS", "post", 2000).value == 0.0

@@ -316,6 +316,9 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
             value_for_edge = value
         if note is None and d and value_for_edge is not None and lo is not None and hi is not None:
             note = _edge_note(value_for_edge, lo, hi, d)
+        if name == "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:
+            note = ("no drops because nothing was recalled at this length: a resilience of 1 here means "
+                    "nothing to lose; read LCRDS (0)") + (f"; {note}" if note else "")
         metrics.append(MetricValue(name, variant, L, value, lo, hi,
                                    undefined[key] / bootstrap if bootstrap else 0.0, note))
     if egrid is None:
