@@ -146,11 +146,14 @@ def _replies(names: list[str], numbers: list[str]) -> list[str]:
         f"{a}\t: {na}",                       # a tab is not " : ": wrong
         f"**{a}** : {na}",                    # markdown: wrong
         f"{b} : {nb}\n{a} : {na}",            # order does not matter: right
+        f"{b} : {nb}\u2028{a} : {na}",        # only "\n" ends a line (not U+2028): wrong
+        f"{a} : {na}\r\n{b} : {nb}\r\n",      # CRLF: the "\r" is stripped: right
     ]
 
 
-HAND = [True, True, False, False, False, False, False, True, True, False, False, False, False, True]
-HAND_NORMALISED = [True, True, False, True, True, False, False, True, True, False, False, False, False, True]
+HAND = [True, True, False, False, False, False, False, True, True, False, False, False, False, True, False, True]
+HAND_NORMALISED = [True, True, False, True, True, False, False, True, True, False, False, False, False, True, False,
+                   True]
 
 
 @pytest.mark.parametrize("normalise", [False, True])
