@@ -59,7 +59,7 @@ def phonebook_spec(
     params (``book_in``, ``system_role``, ``repeat_instructions``, ``examples``, ``shards``,
     ``system_prompt``, ``question``; these need ``method="ctxprobe"``). ``method="post"`` (the
     default) reproduces the original experiment and sends top_p 0.95 unless ``top_p`` is
-    given. ``max_tokens`` defaults to room for the largest N (twice that with ``cot``).
+    given (not to Anthropic models, as the original). ``max_tokens`` defaults to room for the largest N (twice that with ``cot``).
     Other keyword arguments are Spec fields (``concurrency``, ``timeout``, ``haystack`` …).
     """
     if (entries is None) == (lengths is None):
@@ -68,8 +68,8 @@ def phonebook_spec(
         raise CtxprobeError("phonebook: --runs must be at least 1")
     ns = [int(n) for n in needles]
     params: dict[str, Any] = {"method": method, **(layout or {}), "needles": ns}
-    if params["method"] == "post" and top_p is None:
-        top_p = POST_TOP_P
+    if params["method"] == "post" and top_p is None and not model.startswith("anthropic:"):
+        top_p = POST_TOP_P  # the original's Anthropic call sends temperature only
     per_needle = TOKENS_PER_NEEDLE * (2 if params.get("cot") in (True, "true", "True", 1) else 1)
     if entries is not None:
         params["unit"] = "entries"
