@@ -107,8 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
-    p.add_argument("--top-p", type=float, help="nucleus top_p (default: 0.95 with --method post, as the original, except for anthropic: models; "
-                                               "not sent with --method ctxprobe)")
+    p.add_argument("--top-p", type=float,
+                   help="nucleus top_p (default: 0.95 with --method post, as the original, except for anthropic: "
+                        "models; not sent with --method ctxprobe)")
     p.add_argument("--method", choices=("post", "ctxprobe"), default="post",
                    help="post (default): the original experiment's prompt, bins and exact scoring; "
                         "ctxprobe: our layout variants and lenient scoring")
