@@ -29,8 +29,8 @@ splits M into N bins of near-equal size, scores leniently and allows the layout 
 Every needle records both verdicts (``outcome``: lenient, ``exact``: the post's rule); the
 case score follows the method. ``cot`` appends a chain-of-thought request to the question.
 
-Layout variants (params, ``method: ctxprobe`` only): ``book_in`` system|user, ``system_role`` (False: the system text
-opens the first user message), ``repeat_instructions`` (instructions again right before
+Layout variants (params, ``method: ctxprobe`` only): ``book_in`` system|user,
+``system_role`` (False: the system text opens the first user message), ``repeat_instructions`` (instructions again right before
 the question), ``examples`` (worked question/answer turns about other names of the book),
 ``shards`` (the same N questions asked against k contiguous sub-books, one request each;
 the analysis merges them and scores against the one long book).

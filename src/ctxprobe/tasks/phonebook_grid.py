@@ -67,8 +67,10 @@ def phonebook_spec(
     if runs < 1:
         raise CtxprobeError("phonebook: --runs must be at least 1")
     ns = [int(n) for n in needles]
-    params: dict[str, Any] = {"method": method, **(layout or {}), "needles": ns}
-    if params["method"] == "post" and top_p is None and not model.startswith("anthropic:"):
+    # method ctxprobe (the family default) is left out of the params, so runs stored before
+    # methods existed keep their identity and resume
+    params: dict[str, Any] = {**({"method": method} if method != "ctxprobe" else {}), **(layout or {}), "needles": ns}
+    if params.get("method", "ctxprobe") == "post" and top_p is None and not model.startswith("anthropic:"):
         top_p = POST_TOP_P  # the original's Anthropic call sends temperature only
     per_needle = TOKENS_PER_NEEDLE * (2 if params.get("cot") in (True, "true", "True", 1) else 1)
     if entries is not None:
