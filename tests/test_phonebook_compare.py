@@ -87,3 +87,13 @@ def test_cli_phonebook_defaults_to_post_and_json_report_has_every_metric(tmp_pat
         assert metrics[(name, "robust", 1000)]["lo"] is not None
     assert ("MUC", "robust", None) in metrics
     assert metrics[("ADI", "post", 1000)]["value"] > 0.3  # the blind middle shows in the fit
+
+
+def test_check_lines_count_needles(tmp_path) -> None:
+    store = tmp_path / "s.sqlite"
+    good, bad = _run(store, "sim:perfect", 8), _run(store, "sim:blind-middle", 8)
+    result = check(bad, good, store_path=store)
+    (cell,) = [t for t in result.responsible if t.length is None]
+    assert cell.by_needle and cell.label == "phonebook N=10 (all cells)"
+    assert any(f"{cell.a_only} needles lost, 0 gained" in line for line in result.lines())
+    assert all(t.by_needle and " d=" not in t.label for t in result.comparison.families[0].cells)

@@ -135,6 +135,7 @@ class CellComparison:
     p_value: float
     p_adjusted: float = 1.0
     significant: bool = False
+    by_needle: bool = False  # paired needle by needle (a multi-needle family, see compare_needles)
 
     @property
     def diff(self) -> float | None:
@@ -147,7 +148,14 @@ class CellComparison:
 
         if self.length is None:
             return f"{self.family} (all cells)"
+        if self.by_needle:  # one depth only: the needles sit in every bin
+            return f"{self.family} L={fmt_tokens(self.length)}"
         return f"{self.family} L={fmt_tokens(self.length)} d={fmt_depth(self.depth or 0.0)}"
+
+    @property
+    def unit(self) -> str:
+        """What a_only / b_only count."""
+        return "needles" if self.by_needle else "pairs"
 
 
 @dataclass(frozen=True)
@@ -259,7 +267,8 @@ def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair
         counts = [discordant(p.a_needles or (), p.b_needles or ()) for p in pairs]
         return CellComparison(
             family, length, depth, n, math.fsum(p.a for p in pairs) / n, math.fsum(p.b for p in pairs) / n,
-            sum(c[0] for c in counts), sum(c[1] for c in counts), signflip_p([p.b - p.a for p in pairs]))
+            sum(c[0] for c in counts), sum(c[1] for c in counts), signflip_p([p.b - p.a for p in pairs]),
+            by_needle=True)
     a_only = sum(1 for p in pairs if p.a >= _FULL_CREDIT > p.b)
     b_only = sum(1 for p in pairs if p.b >= _FULL_CREDIT > p.a)
     return CellComparison(
@@ -388,7 +397,7 @@ class CheckResult:
         out = [head]
         for t in self.responsible:
             out.append(f"  {t.label}: {t.mean_a:.2f} -> {t.mean_b:.2f} (drop {-(t.diff or 0.0):.2f}; "
-                       f"{t.a_only} pairs lost, {t.b_only} gained; p_holm={t.p_adjusted:.2g})")
+                       f"{t.a_only} {t.unit} lost, {t.b_only} gained; p_holm={t.p_adjusted:.2g})")
         out.append(c.verdict())
         if c.n_excluded or c.only_a or c.only_b:
             out.append(f"note: {c.n_excluded} shared cases not measured on both sides; "

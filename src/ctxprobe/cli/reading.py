@@ -121,7 +121,9 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
                        rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
     for fam in cmp.families:
         table = Table("cell", "pairs", "mean A", "mean B", "A only", "B only", "p", "p (Holm)", "",
-                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), McNemar exact per cell")
+                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), "
+                            + ("needles paired; exact sign-flip test over cases per cell" if fam.pooled.by_needle
+                               else "McNemar exact per cell"))
         for c in [*fam.cells, fam.pooled]:
             table.add_row(c.label, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),
                           str(c.b_only), f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", "*" if c.significant else "")
