@@ -24,7 +24,7 @@ import pytest
 from ctxprobe.analysis.phonebook import analyse, needle_results
 from ctxprobe.analysis.phonebook_post import post_metrics, post_stats
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.results import export_jsonl
+from ctxprobe.results import export_jsonl, iter_export
 from ctxprobe.sweep import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
@@ -269,3 +269,14 @@ def test_needle_overload_against_known_truth(tmp_path) -> None:
     flat = analyse(needle_results(_exported(tmp_path / "f", "sim:decay?cliff=100000&load=0", [1000], [10, 100], 2)),
                    bootstrap=0)
     assert flat.metric("NOI", "robust", 1000).value == 0.0 and flat.metric("NOI", "post", 1000).value == 0.0
+
+
+def test_cot_run_end_to_end(tmp_path) -> None:
+    spec = phonebook_spec(model="sim:perfect", entries=[200], needles=[10], runs=2, tokenizer="local",
+                          layout={"cot": True})
+    plain = phonebook_spec(model="sim:perfect", entries=[200], needles=[10], runs=2, tokenizer="local")
+    assert spec.decoding.max_tokens > plain.decoding.max_tokens  # room for the reasoning
+    store = tmp_path / "s.sqlite"
+    result = run_sweep(spec, store, progress=False)
+    recs = list(iter_export(result.run_id, store))
+    assert all("step by step" in r["messages"][1]["content"] and r["score"] == 1.0 for r in recs)
