@@ -48,6 +48,7 @@ FAMILY = "phonebook"
 METRICS = ("CSI", "ADI", "NOI", "RRS", "RRI", "LCRDS", "MUC")
 VARIANTS = ("robust", "post")
 Key = tuple[int, int]  # (length, N)
+MKey = tuple[str, str, int | None]  # (metric, variant, length)
 
 
 @dataclass(frozen=True)
@@ -196,9 +197,8 @@ def _fall(g: np.ndarray) -> float:
     return round(best, 9)
 
 
-
 def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int], ns: list[int],
-            coarse: int, bar: float) -> dict[tuple[str, str, int | None], float | None]:
+            coarse: int, bar: float) -> dict[MKey, float | None]:
     n_ref, n_lo = max(ns), min(ns)
     total, groups = {}, {}
     for key, (s, n) in counts.items():
@@ -209,7 +209,7 @@ def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int]
         cn = np.bincount((x * k).astype(int), weights=n, minlength=k)
         with np.errstate(invalid="ignore", divide="ignore"):
             groups[key] = cs / cn
-    out: dict[tuple[str, str, int | None], float | None] = {}
+    out: dict[MKey, float | None] = {}
     ref = next((L for L in lengths if (L, n_ref) in counts), None)
     walk: list[int] = []
     for L in lengths:
@@ -238,7 +238,7 @@ def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int]
 
 
 def _post(exact: dict[Key, tuple[np.ndarray, np.ndarray]], in_entries: bool
-          ) -> tuple[dict[tuple[str, str, int | None], float | None], dict[tuple[str, str, int | None], str]]:
+          ) -> tuple[dict[MKey, float | None], dict[MKey, str]]:
     """The post's metrics (values, and the reason of each n/a) from exact-match counts."""
     per_bin = {}
     for key, (s, n) in exact.items():
@@ -279,10 +279,10 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
     lengths = sorted({r.length for r in results})
     ns = sorted({r.needles for r in results})
 
-    def compute(w: np.ndarray) -> tuple[dict[tuple[str, str, int | None], float | None],
-                                        dict[tuple[str, str, int | None], str]]:
+    def compute(w: np.ndarray) -> tuple[dict[MKey, float | None],
+                                        dict[MKey, str]]:
         vals = _robust(grid.counts(w), lengths, ns, coarse, bar)
-        reasons: dict[tuple[str, str, int | None], str] = {}
+        reasons: dict[MKey, str] = {}
         if egrid is not None:
             post_vals, reasons = _post(egrid.counts(w), in_entries)
             vals.update(post_vals)
@@ -292,8 +292,8 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
     point, reasons = compute(ones)
     counts = grid.counts(ones)
     rng = np.random.default_rng(seed)
-    draws: dict[tuple[str, str, int | None], list[float]] = defaultdict(list)
-    undefined: dict[tuple[str, str, int | None], int] = defaultdict(int)
+    draws: dict[MKey, list[float]] = defaultdict(list)
+    undefined: dict[MKey, int] = defaultdict(int)
     for _ in range(bootstrap):
         w = rng.multinomial(len(grid.runs), np.full(len(grid.runs), 1.0 / len(grid.runs))).astype(float)
         for k, v in compute(w)[0].items():
@@ -323,7 +323,8 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
                                    undefined[key] / bootstrap if bootstrap else 0.0, note))
     if egrid is None:
         metrics.append(MetricValue("LCRDS", "post", None, None, None, None, 0.0,
-                                   "no exact-match verdicts stored (a run scored before they were recorded)"))
+                                   "the post's metrics need the exact-match verdict of every needle: none is stored for "
+                                   "runs scored before it was recorded, nor for sharded books (method ctxprobe)"))
     elif N_REF not in ns:
         metrics.append(MetricValue("LCRDS", "post", None, None, None, None, 0.0,
                                    f"the post's metrics need N={N_REF} needles (the grid has N={ns})"))
