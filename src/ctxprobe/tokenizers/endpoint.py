@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, split_prefill
 
 KINDS = ("vllm", "llama-server", "llama-cpp-python", "sglang")
 UNKNOWN_ID = -1
@@ -224,7 +224,10 @@ class EndpointTokenizer:
     def _encode_chat_remote(self, messages: list[Message]) -> list[int]:
         kind = self.kind
         if kind == "vllm":
-            body = self._with_model({"messages": messages, "add_generation_prompt": True})
+            # an answer prefix (trailing assistant message) is continued, not closed
+            prefill = split_prefill(messages)[1] is not None
+            body = self._with_model({"messages": messages, "add_generation_prompt": not prefill,
+                                     **({"continue_final_message": True} if prefill else {})})
             return list((self._post(f"{self.root}/tokenize", body) or {}).get("tokens") or [])
         if kind == "llama-server":
             rendered = (self._post(f"{self.root}/apply-template", {"messages": messages}) or {}).get("prompt", "")
