@@ -12,6 +12,7 @@ from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, 
 from ctxprobe.analysis.diagnose import profile_notes, trained_context_notes
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
@@ -26,10 +27,13 @@ class Report:
     #: Effective length with a bootstrap interval, per family (same order as profiles).
     intervals: dict[str, EffectiveLengthInterval]
     scorer: str = "strict"
+    #: RULER's headline (RULER's scorer), for runs of RULER's tasks; None otherwise.
+    ruler: RulerHeadline | None = None
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
-        return profiles_to_dict(
+        extra = {"ruler_headline": self.ruler.to_dict()} if self.ruler is not None else {}
+        return extra | profiles_to_dict(
             self.profiles,
             run_id=run.run_id, model=run.model, tokenizer=run.tokenizer, status=run.status,
             ctxprobe_version=run.ctxprobe_version, created_at=run.created_at,
@@ -59,7 +63,9 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
-        rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
+        ruler_tasks = _ruler_task_labels(run)
+        ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else None
+        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
@@ -69,7 +75,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
-    return Report(run, profiles, bar, notes, intervals, scorer)
+    headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
+    return Report(run, profiles, bar, notes, intervals, scorer, headline)
 
 
 def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
@@ -81,17 +88,32 @@ def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
     }
 
 
-def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
-    from ctxprobe.tasks.ruler import string_match_all, string_match_part
+def _family_names(run: RunRecord) -> dict[str, str]:
+    return {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
 
-    labels = {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+
+def _ruler_task_labels(run: RunRecord) -> list[str]:
+    """RULER's task names among the run's family labels (a ``--preset ruler`` run), in
+    RULER's order; empty for other runs."""
+    from ctxprobe.tasks.ruler import TASKS
+
+    names = _family_names(run)
+    if not any(family == "ruler" for family in names.values()):
+        return []
+    return list(TASKS)
+
+
+def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
+    from ctxprobe.tasks.ruler import case_metric, match
+
+    labels = _family_names(run)
     rows = []
     for r in store.iter_case_records(run.run_id):
         if r["outcome"] is None:
             continue
         refs = [*r["expected"], *r["meta"].get("aliases", [])]
-        match = string_match_part if labels.get(r["family"], r["family"]) == "documents" else string_match_all
-        score = None if r["score"] is None else match(r["output"] or "", refs)
+        metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
+        score = None if r["score"] is None else match(metric, r["output"] or "", refs)
         rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"]))
     return rows
 

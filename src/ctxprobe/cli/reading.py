@@ -46,6 +46,11 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
                 out.print(f"{prof.family}: fewer than 5 cases in some cells — the bootstrap interval understates the "
                           "uncertainty there; the Wilson intervals above do not", highlight=False)
         render_outcomes_table(prof, out)
+    if report.ruler is not None:
+        from ctxprobe.report.ruler_table import render_ruler_headline
+
+        strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
+        render_ruler_headline(report.ruler, out, strict)
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:
