@@ -169,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "`ctxprobe run --cases FILE` re-sends byte for byte (the default)")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per case")
     fmt.add_argument("--parquet", action="store_true", help="Parquet, one row per case (needs -o and ctxprobe[export])")
-    fmt.add_argument("--ruler", action="store_true", help="RULER-format JSONL, for other runners")
+    fmt.add_argument("--ruler", action="store_true",
+                     help="RULER predictions: -o DIR gets DIR/<length>/<task>.jsonl for RULER's evaluate.py")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
 

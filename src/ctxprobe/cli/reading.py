@@ -176,7 +176,14 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
         n = ex.write_parquet(args.run_id, args.store, args.output)
         err.print(f"wrote {n} cases to {args.output}")
         return 0
-    writer = ex.write_csv if args.csv else ex.write_ruler_jsonl if args.ruler else export_jsonl
+    if args.ruler:
+        if not args.output:
+            raise CtxprobeError("--ruler needs -o DIR: it writes DIR/<length>/<task>.jsonl for RULER's evaluate.py")
+        n = ex.write_ruler_predictions(args.run_id, args.store, args.output)
+        err.print(f"wrote {n} cases to {args.output}/<length>/<task>.jsonl (RULER's evaluate.py --data_dir "
+                  f"{args.output}/<length>)")
+        return 0
+    writer = ex.write_csv if args.csv else export_jsonl
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8", newline="") as fh:

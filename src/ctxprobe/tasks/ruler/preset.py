@@ -13,7 +13,7 @@ from typing import Any
 from ctxprobe.tasks.ruler.constants import SYNTHETIC
 from ctxprobe.tasks.ruler.metrics import STRING_MATCH_ALL, STRING_MATCH_PART
 
-QA_HINT = "need --ruler-docs + --ruler-qa-squad/--ruler-qa-hotpot"
+QA_HINT = "need --ruler-docs, --ruler-qa-squad/hotpot"
 
 
 def ruler_families(docs: str | None = None, qa_squad: str | None = None,
@@ -43,4 +43,4 @@ def skipped_line(tasks: dict[str, dict[str, Any]]) -> str | None:
     names = skipped_tasks(tasks)
     if not names:
         return None
-    return f"ruler: {', '.join(names)} not run ({QA_HINT})"
+    return f"ruler: {', '.join(names)} not run: {QA_HINT}"
