@@ -150,7 +150,7 @@ def test_niah_asked_needle_sits_at_the_cell_depth(family) -> None:
         assert abs(at / (len(lines) - 1) - depth) <= 1 / len(lines) + 1e-9
 
 
-def test_vt_is_rulers_chain_with_its_worked_example(family) -> None:
+def test_vt_is_rulers_chain_with_its_worked_example(family, tok) -> None:
     case = build(family, "vt")
     user, prefill = case.messages
     value = case.meta["value"]
@@ -164,6 +164,10 @@ def test_vt_is_rulers_chain_with_its_worked_example(family) -> None:
     # the example: RULER's full template, its answer prefix, two spaces, the answer, a newline
     icl = case.meta["icl_names"]
     assert re.search(r"they are:  " + " ".join(icl) + r"\n$", example + "\n")
+    # RULER builds the example to at most 500 tokens (its text, no chat template): one more
+    # noise line would not fit
+    icl_text = example[: example.rindex("they are: ") + len("they are: ")]
+    assert tok.count(icl_text) <= 500 < tok.count(icl_text) + tok.count("\n" + NOISE)
     lines = task.rsplit("\n", 1)[0].split("\n")
     chain = [line for line in lines if line != NOISE]
     names = case.expected

@@ -144,6 +144,7 @@ class VariableTracking:
                        for c in range(self.n_chains)]
         self.value = value
         self.icl_names, icl_lines = _chain(self.rng, min(10, self.hops), 3, str(self.rng.randint(10000, 99998)), taken)
+        self.icl_seed = self.rng.getrandbits(32)
         self.icl = self._icl(icl_lines, count)
         self.layout_seed = self.rng.getrandbits(64)
         self.min_n = self.hops + 1
@@ -152,14 +153,16 @@ class VariableTracking:
         value = lines[0].split("=")[-1].strip()
 
         def text(n: int) -> str:
-            context = _noise_with_chains(random.Random(n), n, [lines])
+            context = _noise_with_chains(random.Random(self.icl_seed * 1_000_003 + n), n, [lines])
             return (C.VT_TEMPLATE + C.VT_PREFIX).format(context=context, query=value, num_v=len(lines))
 
+        # the largest noise count whose example (template + prefix, no chat template) is
+        # <= 500 tokens, as RULER's search finds it; at least RULER's floor of 5
         n = 5
         while count(text(n + 5)) <= self.ICL_TOKENS:
             n += 5
-        while n > 1 and count(text(n)) > self.ICL_TOKENS:
-            n -= 1
+        while count(text(n + 1)) <= self.ICL_TOKENS:
+            n += 1
         return text(n) + " " + " ".join(self.icl_names) + "\n"
 
     def render(self, n: int) -> Rendered:
