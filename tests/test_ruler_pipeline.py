@@ -67,6 +67,11 @@ def test_preset_over_http_sends_every_prompt_once(tmp_path) -> None:
     report = load_report(result.run_id, tmp_path / "r.sqlite")
     assert report.ruler is not None and report.ruler.effective_length == 8192
     assert report.ruler.missing == ["qa_1", "qa_2"]
+    from ctxprobe.report.html import build_html_report
+
+    build_html_report([result.run_id], tmp_path / "r.sqlite", tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<section id="ruler">' in page and "RULER effective length (average ≥ 85.6): <b>8K</b>" in page
 
 
 def test_sim_server_refuses_a_prefix_it_would_not_continue() -> None:

@@ -126,11 +126,13 @@ def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any
 
 def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[str, Any]) -> str:
     from ctxprobe.report.html_phonebook import phonebook_section
+    from ctxprobe.report.html_ruler import ruler_section
 
     families = sorted({p.family for v in views for p in v.profiles})
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
+           *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
     body = [
@@ -146,6 +148,7 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
     ]
     if books:
         body.append(phonebook_section(books, png_dir))
+    body.append(ruler_section(views))
     if any(v.details for v in views):
         body += [audit_section(views), cost_latency_section(views), failures_section(views)]
     body.append(f"<footer>ctxprobe {esc(__version__)} · self-contained report: no scripts, no network.</footer>")
