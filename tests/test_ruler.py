@@ -55,7 +55,10 @@ def test_all_thirteen_tasks_map_to_valid_params(tmp_path) -> None:
         assert t["family"] in FAMILIES, name
         validate_params(t["family"], t["params"])  # raises on a parameter the family does not know
         assert t["metric"] == (STRING_MATCH_PART if name.startswith("qa") else STRING_MATCH_ALL)
-    assert {n for n, t in tasks.items() if t["family"] == "ruler"} == RULER_TASKS - {"qa_1", "qa_2"}
+    assert {n for n, t in tasks.items() if t["family"] == "ruler"} == RULER_TASKS
+    # --ruler-docs replaces the essays, and only the essay haystacks
+    assert {n for n, t in tasks.items() if t["params"].get("essay")} == {
+        "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multivalue", "niah_multiquery"}
 
 
 def test_qa_tasks_that_cannot_run_are_named() -> None:
@@ -261,3 +264,13 @@ def test_strict_score_is_whole_token_and_refuses_distractors(family) -> None:
     cwe = build(family, "cwe")
     half = family.score(cwe, " ".join(cwe.expected[:5]))
     assert half.outcome == "partial" and half.score == 0.5
+
+
+def test_ruler_docs_replace_the_essay_haystack(family, tmp_path) -> None:
+    sentences = [f"The {w} lighthouse keeper counted gulls along the {v} shore every morning."
+                 for w in ("old", "young", "tall", "quiet", "weary") for v in ("north", "south", "east", "west")]
+    (tmp_path / "essay.txt").write_text(" ".join(sentences) + "\n", encoding="utf-8")
+    params = validate_params("ruler", {"task": "niah_single_2", "essay": str(tmp_path)})
+    case = family.generate(Cell("niah_single_2", 4096, 0.5), 0, seed=7, params=params)
+    context = _niah_parts(case)[1]
+    assert "lighthouse keeper" in context and case.token_count + 128 <= 4096

@@ -34,11 +34,12 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
     p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
     p.add_argument("--family", help="task families, comma list (default niah)")
-    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 task designs; the QA tasks need "
-                                      "--ruler-docs and --ruler-qa-squad/--ruler-qa-hotpot)")
-    p.add_argument("--ruler-docs", help="ruler preset: a folder of documents for the QA tasks")
-    p.add_argument("--ruler-qa-squad", help="ruler preset: SQuAD-style QA JSONL (see the documents family)")
-    p.add_argument("--ruler-qa-hotpot", help="ruler preset: HotpotQA-style QA JSONL")
+    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 tasks as RULER renders them; "
+                                      "the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot)")
+    p.add_argument("--ruler-docs", help="ruler preset: a folder of text for the essay haystacks "
+                                        "(default: built-in prose; RULER uses Paul Graham essays)")
+    p.add_argument("--ruler-qa-squad", help="ruler preset: RULER's SQuAD file (SQuAD v2.0 dev JSON) for qa_1")
+    p.add_argument("--ruler-qa-hotpot", help="ruler preset: RULER's HotpotQA file (dev distractor JSON) for qa_2")
     p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
@@ -28,17 +28,29 @@ from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.ruler import constants as C
+from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa
 from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking
 from ctxprobe.tokenizers.base import Message
 
-SyntheticTask = Literal["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
-                        "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe"]
+RulerTask = Literal["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                    "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2"]
 _MAX_PROBES = 60
 
 
 class RulerParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    task: SyntheticTask = Field(description="a synthetic task of RULER's synthetic.yaml")
+    task: RulerTask = Field(description="a task of RULER's synthetic.yaml")
+    qa_file: str | None = Field(None, description="qa_1: RULER's SQuAD v2.0 dev JSON; qa_2: HotpotQA dev JSON")
+    essay: str | None = Field(None, description="a folder of text for the essay haystacks (default: built-in prose)")
+
+    @model_validator(mode="after")
+    def _qa_needs_its_file(self) -> RulerParams:
+        if self.task.startswith("qa_") and not self.qa_file:
+            raise CtxprobeError(f"RULER task {self.task} needs its dataset file: --ruler-qa-"
+                                f"{'squad' if self.task == 'qa_1' else 'hotpot'} FILE")
+        if self.qa_file and not self.task.startswith("qa_"):
+            raise CtxprobeError(f"qa_file applies to the RULER QA tasks only (got task={self.task})")
+        return self
 
 
 def messages_for(r: Rendered) -> list[Message]:
@@ -50,14 +62,15 @@ class _Essay:
 
     def __init__(self, haystack: str | None) -> None:
         self.haystack = haystack
-        self._lists: OrderedDict[int, tuple[list[str], object]] = OrderedDict()
+        self._lists: OrderedDict[tuple[int, str | None], tuple[list[str], object]] = OrderedDict()
 
-    def take(self, seed: int) -> Callable[[int], list[str]]:
-        if seed not in self._lists:
-            self._lists[seed] = ([], filler_source(self.haystack, seed))
+    def take(self, seed: int, folder: str | None = None) -> Callable[[int], list[str]]:
+        key = (seed, folder or self.haystack)
+        if key not in self._lists:
+            self._lists[key] = ([], filler_source(key[1], seed))
             while len(self._lists) > 4:
                 self._lists.popitem(last=False)
-        sents, source = self._lists[seed]
+        sents, source = self._lists[key]
 
         def first(n: int) -> list[str]:
             while len(sents) < n:
@@ -128,14 +141,18 @@ class Ruler:
         case_seed = derive_seed(seed, self.name, params.task, cell.length, cell.depth, rep)
         args = task["args"]
         if task["task"] == "niah":
-            essay = self._essay.take(derive_seed(seed, self.name, "essay", params.task, cell.length))
-            gen: Niah | VariableTracking | CommonWords | FrequentWords = Niah(args, case_seed, cell.depth, essay)
+            essay = self._essay.take(derive_seed(seed, self.name, "essay", params.task, cell.length), params.essay)
+            gen: Niah | VariableTracking | CommonWords | FrequentWords | QuestionAnswering = \
+                Niah(args, case_seed, cell.depth, essay)
         elif task["task"] == "variable_tracking":
             gen = VariableTracking(args, case_seed, tok.count)
         elif task["task"] == "common_words_extraction":
             gen = CommonWords(args, case_seed, cell.length)
-        else:
+        elif task["task"] == "freq_words_extraction":
             gen = FrequentWords(args, case_seed, cell.length, ttg)
+        else:
+            assert params.qa_file is not None
+            gen = QuestionAnswering(load_qa(params.qa_file, args["dataset"]), case_seed)
         n, rendered, _ = fit(gen.render, tok.count_chat, cell.length - ttg, gen.min_n, cell.length)
         messages = messages_for(rendered)
         ids = tok.encode_chat(messages)

@@ -1,36 +1,39 @@
-"""``--preset ruler``: RULER's 13 tasks as sweep families.
+"""``--preset ruler``: RULER's 13 tasks as sweep families, all of them the ``ruler`` family.
 
-The 11 synthetic tasks are the ``ruler`` family (RULER's own rendering and sizing). The two
-QA tasks need SQuAD / HotpotQA, which ctxprobe does not ship: given the user's documents and
-QA JSONL they run as the ``documents`` family (RULER's QA layout is not reproduced there),
-otherwise :func:`skipped_tasks` names them so the sweep can say so before it starts.
+The two QA tasks need SQuAD / HotpotQA, which ctxprobe does not ship: given RULER's files
+(``--ruler-qa-squad``, ``--ruler-qa-hotpot``) they run like the others; otherwise
+:func:`skipped_line` names them so the sweep can say so before it starts. ``docs``
+(``--ruler-docs``) is a folder of the user's text for RULER's essay haystacks, in place of
+the Paul Graham essays RULER uses (default: ctxprobe's built-in prose).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.tasks.ruler.constants import SYNTHETIC
+from ctxprobe.tasks.ruler.constants import SYNTHETIC, TASKS
 from ctxprobe.tasks.ruler.metrics import STRING_MATCH_ALL, STRING_MATCH_PART
 
-QA_HINT = "need --ruler-docs, --ruler-qa-squad/hotpot"
+QA_HINT = "need --ruler-qa-squad/--ruler-qa-hotpot FILE"
 
 
 def ruler_families(docs: str | None = None, qa_squad: str | None = None,
                    qa_hotpot: str | None = None) -> dict[str, dict[str, Any]]:
     """RULER task name → ``{"family", "params", "metric", "notes"}`` (``family`` None: cannot run)."""
-    def task(family: str | None, params: dict[str, Any], metric: str, notes: str) -> dict[str, Any]:
-        return {"family": family, "params": params, "metric": metric, "notes": notes}
-
-    def qa(path: str | None, name: str) -> dict[str, Any]:
-        if docs is None or path is None:
-            return task(None, {}, STRING_MATCH_PART, f"needs {name} documents + QA JSONL (not shipped)")
-        return task("documents", {"docs": docs, "qa": path}, STRING_MATCH_PART,
-                    f"{name} contexts as documents in filler; RULER's QA layout is not reproduced")
-
-    out = {name: task("ruler", {"task": name}, STRING_MATCH_ALL, "RULER's rendering and sizing") for name in SYNTHETIC}
-    out["qa_1"] = qa(qa_squad, "SQuAD")
-    out["qa_2"] = qa(qa_hotpot, "HotpotQA")
+    out: dict[str, dict[str, Any]] = {}
+    for name in SYNTHETIC:
+        params: dict[str, Any] = {"task": name}
+        if docs and TASKS[name]["args"].get("type_haystack") == "essay":
+            params["essay"] = docs
+        out[name] = {"family": "ruler", "params": params, "metric": STRING_MATCH_ALL,
+                     "notes": "RULER's rendering and sizing"}
+    for name, path, dataset in (("qa_1", qa_squad, "SQuAD"), ("qa_2", qa_hotpot, "HotpotQA")):
+        if path:
+            out[name] = {"family": "ruler", "params": {"task": name, "qa_file": path}, "metric": STRING_MATCH_PART,
+                         "notes": f"RULER's QA layout over your {dataset} file"}
+        else:
+            out[name] = {"family": None, "params": {}, "metric": STRING_MATCH_PART,
+                         "notes": f"needs RULER's {dataset} file (not shipped)"}
     return out
 
 
