@@ -225,3 +225,19 @@ def test_preset_runs_4k_to_128k_with_no_repeated_prompt(tmp_path) -> None:
     report = load_report(result.run_id, tmp_path / "r.sqlite")
     assert report.ruler is not None and report.ruler.effective_length == 131072
     assert all(v == 100.0 for by in report.ruler.scores.values() for v in by.values())
+
+
+def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> None:
+    """RULER's lengths include the output: L = window fits; niah's L + output does not."""
+    from ctxprobe.errors import CtxprobeError
+
+    spec = _preset_spec("sim:perfect?ctx=4096", "4k", "0.5", 1)
+    spec = make_spec({**spec.model_dump(), "families": {"vt": {"family": "ruler", "task": "vt"}}})
+    result = run_sweep(spec, tmp_path / "a.sqlite", progress=False)
+    assert load_report(result.run_id, tmp_path / "a.sqlite").profiles[0].cells[0].mean == 1.0
+    short = make_spec({**spec.model_dump(), "model": "sim:perfect?ctx=4095"})  # one token short
+    with pytest.raises(CtxprobeError, match="length 4096 \\(prompt and output\\) exceeds"):
+        run_sweep(short, tmp_path / "c.sqlite", progress=False)
+    niah = make_spec({**spec.model_dump(), "families": {"niah": {}}})
+    with pytest.raises(CtxprobeError, match="exceeds sim:perfect\\?ctx=4096's window"):
+        run_sweep(niah, tmp_path / "b.sqlite", progress=False)

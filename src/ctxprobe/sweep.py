@@ -91,11 +91,17 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
     sizes = sizes if sizes is not None else case_sizes(spec, families)
-    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1])
-    if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+
+    def output(label: str) -> int:
+        # a family whose lengths already include the output (RULER's prompt + generation <= L)
+        return 0 if getattr(families[label][0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
+    if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
+        extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
         raise CtxprobeError(
-            f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
+            f"{what}{extra} exceeds {spec.model}'s window of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
@@ -219,10 +225,11 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases() -> Iterator[Case]:
         for case in stream:
             window = provider.context_window
-            if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+            out_tokens = case.max_tokens or spec.decoding.max_tokens
+            if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
                 raise CtxprobeError(
-                    f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
+                    f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
             pending_cases.append(slim_case(case, policy))
             yield pending_cases[-1]

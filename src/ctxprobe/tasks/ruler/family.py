@@ -127,6 +127,8 @@ def tokens_of(text: str) -> set[str]:
 class Ruler:
     name = "ruler"
     params_model = RulerParams
+    #: RULER's convention: a length holds the prompt *and* the generated tokens.
+    length_includes_output = True
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx
