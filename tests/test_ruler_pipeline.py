@@ -235,6 +235,12 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
     spec = make_spec({**spec.model_dump(), "families": {"vt": {"family": "ruler", "task": "vt"}}})
     result = run_sweep(spec, tmp_path / "a.sqlite", progress=False)
     assert load_report(result.run_id, tmp_path / "a.sqlite").profiles[0].cells[0].mean == 1.0
+    from ctxprobe.packs import load_pack
+    from ctxprobe.results import export_jsonl
+
+    with open(tmp_path / "pack.jsonl", "w", encoding="utf-8") as fh:
+        export_jsonl(result.run_id, tmp_path / "a.sqlite", fh)
+    assert [pc.case.max_tokens for pc in load_pack(tmp_path / "pack.jsonl")] == [30]  # vt's budget survives
     short = make_spec({**spec.model_dump(), "model": "sim:perfect?ctx=4095"})  # one token short
     with pytest.raises(CtxprobeError, match="length 4096 \\(prompt and output\\) exceeds"):
         run_sweep(short, tmp_path / "c.sqlite", progress=False)
