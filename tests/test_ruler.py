@@ -4,6 +4,7 @@ independently from the original's rules (NVIDIA/RULER ``scripts/data/synthetic/*
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections import Counter
 
@@ -198,6 +199,19 @@ def test_cwe_is_rulers_numbered_list_with_example(family) -> None:
     assert {w for w, c in main_counts.items() if c == 30} == set(case.expected)
     ex_answer = example.split(question + prefix + " ")[1]
     assert re.fullmatch(r"1\. \S+( \d+\. \S+){9}", ex_answer)
+    # RULER lists common * repeats + uncommon * repeats, shuffled with random.Random(42):
+    # undo that permutation and every slot must hold one word, the common ones in answer order
+    for text, common, repeats, rare in ((main.split(question)[0], case.expected, 30, 3),
+                                        (example.split(question)[0][len(head):], case.meta["shot_answer"], 10, 3)):
+        listed = re.findall(r"\d+\. (\S+)", text)
+        perm = list(range(len(listed)))
+        random.Random(42).shuffle(perm)
+        m = (len(listed) - 10 * repeats) // rare
+        slots: dict[tuple[str, int], str] = {}
+        for j, i in enumerate(perm):
+            slot = ("c", i % 10) if i < 10 * repeats else ("u", (i - 10 * repeats) % m)
+            assert slots.setdefault(slot, listed[j]) == listed[j]
+        assert [slots[("c", k)] for k in range(10)] == list(common)
 
 
 def test_fwe_is_rulers_zipf_coded_text(family) -> None:
@@ -217,6 +231,17 @@ def test_fwe_is_rulers_zipf_coded_text(family) -> None:
     for rank, w in enumerate(ranked[:4], start=1):  # int(n · k^-2 / ζ(2)), RULER's Zipf counts
         assert counts[w] == int(n * rank**-2.0 / (math.pi**2 / 6))
     assert case.expected == ranked[1:4]
+    # RULER lists each vocabulary word count times in vocabulary order (rank 1 = "..."), then
+    # shuffles with random.Random(42): undo it, and each rank's block holds one word
+    sizes = [int(n * k**-2.0 / (math.pi**2 / 6)) for k in range(1, case.meta["vocab_size"] + 1)]
+    block = [k for k, c in enumerate(sizes) for _ in range(c)]
+    perm = list(range(len(words)))
+    random.Random(42).shuffle(perm)
+    assert len(block) == len(words)
+    by_rank: dict[int, str] = {}
+    for j, i in enumerate(perm):
+        assert by_rank.setdefault(block[i], words[j]) == words[j]
+    assert [by_rank[k] for k in range(4)] == ["...", *case.expected]
     assert all(re.fullmatch(r"[a-z]{6}", w) for w in ranked[1:])
 
 
