@@ -247,3 +247,11 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
     niah = make_spec({**spec.model_dump(), "families": {"niah": {}}})
     with pytest.raises(CtxprobeError, match="exceeds sim:perfect\\?ctx=4096's window"):
         run_sweep(niah, tmp_path / "b.sqlite", progress=False)
+
+
+def test_plan_counts_each_tasks_own_output_budget() -> None:
+    from ctxprobe.plan import summarize
+
+    plan = summarize(_preset_spec("sim:perfect", "4k,8k", "0,1", 1))
+    # niah 128 × 8 tasks, vt 30, cwe 120, fwe 50 — per case, 2 lengths × 2 depths
+    assert plan.requests == 44 and plan.output_tokens == (8 * 128 + 30 + 120 + 50) * 4
