@@ -254,4 +254,4 @@ def test_plan_counts_each_tasks_own_output_budget() -> None:
 
     plan = summarize(_preset_spec("sim:perfect", "4k,8k", "0,1", 1))
     # niah 128 × 8 tasks, vt 30, cwe 120, fwe 50 — per case, 2 lengths × 2 depths
-    assert plan.requests == 44 and plan.output_tokens == (8 * 128 + 30 + 120 + 50) * 4
+    assert plan.requests == 44 and plan.max_output_tokens == (8 * 128 + 30 + 120 + 50) * 4
