@@ -50,7 +50,7 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
         from ctxprobe.report.ruler_table import render_ruler_headline
 
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
-        render_ruler_headline(report.ruler, out, strict)
+        render_ruler_headline(report.ruler, out, strict, report.threshold)
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:

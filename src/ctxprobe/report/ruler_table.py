@@ -13,7 +13,8 @@ from ctxprobe.analysis.ruler import RulerHeadline
 from ctxprobe.report.format import fmt_tokens
 
 
-def render_ruler_headline(headline: RulerHeadline, out: Console, strict_effective: dict[str, Any] | None = None) -> None:
+def render_ruler_headline(headline: RulerHeadline, out: Console, strict_effective: dict[str, Any] | None = None,
+                          threshold: float | None = None) -> None:
     table = Table("task", *(fmt_tokens(L) for L in headline.lengths),
                   title="RULER headline: string_match, 0-100", title_justify="left")
     for task in headline.tasks:
@@ -27,6 +28,7 @@ def render_ruler_headline(headline: RulerHeadline, out: Console, strict_effectiv
     out.print(f"RULER effective length (average ≥ {headline.bar:g}): {verdict}", highlight=False)
     if strict_effective:
         ours = ", ".join(f"{t} {fmt_tokens(v) if v is not None else 'none'}" for t, v in strict_effective.items())
-        out.print(f"ours (strict scorer, per task, bar as above): {ours}", highlight=False)
+        bar = f"mean ≥ {threshold:g}" if threshold is not None else "the run's bar"
+        out.print(f"ours (strict scorer, each task at {bar}): {ours}", highlight=False)
     if headline.missing:
         out.print(f"RULER averages 13 tasks; not measured here: {', '.join(headline.missing)}", highlight=False)
