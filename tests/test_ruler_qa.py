@@ -132,3 +132,13 @@ def test_qa_file_errors_are_one_line(tmp_path) -> None:
         fam.generate(Cell("qa_1", 4096, 0.5), 0, seed=1, params=validate_params("ruler", {"task": "qa_1",
                                                                                           "qa_file": str(bad)}))
     assert "\n" not in str(err.value)
+
+
+def test_qa_strict_score_takes_any_reference_as_a_whole_phrase(files) -> None:
+    fam = make_family("ruler", BuildContext(resolve_tokenizer("local"), None))
+    case = fam.generate(Cell("qa_1", 4096, 0.5), 0, seed=5,
+                        params=validate_params("ruler", {"task": "qa_1", "qa_file": files[0]}))
+    case.expected = ["Denver Broncos", "the Broncos"]  # SQuAD's alternative answers
+    assert fam.score(case, " the Denver Broncos.").outcome == "correct"
+    assert fam.score(case, "Broncos").score == 0.0  # neither reference as a whole phrase
+    assert fam.score(case, "the Denver Broncosx").score == 0.0

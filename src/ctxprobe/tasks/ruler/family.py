@@ -28,6 +28,7 @@ from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.ruler import constants as C
+from ctxprobe.tasks.ruler.metrics import STRING_MATCH_PART
 from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa
 from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking
 from ctxprobe.tokenizers.base import Message
@@ -124,6 +125,13 @@ def tokens_of(text: str) -> set[str]:
     return {t.lower() for t in _TOKEN.findall(text)}
 
 
+def _said(reference: str, said: set[str], output: str) -> bool:
+    """``reference`` appears in the output as whole tokens (a phrase: as a whole phrase)."""
+    if _TOKEN.fullmatch(reference):
+        return reference.lower() in said
+    return re.search(rf"(?<![\w-]){re.escape(reference)}(?![\w-])", output, re.IGNORECASE) is not None
+
+
 class Ruler:
     name = "ruler"
     params_model = RulerParams
@@ -192,8 +200,11 @@ class Ruler:
         hits = [d for d in case.distractors if d.lower() in said]
         if hits:
             return Scored(0.0, "distractor", {"distractors": hits[:10]})
-        found = {a: a.lower() in said for a in case.expected}
-        share = sum(found.values()) / len(found) if found else 0.0
+        found = {a: _said(a, said, output) for a in case.expected}
+        if case.meta.get("metric") == STRING_MATCH_PART:  # QA: the references are alternative answers
+            share = 1.0 if any(found.values()) else 0.0
+        else:
+            share = sum(found.values()) / len(found) if found else 0.0
         if share == 1.0:
             return Scored(1.0, "correct", {"found": found})
         if share > 0:
