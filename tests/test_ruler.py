@@ -299,3 +299,19 @@ def test_ruler_docs_replace_the_essay_haystack(family, tmp_path) -> None:
     case = family.generate(Cell("niah_single_2", 4096, 0.5), 0, seed=7, params=params)
     context = _niah_parts(case)[1]
     assert "lighthouse keeper" in context and case.token_count + 128 <= 4096
+
+
+def test_missing_word_lists_name_the_extra(monkeypatch) -> None:
+    import sys
+
+    from ctxprobe.errors import CtxprobeError
+    from ctxprobe.tasks.ruler import vocab
+
+    vocab.word_lists.cache_clear()
+    monkeypatch.setitem(sys.modules, "wonderwords", None)
+    try:
+        with pytest.raises(CtxprobeError, match=r"pip install 'ctxprobe\[ruler\]'"):
+            vocab.word_lists()
+    finally:
+        monkeypatch.undo()
+        vocab.word_lists.cache_clear()
