@@ -255,3 +255,23 @@ def test_plan_counts_each_tasks_own_output_budget() -> None:
     plan = summarize(_preset_spec("sim:perfect", "4k,8k", "0,1", 1))
     # niah 128 × 8 tasks, vt 30, cwe 120, fwe 50 — per case, 2 lengths × 2 depths
     assert plan.requests == 44 and plan.max_output_tokens == (8 * 128 + 30 + 120 + 50) * 4
+
+
+def test_servers_counting_more_than_built_are_noted(tmp_path) -> None:
+    """A server that closed the answer-prefix turn counts more prompt tokens than were
+    built: the report says so (tolerance max(4, 0.5%): +5 of 1000 passes, +6 does not)."""
+    from ctxprobe.store import Store
+
+    with Store(tmp_path / "s.sqlite") as store:
+        store.ensure_run("r1", model="m", tokenizer="t", family="ruler", version="0",
+                         spec={"families": {"vt": {"family": "ruler", "task": "vt"}}, "threshold": 0.856}, meta={})
+        for rep, reported in enumerate((1005, 1006, 1000)):
+            case = Case(Cell("vt", 1024, 0.5), rep, 0, [{"role": "user", "content": f"q{rep}"}], ["x"],
+                        token_count=1000)
+            store.save_case("r1", case)
+            store.save_response("r1", case.case_id, output="x", finish_reason="stop", reported_prompt_tokens=reported,
+                                completion_tokens=1, latency_s=0.1, attempts=1, error=None, score=1.0,
+                                outcome="correct", detail={})
+        assert store.prompt_overcounts("r1") == (1, 6)
+    notes = load_report("r1", tmp_path / "s.sqlite").notes
+    assert any(n.startswith("1 response reported more prompt tokens") and "+6" in n for n in notes)

@@ -67,10 +67,15 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else None
         rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
+        over_n, over_max = store.prompt_overcounts(run.run_id)
     profiles = profile(rows, bar)
     intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
+    if over_n:
+        notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
+                     f"+{over_max}): the server's template or tokenizer differs from the one counted — with an "
+                     "answer prefix, the server may have closed that turn instead of continuing it")
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
