@@ -93,7 +93,8 @@ def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
     }
 
 
-def _family_names(run: RunRecord) -> dict[str, str]:
+def family_names(run: RunRecord) -> dict[str, str]:
+    """Family label → family name (a label is the family's name unless its parameters say ``family: NAME``)."""
     return {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
 
 
@@ -102,7 +103,7 @@ def _ruler_task_labels(run: RunRecord) -> list[str]:
     RULER's order; empty for other runs."""
     from ctxprobe.tasks.ruler import TASKS
 
-    names = _family_names(run)
+    names = family_names(run)
     if not any(family == "ruler" for family in names.values()):
         return []
     return list(TASKS)
@@ -111,7 +112,7 @@ def _ruler_task_labels(run: RunRecord) -> list[str]:
 def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
     from ctxprobe.tasks.ruler import case_metric, match
 
-    labels = _family_names(run)
+    labels = family_names(run)
     rows = []
     for r in store.iter_case_records(run.run_id):
         if r["outcome"] is None:

@@ -212,11 +212,11 @@ def write_ruler_predictions(run_id: str, store_path: str | Path, out_dir: str | 
     """``out_dir/<length>/<task>.jsonl`` for every scored case (harness failures, which
     ctxprobe never scores, are left out, so RULER's evaluate.py sees what our RULER scorer
     sees). Returns the number of cases written."""
-    from ctxprobe.results import _family_names, open_existing
+    from ctxprobe.results import family_names, open_existing
 
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        labels = _family_names(run)
+        labels = family_names(run)
     by_file: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for rec in _records(run.run_id, store_path):
         if rec["outcome"] is None or rec["score"] is None:
