@@ -43,7 +43,8 @@ class RulerHeadline:
         }
 
 
-def ruler_headline(rows: Sequence[ResultRow], task_order: Sequence[str], bar: float = RULER_BAR) -> RulerHeadline | None:
+def ruler_headline(rows: Sequence[ResultRow], task_order: Sequence[str],
+                   bar: float = RULER_BAR) -> RulerHeadline | None:
     """The headline over the rows whose family label is one of ``task_order`` (RULER's task
     names); None when there is none."""
     per: dict[tuple[str, int], list[float]] = defaultdict(list)

@@ -22,7 +22,8 @@ from ctxprobe.models.skills.ruler import ruler_skill
 Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
 
 #: Tried in order; the first skill that recognises the question answers it.
-SKILLS: list[Skill] = [ruler_skill, niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill, aggregation_skill]
+SKILLS: list[Skill] = [ruler_skill, niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill,
+                       aggregation_skill]
 
 
 def answer(question: str, context: str) -> str | None:
