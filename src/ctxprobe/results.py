@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, bootstrap_effective_length
-from ctxprobe.analysis.diagnose import profile_notes, trained_context_notes
+from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
+from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
+                                        trained_context_notes)
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
@@ -23,8 +24,8 @@ class Report:
     profiles: list[Profile]
     threshold: float
     notes: list[str]
-    #: Effective length with a bootstrap interval, per family (same order as profiles).
-    intervals: dict[str, EffectiveLengthInterval]
+    #: Effective length with its guaranteed-coverage interval, per family (same order as profiles).
+    intervals: dict[str, EffectiveLength]
     scorer: str = "strict"
 
     def to_dict(self) -> dict[str, Any]:
@@ -38,7 +39,21 @@ class Report:
             trained_context=run.meta.get("trained_context"),
             notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
-        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
+        ) | {"effective_length_intervals": {f: iv.to_dict() for f, iv in self.intervals.items()},
+               "incomplete": self.incomplete}
+
+    @property
+    def incomplete(self) -> list[str]:
+        """Why the run's numbers are not the whole picture (empty when they are)."""
+        out = []
+        truncated = sorted({L for iv in self.intervals.values() for L in iv.truncated})
+        if truncated:
+            from ctxprobe.report.format import fmt_tokens
+
+            out.append("incomplete: prompts truncated by the server at "
+                       + ", ".join(fmt_tokens(L) for L in truncated)
+                       + " (not measured; the effective length stops below)")
+        return out
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -62,9 +77,12 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
     profiles = profile(rows, bar)
-    intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
+    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar)}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
+    if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):
+        notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
+                                        _answer_needs(store_path, run))
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
@@ -72,13 +90,14 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     return Report(run, profiles, bar, notes, intervals, scorer)
 
 
-def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
-    return {
-        "point": iv.point, "lo": iv.lo, "hi": iv.hi, "confidence": iv.confidence, "line": iv.line(),
-        "rule": "mean >= threshold", "threshold": iv.threshold, "n_resamples": iv.n_resamples,
-        "distribution": {("none" if k is None else str(k)): v for k, v in iv.distribution.items()},
-        "p_clear": {str(k): v for k, v in iv.p_clear.items()},
-    }
+def _answer_needs(store_path: str | Path, run: RunRecord) -> dict[str, int]:
+    """Per family, the output tokens its longest correct answer needs (from the stored answers)."""
+    needs: dict[str, int] = {}
+    with open_existing(store_path) as store:
+        for r in store.iter_case_records(run.run_id):
+            expected = [str(x) for x in (r.get("expected") or [])]
+            needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
+    return needs
 
 
 def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
@@ -115,14 +134,15 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
     except OSError as err:
         raise CtxprobeError(f"cannot create report directory {out}: {err.strerror}") from None
     paths: list[Path] = []
-    title = f"{report.run.model} · run {report.run.run_id}"
+    title = f"{report.run.model} · run {report.run.run_id} · scorer {report.scorer}"
+    tag = "" if report.scorer == "strict" else f"-scorer-{report.scorer}"  # never overwrite the strict plots
     if len(report.profiles) > 1:
         from ctxprobe.report.plots_multi import all_families_png
 
-        paths.append(all_families_png(report.profiles, out / "all-families-curve.png", title))
+        paths.append(all_families_png(report.profiles, out / f"all-families-curve{tag}.png", title))
     for prof in report.profiles:
-        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title))
-        paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title))
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title))
     return paths
 
 

@@ -193,6 +193,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     if checked is not None:
         meta["preflight"] = checked.to_dict()
     judge = await _calibrated_judge(spec, tokenizer, families, meta, console)
+    # preflight saw the server count tokens exactly as we do: any shortfall is truncation
+    exact_counts = checked is not None and checked.exact_counts
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
@@ -241,7 +243,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
-                                        cost_usd=cost)
+                                        cost_usd=cost, exact_counts=exact_counts)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,

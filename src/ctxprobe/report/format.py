@@ -56,8 +56,8 @@ def effective_length_line(profile: Profile) -> str:
     eff = profile.effective_length
     if eff is not None:
         return (
-            f"effective length: {fmt_tokens(eff)} "
-            f"(threshold {fmt_threshold(profile.threshold)}, mean ≥ threshold)"
+            f"effective length: {fmt_tokens(eff)} observed "
+            f"(threshold {fmt_threshold(profile.threshold)}, mean ≥ threshold; its interval is below the table)"
         )
     if not profile.lengths:
         return "effective length: undetermined (no results)"
@@ -78,6 +78,9 @@ def effective_length_note(profile: Profile) -> str | None:
     if profile.effective_length == ordered[-1].length:
         return "every tested length clears the bar: the real limit may be longer"
     nxt = next(s for s in ordered if s.length > profile.effective_length)
+    if nxt.outcomes.get("input_truncated"):
+        return (f"stopped at {fmt_tokens(nxt.length)}: not measured there — {nxt.outcomes['input_truncated']} "
+                "prompts truncated by the server")
     if nxt.n == 0:
         return (
             f"stopped at {fmt_tokens(nxt.length)}: no scored cases there "
