@@ -106,7 +106,9 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
 class _Display:
     """A progress bar with ETA and a running accuracy, on stderr."""
 
-    def __init__(self, total: int, done: int, enabled: bool, console: Console) -> None:
+    def __init__(self, total: int, done: int, enabled: bool, console: Console,
+                 units: dict[str, str] | None = None) -> None:
+        self.units = units or {}  # family label -> "entries" for books sized in entries
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[acc]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -123,8 +125,11 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        self.progress.update(self.task, advance=1, acc=acc,
-                             description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
+        if self.units.get(case.cell.family) == "entries":  # a phone book: its size, not a token length
+            where = f"{case.cell.family} {case.cell.length:,} entries"
+        else:
+            where = f"L={case.cell.length} d={case.cell.depth:g}"
+        self.progress.update(self.task, advance=1, acc=acc, description=f"{where} {outcome}")
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
@@ -229,7 +234,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             pending_cases.append(slim_case(case, policy))
             yield pending_cases[-1]
 
-    display = _Display(len(plan), len(plan) - len(todo), progress, console)
+    units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
+    display = _Display(len(plan), len(plan) - len(todo), progress, console, units)
 
     async def sink(item: Attempted) -> None:
         while pending_cases:

@@ -20,7 +20,8 @@ from typing import Any
 from ctxprobe._version import __version__
 from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.format import effective_length_note, fmt_interval, fmt_threshold, fmt_tokens
+from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
+                                    length_unit)
 from ctxprobe.report.html_parts import CSS, esc, img, score_cell, table, td
 from ctxprobe.report.html_sections import (
     RunView,
@@ -244,7 +245,9 @@ def _metadata(views: list[RunView]) -> str:
             "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
             "decoding": ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None) or "—", "seed": str(spec.get("seed", "—")),
             "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
-            "lengths": ", ".join(fmt_tokens(x) for x in spec.get("lengths", [])),
+            "lengths": ", ".join(fmt_length(x, "entries" if any(length_unit(spec, f) == "entries" for f in
+                                                                 spec.get("families", {})) else "tokens")
+                                 for x in spec.get("lengths", [])),
             "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),
             "context window": str(run.meta.get("context_window") or "unknown"),
             "trained context": str(run.meta.get("trained_context") or "unknown"),
@@ -270,16 +273,17 @@ def _profile(views: list[RunView]) -> str:
                 continue
             eff = prof.effective_length
             colour = "#1a7a3c" if eff is not None else "#b2182b"
-            text = fmt_tokens(eff) if eff is not None else "below shortest"
+            unit = length_unit(v.run.spec, fam)
+            text = fmt_length(eff, unit) if eff is not None else "below shortest"
             interval = "not computed"
             if fam in v.intervals:
                 lo, hi = v.intervals[fam]
-                interval = " – ".join(fmt_tokens(x) if x is not None else "< shortest" for x in (lo, hi))
+                interval = " – ".join(fmt_length(x, unit) if x is not None else "< shortest" for x in (lo, hi))
             last = max(prof.lengths, key=lambda s: s.length)
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
             rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',
                          td(interval, "num"),
-                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_tokens(last.length)}{mark}")])
+                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}")])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
@@ -300,9 +304,11 @@ def _all_families(views: list[RunView], png_dir: Path) -> str:
 
     figures = []
     for v in views:
-        if not v.profiles:
+        # books sized in entries do not share the token axis; the phone-book section shows them
+        profiles = [p for p in v.profiles if length_unit(v.run.spec, p.family) == "tokens"]
+        if not profiles:
             continue
-        path = all_families_png(v.profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
+        path = all_families_png(profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
         figures.append(f'<figure>{img(path, "all families, " + v.label)}<figcaption>{esc(v.label)}: every family '
                        "on one chart; ring = effective length; dashed red = threshold.</figcaption></figure>")
     return ('<section id="all-families"><h2>All families: accuracy vs length</h2>'
