@@ -77,11 +77,11 @@ def test_cut_answers_get_a_max_tokens_hint(tmp_path) -> None:
     report = load_report(result.run_id, tmp_path / "s.sqlite")
     assert report.profiles[0].lengths[0].outcomes == {"output_truncated": 2}
     [hint] = [n for n in report.notes if "output_truncated" in n]
-    # 7-digit value + its lead-in (12) + the answer's lead-in (24) = 43 tokens
+    # one 7-digit value: 32 (lead-in) + 10 (one item) = 42, under the floor of 48
     assert hint == ("niah: 2 of 2 answers were cut off by --max-tokens 4 before a correct answer (output_truncated, "
-                    "counted as misses of this setting, not of the model); its answers need about 43 tokens: "
-                    "rerun with --max-tokens 43.")
+                    "counted as misses of this setting, not of the model); its answers need about 48 tokens: "
+                    "rerun with --max-tokens 48.")
     # with room for the answer, the same cases are correct
-    fixed = run_sweep(make_spec({**spec.model_dump(), "decoding": {"max_tokens": 43}}), tmp_path / "s.sqlite",
+    fixed = run_sweep(make_spec({**spec.model_dump(), "decoding": {"max_tokens": 48}}), tmp_path / "s.sqlite",
                       progress=False)
     assert load_report(fixed.run_id, tmp_path / "s.sqlite").profiles[0].lengths[0].mean == 1.0

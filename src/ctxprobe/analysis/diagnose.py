@@ -58,14 +58,14 @@ def profile_notes(profiles: list[Profile]) -> list[str]:
     return ["profile: " + "; ".join(parts) + "."]
 
 
-#: Tokens allowed for the words around an answer ("The special magic number for … is").
-LEAD_IN_TOKENS = 24
-
-
 def answer_tokens_needed(expected: list[str]) -> int:
-    """Output tokens a full correct answer needs: every expected item with its own short
-    lead-in, at a token per character (digit strings tokenize up to one token per digit)."""
-    return sum(len(item) + LEAD_IN_TOKENS // 2 for item in expected) + LEAD_IN_TOKENS
+    """Output tokens a full correct answer listing ``expected`` needs, by the same rule as the
+    families' default output limits (spec.py): the items, each with its separator, plus a
+    short lead-in -- at least the long-standing default of 48."""
+    from ctxprobe.spec import OUTPUT_FLOOR, OUTPUT_LEAD_IN, OUTPUT_TOKENS_PER_ITEM
+
+    per_item = max([OUTPUT_TOKENS_PER_ITEM, *(len(item) + 3 for item in expected)])  # long free-text answers
+    return max(OUTPUT_FLOOR, OUTPUT_LEAD_IN + per_item * len(expected))
 
 
 def output_truncated_notes(profiles: list[Profile], max_tokens: int | None,
