@@ -68,6 +68,7 @@ def test_small_cut_after_exact_preflight_is_truncation_not_a_miss(tmp_path) -> N
     assert data["incomplete"] == ["incomplete: prompts truncated by the server at 2K "
                                   "(not measured; the effective length stops below)"]
     assert data["effective_length_intervals"]["niah"]["truncated"] == [2048]
+    assert data["notes"][0] == data["incomplete"][0] and data["length_units"] == {"niah": "tokens"}
 
 
 def test_cut_answers_get_a_max_tokens_hint(tmp_path) -> None:

@@ -14,6 +14,7 @@ from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_n
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
 
@@ -37,10 +38,11 @@ class Report:
             cases=run.n_cases, responses=run.n_responses, spec=run.spec,
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
-            notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
+            notes=[*self.incomplete, *self.notes], preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
         ) | {"effective_length_intervals": {f: iv.to_dict() for f, iv in self.intervals.items()},
-               "incomplete": self.incomplete}
+               "incomplete": self.incomplete,
+               "length_units": {p.family: length_unit(run.spec, p.family) for p in self.profiles}}
 
     @property
     def incomplete(self) -> list[str]:

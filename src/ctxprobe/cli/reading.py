@@ -80,7 +80,7 @@ def _print_profile_summary(report: Any, out: Console) -> None:
 
     from ctxprobe.report.format import fmt_tokens
 
-    table = Table("family", "effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
+    table = Table("family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
                   title=f"profile (bar: mean ≥ {report.threshold:g}; scorer {report.scorer}; lengths in tokens)")
     for prof in report.profiles:
         iv = report.intervals.get(prof.family)
