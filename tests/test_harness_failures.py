@@ -86,3 +86,20 @@ def test_cut_answers_get_a_max_tokens_hint(tmp_path) -> None:
     fixed = run_sweep(make_spec({**spec.model_dump(), "decoding": {"max_tokens": 48}}), tmp_path / "s.sqlite",
                       progress=False)
     assert load_report(fixed.run_id, tmp_path / "s.sqlite").profiles[0].lengths[0].mean == 1.0
+
+
+def test_progress_names_books_in_entries() -> None:
+    from rich.console import Console
+
+    from ctxprobe.sweep import _Display
+    from ctxprobe.tasks.case import Case
+
+    shown = _Display(2, 0, False, Console(), {"phonebook": "entries"})
+    book = Case.__new__(Case)
+    object.__setattr__(book, "cell", Cell("phonebook", 300, 0.0))
+    shown.update(book, 1.0, "correct")
+    assert shown.progress.tasks[0].description == "phonebook 300 entries correct"
+    plain = Case.__new__(Case)
+    object.__setattr__(plain, "cell", Cell("niah", 2048, 0.5))
+    shown.update(plain, 1.0, "correct")
+    assert shown.progress.tasks[0].description == "L=2048 d=0.5 correct"

@@ -46,6 +46,7 @@ def test_phonebook_section(tmp_path) -> None:
     assert "Book sizes are in entries, not tokens" in text
     assert "lengths 120 entries, 240 entries" in text
     assert "CSI: drop in recall from the smallest book to this one" in text  # acronyms are defined
+    assert "recall: see Phone book" in text  # one interval per quantity: recall is shown once
 
 
 def test_no_phonebook_no_section(tmp_path) -> None:

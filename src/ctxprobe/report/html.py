@@ -281,13 +281,15 @@ def _profile(views: list[RunView]) -> str:
                 interval = " – ".join(fmt_length(x, unit) if x is not None else "< shortest" for x in (lo, hi))
             last = max(prof.lengths, key=lambda s: s.length)
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
+            # a book's recall has one interval, in the phone-book section; not a second one here
+            accuracy = (td("recall: see Phone book") if unit == "entries" else
+                        score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
             rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',
-                         td(interval, "num"),
-                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}")])
+                         td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
-    headers = ["family", "run", "effective length", "interval", "accuracy at longest length"]
+    headers = ["family", "run", "observed effective length", "95% interval", "accuracy at longest length"]
     return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True, cls="profile")
             + f'<p class="note">{esc(note)}</p>' + _legend() + "</section>")
 
