@@ -48,12 +48,10 @@ class Report:
     def incomplete(self) -> list[str]:
         """Why the run's numbers are not the whole picture (empty when they are)."""
         out = []
-        truncated = sorted({L for iv in self.intervals.values() for L in iv.truncated})
-        if truncated:
-            from ctxprobe.report.format import fmt_tokens
-
+        labels = {iv.label(L): L for iv in self.intervals.values() for L in iv.truncated}
+        if labels:
             out.append("incomplete: prompts truncated by the server at "
-                       + ", ".join(fmt_tokens(L) for L in truncated)
+                       + ", ".join(sorted(labels, key=labels.__getitem__))
                        + " (not measured; the effective length stops below)")
         return out
 
@@ -79,7 +77,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
     profiles = profile(rows, bar)
-    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar)}
+    units = {f: length_unit(run.spec, f) for f in run.spec.get("families", {})}
+    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
     if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):

@@ -147,3 +147,9 @@ def test_coverage_at_least_95_percent(name: str, reps: int) -> None:
         [iv] = effective_lengths(rows, threshold=BAR, draws=1)
         covered += key(iv.lo) <= truth <= key(iv.hi)
     assert covered / sweeps >= 0.95, f"{name}, {reps} reps: covered {covered}/{sweeps}"
+
+
+def test_books_are_stated_in_entries() -> None:
+    rows = [ResultRow("phonebook", L, 0.0, r, "x", 1.0) for L in (1000, 5000) for r in range(60)]
+    [iv] = effective_lengths(rows, units={"phonebook": "entries"})
+    assert iv.line() == "effective length 5,000 entries (95% confident)"

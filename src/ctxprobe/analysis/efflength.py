@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
 from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.units import fmt_length
 
 DEFAULT_DRAWS = 4000
 
@@ -172,6 +173,7 @@ class EffectiveLength:
     min_cell_n: int = 0
     lower_bounds: dict[int, float] = field(default_factory=dict)
     upper_bounds: dict[int, float] = field(default_factory=dict)
+    unit: str = "tokens"  # "entries" for phone books sized in entries
 
     @property
     def exact(self) -> bool:
@@ -184,11 +186,9 @@ class EffectiveLength:
         return self.lo
 
     def label(self, value: int | None) -> str:
-        from ctxprobe.report.format import fmt_tokens  # report owns token labels
-
         if value is not None:
-            return fmt_tokens(value)
-        return f"below {fmt_tokens(min(self.lengths))}" if self.lengths else "none"
+            return fmt_length(value, self.unit)
+        return f"below {fmt_length(min(self.lengths), self.unit)}" if self.lengths else "none"
 
     def line(self) -> str:
         """The headline: a point only when the interval is one; else its two ends."""
@@ -232,7 +232,8 @@ def posterior_p_clear(ev: LengthEvidence, threshold: float, rng: random.Random, 
 
 
 def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, threshold: float,
-                            confidence: float, draws: int = DEFAULT_DRAWS, seed: int = 0) -> EffectiveLength:
+                            confidence: float, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                            unit: str = "tokens") -> EffectiveLength:
     evidence = sorted(evidence, key=lambda e: e.length)
     alpha = 1.0 - confidence
     k = max(1, len(evidence))
@@ -249,16 +250,20 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
         not_measured=tuple(e.length for e in evidence if not e.measured),
         truncated=tuple(e.length for e in evidence if e.truncated),
         min_cell_n=min((n for e in evidence for _, n in e.cells), default=0),
-        lower_bounds=lower, upper_bounds=upper,
+        lower_bounds=lower, upper_bounds=upper, unit=unit,
     )
 
 
 def effective_lengths(rows: Iterable[ResultRow], *, threshold: float = DEFAULT_THRESHOLD,
-                      confidence: float = 0.95, draws: int = DEFAULT_DRAWS, seed: int = 0) -> list[EffectiveLength]:
-    """Per family (sorted): the effective length with its guaranteed-coverage interval."""
+                      confidence: float = 0.95, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                      units: dict[str, str] | None = None) -> list[EffectiveLength]:
+    """Per family (sorted): the effective length with its guaranteed-coverage interval.
+    ``units`` names a family's length unit when it is not tokens (phone books: entries)."""
     if not 0.0 < confidence < 1.0:
         raise CtxprobeError(f"confidence must be between 0 and 1, got {confidence:g}")
     if draws < 1:
         raise CtxprobeError(f"draws must be >= 1, got {draws}")
-    return [effective_length_family(f, ev, threshold=threshold, confidence=confidence, draws=draws, seed=seed)
+    units = units or {}
+    return [effective_length_family(f, ev, threshold=threshold, confidence=confidence, draws=draws, seed=seed,
+                                    unit=units.get(f, "tokens"))
             for f, ev in sorted(evidence_by_family(rows).items())]

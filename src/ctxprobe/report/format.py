@@ -10,24 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ctxprobe.units import fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
+
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile
 
-_K = 1024
-_M = 1024 * 1024
-
-
-def fmt_tokens(n: int) -> str:
-    """Token count in binary units: 900 → "900", 4096 → "4K", 5000 → "4.9K", 2**20 → "1M"."""
-    n = int(n)
-    if n < 0:
-        return "-" + fmt_tokens(-n)
-    if n < _K:
-        return str(n)
-    unit, suffix = (_M, "M") if n >= _M else (_K, "K")
-    if n % unit == 0:
-        return f"{n // unit}{suffix}"
-    return f"{n / unit:.1f}{suffix}"
 
 
 def fmt_depth(depth: float) -> str:
@@ -93,11 +80,6 @@ def length_unit(spec: dict[str, Any] | None, family: str) -> str:
     """"entries" for a family sized in entries (phone books with ``unit: entries``), else "tokens"."""
     params = ((spec or {}).get("families") or {}).get(family) or {}
     return "entries" if isinstance(params, dict) and params.get("unit") == "entries" else "tokens"
-
-
-def fmt_length(n: int, unit: str = "tokens") -> str:
-    """A length in its unit: ``4K`` for tokens (k = 1,024), ``1,000 entries`` for books."""
-    return f"{n:,} entries" if unit == "entries" else fmt_tokens(n)
 
 
 #: Every acronym of the phone-book metrics, defined where they are shown (terminal and HTML).
