@@ -25,7 +25,8 @@ inequality P(M⁺ ever reaches K/α) ≤ α/K; "fails" uses the mirror mixture o
 With K = every length that can be tested (the grid plus bisections), a union bound makes
 P(any length decided wrongly, at any round) ≤ α = 1 − confidence, so a *confident*
 effective length is wrong with probability ≤ α at any true accuracies, right at the bar
-included (there the run ends NOT confident rather than guessing). Partial scores in [0, 1]
+included (there the run ends NOT confident rather than guessing). The guarantee is for an
+absolute bar; a relative rule's bar is itself estimated from the data. Partial scores in [0, 1]
 keep the supermartingale property (the factor is convex in the score). Cases are counted
 in whole repetitions -- one case at every coarse depth -- so the pooled rate is the depth
 average the effective length is defined on.
