@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ctxprobe.adaptive import BUDGET_CASES_PER_LENGTH, Settings, _Plan, run_adaptive  # noqa: E402
+from ctxprobe.adaptive import BUDGET_CASES_PER_LENGTH, Settings, AdaptivePlan, run_adaptive  # noqa: E402
 from ctxprobe.analysis.bootstrap import ThresholdRule, walk  # noqa: E402
 from ctxprobe.analysis.rows import ResultRow  # noqa: E402
 from ctxprobe.plan import PlannedCase  # noqa: E402
@@ -110,7 +110,7 @@ def main() -> None:
         spent = 0
         for seed in range(args.seeds):
             source = SimSource(rates, seed)
-            plan = _Plan(["niah"], LENGTHS, [0.0, 0.5, 1.0], settings.coarse_reps)
+            plan = AdaptivePlan(["niah"], LENGTHS, [0.0, 0.5, 1.0], settings.coarse_reps)
             decided, _, _, [fam], _ = run_adaptive(plan, source, ThresholdRule("absolute", BAR), settings, budget)
             grid = grid_effective(rates, random.Random(10_000 + seed))
             eff = fam.grid_effective_length

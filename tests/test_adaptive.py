@@ -145,7 +145,7 @@ class _Bernoulli:
     [0.99, 0.98, BAR - 0.02, 0.3, 0.0],  # just below the bar at 2K: truth 1K
 ])
 def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[float]) -> None:
-    from ctxprobe.adaptive import Settings, _Plan, run_adaptive
+    from ctxprobe.adaptive import Settings, AdaptivePlan, run_adaptive
     from ctxprobe.analysis.bootstrap import ThresholdRule, walk
 
     lengths = [512, 1024, 2048, 3072, 4096]
@@ -153,7 +153,7 @@ def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[floa
     wrong = confident = 0
     seeds = 40
     for seed in range(seeds):
-        plan = _Plan(["niah"], lengths, [0.0, 0.5, 1.0], 2)
+        plan = AdaptivePlan(["niah"], lengths, [0.0, 0.5, 1.0], 2)
         decided, _, _, [fam], k = run_adaptive(plan, _Bernoulli(dict(zip(lengths, rates)), seed),
                                                ThresholdRule("absolute", BAR), Settings(), 100 * sum(lengths))
         assert k == 5
@@ -163,14 +163,14 @@ def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[floa
 
 
 def test_clear_models_are_decided_within_the_default_budget() -> None:
-    from ctxprobe.adaptive import Settings, _Plan, run_adaptive
+    from ctxprobe.adaptive import Settings, AdaptivePlan, run_adaptive
     from ctxprobe.analysis.bootstrap import ThresholdRule
 
     lengths = [512, 1024, 2048, 3072, 4096]
     for rates, truth in (([1.0] * 5, 4096), ([1.0, 0.99, 0.1, 0.0, 0.0], 1024)):
         for seed in range(5):
             source = _Bernoulli(dict(zip(lengths, rates)), seed)
-            decided, stop, _, [fam], _ = run_adaptive(_Plan(["niah"], lengths, [0.0, 0.5, 1.0], 2), source,
+            decided, stop, _, [fam], _ = run_adaptive(AdaptivePlan(["niah"], lengths, [0.0, 0.5, 1.0], 2), source,
                                                       ThresholdRule("absolute", BAR), Settings(), 100 * sum(lengths))
             assert decided and stop == "confident" and fam.effective_length == truth
             assert sum(r.token_count for r in source.rows()) < 0.5 * 100 * sum(lengths)

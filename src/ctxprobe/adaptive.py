@@ -61,8 +61,8 @@ from ctxprobe.store import Store
 from ctxprobe.sweep import infer_tokenizer, run_sweep
 from ctxprobe.tasks.case import Cell
 
-__all__ = ["AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "cases_needed", "coarse_depths",
-           "default_budget", "length_state", "run_adaptive"]
+__all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "cases_needed", "coarse_depths",
+           "Settings", "Source", "default_budget", "length_state", "run_adaptive"]
 
 #: Default budget: what a full grid of 5 depths × 20 repetitions at the spec's lengths costs,
 #: whatever ``reps`` the spec asks of a fixed grid (the sequential rule needs ~40 cases at a
@@ -152,7 +152,7 @@ def _finite(x: float) -> float:
     return max(-1e300, min(1e300, x))
 
 
-class _Plan:
+class AdaptivePlan:
     """Repetitions per (family, length) at the coarse depths: the whole adaptive state."""
 
     def __init__(self, families: list[str], lengths: list[int], depths: list[float], coarse_reps: int) -> None:
@@ -175,7 +175,7 @@ class _Plan:
         return row.length in reps and row.rep < reps[row.length] and row.depth in self.depths
 
 
-def _complete_reps(plan: _Plan, rows: list[ResultRow], family: str) -> dict[int, tuple[float, int]]:
+def _complete_reps(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> dict[int, tuple[float, int]]:
     """(successes, n) per length over repetitions scored at every coarse depth.
 
     Only whole repetitions count: each is one draw of the depth-averaged accuracy, which is
@@ -192,7 +192,7 @@ def _complete_reps(plan: _Plan, rows: list[ResultRow], family: str) -> dict[int,
     return out
 
 
-def _evaluate(plan: _Plan, rows: list[ResultRow], rule: ThresholdRule, level: float,
+def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, level: float,
               ) -> tuple[list[FamilyDecision], dict[str, list[int]]]:
     """Decisions per family and, per family, the undecided lengths the walk runs into."""
     decisions: list[FamilyDecision] = []
@@ -224,7 +224,7 @@ def _evaluate(plan: _Plan, rows: list[ResultRow], rule: ThresholdRule, level: fl
     return decisions, refine
 
 
-def _bisect(plan: _Plan, decision: FamilyDecision, levels: int, min_gap: int, coarse_reps: int) -> bool:
+def _bisect(plan: AdaptivePlan, decision: FamilyDecision, levels: int, min_gap: int, coarse_reps: int) -> bool:
     """Add the midpoint between the effective length and the first failing one, if allowed."""
     if plan.bisections[decision.family] >= levels or decision.effective_length is None:
         return False
@@ -237,7 +237,7 @@ def _bisect(plan: _Plan, decision: FamilyDecision, levels: int, min_gap: int, co
     return True
 
 
-def _grow(plan: _Plan, decisions: list[FamilyDecision], refine: dict[str, list[int]], level: float,
+def _grow(plan: AdaptivePlan, decisions: list[FamilyDecision], refine: dict[str, list[int]], level: float,
           max_reps: int) -> bool:
     """More repetitions for the undecided lengths: toward the estimated need, at most doubling."""
     grew = False
@@ -279,7 +279,7 @@ class Settings:
         return 1.0 - self.confidence
 
 
-def run_adaptive(plan: _Plan, source: Source, rule: ThresholdRule, settings: Settings, budget: int,
+def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule, settings: Settings, budget: int,
                  ) -> tuple[bool, str, int, list[FamilyDecision], int]:
     """The adaptive loop on any :class:`Source`: (decided, stop reason, rounds, decisions, K)."""
     k = len(plan.grid_lengths) + settings.bisect  # every length that can ever be decided
@@ -349,7 +349,7 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     rule = rule or ThresholdRule("absolute", spec.threshold)
     budget = token_budget if token_budget is not None else default_budget(spec)
     settings = Settings(confidence, coarse_reps, max_reps, bisect, min_gap, max_rounds)
-    plan = _Plan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps)
+    plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps)
     run_id = spec.run_id(tokenizer=spec.tokenizer or infer_tokenizer(spec.model), version=__version__)
     store_path = Path(store_path)
     source = source_factory(run_id) if source_factory else _StoreSource(spec, store_path, run_id, progress, console)
@@ -362,7 +362,7 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     return result
 
 
-def _affordable(plan: _Plan, source: Source, budget: int) -> tuple[list[PlannedCase], bool]:
+def _affordable(plan: AdaptivePlan, source: Source, budget: int) -> tuple[list[PlannedCase], bool]:
     """The plan's unsent cases that fit the budget, and whether any had to be left out.
 
     Each case is costed at its target length (an upper bound on its prompt tokens); the
@@ -379,7 +379,7 @@ def _affordable(plan: _Plan, source: Source, budget: int) -> tuple[list[PlannedC
     return out, False
 
 
-def _record(result: AdaptiveResult, plan: _Plan) -> None:
+def _record(result: AdaptiveResult, plan: AdaptivePlan) -> None:
     """Note the adaptive plan and decision on the run, so a report can tell it apart."""
     if not result.store_path.is_file():
         return
