@@ -93,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
     p.add_argument("--adaptive", action="store_true",
                    help="coarse pass, then more repetitions only where the effective-length decision is unsure")
-    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: decision confidence (default 0.95)")
-    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m (default: the full grid's)")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m "
+                        "(default: what a 5-depth x 20-rep grid of the lengths costs)")
     p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
     p.set_defaults(func=cmd_run)
 
