@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
+from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import esc, img, table
 
-_CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring). post: the phone-book "
-            "post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin index, "
-            "exact-match scoring, references M=1,000 entries and N=10/100). MUC: the largest book whose every "
-            "position bin clears 0.8 at the largest N. Intervals: percentile bootstrap over runs (books); "
-            "'undefined' is the share of resamples in which a metric could not be computed (left out).")
+_CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
+            "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
+            "index, exact-match scoring, CSI against M=1,000 entries, NOI from N=10 to N=100; RRI is its RRS). "
+            "Intervals: percentile bootstrap over runs (books); 'undefined' is the share of resamples in which a "
+            "metric could not be computed (left out). " + PHONEBOOK_LEGEND)
 
 
 def _size(an: PhonebookAnalysis, length: int) -> str:
