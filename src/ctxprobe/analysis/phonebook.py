@@ -261,7 +261,8 @@ def _edge_note(value: float, lo: float, hi: float, draws: list[float]) -> str | 
     if abs(value - lo) <= 1e-9 or abs(value - hi) <= 1e-9:
         if lo == hi:
             return None
-        return f"point on the edge of its interval: {same:.0%} of resamples equal it (the metric is bounded there)"
+        return (f"point on the edge of its interval: {same:.0%} of resamples equal it (a drop clipped at 0 "
+                "or a bound of the metric sits behind it)")
     return None
 
 
