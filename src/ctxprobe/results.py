@@ -15,6 +15,7 @@ from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
+from ctxprobe.tasks.layout import stored_layout_line
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Report:
             trained_context=run.meta.get("trained_context"),
             notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
-        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
+        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()},
+             "prompt_layout": stored_layout_line(run.spec)}
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -121,8 +123,9 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
 
         paths.append(all_families_png(report.profiles, out / "all-families-curve.png", title))
     for prof in report.profiles:
-        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title))
-        paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title))
+        trained = trained_context(report.run)
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title, trained))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title, trained))
     return paths
 
 

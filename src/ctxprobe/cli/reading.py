@@ -27,12 +27,14 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     from ctxprobe.report.table import render_outcomes_table, render_profile_table
 
     from ctxprobe.report.format import fmt_tokens
+    from ctxprobe.tasks.layout import stored_layout_line
 
     run = report.run
     out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
                             f"{run.n_responses}/{run.n_cases} responses · {run.status}"
                             + (f" · filler {run.meta['prefix_sharing']} across depths"
-                               if run.meta.get("prefix_sharing") else "")))
+                               if run.meta.get("prefix_sharing") else "")
+                            + (f" · {layout}" if (layout := stored_layout_line(run.spec)) else "")))
     if len(report.profiles) > 1:
         _print_profile_summary(report, out)
     for prof in report.profiles:

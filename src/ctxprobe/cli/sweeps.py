@@ -27,6 +27,9 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
             over[key] = value
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
                                   ("top_p", args.top_p)) if v is not None}
+    layout = {k: v for k, v in (("instruction", args.instruction), ("separator", args.separator)) if v is not None}
+    if layout and args.preset == "ruler":
+        raise CtxprobeError("the ruler preset keeps RULER's own prompt layout: drop --instruction/--separator")
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if args.preset:
@@ -46,9 +49,12 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     if args.spec:
         data = {**base, **over}
         data["decoding"] = {**data["decoding"], **decoding}
+        data["layout"] = {**data.get("layout", {}), **layout}
         return make_spec(data)
     if decoding:
         over["decoding"] = decoding
+    if layout:
+        over["layout"] = layout
     return make_spec(over)
 
 
@@ -64,7 +70,8 @@ def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.packs import run_pack
 
-    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
+    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack",
+                        "instruction", "separator")
             if getattr(args, f) not in (None, [], False)]
     if grid:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
