@@ -176,6 +176,11 @@ def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) ->
                "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "instruction after the haystack, 128-token filler separator before depth 0" in " ".join(run.stdout.split())
+    run_id = json.loads(_cli("runs", "--json", "--store", "s.sqlite", cwd=tmp_path).stdout)[0]["run_id"]
+    html = _cli("report", run_id, "--store", "s.sqlite", "--html", "r.html", cwd=tmp_path)
+    assert html.returncode == 0, html.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "prompt layout" in page and "instruction after the haystack, 128-token filler separator" in page
     default = _cli("run", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "512", "--depths", "0",
                    "--reps", "1", "--store", "s.sqlite", "--no-plots", "--no-progress", cwd=tmp_path)
     assert "instruction before the haystack" in " ".join(default.stdout.split())
