@@ -153,12 +153,14 @@ def test_layout_is_in_the_run_identity_only_when_not_default() -> None:
 
 @pytest.mark.parametrize("instruction", ["after", "none", "both"])
 def test_sims_read_every_layout_and_the_report_states_it(tmp_path, instruction) -> None:
-    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "512,1k", "depths": "0,1", "reps": 1,
-                      "families": {"niah": {"distractors": 2}}, "layout": {"instruction": instruction, "separator": 64}})
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "1k", "depths": "0,1", "reps": 1,
+                      "families": {"niah": {"distractors": 2}, "multihop": {}, "vartrack": {}, "aggregation": {}},
+                      "layout": {"instruction": instruction, "separator": 64}})
     store = tmp_path / "s.sqlite"
     result = run_sweep(spec, store, progress=False)
     report = load_report(result.run_id, store)
-    assert all(c.mean == 1.0 for c in report.profiles[0].cells)
+    assert len(report.profiles) == 4
+    assert all(c.mean == 1.0 for p in report.profiles for c in p.cells)
     words = {"after": "instruction after the haystack", "none": "no instruction line",
              "both": "instruction before and after the haystack"}[instruction]
     assert report.to_dict()["prompt_layout"] == f"{words}, 64-token filler separator before depth 0"
