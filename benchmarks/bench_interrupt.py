@@ -5,7 +5,8 @@ Runs ``ctxprobe run --model local`` (the embedded SmolLM2) on one long niah case
 child process, sends SIGINT while the prompt is being computed, and prints how long the
 process took to exit, its exit code, and what was stored. Then (unless ``--no-baseline``)
 it runs the same case to the end to measure how long the interrupted call would have
-run: before llama.cpp's abort callback was wired, Ctrl-C waited for that call.
+run: before llama.cpp's abort callback was wired, Ctrl-C waited for that call. (The
+ratio compares the exit time with the uninterrupted run's time after the SIGINT point.)
 
     python benchmarks/bench_interrupt.py [--length 6k] [--after 5]
 """
@@ -49,7 +50,9 @@ def main() -> None:
         cmd = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", "local", "--lengths", args.length,
                "--depths", "0.5", "--reps", "1", "--max-tokens", "40", "--store", str(store),
                "--no-progress", "--no-plots", "--out", str(Path(tmp) / "report")]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # a child of a background shell inherits SIGINT ignored (and Python then keeps it so)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         while not _started(store) and proc.poll() is None:
             time.sleep(0.05)
         time.sleep(args.after)
@@ -62,11 +65,13 @@ def main() -> None:
               f"responses stored: {_responses(store)}; last line: {last!r}")
         if args.no_baseline:
             return
+        fresh = Path(tmp) / "fresh.sqlite"
+        cmd[cmd.index(str(store))] = str(fresh)
         start = time.monotonic()
         done = subprocess.run(cmd, capture_output=True, text=True)
         full = time.monotonic() - start
-        print(f"the same sweep uninterrupted (the rerun resumes it): exit {done.returncode} after {full:.1f} s, "
-              f"responses stored: {_responses(store)}")
+        print(f"the same sweep uninterrupted, fresh store: exit {done.returncode} after {full:.1f} s, "
+              f"responses stored: {_responses(fresh)}")
         print(f"ratio: Ctrl-C exit took {exit_s / max(full - args.after, 1e-9):.3f} of the remaining computation")
 
 

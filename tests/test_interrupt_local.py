@@ -79,7 +79,9 @@ def test_sigint_stops_an_in_process_sweep_and_the_rerun_resumes(tmp_path) -> Non
     args = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", "local", "--lengths", "2k", "--depths", "0.5,1",
             "--reps", "1", "--max-tokens", "16", "--store", str(store), "--no-progress", "--no-plots",
             "--out", str(tmp_path / "report")]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    # SIGINT at its default (a child of a background shell would inherit it ignored)
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while _status(store) != "running" and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
