@@ -189,3 +189,6 @@ def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) ->
     ruler = _cli("run", "--model", "sim:perfect", "--preset", "ruler", "--instruction", "after", "--store", "r.sqlite",
                  cwd=tmp_path)
     assert ruler.returncode == 2 and "RULER's own prompt layout" in ruler.stderr and "Traceback" not in ruler.stderr
+    (tmp_path / "spec.yaml").write_text("model: sim:perfect\nlayout: {instruction: none}\n")
+    from_file = _cli("run", "spec.yaml", "--preset", "ruler", "--store", "r.sqlite", cwd=tmp_path)
+    assert from_file.returncode == 2 and "RULER's own prompt layout" in from_file.stderr

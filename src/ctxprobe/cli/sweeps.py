@@ -15,7 +15,7 @@ from ctxprobe.cli.reading import _print_report
 
 
 def _spec_from_args(args: argparse.Namespace) -> Any:
-    from ctxprobe.spec import load_spec, make_spec
+    from ctxprobe.spec import PromptLayout, load_spec, make_spec
 
     over: dict[str, Any] = {}
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
@@ -28,9 +28,11 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
                                   ("top_p", args.top_p)) if v is not None}
     layout = {k: v for k, v in (("instruction", args.instruction), ("separator", args.separator)) if v is not None}
-    if layout and args.preset == "ruler":
-        raise CtxprobeError("the ruler preset keeps RULER's own prompt layout: drop --instruction/--separator")
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
+    default = PromptLayout().model_dump()
+    if args.preset == "ruler" and (layout or base.get("layout", default) != default):
+        raise CtxprobeError("the ruler preset keeps RULER's own prompt layout: drop --instruction/--separator "
+                            "(and the spec's layout)")
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if args.preset:
         families = _preset(args)
