@@ -53,7 +53,15 @@ def test_cancelling_a_request_stops_the_prefill_part_way_and_the_model_stays_usa
         await provider.aclose()
         return out.text
 
-    assert isinstance(asyncio.run(scenario()), str)
+    after_abort = asyncio.run(scenario())
+
+    async def fresh() -> str:  # the same short request on a model that never saw an abort
+        other = resolve_provider("local", tok)
+        out = await other.generate(GenerateRequest([{"role": "user", "content": "Say hello."}], max_tokens=8))
+        await other.aclose()
+        return out.text
+
+    assert after_abort == asyncio.run(fresh())  # greedy: an aborted prefill left no trace behind
 
 
 def _responses(store: Path) -> dict[str, str]:
