@@ -143,3 +143,14 @@ def test_plots_draw_the_trained_window(monkeypatch, tmp_path) -> None:
     hlines = [ln for ln in heat.lines if len(set(ln.get_ydata())) == 1]
     assert any(ln.get_ydata()[0] == 1.5 for ln in hlines)  # under the 4K row (index 1), above 12K
     assert any("trained window" in t.get_text() for t in heat.texts)
+
+
+def test_phonebook_command_refuses_past_the_trained_window_and_has_the_flag(tmp_path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(ctxprobe.__file__).parents[1])}
+    run = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "phonebook", "--model", "local", "--lengths", "9k",
+                          "--needles", "10", "--runs", "1", "--store", "s.sqlite", "--no-plots"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert run.returncode == 2 and "trained window of 8192" in run.stderr and "Traceback" not in run.stderr
+    helped = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "phonebook", "--help"], capture_output=True,
+                            text=True, env=env, timeout=60)
+    assert "--allow-beyond-window" in helped.stdout

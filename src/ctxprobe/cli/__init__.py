@@ -118,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int)
     p.add_argument("--timeout", type=float)
     p.add_argument("--retries", type=int)
+    p.add_argument("--allow-beyond-window", action="store_true", default=None,
+                   help="allow books beyond the model's window (for local/GGUF models: its trained context)")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
     p.add_argument("--no-plots", action="store_true")

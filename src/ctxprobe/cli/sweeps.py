@@ -135,7 +135,8 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
     layout = _parse_params(args.param or []).get("phonebook", {})
-    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
+             if getattr(args, k) is not None}
     spec = phonebook_spec(
         model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
