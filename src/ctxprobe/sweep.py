@@ -91,12 +91,18 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
     sizes = sizes if sizes is not None else case_sizes(spec, families)
-    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1])
-    if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+
+    def output(label: str) -> int:
+        # a family whose lengths already include the output (RULER's prompt + generation <= L)
+        return 0 if getattr(families[label][0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
+    if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
+        extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
         kind = "trained window" if window == getattr(provider, "trained_context", None) else "window"
         raise CtxprobeError(
-            f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s {kind} of "
+            f"{what}{extra} exceeds {spec.model}'s {kind} of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
@@ -104,13 +110,19 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
         family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
-def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes) -> str | None:
+def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes,
+                           families: dict[str, tuple[Family, object]] | None = None) -> str | None:
     """A warning (said before anything is sent) when some cases pass the model's trained
     context: those lengths measure extrapolation, not the window the model was built for."""
     trained = getattr(provider, "trained_context", None) or tokenizer.trained_context
     if not trained:
         return None
-    beyond = sorted({length for (_, length), tokens in sizes.items() if tokens + spec.decoding.max_tokens > trained})
+
+    def output(label: str) -> int:  # as in check_lengths: some families' lengths include the output
+        family = (families or {}).get(label)
+        return 0 if family and getattr(family[0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    beyond = sorted({length for (label, length), tokens in sizes.items() if tokens + output(label) > trained})
     if not beyond:
         return None
     shown = ", ".join(f"{n:,}" for n in beyond)
@@ -121,7 +133,9 @@ def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer,
 class _Display:
     """A progress bar with ETA and a running accuracy, on stderr."""
 
-    def __init__(self, total: int, done: int, enabled: bool, console: Console) -> None:
+    def __init__(self, total: int, done: int, enabled: bool, console: Console,
+                 units: dict[str, str] | None = None) -> None:
+        self.units = units or {}  # family label -> "entries" for books sized in entries
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[acc]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -138,8 +152,11 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        self.progress.update(self.task, advance=1, acc=acc,
-                             description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
+        if self.units.get(case.cell.family) == "entries":  # a phone book: its size, not a token length
+            where = f"{case.cell.family} {case.cell.length:,} entries"
+        else:
+            where = f"L={case.cell.length} d={case.cell.depth:g}"
+        self.progress.update(self.task, advance=1, acc=acc, description=f"{where} {outcome}")
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
@@ -176,7 +193,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         for warning in checked.warnings if checked else ():
             console.print(Text.assemble(("warning: ", "bold yellow"), warning))
         check_lengths(spec, provider, families, sizes)
-        beyond = beyond_trained_warning(spec, provider, tokenizer, sizes)
+        beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
         if beyond:
             console.print(Text.assemble(("warning: ", "bold yellow"), beyond))
         store = Store(store_path)
@@ -211,6 +228,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     if checked is not None:
         meta["preflight"] = checked.to_dict()
     judge = await _calibrated_judge(spec, tokenizer, families, meta, console)
+    # preflight saw the server count tokens exactly as we do: any shortfall is truncation
+    exact_counts = checked is not None and checked.exact_counts
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
@@ -237,15 +256,17 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases() -> Iterator[Case]:
         for case in stream:
             window = provider.context_window
-            if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+            out_tokens = case.max_tokens or spec.decoding.max_tokens
+            if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
                 raise CtxprobeError(
-                    f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
+                    f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
             pending_cases.append(slim_case(case, policy))
             yield pending_cases[-1]
 
-    display = _Display(len(plan), len(plan) - len(todo), progress, console)
+    units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
+    display = _Display(len(plan), len(plan) - len(todo), progress, console, units)
 
     async def sink(item: Attempted) -> None:
         while pending_cases:
@@ -259,7 +280,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
-                                        cost_usd=cost)
+                                        cost_usd=cost, exact_counts=exact_counts)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
