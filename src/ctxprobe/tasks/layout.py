@@ -47,7 +47,7 @@ def arrange(instruction: str, haystack: str, question: str, layout: PromptLayout
 
 
 #: Families whose prompt has an instruction line the layout moves (phonebook keeps the
-#: phone-book post's own prompt; RULER's preset keeps RULER's).
+#: phone-book post's own prompt; the ``ruler`` family, behind ``--preset ruler``, RULER's).
 LAYOUT_FAMILIES = frozenset({"niah", "multihop", "vartrack", "aggregation", "documents"})
 
 
