@@ -192,3 +192,17 @@ def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) ->
     (tmp_path / "spec.yaml").write_text("model: sim:perfect\nlayout: {instruction: none}\n")
     from_file = _cli("run", "spec.yaml", "--preset", "ruler", "--store", "r.sqlite", cwd=tmp_path)
     assert from_file.returncode == 2 and "RULER's own prompt layout" in from_file.stderr
+
+
+def test_parallel_building_carries_the_layout() -> None:
+    """Worker processes rebuild the families from BuildSettings: the layout must travel."""
+    from ctxprobe.plan import planned_cases
+    from ctxprobe.runner.parallel import build_cases
+
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "512,1k", "depths": "0,1", "reps": 1,
+                      "families": {"niah": {}}, "layout": {"instruction": "after", "separator": 64}})
+    planned = list(planned_cases(spec))
+    serial = [c.messages for c in build_cases(spec, planned, workers=1)]
+    parallel = [c.messages for c in build_cases(spec, planned, workers=2, lookahead=1)]
+    assert parallel == serial
+    assert all(m[-1]["content"].count(AFTER["niah"]) == 1 and BEFORE["niah"] not in m[-1]["content"] for m in parallel)
