@@ -94,7 +94,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      "answer prefix, the server may have closed that turn instead of continuing it")
     if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):
         notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
-                                        _answer_needs(store_path, run))
+                                        _answer_needs(store_path, run), _fixed_budgets(run))
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
@@ -111,6 +111,18 @@ def _answer_needs(store_path: str | Path, run: RunRecord) -> dict[str, int]:
             expected = [str(x) for x in (r.get("expected") or [])]
             needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
     return needs
+
+
+def _fixed_budgets(run: RunRecord) -> dict[str, int]:
+    """Labels of RULER tasks → their own output budget (``tokens_to_generate``)."""
+    from ctxprobe.tasks.ruler.constants import BASE_TASKS, TASKS
+
+    out = {}
+    for label, params in run.spec.get("families", {}).items():
+        task = TASKS.get(str((params or {}).get("task")))
+        if (params or {}).get("family") == "ruler" and task is not None:
+            out[label] = int(BASE_TASKS[task["task"]]["tokens_to_generate"])
+    return out
 
 
 def family_names(run: RunRecord) -> dict[str, str]:
