@@ -200,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args, out, err) or 0)
     except CtxprobeError as e:
-        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        from ctxprobe.redaction import scrub
+
+        err.print(Text.assemble(("error: ", "bold red"), scrub(str(e))), highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err.print("interrupted: every response received so far is stored; rerun the same command to resume")
