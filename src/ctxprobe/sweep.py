@@ -100,9 +100,13 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
             f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
-    # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
+    # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise);
+    # a family whose repetitions differ in what they need (the phone book's N) names the
+    # repetitions to build (``check_reps``), so none of them fails after a run is stored.
     for name, (family, params) in families.items():
-        family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
+        check_reps = getattr(family, "check_reps", None)
+        for rep in check_reps(params) if check_reps is not None else [0]:
+            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
 class _Display:
