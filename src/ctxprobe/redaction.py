@@ -33,7 +33,7 @@ MIN_MASK_PIECE = 4
 MIN_SECRET = 8
 
 _MASKED = re.compile(r"(?P<head>[A-Za-z0-9_\-]*)(?P<mask>(?:[*•#…]|\.{3})+)(?P<tail>[A-Za-z0-9_\-]*)")
-_KEYLIKE = re.compile(r"\b(?:sk-[A-Za-z0-9_*•.…\-]{6,}|AIza[0-9A-Za-z_\-*•.…]{10,})")
+_KEYLIKE = re.compile(r"\b(?:sk-[A-Za-z0-9_*•…\-]{6,}|AIza[0-9A-Za-z_\-*•…]{10,})")
 
 _registered: set[str] = set()
 _lock = threading.Lock()
