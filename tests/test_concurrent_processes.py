@@ -59,7 +59,7 @@ def _prompts(path: Path) -> dict[str, str]:
 def test_three_processes_one_store_no_duplicate_requests(tmp_path) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
-    with SimServer(resolve_provider("sim:perfect?latency=0.05", tok), tok) as server:
+    with SimServer(resolve_provider("sim:perfect?latency=0.25", tok), tok) as server:
         url = server.start()
         procs = [subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   env=_env()) for _ in range(3)]
@@ -128,7 +128,8 @@ def test_a_failing_process_never_overwrites_stored_answers(tmp_path) -> None:
 def test_killed_process_claims_are_taken_over(tmp_path) -> None:
     store = tmp_path / "k.sqlite"
     tok = resolve_tokenizer("local")
-    with SimServer(resolve_provider("sim:perfect?latency=0.2", tok), tok) as server:
+    # slow enough that the victim is still at work once the survivor has started (~5 s here)
+    with SimServer(resolve_provider("sim:perfect?latency=0.8", tok), tok) as server:
         url = server.start()
         victim = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
         deadline = time.monotonic() + 60
@@ -136,10 +137,21 @@ def test_killed_process_claims_are_taken_over(tmp_path) -> None:
             time.sleep(0.02)
         survivor = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                     env=_env())
-        time.sleep(1.0)  # both at work; the victim holds claims on cases it has not answered
-        held = sqlite3.connect(store).execute(
-            "SELECT COUNT(*) FROM claims c JOIN sessions s USING (session_id) WHERE s.pid=? AND c.settled=0",
-            (victim.pid,)).fetchone()[0]
+
+        def claims(settled: int) -> dict[int, int]:
+            try:
+                db = sqlite3.connect(store, timeout=30)
+                rows = db.execute("SELECT s.pid, COUNT(*) FROM claims c JOIN sessions s USING (session_id)"
+                                  " WHERE c.settled=? GROUP BY s.pid", (settled,)).fetchall()
+                db.close()
+            except sqlite3.Error:
+                return {}
+            return dict(rows)
+
+        # kill the victim once both are at work: the survivor has answered a case of its own
+        while claims(1).get(survivor.pid, 0) < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        held = claims(0).get(victim.pid, 0)  # cases the victim claimed and has not answered
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=10)
         assert held > 0, "the kill should land while the victim holds claims"
