@@ -209,7 +209,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             store.update_run(run_id, status="running")
             done = store.done_case_ids(run_id)
             todo = [c for c in cases if c.case.case_id not in done]
-            coord = Coordinator(store.path, run_id).start()
+            coord = Coordinator(store.path, run_id)  # its session starts inside the try below
 
             def prepared() -> Iterator[Case]:
                 for pc in claimed(todo, coord, key=lambda c: c.case.case_id):
@@ -226,6 +226,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                                temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"),
                                top_p=decoding.get("top_p"))
             try:
+                coord.start()
                 sent = await execute(prepared(), provider, sink, cfg)
             finally:
                 coord.stopping.set()

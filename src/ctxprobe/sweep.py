@@ -215,7 +215,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     todo = [p for p in plan if p.case_id not in done]
     # Other processes may run this spec on this store: every case is claimed before it is
     # built and sent; cases another live process holds are waited for, or taken over.
-    coord = Coordinator(store.path, run_id).start()
+    coord = Coordinator(store.path, run_id)  # its session starts inside the try below
 
     def waiting(n: int) -> None:
         console.print(f"waiting for {n} cases another process is sending (taken over if it stops)", highlight=False)
@@ -264,6 +264,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                        tokens_per_minute=spec.tpm)
     gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None
     try:
+        coord.start()
         run = executor or _executor(spec, tokenizer_name, provider)
         with display.progress:
             sent = await run(gate.wrap(cases()) if gate else cases(), spec.endpoints or provider,

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxprobe.errors import CtxprobeError
+
 #: Seconds a session's claims survive without a heartbeat (renewed every third of it).
 DEFAULT_LEASE_S = 60.0
 LEASE_ENV = "CTXPROBE_LEASE_SECONDS"
@@ -102,6 +104,7 @@ class Coordinator:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
+        self.path = Path(path)
         self.db = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
 
@@ -127,7 +130,7 @@ class Coordinator:
                                 (until, self.session_id))
                 self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise
 
     def _heartbeat_loop(self) -> None:
@@ -185,10 +188,18 @@ class Coordinator:
                     else:
                         (held if verdict == "held" else settled).append(case_id)
                 self.db.execute("COMMIT")
+            except sqlite3.OperationalError as err:
+                self._rollback()
+                raise CtxprobeError(f"the store {self.path} stayed locked ({err}); another program holds it: "
+                                    "rerun the same command to resume") from None
             except BaseException:
-                self.db.execute("ROLLBACK")
+                self._rollback()
                 raise
         return ClaimResult(claimed, held, settled)
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
 
     def _verdict(self, case_id: str, live: set[str]) -> str:
         final = self.db.execute("SELECT 1 FROM responses WHERE run_id=? AND case_id=? AND outcome != 'error'",
