@@ -2,9 +2,12 @@
 
 Issue 15: with ``--build-workers`` at 1M tokens, 2 of 5 runs crashed with ``IndexError``
 at ``yield pending_cases[-1]`` — the building thread appended to a list and read its last
-item while the event loop popped from it. The sink now stores each item's own case. This
-test forces thread switches every microsecond over hundreds of cases built on two worker
-processes, with the sink storing as fast as responses arrive.
+item while the event loop popped from it. The fix is structural: the sink stores each
+item's own case, and the builder thread yields the case it built. These tests stress the
+path (thread switches every microsecond, constant garbage collection running the gate's
+finalizers, hundreds of cases on two build workers; and the finding's 1M-token scale).
+Honest limit: on this machine the old code did not crash under them either (3 fast and
+3 1M-token tries), so they guard the fixed path rather than replay the crash.
 """
 
 from __future__ import annotations
@@ -42,3 +45,14 @@ def test_parallel_build_with_a_busy_sink_stores_every_case(tmp_path, rapid_switc
     assert len(records) == 160 and all(r["outcome"] == "correct" for r in records)
     # every stored case is the one its response answered (prompt and answer key side by side)
     assert all(r["expected"][0] in (r["output"] or "") for r in records)
+
+
+@pytest.mark.slow
+def test_parallel_build_at_1m_tokens_stores_every_case(tmp_path) -> None:
+    """The finding's own scale: 1M-token cases built on two worker processes."""
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "1m", "depths": "0,0.5,1",
+                      "reps": 2, "concurrency": 4, "allow_beyond_window": True})
+    result = run_cases(spec, tmp_path / "big.sqlite", build_workers=2)
+    assert result.stored == 6
+    records = list(iter_export(result.run_id, tmp_path / "big.sqlite"))
+    assert len(records) == 6 and all(r["outcome"] == "correct" for r in records)
