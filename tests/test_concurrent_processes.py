@@ -163,3 +163,21 @@ def test_killed_process_claims_are_taken_over(tmp_path) -> None:
         assert case_requests(server) <= 30 + 2
         status = sqlite3.connect(store).execute("SELECT status FROM runs").fetchone()[0]
         assert status == "complete"
+
+
+def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path) -> None:
+    """With --build-workers, cases a process has claimed can sit built but not yet sent; a
+    process must never wait on others' claims while holding such cases (each would wait for
+    the other for ever). Both finish, and each case is sent once."""
+    store = tmp_path / "p.sqlite"
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect?latency=0.25", tok), tok) as server:
+        url = server.start()
+        procs = [subprocess.Popen(_args(url, store, "--build-workers", "2"), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, env=_env()) for _ in range(2)]
+        errs = [p.communicate(timeout=300)[1] for p in procs]
+        for p, err in zip(procs, errs):
+            assert p.returncode == 0, err
+        stored = _responses(store)
+        assert len(stored) == 30 and all(o == "correct" for o, _ in stored.values())
+        assert case_requests(server) == 30

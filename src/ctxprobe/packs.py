@@ -158,7 +158,7 @@ def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
                     tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
                     force: bool = False, allow_edited: bool = False) -> PackResult:
-    from ctxprobe.claiming import claimed, finish_run
+    from ctxprobe.claiming import finish_run, send_claimed
     from ctxprobe.models import resolve_provider
     from ctxprobe.runner import Attempted, RunnerConfig, execute
     from ctxprobe.record import record_response
@@ -211,8 +211,8 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             todo = [c for c in cases if c.case.case_id not in done]
             coord = Coordinator(store.path, run_id)  # its session starts inside the try below
 
-            def prepared() -> Iterator[Case]:
-                for pc in claimed(todo, coord, key=lambda c: c.case.case_id):
+            def prepared(mine: Iterator[PackCase]) -> Iterator[Case]:
+                for pc in mine:
                     pc.case.prompt_ids = ids_for(pc)
                     yield pc.case
 
@@ -227,7 +227,8 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                                top_p=decoding.get("top_p"))
             try:
                 coord.start()
-                sent = await execute(prepared(), provider, sink, cfg)
+                sent = await send_claimed(todo, coord, lambda mine: execute(prepared(mine), provider, sink, cfg),
+                                          key=lambda c: c.case.case_id)
             finally:
                 coord.stopping.set()
                 finish_run(store, run_id, {c.case.case_id for c in cases}, coord)

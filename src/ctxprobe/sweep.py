@@ -34,7 +34,7 @@ from ctxprobe.sizing import Sizes, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
-from ctxprobe.claiming import claimed, finish_run
+from ctxprobe.claiming import finish_run, send_claimed
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.base import Family
 from ctxprobe.tasks.case import Case
@@ -220,19 +220,15 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def waiting(n: int) -> None:
         console.print(f"waiting for {n} cases another process is sending (taken over if it stops)", highlight=False)
 
-    mine = claimed(todo, coord, key=lambda p: p.case_id, group=lambda p: (p.cell.family, p.cell.length, p.rep),
-                   on_wait=waiting)
-
     # Cases are built lazily (on spec.build_workers processes when asked), slimmed to what
     # the provider needs, and optionally held under a token budget until stored.
     builder = CaseBuilder(BuildSettings.of(spec, tokenizer_name), families)
-    stream = build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder)
     policy = ids_policy(provider)
 
-    def cases() -> Iterator[Case]:
+    def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
         # which stores each case itself (on the event-loop thread, with its response).
-        for case in stream:
+        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder):
             window = provider.context_window
             if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
@@ -266,10 +262,16 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     try:
         coord.start()
         run = executor or _executor(spec, tokenizer_name, provider)
-        with display.progress:
-            sent = await run(gate.wrap(cases()) if gate else cases(), spec.endpoints or provider,
+
+        async def send(mine: Iterator[PlannedCase]) -> int:
+            return await run(gate.wrap(cases(mine)) if gate else cases(mine), spec.endpoints or provider,
                              gate.wrap_sink(sink) if gate else sink, cfg,
                              admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit)
+
+        with display.progress:
+            sent = await send_claimed(todo, coord, send, key=lambda p: p.case_id,
+                                      group=lambda p: (p.cell.family, p.cell.length, p.rep),
+                                      stop=lambda: ledger.refused > 0, on_wait=waiting)
     finally:
         # also on Ctrl-C: the cases whose responses were stored are already committed
         coord.stopping.set()  # a producer thread waiting on other processes gives up
