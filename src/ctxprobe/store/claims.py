@@ -4,7 +4,7 @@ Two sweeps of the same spec on one store (two terminals, a CI retry, a cluster j
 must neither send a case twice nor overwrite each other's answers. Each sweep process is a
 **session**: a row with its host and pid and a lease (``lease_until``) that a heartbeat
 thread renews every third of the lease. Before a case is built and sent, the session
-**claims** it in one write transaction; the claim lives as long as the session's lease. A
+**claims** it in one write transaction; the claim lives as long as the session does. A
 case is claimable by session S when it has no final (non-``error``) response and
 
 - nobody claimed it, or S already holds it;
@@ -120,18 +120,10 @@ class Coordinator:
         return self
 
     def renew(self) -> None:
-        """Extend this session's lease and every claim it holds unsettled."""
+        """Extend this session's lease, and with it every claim the session holds."""
         until = self._clock() + self.lease_s
         with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                self.db.execute("UPDATE sessions SET lease_until=? WHERE session_id=?", (until, self.session_id))
-                self.db.execute("UPDATE claims SET lease_until=? WHERE session_id=? AND settled=0",
-                                (until, self.session_id))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
+            self.db.execute("UPDATE sessions SET lease_until=? WHERE session_id=?", (until, self.session_id))
 
     def _heartbeat_loop(self) -> None:
         # A thread, not an event-loop task: an in-process model may hold the loop for minutes.
@@ -182,8 +174,8 @@ class Coordinator:
                     if verdict == "claim":
                         self.db.execute(
                             "INSERT INTO claims VALUES (?,?,?,?,0) ON CONFLICT(run_id, case_id) DO UPDATE SET"
-                            " session_id=excluded.session_id, lease_until=excluded.lease_until, settled=0",
-                            (self.run_id, case_id, self.session_id, now + self.lease_s))
+                            " session_id=excluded.session_id, claimed_at=excluded.claimed_at, settled=0",
+                            (self.run_id, case_id, self.session_id, now))
                         claimed.append(case_id)
                     else:
                         (held if verdict == "held" else settled).append(case_id)

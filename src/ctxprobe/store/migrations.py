@@ -142,14 +142,14 @@ def m003_cached_prompt_tokens(db: sqlite3.Connection) -> None:
 @migration
 def m004_claims_and_sessions(db: sqlite3.Connection) -> None:
     """Coordination of processes sharing a store: each sweep process is a session with a
-    lease it renews; a case is claimed by one session before it is sent. A claim whose
-    lease ran out (its process died) can be taken over; ``settled`` marks a claim whose
-    response was stored."""
+    lease it renews; a case is claimed by one session before it is sent. A claim lives as
+    long as its session (a dead session's claims can be taken over); ``settled`` marks a
+    claim whose response was stored."""
     db.execute(
         "CREATE TABLE sessions (session_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, host TEXT NOT NULL,"
         " pid INTEGER NOT NULL, started_at REAL NOT NULL, lease_until REAL NOT NULL, ended_at REAL)")
     db.execute("CREATE INDEX sessions_run ON sessions(run_id)")
     db.execute(
         "CREATE TABLE claims (run_id TEXT NOT NULL, case_id TEXT NOT NULL, session_id TEXT NOT NULL,"
-        " lease_until REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
+        " claimed_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
     db.execute("CREATE INDEX claims_session ON claims(session_id)")
