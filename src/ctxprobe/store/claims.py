@@ -47,6 +47,9 @@ def lease_seconds() -> float:
 
 
 def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this host (True when it cannot be told)."""
+    if os.name == "nt":  # os.kill(pid, 0) would send CTRL_C_EVENT there: leave it to the lease
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
