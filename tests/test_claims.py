@@ -155,3 +155,17 @@ def test_concurrent_openers_apply_each_migration_once(tmp_path) -> None:
         assert p.returncode == 0, err
     names = [r[0] for r in sqlite3.connect(path).execute("SELECT name FROM _migrations")]
     assert names == [n for n, _ in MIGRATIONS]
+
+
+def test_still_mine_until_taken_over_or_settled(tmp_path) -> None:
+    clock = Clock()
+    with _store(tmp_path) as store:
+        a = _coord(store, clock, "host-a")
+        a.claim([A, B])
+        assert a.still_mine(A) and a.still_mine(B) and not a.still_mine(C)
+        a.settle(B)
+        assert not a.still_mine(B)  # answered: not sent again
+        clock.t += 10.001  # a paused past its lease: b takes A over
+        b = _coord(store, clock, "host-b")
+        assert b.claim([A]).claimed == [A]
+        assert not a.still_mine(A) and b.still_mine(A)

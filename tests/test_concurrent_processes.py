@@ -181,3 +181,66 @@ def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path) -> N
         stored = _responses(store)
         assert len(stored) == 30 and all(o == "correct" for o, _ in stored.values())
         assert case_requests(server) == 30
+
+
+def _store_unlocked(store: Path) -> bool:
+    """True when no process holds the store's write lock (a stopped one must not)."""
+    try:
+        db = sqlite3.connect(store, timeout=0.5, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("ROLLBACK")
+        db.close()
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tmp_path) -> None:
+    """SIGSTOP (a laptop asleep, a paused VM): the process exists but its lease runs out.
+    The other process takes its cases over; when it wakes up it sends none of them and its
+    late replies replace no stored answer."""
+    store = tmp_path / "z.sqlite"
+    env = {**_env(), "CTXPROBE_LEASE_SECONDS": "3"}
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect?latency=0.8", tok), tok) as server:
+        url = server.start()
+        sleeper = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   env=env)
+        deadline = time.monotonic() + 60
+        while len(_responses(store)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        other = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 env=env)
+        while not _settled_by(store, other.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        for _ in range(20):  # pause it outside a write transaction, or the other would wait on the lock
+            os.kill(sleeper.pid, signal.SIGSTOP)
+            if _store_unlocked(store):
+                break
+            os.kill(sleeper.pid, signal.SIGCONT)
+            time.sleep(0.05)
+        try:
+            _, err = other.communicate(timeout=240)
+            assert other.returncode == 0, err
+            answered = _responses(store)
+            assert len(answered) == 30 and all(o == "correct" for o, _ in answered.values())
+            sent_before_wake = case_requests(server)
+        finally:
+            os.kill(sleeper.pid, signal.SIGCONT)
+        _, err = sleeper.communicate(timeout=240)
+        assert sleeper.returncode == 0, err
+        assert _responses(store) == answered  # its late replies replaced nothing
+        assert case_requests(server) == sent_before_wake  # awake, it sent nothing more
+        # only what it had in flight when paused (concurrency 2) was sent twice
+        assert sent_before_wake <= 30 + 2
+
+
+def _settled_by(store: Path, pid: int) -> bool:
+    try:
+        db = sqlite3.connect(store, timeout=30)
+        n = db.execute("SELECT COUNT(*) FROM claims c JOIN sessions s USING (session_id) WHERE s.pid=? AND c.settled=1",
+                       (pid,)).fetchone()[0]
+        db.close()
+    except sqlite3.Error:
+        return False
+    return n > 0

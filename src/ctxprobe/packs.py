@@ -225,9 +225,13 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                                max_tokens=int(decoding.get("max_tokens", 48)),
                                temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"),
                                top_p=decoding.get("top_p"))
+            def keep(case: Case) -> bool:
+                return coord.still_mine(case.case_id)
+
             try:
                 coord.start()
-                sent = await send_claimed(todo, coord, lambda mine: execute(prepared(mine), provider, sink, cfg),
+                sent = await send_claimed(todo, coord, lambda mine: execute(prepared(mine), provider, sink, cfg,
+                                                                            keep=keep),
                                           key=lambda c: c.case.case_id)
             finally:
                 coord.stopping.set()

@@ -266,7 +266,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         async def send(mine: Iterator[PlannedCase]) -> int:
             return await run(gate.wrap(cases(mine)) if gate else cases(mine), spec.endpoints or provider,
                              gate.wrap_sink(sink) if gate else sink, cfg,
-                             admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit)
+                             admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit,
+                             keep=lambda case: coord.still_mine(case.case_id))
 
         with display.progress:
             sent = await send_claimed(todo, coord, send, key=lambda p: p.case_id,

@@ -218,6 +218,15 @@ class Coordinator:
         return [s for s in (SessionRow(*r) for r in rows)
                 if s.session_id == self.session_id or s.alive(now, self.host, self._pid_check)]
 
+    def still_mine(self, case_id: str) -> bool:
+        """Whether this session still holds ``case_id`` unsettled — asked just before a
+        request goes out: a process paused past its lease (laptop sleep, SIGSTOP) finds
+        its claims taken over and sends none of them."""
+        with self._lock:
+            row = self.db.execute("SELECT session_id, settled FROM claims WHERE run_id=? AND case_id=?",
+                                  (self.run_id, case_id)).fetchone()
+        return row is not None and row[0] == self.session_id and not row[1]
+
     def settle(self, case_id: str) -> None:
         """The case's response is stored: the claim stays, marked done for this session."""
         with self._lock:
