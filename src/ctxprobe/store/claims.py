@@ -14,7 +14,10 @@ case is claimable by session S when it has no final (non-``error``) response and
   over — an ``error`` is retried by a *later* session, never re-sent by a concurrent one.
 
 A claim is settled, not deleted, when its response is stored, so a concurrent session does
-not re-send a case whose retries another session just spent.
+not re-send a case whose retries another session just spent. Just before a request goes
+out the session checks it still holds the claim (:meth:`Coordinator.still_mine`): a
+process paused past its lease sends nothing that was taken over meanwhile. Whatever
+races remain, the store never replaces a final response (``Store.save_response``).
 """
 
 from __future__ import annotations
