@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--cases", metavar="PACK", help="re-send an exported pack's exact prompts (export --jsonl)")
     p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
+    p.add_argument("--allow-edited-pack", action="store_true",
+                   help="--cases: run a pack edited after export (answers, prompts...) as a run of its own")
     p.add_argument("--adaptive", action="store_true",
                    help="coarse pass, then more repetitions only where the effective-length decision is unsure")
     p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
@@ -207,7 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args, out, err) or 0)
     except CtxprobeError as e:
-        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        from ctxprobe.redaction import scrub
+
+        err.print(Text.assemble(("error: ", "bold red"), scrub(str(e))), highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err.print("interrupted: every response received so far is stored; rerun the same command to resume")

@@ -31,7 +31,8 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
 
     run = report.run
     out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
-                            f"{run.n_responses}/{run.n_cases} responses · {run.status} · scorer {report.scorer}"
+                            f"{run.n_final}/{run.n_planned} planned cases answered · {run.status} · "
+                            f"scorer {report.scorer}"
                             + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
                             + " · lengths in tokens"
                             + (f" · filler {run.meta['prefix_sharing']} across depths"
@@ -176,13 +177,14 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps([{"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
                            "family": r.family, "status": r.status, "cases": r.n_cases, "responses": r.n_responses,
+                           "planned": r.n_planned, "answered": r.n_final,
                            "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
                            "reps": r.spec.get("reps")} for r in runs], indent=2))
         return 0
-    table = Table("run", "created", "model", "family", "lengths", "responses", "status")
+    table = Table("run", "created", "model", "family", "lengths", "answered", "status")
     for r in runs:
         table.add_row(r.run_id, r.created_at, r.model, r.family, ",".join(str(x) for x in r.spec.get("lengths", [])),
-                      f"{r.n_responses}/{r.n_cases}", r.status)
+                      f"{r.n_final}/{r.n_planned}", r.status)
     out.print(table)
     return 0
 

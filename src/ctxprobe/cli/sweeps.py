@@ -80,9 +80,22 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not args.model:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
     r = run_pack(args.cases, args.model, args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
-                 timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
-    return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
-                         threshold=None)
+                 timeout=args.timeout or 600.0, retries=args.retries if args.retries is not None else 4,
+                 force=args.force, allow_edited=args.allow_edited_pack)
+    _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                  threshold=None)
+    return _exit_code(r.run_id, args.store, err)
+
+
+def _exit_code(run_id: str, store: str, err: Console) -> int:
+    """0, or 3 when the run is incomplete because of harness failures (README: exit codes)."""
+    from ctxprobe.results import run_completeness
+
+    health = run_completeness(run_id, store)
+    if health.harness_incomplete:
+        err.print(health.line(), highlight=False, soft_wrap=True)
+        return 3
+    return 0
 
 
 def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
@@ -131,8 +144,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
                   f"in {result.store_path}")
         run_id = result.run_id
-    return _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
-                         threshold=None)
+    _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots, threshold=None)
+    return _exit_code(run_id, args.store, err)
 
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -152,7 +165,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
                      out)
-    return 0
+    return _exit_code(result.run_id, args.store, err)
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -258,7 +258,7 @@ def _metadata(views: list[RunView]) -> str:
             "prefix sharing": _sharing(run.meta.get("prefix_sharing"), view),
             "prompt layout": stored_layout_line(run.spec) or "the families' own prompts",
             "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
-            "status": f"{run.status} ({run.n_responses}/{run.n_cases} responses)",
+            "status": f"{run.status} ({run.n_final}/{run.n_planned} planned cases answered)",
         }
     cols = [field(v) for v in views]
     rows = [[k, *[c[k] for c in cols]] for k in cols[0]]
