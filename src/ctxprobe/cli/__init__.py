@@ -181,10 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_failures)
 
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
-    p.add_argument("--model", default="sim:perfect")
-    p.add_argument("--tokenizer", default="local")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default sim:perfect); "
+                   "sim:perfect|echo|blind-middle|first-half|decay, options as ?key=value")
+    p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default local)")
+    p.add_argument("--model-id", help="model id the server reports in /v1/models (default: the --model spec)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
     p.add_argument("--truncate-to", type=int, default=None,
                    help="silently left-truncate prompts longer than N tokens (a fault to detect)")
     p.set_defaults(func=cmd_serve_sim)

@@ -164,6 +164,9 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError("serve-sim serves simulated models only: --model sim:perfect|echo|blind-middle|decay")
     tokenizer = resolve_tokenizer(args.tokenizer)
     provider = resolve_provider(args.model, tokenizer)
-    err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at http://{args.host}:{args.port}/v1 — Ctrl-C stops")
-    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to)
+    def ready(url: str) -> None:
+        err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
+
+    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
+                  model_id=args.model_id, on_ready=ready)
     return 0
