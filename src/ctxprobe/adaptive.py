@@ -45,7 +45,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan import PlannedCase, summarize
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import infer_tokenizer, run_sweep
+from ctxprobe.sweep import run_id_for, run_sweep
 from ctxprobe.tasks.case import Cell
 
 _EPS = 1e-12
@@ -230,7 +230,7 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     budget = token_budget if token_budget is not None else summarize(spec).input_tokens
     z = NormalDist().inv_cdf(confidence)  # one-sided bound at this level
     plan = _Plan(spec, coarse_depths(spec.depths, n_depths), coarse_reps)
-    run_id = spec.run_id(tokenizer=spec.tokenizer or infer_tokenizer(spec.model), version=__version__)
+    run_id = run_id_for(spec)
     store_path = Path(store_path)
     rounds, stop = 0, "max_rounds"
     while rounds < max_rounds:

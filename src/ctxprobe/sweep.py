@@ -127,6 +127,21 @@ class _Display:
                              description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
 
 
+def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
+    """What stands in for a server tokenizer's URL in the run identity: the ids of a fixed
+    templated chat (``chat_template_hash`` of an endpoint tokenizer); None elsewhere."""
+    return tokenizer.chat_template_hash if tokenizer_name.startswith("endpoint:") else None
+
+
+def run_id_for(spec: Spec, tokenizer_name: str | None = None, tokenizer: Tokenizer | None = None) -> str:
+    """The id of the run ``spec`` makes (resolving its tokenizer when not given)."""
+    tokenizer_name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)
+    if tokenizer is None and tokenizer_name.startswith("endpoint:"):
+        tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
+    fingerprint = tokenizer_fingerprint(tokenizer_name, tokenizer) if tokenizer is not None else None
+    return spec.run_id(tokenizer=tokenizer_name, version=__version__, tokenizer_fingerprint=fingerprint)
+
+
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
               console: Console | None = None, planned: list[PlannedCase] | None = None,
               executor: Executor | None = None) -> SweepResult:
@@ -182,7 +197,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
                console: Console, planned: list[PlannedCase] | None,
                checked: PreflightReport | None, executor: Executor | None, sizes: Sizes) -> SweepResult:
-    run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
+    run_id = run_id_for(spec, tokenizer_name, tokenizer)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": tokenizer.trained_context,

@@ -24,6 +24,16 @@ from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_sim
 __all__ = ["build_parser", "main"]
 
 
+MODEL_HELP = ("local | sim:KIND (perfect, echo, blind-middle, first-half, decay) | openai/MODEL | anthropic/MODEL "
+              "| gemini/MODEL | vllm/NAME, sglang/NAME or openai-api/NAME with --base-url | "
+              "openai-compat:NAME@URL | llamacpp:/path.gguf | hf:/model-dir (provider:name works too, "
+              "e.g. openai:gpt-4o)")
+BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (and openai/) models, "
+                 "e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
+TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
+                  "| gemini-count:MODEL | approx (default: inferred from the model, and printed)")
+
+
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH",
                    help=f"SQLite results file (default ./{DEFAULT_STORE})")
@@ -31,8 +41,9 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
-    p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
-    p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
+    p.add_argument("--model", help=MODEL_HELP)
+    p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
+    p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--family", help="task families, comma list (default niah)")
     p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 task designs; the QA tasks need "
                                       "--ruler-docs and --ruler-qa-squad/--ruler-qa-hotpot)")
@@ -98,8 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
-    p.add_argument("--model", default="local")
-    p.add_argument("--tokenizer")
+    p.add_argument("--model", default="local", help=MODEL_HELP + " (default local)")
+    p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
+    p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
     p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
     p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")

@@ -21,7 +21,7 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
                 "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
                 "judge", "judge_labels", "force_judge", "executor", "ray_address", "ray_replicas", "endpoints",
-                "build_workers", "live_tokens", "share_prefix"):
+                "build_workers", "live_tokens", "share_prefix", "base_url"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
@@ -70,7 +70,9 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
     if not args.model:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
-    r = run_pack(args.cases, args.model, args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
+    from ctxprobe.model_names import canonical_model
+
+    r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
                  timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
     return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
                          threshold=None)
@@ -127,8 +129,10 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     layout = _parse_params(args.param or []).get("phonebook", {})
     extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
+    from ctxprobe.model_names import canonical_model
+
     spec = phonebook_spec(
-        model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
+        model=canonical_model(args.model, args.base_url), entries=_split(args.entries), lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
         top_p=args.top_p, **extra)
