@@ -141,8 +141,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
+    from ctxprobe.report.runs import runs_table
     from ctxprobe.results import open_existing
 
     with open_existing(args.store) as store:
@@ -153,11 +152,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
                            "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
                            "reps": r.spec.get("reps")} for r in runs], indent=2))
         return 0
-    table = Table("run", "created", "model", "family", "lengths", "responses", "status")
-    for r in runs:
-        table.add_row(r.run_id, r.created_at, r.model, r.family, ",".join(str(x) for x in r.spec.get("lengths", [])),
-                      f"{r.n_responses}/{r.n_cases}", r.status)
-    out.print(table)
+    out.print(runs_table(runs))
     return 0
 
 
