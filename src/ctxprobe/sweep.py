@@ -103,6 +103,14 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
         family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
+def progress_label(case: Case, outcome: str) -> str:
+    """``niah      8K d=0.25 correct         ``: fixed width, so the bar does not jump sideways."""
+    n = case.cell.length
+    length = f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
+    family = case.cell.family if len(case.cell.family) <= 10 else case.cell.family[:9] + "…"
+    return f"{family:<10} {length:>5} d={case.cell.depth:<4g} {outcome:<16}"
+
+
 class _Display:
     """A progress bar with ETA and a running accuracy, on stderr."""
 
@@ -123,8 +131,7 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        self.progress.update(self.task, advance=1, acc=acc,
-                             description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
+        self.progress.update(self.task, advance=1, acc=acc, description=progress_label(case, outcome))
 
 
 def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:

@@ -8,6 +8,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
+from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES
@@ -24,6 +25,7 @@ from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_sim
 __all__ = ["build_parser", "main"]
 
 
+RUN_HELP = "a run id from `ctxprobe runs` (a unique prefix is enough)"
 MODEL_HELP = ("local | sim:KIND (perfect, echo, blind-middle, first-half, decay) | openai/MODEL | anthropic/MODEL "
               "| gemini/MODEL | vllm/NAME, sglang/NAME or openai-api/NAME with --base-url | "
               "openai-compat:NAME@URL | llamacpp:/path.gguf | hf:/model-dir (provider:name works too, "
@@ -90,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run (or resume) a sweep, then print the report",
@@ -116,25 +119,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
     p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
     p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the books and needles (default 0)")
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
     p.add_argument("--top-p", type=float, help="nucleus top_p (the original used 0.95; default: not sent)")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
                    help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
                         "shards=4, system_prompt=..., question=...")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--timeout", type=float)
-    p.add_argument("--retries", type=int)
+    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
+    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_phonebook)
 
     p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
+    p.add_argument("run_a", help=RUN_HELP)
+    p.add_argument("run_b", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--store-b", help="store of RUN_B when it lives in another file")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default 0.05)")
@@ -142,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
     _add_store(p)
     p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
@@ -155,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
-    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s) (a unique prefix is enough)")
+    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s); " + RUN_HELP)
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
     p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
     p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
@@ -169,11 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", help="list stored runs")
     _add_store(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print every run as JSON (full ids and dates)")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("export", help="every case of a run: messages, answer, token counts, depth, output, outcome")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     _add_store(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--jsonl", action="store_true",
@@ -186,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("failures", help="a sample of failed cases with the evidence highlighted")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--outcome", help="only this outcome, e.g. distractor, wrong, not_found, input_truncated")
     p.add_argument("--n", type=int, default=10, help="how many (default 10)")
@@ -217,6 +220,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted: every response received so far is stored; rerun the same command to resume")
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``ctxprobe export RUN | head``): stop quietly, exit 0.
+
+    stdout is pointed at /dev/null so the interpreter's final flush does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 if __name__ == "__main__":
