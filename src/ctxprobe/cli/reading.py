@@ -49,6 +49,13 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:
+        import importlib.util
+
+        if out_dir is None and importlib.util.find_spec("matplotlib") is None:
+            # a plain install has no plotting: the tables above are the report; --out asks for PNGs
+            out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
+                      highlight=False)
+            return 0
         directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
         for path in write_plots(report, directory):
             out.print(f"wrote {path}")
