@@ -372,9 +372,9 @@ def serve_forever(
     """Serve until interrupted (Ctrl-C); ``on_ready`` gets the base URL once listening."""
     server = SimServer(provider, tokenizer, host=host, port=port, truncate_to=truncate_to, model_id=model_id)
     url = server.start()
-    if on_ready is not None:
-        on_ready(url)
-    try:
+    try:  # Ctrl-C from here on (even while announcing) is a clean stop
+        if on_ready is not None:
+            on_ready(url)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass
