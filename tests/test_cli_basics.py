@@ -75,3 +75,19 @@ def test_progress_label_names_the_family_and_keeps_its_width() -> None:
                                  ("vartrack", 8192, 1.0, "not_found")]]
     assert labels[0].startswith("niah ") and "aggregati…" in labels[1] and "128K" in labels[1]
     assert len({len(label) for label in labels}) == 1
+
+
+def test_run_without_matplotlib_prints_the_report_and_a_note(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--model", "sim:perfect", "--lengths", "512", "--depths", "0,1", "--reps", "1",
+                 "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "accuracy by length" in out
+    assert "PNG plots skipped (pip install 'ctxprobe[plot]' for them" in out
+    assert not (tmp_path / "ctxprobe-report").exists()

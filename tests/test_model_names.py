@@ -61,6 +61,8 @@ def test_server_models_take_the_base_url_flag_then_the_environment(monkeypatch: 
     ("gpt-4o", "did you mean openai/gpt-4o?"),
     ("claude-sonnet-4-5", "did you mean anthropic/claude-sonnet-4-5?"),
     ("zzz/model", "unknown provider 'zzz'"),
+    ("nope:thing", "openai-compat:NAME@BASE_URL"),  # "nope" is 0.60 like "openai": below the 0.65 cutoff
+    ("whatever", "openai-compat:NAME@BASE_URL"),
 ])
 def test_near_misses_get_a_suggestion(name: str, hint: str) -> None:
     with pytest.raises(CtxprobeError) as info:

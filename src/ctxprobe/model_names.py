@@ -103,12 +103,14 @@ def _unknown(model: str, provider: str | None, name: str, sep: str) -> str:
         for prefix, guess in _BARE_HINTS:
             if lowered.startswith(prefix):
                 return f"{head}: did you mean {guess}/{name}? (models are named PROVIDER/NAME)"
-        return f"{head}: name it PROVIDER/NAME, e.g. openai/gpt-4o, vllm/NAME with --base-url, sim/perfect, or local"
+        return (f"{head}: name it PROVIDER/NAME, e.g. openai/gpt-4o, vllm/NAME with --base-url, sim/perfect, "
+                "openai-compat:NAME@BASE_URL, or local")
     known = sorted({*SLASH_PROVIDERS, *SERVER_PROVIDERS, *NATIVE_PREFIXES})
-    close = difflib.get_close_matches(provider.lower(), known, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(provider.lower(), known, n=1, cutoff=0.65)
     if close:
         return f"{head}: did you mean {close[0]}{sep}{name}?"
-    return f"{head}: unknown provider '{provider}'; known: {', '.join(known)}"
+    return (f"{head}: unknown provider '{provider}'; name it PROVIDER/NAME with PROVIDER one of {', '.join(known)}, "
+            "or openai-compat:NAME@BASE_URL, or local")
 
 
 def location_free(model: str) -> str:

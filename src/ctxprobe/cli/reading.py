@@ -54,7 +54,7 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
         if out_dir is None and importlib.util.find_spec("matplotlib") is None:
             # a plain install has no plotting: the tables above are the report; --out asks for PNGs
             out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
-                      highlight=False)
+                      highlight=False, markup=False)
             return 0
         directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
         for path in write_plots(report, directory):
