@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -11,10 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ctxprobe.models.sim_wire import error_body
-
-if TYPE_CHECKING:
-    from ctxprobe.models.sim_server import Reply, SimServer
+from ctxprobe.models.sim_wire import RawBody, Reply, error_body
 
 _NOT_JSON = object()
 
@@ -35,8 +32,6 @@ class _Dropped(Exception):
 
 
 async def _respond(reply: Reply) -> Response:
-    from ctxprobe.models.sim_server import RawBody
-
     if reply.drop:
         async def broken() -> Any:  # the head promises a body that never comes
             raise _Dropped
@@ -51,7 +46,9 @@ async def _respond(reply: Reply) -> Response:
     return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
 
-def build_app(sim: SimServer) -> Starlette:
+def build_app(sim: Any) -> Starlette:
+    """Routes onto ``sim`` (a :class:`ctxprobe.models.sim_server.SimServer`; typed loosely so
+    this module does not import the server that imports it)."""
     async def chat(request: Request) -> Response:
         body = await _json(request)
         if body is _NOT_JSON:

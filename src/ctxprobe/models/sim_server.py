@@ -34,14 +34,14 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import sim_wire as wire
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.models.faults import FaultPlan
-from ctxprobe.models.sim_wire import BadRequest, Choice, Params, error_body
+from ctxprobe.models.sim_wire import BadRequest, Choice, Params, RawBody, Reply, error_body
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 DEFAULT_MAX_TOKENS = wire.DEFAULT_CHAT_MAX_TOKENS
@@ -307,23 +307,6 @@ class SimServer:
         if self.provider.context_window is not None:
             out["max_model_len"] = self.provider.context_window
         return Reply(200, out)
-
-
-class Reply:
-    """One HTTP answer: status, JSON body (or SSE chunks, or raw bytes), extra headers."""
-
-    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None, *,
-                 stream: bool = False, drop: bool = False) -> None:
-        self.status, self.body, self.headers, self.stream, self.drop = status, body, headers or {}, stream, drop
-
-    async def sse(self) -> AsyncIterator[bytes]:
-        for chunk in self.body:
-            yield f"data: {json.dumps(chunk)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
-
-
-class RawBody(bytes):
-    """A response body sent as-is (not JSON-encoded): for the malformed-JSON fault."""
 
 
 def _fault_reply(fault: str, plan: FaultPlan) -> Reply:

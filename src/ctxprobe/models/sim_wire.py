@@ -8,9 +8,11 @@ status 400), as the OpenAI API and vLLM do.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -243,3 +245,20 @@ def stream_chunks(params: Params, choices: list[Choice], usage_: dict[str, Any],
         chunks.append({"id": cid, "object": obj, "created": created, "model": params.model, "choices": [],
                        "usage": usage_})
     return chunks
+
+
+class Reply:
+    """One HTTP answer: status, JSON body (or SSE chunks, or raw bytes), extra headers."""
+
+    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None, *,
+                 stream: bool = False, drop: bool = False) -> None:
+        self.status, self.body, self.headers, self.stream, self.drop = status, body, headers or {}, stream, drop
+
+    async def sse(self) -> AsyncIterator[bytes]:
+        for chunk in self.body:
+            yield f"data: {json.dumps(chunk)}\n\n".encode()
+        yield b"data: [DONE]\n\n"
+
+
+class RawBody(bytes):
+    """A response body sent as-is (not JSON-encoded): for the malformed-JSON fault."""
