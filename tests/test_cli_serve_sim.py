@@ -36,7 +36,7 @@ def test_port_in_use_is_one_line_and_exit_2() -> None:
 
 def test_serves_the_official_client_streaming_until_ctrl_c() -> None:
     openai = pytest.importorskip("openai")
-    proc = _cli("serve-sim", "--model", "sim:echo", "--tokenizer", "approx", "--port", "0")
+    proc = _cli("serve-sim", "--model", "sim/echo", "--tokenizer", "approx", "--port", "0")
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()

@@ -72,8 +72,8 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
     from ctxprobe.model_names import canonical_model
 
-    r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
-                 timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
+    r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
+                 concurrency=args.concurrency or 4, timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
     return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
                          threshold=None)
 
@@ -132,7 +132,8 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.model_names import canonical_model
 
     spec = phonebook_spec(
-        model=canonical_model(args.model, args.base_url), entries=_split(args.entries), lengths=_split(args.lengths),
+        model=canonical_model(args.model, args.base_url), entries=_split(args.entries),
+        lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
         top_p=args.top_p, **extra)
@@ -164,12 +165,17 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models.sim_server import serve_forever
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    if not args.model.startswith("sim:"):
-        raise CtxprobeError("serve-sim serves simulated models only: --model sim:perfect|echo|blind-middle|decay")
+    from ctxprobe.model_names import canonical_model
+
+    model = canonical_model(args.model)
+    if not model.startswith("sim:"):
+        raise CtxprobeError("serve-sim serves simulated models only: "
+                            "--model sim:perfect|echo|blind-middle|first-half|decay")
     tokenizer = resolve_tokenizer(args.tokenizer)
-    provider = resolve_provider(args.model, tokenizer)
+    provider = resolve_provider(model, tokenizer)
+
     def ready(url: str) -> None:
-        err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
+        err.print(f"serving {model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
 
     serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
                   model_id=args.model_id, on_ready=ready)
