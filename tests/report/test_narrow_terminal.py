@@ -38,11 +38,13 @@ def test_report_and_runs_fit_80_columns_uncut(tmp_path, monkeypatch: pytest.Monk
         ids.append(run_sweep(spec, store, progress=False).run_id)
     report = _out(capsys, "report", ids[0][:8], "--store", str(store), "--no-plots")
     runs = _out(capsys, "runs", "--store", str(store))
-    for text in (report, runs):
+    compared = _out(capsys, "compare", ids[0][:8], ids[1][:8], "--store", str(store))
+    for text in (report, runs, compared):
         lines = text.splitlines()
         assert max(len(line) for line in lines) <= 80
         assert "…" not in text  # rich's truncation mark: no cell or header cut short
     assert "100%" in report and "1.00" in report
+    assert "vartrack:" in compared and "p Holm" in compared
     with Store(store) as s:
         prefixes = unique_prefixes([r.run_id for r in s.list_runs()])
     for run_id in ids:

@@ -119,20 +119,15 @@ def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, 
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     from ctxprobe.analysis.bootstrap import ThresholdRule
+    from ctxprobe.report.compare_table import compare_table, fitting
     from ctxprobe.analysis.compare import compare_runs
 
     cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
                        rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
     for fam in cmp.families:
-        table = Table("cell", "pairs", "mean A", "mean B", "A only", "B only", "p", "p (Holm)", "",
-                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), McNemar exact per cell")
-        for c in [*fam.cells, fam.pooled]:
-            table.add_row(c.label, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),
-                          str(c.b_only), f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", "*" if c.significant else "")
-        out.print(table)
+        out.print(fitting(out, [compare_table(fam, args.run_a, args.run_b),
+                                compare_table(fam, args.run_a, args.run_b, compact=True)]))
     out.print(cmp.verdict(), highlight=False)
     return 0
 

@@ -107,7 +107,7 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
         title_justify="left",
         caption_justify="left",
         header_style="bold",
-        **_COMPACT if compact else {},
+        **COMPACT if compact else {},
     )
     # Compact headers ("25%" under a "length \\ depth" corner) keep narrow columns unwrapped.
     corner, prefix = ("length", "depth ") if cell_intervals else ("length \\ depth", "")
@@ -169,7 +169,7 @@ def _outcomes_table(profile: Profile, columns: list[str], compact: bool) -> Tabl
         title_justify="left",
         caption_justify="left",
         header_style="bold",
-        **_COMPACT if compact else {},
+        **COMPACT if compact else {},
     )
     table.add_column("length", justify="right", style="bold", no_wrap=True)
     for outcome in columns:
@@ -194,7 +194,7 @@ def _outcomes_table(profile: Profile, columns: list[str], compact: bool) -> Tabl
 
 
 #: The narrow layout: no outer frame or vertical rules, one space between columns.
-_COMPACT = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "collapse_padding": True}
+COMPACT = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "collapse_padding": True}
 
 
 def _outcome_style(outcome: str) -> str:
