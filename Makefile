@@ -25,7 +25,7 @@ $(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
 $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
 	$(PIP) install 'torch==2.13.0'
-	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray]'
+	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -91,11 +91,17 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
     sizes = sizes if sizes is not None else case_sizes(spec, families)
-    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1])
-    if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+
+    def output(label: str) -> int:
+        # a family whose lengths already include the output (RULER's prompt + generation <= L)
+        return 0 if getattr(families[label][0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
+    if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
+        extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
         raise CtxprobeError(
-            f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
+            f"{what}{extra} exceeds {spec.model}'s window of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
@@ -103,18 +109,24 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
         family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
-def progress_label(case: Case, outcome: str) -> str:
-    """``niah      8K d=0.25 correct         ``: fixed width, so the bar does not jump sideways."""
+def progress_label(case: Case, outcome: str, unit: str = "tokens") -> str:
+    """``niah          8K d=0.25 correct``: fixed width, so the bar does not jump sideways."""
     n = case.cell.length
-    length = f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
+    if unit == "entries":  # a phone book: its size, not a token length
+        where = f"{n:>7,} entries"
+    else:
+        length = f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
+        where = f"{length:>5} d={case.cell.depth:<4g}"
     family = case.cell.family if len(case.cell.family) <= 10 else case.cell.family[:9] + "…"
-    return f"{family:<10} {length:>5} d={case.cell.depth:<4g} {outcome:<16}"
+    return f"{family:<10} {where:<15} {outcome:<16}"
 
 
 class _Display:
     """A progress bar with ETA and a running accuracy, on stderr."""
 
-    def __init__(self, total: int, done: int, enabled: bool, console: Console) -> None:
+    def __init__(self, total: int, done: int, enabled: bool, console: Console,
+                 units: dict[str, str] | None = None) -> None:
+        self.units = units or {}  # family label -> "entries" for books sized in entries
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[acc]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -131,7 +143,8 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        self.progress.update(self.task, advance=1, acc=acc, description=progress_label(case, outcome))
+        label = progress_label(case, outcome, self.units.get(case.cell.family, "tokens"))
+        self.progress.update(self.task, advance=1, acc=acc, description=label)
 
 
 def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
@@ -215,6 +228,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     if checked is not None:
         meta["preflight"] = checked.to_dict()
     judge = await _calibrated_judge(spec, tokenizer, families, meta, console)
+    # preflight saw the server count tokens exactly as we do: any shortfall is truncation
+    exact_counts = checked is not None and checked.exact_counts
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
@@ -241,15 +256,17 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases() -> Iterator[Case]:
         for case in stream:
             window = provider.context_window
-            if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+            out_tokens = case.max_tokens or spec.decoding.max_tokens
+            if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
                 raise CtxprobeError(
-                    f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
+                    f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
             pending_cases.append(slim_case(case, policy))
             yield pending_cases[-1]
 
-    display = _Display(len(plan), len(plan) - len(todo), progress, console)
+    units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
+    display = _Display(len(plan), len(plan) - len(todo), progress, console, units)
 
     async def sink(item: Attempted) -> None:
         while pending_cases:
@@ -263,7 +280,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
-                                        cost_usd=cost)
+                                        cost_usd=cost, exact_counts=exact_counts)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,

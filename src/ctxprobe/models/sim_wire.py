@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, split_prefill
 
 DEFAULT_CHAT_MAX_TOKENS = 256
 DEFAULT_COMPLETION_MAX_TOKENS = 16  # OpenAI's default for /v1/completions
@@ -125,6 +125,11 @@ def parse_request(body: object, *, chat: bool) -> Params:
     prompt: str | None = None
     if chat:
         messages = parse_messages(body.get("messages"))
+        if split_prefill(messages)[1] is not None and body.get("continue_final_message") is not True:
+            # vLLM would close that turn and start a new one: the prompt would differ from the
+            # one counted, so say so instead of answering something else
+            raise BadRequest("a trailing assistant message (answer prefix) needs 'continue_final_message': true",
+                             "continue_final_message")
     else:
         raw = body.get("prompt")
         if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], str):
