@@ -75,7 +75,8 @@ def _names(tmp: Path) -> dict[str, str]:
     return {"RUN_ID": "RUNX", "RUN_A": "RUNX", "RUN_B": "RUNY", "RUN0": "RUNY", "RUN": "RUNX",
             "spec.yaml": str(tmp / "spec.yaml"), "pack.jsonl": str(tmp / "pack.jsonl"), "FILE": str(tmp / "out.file"),
             "cases.jsonl": str(tmp / "cases.jsonl"), "out.html": str(tmp / "out.html"),
-            "vllm/NAME": "vllm/sim", "http://127.0.0.1:8000/v1": "SIMURL", "N": "1200"}
+            "vllm/NAME": "vllm/sim", "http://127.0.0.1:8000/v1": "SIMURL", "N": "1200",
+            "DIR": str(tmp / "ruler-export")}
 
 
 def test_every_readme_command_parses(tmp_path: Path) -> None:
