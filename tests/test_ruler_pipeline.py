@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import case_requests
 
@@ -77,12 +78,12 @@ def test_preset_over_http_sends_every_prompt_once(tmp_path) -> None:
 def test_sim_server_refuses_a_prefix_it_would_not_continue() -> None:
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
-        server.start()
-        body = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": " Answer:"}]}
-        status, data, _ = server.chat(body)
-        assert status == 400 and "continue_final_message" in data["error"]["message"]
-        status, _, _ = server.chat({**body, "continue_final_message": True})
-        assert status == 200
+        url = f"{server.start()}/chat/completions"
+        body = {"model": "sim", "messages": [{"role": "user", "content": "hi"},
+                                             {"role": "assistant", "content": " Answer:"}]}
+        refused = httpx.post(url, json=body, timeout=30)
+        assert refused.status_code == 400 and "continue_final_message" in refused.json()["error"]["message"]
+        assert httpx.post(url, json={**body, "continue_final_message": True}, timeout=30).status_code == 200
 
 
 def test_answer_prefix_is_rendered_after_the_chat_template() -> None:

@@ -116,6 +116,18 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
             family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
+def progress_label(case: Case, outcome: str, unit: str = "tokens") -> str:
+    """``niah          8K d=0.25 correct``: fixed width, so the bar does not jump sideways."""
+    n = case.cell.length
+    if unit == "entries":  # a phone book: its size, not a token length
+        where = f"{n:>7,} entries"
+    else:
+        length = f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
+        where = f"{length:>5} d={case.cell.depth:<4g}"
+    family = case.cell.family if len(case.cell.family) <= 10 else case.cell.family[:9] + "…"
+    return f"{family:<10} {where:<15} {outcome:<16}"
+
+
 def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes,
                            families: dict[str, tuple[Family, object]] | None = None) -> str | None:
     """A warning (said before anything is sent) when some cases pass the model's trained
@@ -158,11 +170,23 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        if self.units.get(case.cell.family) == "entries":  # a phone book: its size, not a token length
-            where = f"{case.cell.family} {case.cell.length:,} entries"
-        else:
-            where = f"L={case.cell.length} d={case.cell.depth:g}"
-        self.progress.update(self.task, advance=1, acc=acc, description=f"{where} {outcome}")
+        label = progress_label(case, outcome, self.units.get(case.cell.family, "tokens"))
+        self.progress.update(self.task, advance=1, acc=acc, description=label)
+
+
+def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
+    """What stands in for a server tokenizer's URL in the run identity: the ids of a fixed
+    templated chat (``chat_template_hash`` of an endpoint tokenizer); None elsewhere."""
+    return tokenizer.chat_template_hash if tokenizer_name.startswith("endpoint:") else None
+
+
+def run_id_for(spec: Spec, tokenizer_name: str | None = None, tokenizer: Tokenizer | None = None) -> str:
+    """The id of the run ``spec`` makes (resolving its tokenizer when not given)."""
+    tokenizer_name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)
+    if tokenizer is None and tokenizer_name.startswith("endpoint:"):
+        tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
+    fingerprint = tokenizer_fingerprint(tokenizer_name, tokenizer) if tokenizer is not None else None
+    return spec.run_id(tokenizer=tokenizer_name, version=__version__, tokenizer_fingerprint=fingerprint)
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
@@ -223,7 +247,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
                console: Console, planned: list[PlannedCase] | None,
                checked: PreflightReport | None, executor: Executor | None, sizes: Sizes) -> SweepResult:
-    run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
+    run_id = run_id_for(spec, tokenizer_name, tokenizer)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": getattr(provider, "trained_context", None) or tokenizer.trained_context,
