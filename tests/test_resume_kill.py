@@ -14,6 +14,7 @@ import time
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
 from ctxprobe.results import iter_export
+from ctxprobe.store import Store
 from ctxprobe.tasks.case import prompt_hash
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -44,6 +45,12 @@ def test_sigkill_then_resume(tmp_path) -> None:
         proc.wait(timeout=10)
         before = _stored(store)
         assert 12 <= len(before) < 40, "the kill should land half way"
+        # no process holds the run any more: it shows as interrupted, counted against the plan
+        (run_id,) = sqlite3.connect(store).execute("SELECT run_id FROM runs").fetchone()
+        with Store(store) as s:
+            killed = s.get_run(run_id)
+        assert killed.status == "interrupted" and killed.n_planned == 40 and killed.n_final == len(before)
+        assert killed.n_cases < 40
 
         done = subprocess.run(args, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import case_requests
 
@@ -77,12 +78,12 @@ def test_preset_over_http_sends_every_prompt_once(tmp_path) -> None:
 def test_sim_server_refuses_a_prefix_it_would_not_continue() -> None:
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
-        server.start()
-        body = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": " Answer:"}]}
-        status, data, _ = server.chat(body)
-        assert status == 400 and "continue_final_message" in data["error"]["message"]
-        status, _, _ = server.chat({**body, "continue_final_message": True})
-        assert status == 200
+        url = f"{server.start()}/chat/completions"
+        body = {"model": "sim", "messages": [{"role": "user", "content": "hi"},
+                                             {"role": "assistant", "content": " Answer:"}]}
+        refused = httpx.post(url, json=body, timeout=30)
+        assert refused.status_code == 400 and "continue_final_message" in refused.json()["error"]["message"]
+        assert httpx.post(url, json={**body, "continue_final_message": True}, timeout=30).status_code == 200
 
 
 def test_answer_prefix_is_rendered_after_the_chat_template() -> None:
@@ -269,9 +270,14 @@ def test_servers_counting_more_than_built_are_noted(tmp_path) -> None:
             case = Case(Cell("vt", 1024, 0.5), rep, 0, [{"role": "user", "content": f"q{rep}"}], ["x"],
                         token_count=1000)
             store.save_case("r1", case)
-            store.save_response("r1", case.case_id, output="x", finish_reason="stop", reported_prompt_tokens=reported,
-                                completion_tokens=1, latency_s=0.1, attempts=1, error=None, score=1.0,
-                                outcome="correct", detail={})
+            cut = rep == 2  # one answer hit RULER's own output limit
+            store.save_response("r1", case.case_id, output="x", finish_reason="length" if cut else "stop",
+                                reported_prompt_tokens=reported, completion_tokens=1, latency_s=0.1, attempts=1,
+                                error=None, score=0.0 if cut else 1.0, outcome="output_truncated" if cut else "correct",
+                                detail={})
         assert store.prompt_overcounts("r1") == (1, 6)
     notes = load_report("r1", tmp_path / "s.sqlite").notes
     assert any(n.startswith("1 response reported more prompt tokens") and "+6" in n for n in notes)
+    # the cut-off note names RULER's own budget, not --max-tokens (which does not apply)
+    assert any(n.startswith("vt: 1 of 3 answers were cut off by the task's own output limit (RULER's "
+                            "tokens_to_generate, 30 tokens)") for n in notes)

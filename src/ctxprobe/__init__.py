@@ -15,7 +15,7 @@ from ctxprobe.spec import Spec, load_spec, make_spec, parse_length
 
 __all__ = [
     "CtxprobeError", "Spec", "__version__", "load_report", "load_spec", "make_spec", "parse_length",
-    "run_sweep",
+    "run_completeness", "run_sweep",
 ]
 
 
@@ -28,4 +28,8 @@ def __getattr__(name: str):  # lazy: keep `import ctxprobe` light
         from ctxprobe.results import load_report
 
         return load_report
+    if name == "run_completeness":  # error / input_truncated cases left: what `run` exits 3 on
+        from ctxprobe.results import run_completeness
+
+        return run_completeness
     raise AttributeError(name)

@@ -49,7 +49,6 @@ from typing import Protocol
 
 from rich.console import Console
 
-from ctxprobe._version import __version__
 from ctxprobe.analysis.bootstrap import ThresholdRule, first_scored, walk
 from ctxprobe.analysis.grid import clears, is_harness_failure
 from ctxprobe.analysis.rows import ResultRow
@@ -58,7 +57,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan import PlannedCase
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import infer_tokenizer, run_sweep
+from ctxprobe.sweep import run_id_for, run_sweep
 from ctxprobe.tasks.case import Cell
 
 __all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "cases_needed", "coarse_depths",
@@ -350,7 +349,7 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     budget = token_budget if token_budget is not None else default_budget(spec)
     settings = Settings(confidence, coarse_reps, max_reps, bisect, min_gap, max_rounds)
     plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps)
-    run_id = spec.run_id(tokenizer=spec.tokenizer or infer_tokenizer(spec.model), version=__version__)
+    run_id = run_id_for(spec)
     store_path = Path(store_path)
     source = source_factory(run_id) if source_factory else _StoreSource(spec, store_path, run_id, progress, console)
     decided, stop, rounds, decisions, k = run_adaptive(plan, source, rule, settings, budget)

@@ -9,6 +9,13 @@ into a normal run of the store — so ``report``, ``export`` and ``compare`` wor
 
 The tokenizer is resolved to check the pack was built for it (same chat template, same
 token count per prompt): the same messages under another template are another prompt.
+
+Every line carries a ``content_hash`` over everything that decides its score (messages,
+answer key, distractors, scorer parameters, token count; :func:`ctxprobe.tasks.case.content_hash`).
+A line that no longer matches its hash was edited after export and is refused, unless the
+user asks to run the edited pack: then it forms a run of its own, because the run identity
+hashes the content actually read, never the hashes a line claims. Every check runs before
+the store is opened: a refused pack writes nothing.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ class PackCase:
     chat_template_hash: str | None
     spec: dict[str, Any]
     source_run_id: str | None = None
+    edited: bool = False  # does not match the content_hash it was exported with (allowed on request)
 
 
 @dataclass(frozen=True)
@@ -52,8 +60,14 @@ def _bad(path: Path, line: int, why: str) -> CtxprobeError:
     return CtxprobeError(f"{path} line {line}: {why}; re-export the pack with `ctxprobe export RUN --pack`")
 
 
-def iter_pack(path: str | Path) -> Iterator[PackCase]:
-    """Parse and check a pack line by line (a bad line is named in a one-line error)."""
+_EDIT_HINT = "re-export it, or pass --allow-edited-pack to run the edited pack as a run of its own"
+
+
+def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackCase]:
+    """Parse and check a pack line by line (a bad line is named in a one-line error).
+
+    A line whose content no longer matches its ``content_hash`` (or ``prompt_hash``), or
+    that has none, is refused unless ``allow_edited``."""
     p = Path(path)
     try:
         fh = open(p, encoding="utf-8")
@@ -83,15 +97,29 @@ def iter_pack(path: str | Path) -> Iterator[PackCase]:
                             max_tokens=(d.get("meta") or {}).get("tokens_to_generate"))
             except (KeyError, TypeError, ValueError) as err:
                 raise _bad(p, n, f"malformed case ({err})") from None
-            if d.get("prompt_hash") and d["prompt_hash"] != case.prompt_hash:
-                raise _bad(p, n, "messages do not match their prompt_hash (the file was altered)")
+            edited = _edit(d, case)
+            if edited and not allow_edited:
+                raise CtxprobeError(f"{p} line {n}: {edited}; {_EDIT_HINT}")
             yield PackCase(case, n, str(d["tokenizer"]), d.get("chat_template_hash"), dict(d["spec"]),
-                           d.get("source_run_id"))
+                           d.get("source_run_id"), edited=bool(edited))
 
 
-def load_pack(path: str | Path) -> list[PackCase]:
+def _edit(line: dict[str, Any], case: Case) -> str | None:
+    """Why a pack line is not as exported (None when it is)."""
+    claimed = line.get("content_hash")
+    if not isinstance(claimed, str) or not claimed:
+        return "it has no content_hash, so an edited answer key could not be detected"
+    if line.get("prompt_hash") and line["prompt_hash"] != case.prompt_hash:
+        return "its messages do not match their prompt_hash (the file was edited)"
+    if claimed != case.content_hash:
+        return ("its messages, expected answers, distractors, scorer parameters or token count do not match "
+                "its content_hash (the file was edited)")
+    return None
+
+
+def load_pack(path: str | Path, *, allow_edited: bool = False) -> list[PackCase]:
     """All cases of a pack (prompts included: for packs too big for memory use iter_pack)."""
-    cases = list(iter_pack(path))
+    cases = list(iter_pack(path, allow_edited=allow_edited))
     if not cases:
         raise CtxprobeError(f"pack {path} holds no cases")
     ids = [c.case.case_id for c in cases]
@@ -102,13 +130,15 @@ def load_pack(path: str | Path) -> list[PackCase]:
 
 
 def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> str:
-    """Identity of a pack run: the exact prompts, the model and decoding, the ctxprobe version.
+    """Identity of a pack run: the exact content of its cases (recomputed, not as claimed),
+    the model and decoding, the ctxprobe version.
 
-    Rerunning the same pack against the same model resumes instead of starting over.
+    Rerunning the same pack against the same model resumes instead of starting over; an
+    edited pack (different answer key, say) is another run.
     """
     digest = hashlib.sha256()
     for c in sorted(cases, key=lambda c: c.case.case_id):
-        digest.update(f"{c.case.case_id}\0{c.case.prompt_hash}\n".encode())
+        digest.update(f"{c.case.case_id}\0{c.case.content_hash}\n".encode())
     blob = json.dumps({"pack": digest.hexdigest(), "model": model, "decoding": decoding,
                        "ctxprobe_version": __version__}, sort_keys=True)
     return "p" + hashlib.sha256(blob.encode()).hexdigest()[:11]
@@ -116,27 +146,30 @@ def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> 
 
 def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
              tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
-             force: bool = False) -> PackResult:
+             force: bool = False, allow_edited: bool = False) -> PackResult:
     """Send exactly the pack's messages to ``model`` and store/score them as a normal run.
 
     ``model`` defaults to the pack's own; ``tokenizer`` to the pack's. The chat template
-    hash and each prompt's token count must match the pack unless ``force``.
+    hash and each prompt's token count must match the pack unless ``force``; each line
+    must match its content hash unless ``allow_edited``.
     """
     return asyncio.run(arun_pack(pack_path, model, store_path, tokenizer=tokenizer, concurrency=concurrency,
-                                 timeout=timeout, retries=retries, force=force))
+                                 timeout=timeout, retries=retries, force=force, allow_edited=allow_edited))
 
 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
                     tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
-                    force: bool = False) -> PackResult:
+                    force: bool = False, allow_edited: bool = False) -> PackResult:
+    from ctxprobe.claiming import finish_run, send_claimed
     from ctxprobe.models import resolve_provider
     from ctxprobe.runner import Attempted, RunnerConfig, execute
     from ctxprobe.record import record_response
     from ctxprobe.store import Store
+    from ctxprobe.store.claims import Coordinator
     from ctxprobe.tasks import BuildContext, make_family
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    cases = load_pack(pack_path)
+    cases = load_pack(pack_path, allow_edited=allow_edited)
     first = cases[0]
     spec = dict(first.spec)
     model = model or str(spec.get("model") or "")
@@ -150,50 +183,61 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             f"{first.chat_template_hash}: pass the pack's tokenizer with --tokenizer (or --force)")
     decoding = dict(spec.get("decoding") or {})
     run_id = pack_run_id(cases, model, decoding)
+
+    def ids_for(pc: PackCase) -> list[int]:
+        """The ids in-process models are fed, checked against the count the pack was built to."""
+        ids = tok.encode_chat(pc.case.messages)
+        if len(ids) != pc.case.token_count and not force:
+            raise CtxprobeError(
+                f"{pack_path} line {pc.line}: the prompt is {len(ids)} tokens with {tok_name}, the pack "
+                f"says {pc.case.token_count}: use the pack's tokenizer (or --force)")
+        return ids
+
+    # Every check before the store is opened: a refused pack leaves no trace in it.
+    for pc in cases:
+        ids_for(pc)
     families = {name: make_family(name, BuildContext(tokenizer=tok, haystack=spec.get("haystack")))
                 for name in sorted({c.case.cell.family for c in cases})}
     provider = resolve_provider(model, tok)
     try:
         with Store(store_path) as store:
+            edited = sum(c.edited for c in cases)
             meta = {"chat_template_hash": tok.chat_template_hash, "trained_context": tok.trained_context,
-                    "context_window": provider.context_window,
-                    "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases)}}
+                    "context_window": provider.context_window, "planned_cases": len(cases),
+                    "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
+                             **({"edited_lines": edited} if edited else {})}}
             resumed = store.ensure_run(run_id, model=model, tokenizer=tok_name, family=",".join(families),
                                        version=__version__, spec={**spec, "model": model}, meta=meta)
             store.update_run(run_id, status="running")
             done = store.done_case_ids(run_id)
             todo = [c for c in cases if c.case.case_id not in done]
+            coord = Coordinator(store.path, run_id)  # its session starts inside the try below
 
-            def with_ids(pc: PackCase) -> Case:
-                """The ids in-process models are fed, checked against the count the pack was built to."""
-                ids = tok.encode_chat(pc.case.messages)
-                if len(ids) != pc.case.token_count and not force:
-                    raise CtxprobeError(
-                        f"{pack_path} line {pc.line}: the prompt is {len(ids)} tokens with {tok_name}, the pack "
-                        f"says {pc.case.token_count}: use the pack's tokenizer (or --force)")
-                pc.case.prompt_ids = ids
-                return pc.case
-
-            if todo:  # fail before anything is sent when the tokenizer is not the pack's
-                with_ids(todo[0])
-
-            def prepared() -> Iterator[Case]:
-                for pc in todo:
-                    yield pc.case if pc.case.prompt_ids is not None else with_ids(pc)
-
-            for pc in todo:  # prompts are content-addressed: storing them first costs nothing extra
-                store.save_case(run_id, pc.case)
+            def prepared(mine: Iterator[PackCase]) -> Iterator[Case]:
+                for pc in mine:
+                    pc.case.prompt_ids = ids_for(pc)
+                    yield pc.case
 
             def sink(item: Attempted) -> None:
+                store.save_case(run_id, item.case)
                 record_response(store, run_id, families[item.case.cell.family], item)
+                coord.settle(item.case.case_id)
 
             cfg = RunnerConfig(concurrency=concurrency, timeout=timeout, retries=retries,
                                max_tokens=int(decoding.get("max_tokens", 48)),
                                temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"),
                                top_p=decoding.get("top_p"))
-            sent = await execute(prepared(), provider, sink, cfg)
-            complete = not ({c.case.case_id for c in cases} - store.done_case_ids(run_id))
-            store.update_run(run_id, status="complete" if complete else "incomplete")
+            def keep(case: Case) -> bool:
+                return coord.still_mine(case.case_id)
+
+            try:
+                coord.start()
+                sent = await send_claimed(todo, coord, lambda mine: execute(prepared(mine), provider, sink, cfg,
+                                                                            keep=keep),
+                                          key=lambda c: c.case.case_id)
+            finally:
+                coord.stopping.set()
+                finish_run(store, run_id, {c.case.case_id for c in cases}, coord)
             return PackResult(run_id, resumed, sent, len(cases) - len(todo), store.path)
     finally:
         await provider.aclose()

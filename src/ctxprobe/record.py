@@ -6,6 +6,7 @@ labelled and stored the same way whichever path sent it.
 
 from __future__ import annotations
 
+from ctxprobe.redaction import scrub
 from ctxprobe.runner.execute import Attempted
 from ctxprobe.scoring import score_response
 from ctxprobe.store import Store
@@ -15,18 +16,23 @@ from ctxprobe.tasks.base import Family, Scored
 def record_response(store: Store, run_id: str, family: Family, item: Attempted, *, judged: Scored | None = None,
                     cost_usd: float | None = None, exact_counts: bool = False) -> tuple[float | None, Scored]:
     """Score ``item`` with its family (or a judge's grade) and store it; return the score.
-    ``exact_counts``: preflight showed exact token-count agreement (any shortfall is truncation)."""
+    ``exact_counts``: preflight showed exact token-count agreement (any shortfall is truncation).
+
+    Whatever a server sent is scrubbed of API keys (whole, fragments, masked forms) before
+    it is scored or stored: a key echoed in an error or a reply never reaches the store."""
     r = item.result
+    text = scrub(r.text) if r and r.text is not None else None
+    error = scrub(item.error) if item.error else item.error
     score, scored = score_response(
-        family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
-        reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error, judged=judged,
+        family, item.case, text=text, finish_reason=r.finish_reason if r else None,
+        reported_prompt_tokens=r.prompt_tokens if r else None, error=error, judged=judged,
         exact_counts=exact_counts)
     reasoning = r.extra.get("reasoning") if r else None
     cached = r.extra.get("cached_prompt_tokens") if r else None
     store.save_response(
-        run_id, item.case.case_id, output=r.text if r else None, finish_reason=r.finish_reason if r else None,
+        run_id, item.case.case_id, output=text, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
-        latency_s=round(item.latency_s, 4), attempts=item.attempts, error=item.error, score=score,
-        outcome=scored.outcome, detail=scored.detail, reasoning=str(reasoning) if reasoning else None,
+        latency_s=round(item.latency_s, 4), attempts=item.attempts, error=error, score=score,
+        outcome=scored.outcome, detail=scored.detail, reasoning=scrub(str(reasoning)) if reasoning else None,
         cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None)
     return score, scored

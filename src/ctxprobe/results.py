@@ -50,6 +50,7 @@ class Report:
         ) | {"effective_length_intervals": {f: iv.to_dict() for f, iv in self.intervals.items()},
                "incomplete": self.incomplete, "prompt_layout": stored_layout_line(run.spec),
                "length_units": {p.family: length_unit(run.spec, p.family) for p in self.profiles},
+               "planned_cases": run.n_planned, "answered_cases": run.n_final,
                **({"phonebook": self.phonebook} if self.phonebook is not None else {})}
 
     @property
@@ -62,6 +63,41 @@ class Report:
                        + ", ".join(sorted(labels, key=labels.__getitem__))
                        + " (not measured; the effective length stops below)")
         return out
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """Whether a run's results can be trusted as a whole: harness failures left behind."""
+
+    run_id: str
+    status: str
+    planned: int
+    final: int  # cases with a final (non-`error`) response
+    errors: int  # cases whose last attempt ended in `error` (retried by the next run)
+    input_truncated: int  # cases the server silently cut (its prompt-token count fell short)
+
+    @property
+    def harness_incomplete(self) -> bool:
+        """`error` cases remain or prompts were truncated: the run is incomplete (exit code 3)."""
+        return self.errors > 0 or self.input_truncated > 0
+
+    def line(self) -> str:
+        parts = []
+        if self.errors:
+            parts.append(f"{self.errors} case{'s' if self.errors != 1 else ''} ended in `error` after retries "
+                         "(rerun the same command to retry them)")
+        if self.input_truncated:
+            parts.append(f"{self.input_truncated} prompt{'s were' if self.input_truncated != 1 else ' was'} "
+                         "truncated by the server (`input_truncated`: raise its context length or drop those lengths)")
+        return f"run {self.run_id} incomplete: " + "; ".join(parts)
+
+
+def run_completeness(run_id: str, store_path: str | Path) -> Completeness:
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        counts = store.outcome_counts(run.run_id)
+    return Completeness(run.run_id, run.status, run.n_planned, run.n_final, counts.get("error", 0),
+                        counts.get("input_truncated", 0))
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -99,7 +135,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      "answer prefix, the server may have closed that turn instead of continuing it")
     if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):
         notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
-                                        _answer_needs(store_path, run))
+                                        _answer_needs(store_path, run), _fixed_budgets(run))
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
@@ -124,6 +160,18 @@ def _answer_needs(store_path: str | Path, run: RunRecord) -> dict[str, int]:
             expected = [str(x) for x in (r.get("expected") or [])]
             needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
     return needs
+
+
+def _fixed_budgets(run: RunRecord) -> dict[str, int]:
+    """Labels of RULER tasks → their own output budget (``tokens_to_generate``)."""
+    from ctxprobe.tasks.ruler.constants import BASE_TASKS, TASKS
+
+    out = {}
+    for label, params in run.spec.get("families", {}).items():
+        task = TASKS.get(str((params or {}).get("task")))
+        if (params or {}).get("family") == "ruler" and task is not None:
+            out[label] = int(BASE_TASKS[task["task"]]["tokens_to_generate"])
+    return out
 
 
 def family_names(run: RunRecord) -> dict[str, str]:

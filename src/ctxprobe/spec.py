@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.model_names import canonical_model, location_free
 
 _LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}
@@ -61,7 +62,7 @@ def parse_depths(text: str | list[Any]) -> list[float]:
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
-                    "live_tokens"}
+                    "live_tokens", "base_url"}
 
 
 #: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
@@ -155,7 +156,10 @@ class Spec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = "local"
+    model: str = "local"  # any accepted form; stored canonical (openai/gpt-4o → openai:gpt-4o)
+    #: Where an OpenAI-compatible server is (``--base-url``; else ``OPENAI_BASE_URL``) for
+    #: ``vllm/NAME``, ``openai-api/NAME``…: transport, not identity.
+    base_url: str | None = None
     tokenizer: str | None = None  # inferred from the model when absent
     #: Task families and their parameters, e.g. ``{"niah": {"distractors": 3}, "vartrack": {}}``.
     #: Also accepts a comma string or list of names. Parameters are validated by each family.
@@ -192,6 +196,16 @@ class Spec(BaseModel):
     endpoints: list[str] | None = None  # Ray: several model specs (replicas) to balance over
     build_workers: int = Field(1, ge=0, le=256)  # processes building cases; 0 = every core
     live_tokens: int | None = Field(None, gt=0)  # cap on tokens of built-but-unstored cases
+
+    @model_validator(mode="after")
+    def _canonical_model(self) -> Spec:
+        self.model = canonical_model(self.model, self.base_url)
+        if self.judge:
+            try:  # openai/gpt-4o-mini works as a judge too; judge-only forms (sim-judge:) are the judge's to check
+                self.judge = canonical_model(self.judge)
+            except CtxprobeError:
+                pass
+        return self
 
     @model_validator(mode="after")
     def _output_limit(self) -> Spec:
@@ -242,7 +256,7 @@ class Spec(BaseModel):
             raise ValueError("depths repeat")
         return sorted(out)
 
-    def identity(self, *, tokenizer: str, version: str) -> dict[str, Any]:
+    def identity(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
         if self.share_prefix:
@@ -251,7 +265,11 @@ class Spec(BaseModel):
             d.pop("layout")  # likewise: the default layout is the one older runs were built with
         if self.decoding.top_p is None:
             d["decoding"].pop("top_p")  # likewise: unset top_p leaves older run ids valid
-        d["tokenizer"] = tokenizer
+        # A server model counts by what it is, not where it is served: the same server
+        # reached at another address resumes the same run. Its tokenizer counts by its
+        # fingerprint (token ids of a fixed chat) instead of the URL.
+        d["model"] = location_free(self.model)
+        d["tokenizer"] = _location_free_tokenizer(tokenizer, tokenizer_fingerprint)
         d["ctxprobe_version"] = version
         # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count
         # by content: editing them must start a new run, not resume the old one.
@@ -263,9 +281,19 @@ class Spec(BaseModel):
         }
         return d
 
-    def run_id(self, *, tokenizer: str, version: str) -> str:
-        blob = json.dumps(self.identity(tokenizer=tokenizer, version=version), sort_keys=True)
+    def run_id(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> str:
+        """The run's id; ``tokenizer_fingerprint`` stands in for an ``endpoint:URL`` tokenizer's URL."""
+        identity = self.identity(tokenizer=tokenizer, version=version, tokenizer_fingerprint=tokenizer_fingerprint)
+        blob = json.dumps(identity, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _location_free_tokenizer(name: str, fingerprint: str | None) -> str:
+    """``endpoint:URL?model=NAME`` → ``endpoint?model=NAME#FINGERPRINT``; other names unchanged."""
+    match = re.match(r"^endpoint:https?://[^?\s]+(?P<query>\?\S*)?$", name)
+    if not match:
+        return name
+    return "endpoint" + (match.group("query") or "") + (f"#{fingerprint}" if fingerprint else "")
 
 
 def _path_digest(value: object) -> str | None:

@@ -33,6 +33,8 @@ from ctxprobe.record import record_response
 from ctxprobe.sizing import Sizes, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
+from ctxprobe.store.claims import Coordinator
+from ctxprobe.claiming import finish_run, send_claimed
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.base import Family
 from ctxprobe.tasks.case import Case
@@ -105,9 +107,25 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
             f"{what}{extra} exceeds {spec.model}'s {kind} of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
-    # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
+    # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise);
+    # a family whose repetitions differ in what they need (the phone book's N) names the
+    # repetitions to build (``check_reps``), so none of them fails after a run is stored.
     for name, (family, params) in families.items():
-        family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
+        check_reps = getattr(family, "check_reps", None)
+        for rep in check_reps(params) if check_reps is not None else [0]:
+            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+
+
+def progress_label(case: Case, outcome: str, unit: str = "tokens") -> str:
+    """``niah          8K d=0.25 correct``: fixed width, so the bar does not jump sideways."""
+    n = case.cell.length
+    if unit == "entries":  # a phone book: its size, not a token length
+        where = f"{n:>7,} entries"
+    else:
+        length = f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
+        where = f"{length:>5} d={case.cell.depth:<4g}"
+    family = case.cell.family if len(case.cell.family) <= 10 else case.cell.family[:9] + "…"
+    return f"{family:<10} {where:<15} {outcome:<16}"
 
 
 def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes,
@@ -152,11 +170,23 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        if self.units.get(case.cell.family) == "entries":  # a phone book: its size, not a token length
-            where = f"{case.cell.family} {case.cell.length:,} entries"
-        else:
-            where = f"L={case.cell.length} d={case.cell.depth:g}"
-        self.progress.update(self.task, advance=1, acc=acc, description=f"{where} {outcome}")
+        label = progress_label(case, outcome, self.units.get(case.cell.family, "tokens"))
+        self.progress.update(self.task, advance=1, acc=acc, description=label)
+
+
+def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
+    """What stands in for a server tokenizer's URL in the run identity: the ids of a fixed
+    templated chat (``chat_template_hash`` of an endpoint tokenizer); None elsewhere."""
+    return tokenizer.chat_template_hash if tokenizer_name.startswith("endpoint:") else None
+
+
+def run_id_for(spec: Spec, tokenizer_name: str | None = None, tokenizer: Tokenizer | None = None) -> str:
+    """The id of the run ``spec`` makes (resolving its tokenizer when not given)."""
+    tokenizer_name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)
+    if tokenizer is None and tokenizer_name.startswith("endpoint:"):
+        tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
+    fingerprint = tokenizer_fingerprint(tokenizer_name, tokenizer) if tokenizer is not None else None
+    return spec.run_id(tokenizer=tokenizer_name, version=__version__, tokenizer_fingerprint=fingerprint)
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
@@ -217,7 +247,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                families: dict[str, tuple[Family, object]], provider: Provider, progress: bool,
                console: Console, planned: list[PlannedCase] | None,
                checked: PreflightReport | None, executor: Executor | None, sizes: Sizes) -> SweepResult:
-    run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
+    run_id = run_id_for(spec, tokenizer_name, tokenizer)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": getattr(provider, "trained_context", None) or tokenizer.trained_context,
@@ -232,29 +262,34 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     exact_counts = checked is not None and checked.exact_counts
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
+    plan = list(planned) if planned is not None else list(planned_cases(spec))
+    grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
     ledger.spent = store.spent(run_id)
     if resumed:  # the serving path and the judge as of this session
         store.update_run(run_id, meta={k: meta[k] for k in ("preflight", "judge_calibration") if k in meta})
-    store.update_run(run_id, status="running", meta={"transport": {
+    n_planned = _planned_count(store, run_id, grid if planned is None else {p.case_id for p in plan})
+    store.update_run(run_id, status="running", meta={"planned_cases": n_planned, "transport": {
         k: getattr(spec, k) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")}})
     done = store.done_case_ids(run_id)
-    plan = list(planned) if planned is not None else list(planned_cases(spec))
     todo = [p for p in plan if p.case_id not in done]
+    # Other processes may run this spec on this store: every case is claimed before it is
+    # built and sent; cases another live process holds are waited for, or taken over.
+    coord = Coordinator(store.path, run_id)  # its session starts inside the try below
 
-    # Cases are built in a worker thread; SQLite connections belong to one thread, so case
-    # rows are queued here and written by the event-loop thread with their responses.
-    pending_cases: list[Case] = []
+    def waiting(n: int) -> None:
+        console.print(f"waiting for {n} cases another process is sending (taken over if it stops)", highlight=False)
 
     # Cases are built lazily (on spec.build_workers processes when asked), slimmed to what
     # the provider needs, and optionally held under a token budget until stored.
     builder = CaseBuilder(BuildSettings.of(spec, tokenizer_name), families)
-    stream = build_cases(spec, todo, spec.build_workers, tokenizer=tokenizer_name, builder=builder)
     policy = ids_policy(provider)
 
-    def cases() -> Iterator[Case]:
-        for case in stream:
+    def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
+        # Runs in the runner's producer thread: it shares nothing mutable with the sink,
+        # which stores each case itself (on the event-loop thread, with its response).
+        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder):
             window = provider.context_window
             out_tokens = case.max_tokens or spec.decoding.max_tokens
             if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:
@@ -262,15 +297,13 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
                 raise CtxprobeError(
                     f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
-            pending_cases.append(slim_case(case, policy))
-            yield pending_cases[-1]
+            yield slim_case(case, policy)
 
     units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
     display = _Display(len(plan), len(plan) - len(todo), progress, console, units)
 
     async def sink(item: Attempted) -> None:
-        while pending_cases:
-            store.save_case(run_id, pending_cases.pop(0))
+        store.save_case(run_id, item.case)
         r = item.result
         judged = None
         if judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
@@ -281,30 +314,45 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
                                         cost_usd=cost, exact_counts=exact_counts)
+        coord.settle(item.case.case_id)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                        max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
                        seed=spec.decoding.seed, top_p=spec.decoding.top_p, requests_per_minute=spec.rpm,
                        tokens_per_minute=spec.tpm)
-    status = "incomplete"
+    gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None
     try:
-        gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None
+        coord.start()
         run = executor or _executor(spec, tokenizer_name, provider)
-        with display.progress:
-            sent = await run(gate.wrap(cases()) if gate else cases(), spec.endpoints or provider,
+
+        async def send(mine: Iterator[PlannedCase]) -> int:
+            return await run(gate.wrap(cases(mine)) if gate else cases(mine), spec.endpoints or provider,
                              gate.wrap_sink(sink) if gate else sink, cfg,
-                             admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit)
-        grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
-        status = "complete" if not (grid - store.done_case_ids(run_id)) else "incomplete"
+                             admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit,
+                             keep=lambda case: coord.still_mine(case.case_id))
+
+        with display.progress:
+            sent = await send_claimed(todo, coord, send, key=lambda p: p.case_id,
+                                      group=lambda p: (p.cell.family, p.cell.length, p.rep),
+                                      stop=lambda: ledger.refused > 0, on_wait=waiting)
     finally:
         # also on Ctrl-C: the cases whose responses were stored are already committed
-        store.update_run(run_id, status=status)
+        coord.stopping.set()  # a producer thread waiting on other processes gives up
+        finish_run(store, run_id, grid, coord)
     if ledger.refused:
         console.print(f"stopped at the spending cap of ${spec.max_cost:.2f} (spent ${ledger.spent:.4f}); "
                       "raise --max-cost and rerun to resume")
     return SweepResult(run_id, resumed, sent, len(plan) - len(todo), store.path,
                        gate.peak_tokens if gate else None)
+
+
+def _planned_count(store: Store, run_id: str, wanted: set[str]) -> int:
+    """Cases the run plans, for counts shown against it: the spec's grid, or (for chosen
+    cases, e.g. adaptive rounds) every case chosen so far — never fewer than before."""
+    known = store.get_run(run_id)
+    before = known.meta.get("planned_cases") if known else None
+    return max(len(wanted | store.case_ids(run_id)), before if isinstance(before, int) else 0)
 
 
 def _executor(spec: Spec, tokenizer_name: str, provider: Provider) -> Executor:

@@ -69,17 +69,23 @@ def answer_tokens_needed(expected: list[str]) -> int:
 
 
 def output_truncated_notes(profiles: list[Profile], max_tokens: int | None,
-                           needed: dict[str, int]) -> list[str]:
+                           needed: dict[str, int], fixed: dict[str, int] | None = None) -> list[str]:
     """One line per family whose answers hit the output limit: a harness setting, not the model.
 
     ``needed`` maps a family to the output tokens its longest correct answer needs
-    (:func:`answer_tokens_needed` over the family's cases)."""
+    (:func:`answer_tokens_needed` over the family's cases); ``fixed`` maps a family whose
+    task fixes its own output budget (RULER's ``tokens_to_generate``) to that budget."""
     out = []
     for p in profiles:
         cut = sum(c.outcomes.get("output_truncated", 0) for c in p.cells)
         if not cut:
             continue
         total = sum(sum(c.outcomes.values()) for c in p.cells)
+        if fixed and p.family in fixed:
+            out.append(f"{p.family}: {cut} of {total} answers were cut off by the task's own output limit "
+                       f"(RULER's tokens_to_generate, {fixed[p.family]} tokens), as RULER cuts them; "
+                       "--max-tokens does not apply to it.")
+            continue
         limit = f"--max-tokens {max_tokens}" if max_tokens else "the output limit"
         need = needed.get(p.family)
         fix = (f"its answers need about {need} tokens: rerun with --max-tokens {need}" if need and

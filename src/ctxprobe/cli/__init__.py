@@ -8,6 +8,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
+from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES
@@ -24,6 +25,17 @@ from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_sim
 __all__ = ["build_parser", "main"]
 
 
+RUN_HELP = "a run id from `ctxprobe runs` (a unique prefix is enough)"
+MODEL_HELP = ("local | sim:KIND (perfect, echo, blind-middle, first-half, decay) | openai/MODEL | anthropic/MODEL "
+              "| gemini/MODEL | vllm/NAME, sglang/NAME or openai-api/NAME with --base-url | "
+              "openai-compat:NAME@URL | llamacpp:/path.gguf | hf:/model-dir (provider:name works too, "
+              "e.g. openai:gpt-4o)")
+BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (and openai/) models, "
+                 "e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
+TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
+                  "| gemini-count:MODEL | approx (default: inferred from the model, and printed)")
+
+
 def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH",
                    help=f"SQLite results file (default ./{DEFAULT_STORE})")
@@ -31,8 +43,9 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
-    p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
-    p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
+    p.add_argument("--model", help=MODEL_HELP)
+    p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
+    p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--family", help="task families, comma list (default niah)")
     p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 tasks as RULER renders them; "
                                       "the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot)")
@@ -84,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run (or resume) a sweep, then print the report",
@@ -95,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--cases", metavar="PACK", help="re-send an exported pack's exact prompts (export --jsonl)")
     p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
+    p.add_argument("--allow-edited-pack", action="store_true",
+                   help="--cases: run a pack edited after export (answers, prompts...) as a run of its own")
     p.add_argument("--adaptive", action="store_true",
                    help="coarse pass, then more repetitions only where the effective-length decision is unsure")
     p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
@@ -104,13 +120,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
-    p.add_argument("--model", default="local")
-    p.add_argument("--tokenizer")
+    p.add_argument("--model", default="local", help=MODEL_HELP + " (default local)")
+    p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
+    p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
     p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
     p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
     p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the books and needles (default 0)")
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
     p.add_argument("--top-p", type=float,
@@ -125,20 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
                    help="layout (--method ctxprobe): book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
                         "shards=4, system_prompt=..., question=...")
-    p.add_argument("--concurrency", type=int)
-    p.add_argument("--timeout", type=float)
-    p.add_argument("--retries", type=int)
+    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
+    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
+    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow books beyond the model's window (for local/GGUF models: its trained context)")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
-    p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_phonebook)
 
     p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
+    p.add_argument("run_a", help=RUN_HELP)
+    p.add_argument("run_b", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--store-b", help="store of RUN_B when it lives in another file")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default 0.05)")
@@ -146,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
     _add_store(p)
     p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
@@ -159,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
-    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s) (a unique prefix is enough)")
+    p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s); " + RUN_HELP)
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
     p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
     p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
@@ -173,11 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", help="list stored runs")
     _add_store(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print every run as JSON (full ids and dates)")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("export", help="every case of a run: messages, answer, token counts, depth, output, outcome")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     _add_store(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--jsonl", action="store_true",
@@ -191,17 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("failures", help="a sample of failed cases with the evidence highlighted")
-    p.add_argument("run_id")
+    p.add_argument("run_id", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--outcome", help="only this outcome, e.g. distractor, wrong, not_found, input_truncated")
     p.add_argument("--n", type=int, default=10, help="how many (default 10)")
     p.set_defaults(func=cmd_failures)
 
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
-    p.add_argument("--model", default="sim:perfect")
-    p.add_argument("--tokenizer", default="local")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default sim:perfect); "
+                   "sim:perfect|echo|blind-middle|first-half|decay, options as ?key=value")
+    p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default local)")
+    p.add_argument("--model-id", help="model id the server reports in /v1/models (default: the --model spec)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
     p.add_argument("--truncate-to", type=int, default=None,
                    help="silently left-truncate prompts longer than N tokens (a fault to detect)")
     p.set_defaults(func=cmd_serve_sim)
@@ -215,11 +234,29 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args, out, err) or 0)
     except CtxprobeError as e:
-        err.print(Text.assemble(("error: ", "bold red"), str(e)), highlight=False, soft_wrap=True)
+        from ctxprobe.redaction import scrub
+
+        err.print(Text.assemble(("error: ", "bold red"), scrub(str(e))), highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         err.print("interrupted: every response received so far is stored; rerun the same command to resume")
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``ctxprobe export RUN | head``): stop quietly, exit 0.
+
+    stdout is pointed at /dev/null so the interpreter's final flush does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 if __name__ == "__main__":

@@ -13,4 +13,8 @@ EXAMPLES = """examples:
   ctxprobe report RUN_ID --json            # machine-readable, for CI
   ctxprobe export RUN_ID --jsonl -o cases.jsonl
   ctxprobe serve-sim --model sim:blind-middle --port 8000
+
+exit codes: 0 ok · 1 check found a regression · 2 user error (one-line message) ·
+  3 run incomplete: `error` cases left after retries, or prompts truncated by the server ·
+  130 interrupted
 """

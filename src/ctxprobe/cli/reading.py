@@ -31,7 +31,8 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
 
     run = report.run
     out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
-                            f"{run.n_responses}/{run.n_cases} responses · {run.status} · scorer {report.scorer}"
+                            f"{run.n_final}/{run.n_planned} planned cases answered · {run.status} · "
+                            f"scorer {report.scorer}"
                             + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
                             + " · lengths in tokens"
                             + (f" · filler {run.meta['prefix_sharing']} across depths"
@@ -61,6 +62,13 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:
+        import importlib.util
+
+        if out_dir is None and importlib.util.find_spec("matplotlib") is None:
+            # a plain install has no plotting: the tables above are the report; --out asks for PNGs
+            out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
+                      highlight=False, markup=False)
+            return 0
         directory = Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id
         for path in write_plots(report, directory):
             out.print(f"wrote {path}")
@@ -138,22 +146,15 @@ def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, 
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
     from ctxprobe.analysis.bootstrap import ThresholdRule
+    from ctxprobe.report.compare_table import compare_table, fitting
     from ctxprobe.analysis.compare import compare_runs
 
     cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
                        rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
     for fam in cmp.families:
-        table = Table("cell", "pairs", "mean A", "mean B", "A only", "B only", "p", "p (Holm)", "",
-                      title=f"{fam.family}: {args.run_a} (A) vs {args.run_b} (B), "
-                            + ("needles paired; exact sign-flip test over cases per cell" if fam.pooled.by_needle
-                               else "McNemar exact per cell"))
-        for c in [*fam.cells, fam.pooled]:
-            table.add_row(c.label, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),
-                          str(c.b_only), f"{c.p_value:.3g}", f"{c.p_adjusted:.3g}", "*" if c.significant else "")
-        out.print(table)
+        out.print(fitting(out, [compare_table(fam, args.run_a, args.run_b),
+                                compare_table(fam, args.run_a, args.run_b, compact=True)]))
     out.print(cmp.verdict(), highlight=False)
     return 0
 
@@ -169,8 +170,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from rich.table import Table
-
+    from ctxprobe.report.runs import runs_table
     from ctxprobe.results import open_existing
 
     with open_existing(args.store) as store:
@@ -178,14 +178,11 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps([{"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
                            "family": r.family, "status": r.status, "cases": r.n_cases, "responses": r.n_responses,
+                           "planned": r.n_planned, "answered": r.n_final,
                            "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
                            "reps": r.spec.get("reps")} for r in runs], indent=2))
         return 0
-    table = Table("run", "created", "model", "family", "lengths", "responses", "status")
-    for r in runs:
-        table.add_row(r.run_id, r.created_at, r.model, r.family, ",".join(str(x) for x in r.spec.get("lengths", [])),
-                      f"{r.n_responses}/{r.n_cases}", r.status)
-    out.print(table)
+    out.print(runs_table(runs))
     return 0
 
 

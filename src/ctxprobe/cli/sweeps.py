@@ -21,7 +21,7 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
                 "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
                 "judge", "judge_labels", "force_judge", "executor", "ray_address", "ray_replicas", "endpoints",
-                "build_workers", "live_tokens", "share_prefix"):
+                "build_workers", "live_tokens", "share_prefix", "base_url"):
         value = getattr(args, key)
         if value is not None:
             over[key] = value
@@ -79,10 +79,26 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
     if not args.model:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
-    r = run_pack(args.cases, args.model, args.store, tokenizer=args.tokenizer, concurrency=args.concurrency or 4,
-                 timeout=args.timeout or 600.0, retries=args.retries or 4, force=args.force)
-    return _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
-                         threshold=None)
+    from ctxprobe.model_names import canonical_model
+
+    r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
+                 concurrency=args.concurrency or 4, timeout=args.timeout or 600.0,
+                 retries=args.retries if args.retries is not None else 4,
+                 force=args.force, allow_edited=args.allow_edited_pack)
+    _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
+                  threshold=None)
+    return _exit_code(r.run_id, args.store, err)
+
+
+def _exit_code(run_id: str, store: str, err: Console) -> int:
+    """0, or 3 when the run is incomplete because of harness failures (README: exit codes)."""
+    from ctxprobe.results import run_completeness
+
+    health = run_completeness(run_id, store)
+    if health.harness_incomplete:
+        err.print(health.line(), highlight=False, soft_wrap=True)
+        return 3
+    return 0
 
 
 def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
@@ -131,8 +147,8 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
                   f"in {result.store_path}")
         run_id = result.run_id
-    return _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
-                         threshold=None)
+    _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots, threshold=None)
+    return _exit_code(run_id, args.store, err)
 
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -147,8 +163,11 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         layout["post_normalise"] = True
     extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
              if getattr(args, k) is not None}
+    from ctxprobe.model_names import canonical_model
+
     spec = phonebook_spec(
-        model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
+        model=canonical_model(args.model, args.base_url), entries=_split(args.entries),
+        lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
         top_p=args.top_p, method=args.method, **extra)
@@ -156,7 +175,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
                      out)
-    return 0
+    return _exit_code(result.run_id, args.store, err)
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -180,10 +199,18 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models.sim_server import serve_forever
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    if not args.model.startswith("sim:"):
-        raise CtxprobeError("serve-sim serves simulated models only: --model sim:perfect|echo|blind-middle|decay")
+    from ctxprobe.model_names import canonical_model
+
+    model = canonical_model(args.model)
+    if not model.startswith("sim:"):
+        raise CtxprobeError("serve-sim serves simulated models only: "
+                            "--model sim:perfect|echo|blind-middle|first-half|decay")
     tokenizer = resolve_tokenizer(args.tokenizer)
-    provider = resolve_provider(args.model, tokenizer)
-    err.print(f"serving {args.model} (tokenizer {args.tokenizer}) at http://{args.host}:{args.port}/v1 — Ctrl-C stops")
-    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to)
+    provider = resolve_provider(model, tokenizer)
+
+    def ready(url: str) -> None:
+        err.print(f"serving {model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
+
+    serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
+                  model_id=args.model_id, on_ready=ready)
     return 0

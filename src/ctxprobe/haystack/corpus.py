@@ -20,6 +20,11 @@ from ctxprobe.haystack.sanitize import is_clean_sentence, split_sentences
 
 SUFFIXES = (".txt", ".md")
 MIN_SENTENCES = 20
+#: Share of a file's bytes that may fail to decode as UTF-8 (a stray Latin-1 character in
+#: otherwise good text); past it the file is refused as not text. Sentences holding an
+#: undecodable byte are dropped either way, so no replacement character reaches a prompt.
+MAX_INVALID_SHARE = 0.01
+_REPLACEMENT = "\ufffd"
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MD_BLOCK_START = re.compile(r"^\s*(#{1,6}\s|>|[-*+]\s|\d+[.)]\s)")
@@ -67,6 +72,23 @@ def _source_files(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
+def invalid_utf8_bytes(data: bytes) -> int:
+    """Bytes of ``data`` that are not part of valid UTF-8 (each surrogate escape is one)."""
+    decoded = data.decode("utf-8", errors="surrogateescape")
+    return sum(1 for ch in decoded if "\udc80" <= ch <= "\udcff")
+
+
+def not_text_reason(data: bytes) -> str | None:
+    """Why ``data`` is not a text file (None when it is): NUL bytes, or more than
+    ``MAX_INVALID_SHARE`` of its bytes outside UTF-8."""
+    if b"\x00" in data:
+        return "contains NUL bytes (binary, or UTF-16)"
+    bad = invalid_utf8_bytes(data)
+    if data and bad > MAX_INVALID_SHARE * len(data):
+        return f"{bad} of {len(data)} bytes ({bad / len(data):.1%}) are not UTF-8"
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def _load_sentences(resolved: str) -> tuple[str, ...]:
     """All clean sentences under a directory, in file order; errors are not cached."""
@@ -84,16 +106,29 @@ def _load_sentences(resolved: str) -> tuple[str, ...]:
         )
     sentences: list[str] = []
     readable = 0
+    refused: list[str] = []
     for path in _source_files(root):
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError:
             continue
+        why = not_text_reason(data)
+        if why is not None:
+            refused.append(f"{path.relative_to(root).as_posix()!r} {why}")
+            continue
+        text = data.decode("utf-8", errors="replace")
         readable += 1
         is_md = path.suffix.lower() == ".md"
         paragraphs = _markdown_paragraphs(text) if is_md else _plain_paragraphs(text)
         for paragraph in paragraphs:
-            sentences.extend(s for s in split_sentences(paragraph) if is_clean_sentence(s))
+            sentences.extend(s for s in split_sentences(paragraph)
+                             if is_clean_sentence(s) and _REPLACEMENT not in s)
+    if refused:
+        more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+        raise CtxprobeError(
+            f"haystack directory {shown} holds files that are not text: {'; '.join(refused[:3])}{more}; "
+            "remove them or convert them to UTF-8 text"
+        )
     if readable == 0:
         raise CtxprobeError(
             f"haystack directory {shown} has no readable .txt or .md files; add some or "

@@ -7,6 +7,7 @@ Built-in providers are resolved here; optional heavy ones are imported lazily in
 from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.model_names import canonical_model
 from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
@@ -23,6 +24,8 @@ from ctxprobe.tokenizers.base import Tokenizer
 ACCEPTED_FORMS: tuple[str, ...] = (
     "sim:KIND (" + ", ".join(SIM_KINDS) + ")",
     "openai-compat:NAME@BASE_URL",
+    "openai-api/NAME, vllm/NAME or sglang/NAME with --base-url or OPENAI_BASE_URL",
+    "openai/MODEL, anthropic/MODEL, gemini/MODEL (= openai:MODEL, ...)",
     "local (embedded SmolLM2-135M-Instruct)",
     "llamacpp:/path/model.gguf",
     "openai:MODEL[?reasoning_effort=low&thinking=N]",
@@ -42,7 +45,7 @@ def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None,
     (see :mod:`ctxprobe.models.options`). SDK-backed providers import their SDK here, so
     a missing extra or API key fails before anything is planned or sent.
     """
-    spec = model.strip()
+    spec = canonical_model(model)
     for prefix, module, cls in _SDK_PROVIDERS:
         if spec.startswith(prefix):
             import importlib
@@ -59,11 +62,8 @@ def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None,
 
 
 def check_model_form(model: str) -> None:
-    """A one-line error for a model spec no provider accepts (before any tokenizer is inferred)."""
-    spec = model.strip()
-    prefixes = [p for p, _, _ in _SDK_PROVIDERS] + ["sim:", "openai-compat:", "llamacpp:"]
-    if spec != "local" and not any(spec.startswith(p) for p in prefixes):
-        raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+    """A one-line error (with a "did you mean") for a model name no provider accepts."""
+    canonical_model(model)
 
 
 #: (spec prefix, module under ctxprobe.models, class): imported only when used.

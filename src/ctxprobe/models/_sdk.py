@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.models.openai_compat import parse_retry_after
+from ctxprobe.redaction import register_secret, scrub
 
 _MAX_REASON = 240
-#: Key-shaped tokens (OpenAI ``sk-…``, Anthropic ``sk-ant-…``, Google ``AIza…``), masked
-#: or not, as providers print them in "incorrect API key" errors.
-_KEYLIKE = re.compile(r"\b(?:sk-[A-Za-z0-9_*\-]{6,}|AIza[0-9A-Za-z_\-*]{10,})")
 
 
 def import_sdk(module: str, package: str, extra: str, purpose: str) -> ModuleType:
@@ -36,20 +33,16 @@ def api_key_from_env(variables: tuple[str, ...], model: str) -> str:
     for var in variables:
         value = os.environ.get(var, "").strip()
         if value:
+            register_secret(value)
             return value
     names = " or ".join(variables)
     raise CtxprobeError(f"{model} needs an API key: set {names} in the environment")
 
 
 def redact(text: str, secrets: tuple[str | None, ...]) -> str:
-    """``text`` with every secret (and anything key-shaped) replaced by ``***``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-            # providers print masked keys such as "sk-abc1****wxyz": hide both ends too
-            if len(secret) >= 12:
-                text = text.replace(secret[:8], "***").replace(secret[-6:], "***")
-    return _KEYLIKE.sub("***", text)
+    """``text`` with every secret, fragment or masked form of one, and anything key-shaped
+    replaced by ``***`` (:func:`ctxprobe.redaction.scrub`, the one rule for every provider)."""
+    return scrub(text, secrets)
 
 
 def one_line(text: str, secrets: tuple[str | None, ...]) -> str:

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.redaction import register_secret, scrub
 from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
@@ -129,6 +130,7 @@ class OpenAICompatProvider:
         self.context_window = context_window
         self.extra_body = dict(extra_body or {})
         self._api_key = api_key if api_key is not None else api_key_from_env()
+        register_secret(self._api_key)  # scrubbed from everything stored or shown, masked forms too
         self._timeout = httpx.Timeout(timeout, connect=min(connect_timeout, timeout))
         self._client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
@@ -162,9 +164,7 @@ class OpenAICompatProvider:
         return self._client
 
     def _redact(self, text: str) -> str:
-        if self._api_key:
-            text = text.replace(self._api_key, "***")
-        return text
+        return scrub(text, (self._api_key,))
 
     def _reason(self, text: str) -> str:
         text = " ".join(self._redact(text).split())

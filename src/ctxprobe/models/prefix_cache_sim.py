@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.models.base import Provider
-from ctxprobe.models.sim_server import SimServer, _parse_messages
-from ctxprobe.tokenizers.base import Tokenizer
+from ctxprobe.models.sim_server import SimServer
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -104,14 +104,6 @@ class PrefixCacheSimServer(SimServer):
             raise ValueError("prefix-cache accounting needs a tokenizer")
         self.cache = PrefixCacheAccount(slots)
 
-    def chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
-        try:
-            ids = self.tokenizer.encode_chat(_parse_messages(body.get("messages")))  # type: ignore[union-attr]
-        except Exception:  # a bad request: the parent answers it with 400
-            return super().chat(body)
-        record = self.cache.observe(ids)
-        status, payload, headers = super().chat(body)
-        usage = payload.get("usage") if isinstance(payload, dict) else None
-        if isinstance(usage, dict):
-            usage["prompt_tokens_details"] = {"cached_tokens": record.cached_tokens}
-        return status, payload, headers
+    def observe_prompt(self, messages: list[Message]) -> dict[str, Any]:
+        record = self.cache.observe(self.tokenizer.encode_chat(messages))  # type: ignore[union-attr]
+        return {"prompt_tokens_details": {"cached_tokens": record.cached_tokens}}

@@ -1,11 +1,15 @@
-"""A loopback HTTP server that speaks the OpenAI chat API in front of any in-process Provider.
+"""A loopback OpenAI-compatible server in front of any in-process Provider (``serve-sim``).
 
-It lets the whole harness (HTTP client, retries, token accounting, truncation checks) be
-tested against a real socket without a GPU: wrap a ``sim:*`` model and point
-``openai-compat:NAME@URL`` at it. Endpoints, shaped like vLLM / llama.cpp:
+It lets the whole harness (HTTP client, retries, token accounting, truncation checks) and
+any OpenAI client be tested against a real socket without a GPU: wrap a ``sim:*`` model and
+point ``openai-compat:NAME@URL`` (or the ``openai`` SDK) at it. Built on Starlette + uvicorn.
+Endpoints, shaped like the OpenAI API / vLLM / llama.cpp:
 
-- ``POST /v1/chat/completions``: OpenAI request → OpenAI response with ``usage``.
-- ``GET /v1/models``: ``data[0]`` with ``id`` and ``max_model_len`` (when known).
+- ``POST /v1/chat/completions`` and ``POST /v1/completions``: ``n``, ``stop``, ``seed``,
+  ``temperature``, ``top_p``, ``max_tokens``/``max_completion_tokens``; ``stream=true``
+  answers with SSE chunks (``stream_options.include_usage`` adds the usage chunk) and
+  ``data: [DONE]``. Malformed requests get OpenAI-shaped 400s (:mod:`.sim_wire`).
+- ``GET /v1/models`` and ``GET /v1/models/{id}``: ``id`` and ``max_model_len`` (when known).
 - ``POST /tokenize`` (also ``/v1/tokenize``): ``{"messages": [...]}`` or
   ``{"content"|"prompt": str}`` → ``{"tokens": [...], "count": n}``.
 - ``GET /health``.
@@ -13,49 +17,36 @@ tested against a real socket without a GPU: wrap a ``sim:*`` model and point
 ``truncate_to=N`` turns it into a *faulty* server that silently left-truncates prompts
 longer than N tokens (dropping leading characters of the last user message), answers from
 what is left and reports the smaller prompt-token count: the fault ctxprobe must detect.
+``faults`` injects the failures of :mod:`ctxprobe.models.faults`.
 
-Stdlib only. Requests are accepted on threads; the provider runs on one private event loop
-(a single loop for its whole life, as inside the runner). Binds 127.0.0.1 unless told.
+The server runs on its own thread with one event loop for its whole life; the provider's
+``generate`` runs on that loop, as inside the runner. Binds 127.0.0.1 unless told.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import json
+import logging
+import socket
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ctxprobe.models.faults import FaultPlan
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models import sim_wire as wire
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
-from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
+from ctxprobe.models.faults import FaultPlan
+from ctxprobe.models.sim_wire import BadRequest, Choice, Params, RawBody, Reply, error_body
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
-DEFAULT_MAX_TOKENS = 256
-
-
-class _BadRequest(Exception):
-    """The client sent something an OpenAI server would answer with 400."""
-
-
-def _parse_messages(raw: object) -> list[Message]:
-    if not isinstance(raw, list) or not raw:
-        raise _BadRequest("'messages' must be a non-empty list")
-    messages: list[Message] = []
-    for m in raw:
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            raise _BadRequest("each message needs a string 'role'")
-        content = m.get("content", "")
-        if isinstance(content, list):  # OpenAI content parts: keep the text parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        if not isinstance(content, str):
-            raise _BadRequest("message 'content' must be a string or a list of text parts")
-        messages.append({"role": m["role"], "content": content})
-    return messages
+DEFAULT_MAX_TOKENS = wire.DEFAULT_CHAT_MAX_TOKENS
+_parse_messages = wire.parse_messages  # kept for callers that parse chat messages the server's way
+_BadRequest = BadRequest
 
 
 def _messages_hash(messages: list[Message]) -> str:
@@ -64,12 +55,27 @@ def _messages_hash(messages: list[Message]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _prompt_hash(prompt: str) -> str:
+    # A raw /v1/completions prompt: hashed apart from a chat with the same text.
+    return hashlib.sha256(json.dumps({"prompt": prompt}, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def _drop_until(count: Callable[[int], int], length: int, limit: int) -> int:
+    """Smallest number of leading characters to drop so that ``count(drop) <= limit``."""
+    lo, hi = 0, length
+    while lo < hi:  # bisection: O(log n) tokenizer calls
+        mid = (lo + hi) // 2
+        if count(mid) <= limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def left_truncate(messages: list[Message], tokenizer: Tokenizer, limit: int) -> list[Message]:
     """Drop leading characters of the last user message until ``count_chat <= limit``.
 
-    Mimics a server that keeps the tail of an over-long prompt. Bisection on the number of
-    dropped characters keeps this to O(log n) tokenizer calls.
-    """
+    Mimics a server that keeps the tail of an over-long prompt."""
     if tokenizer.count_chat(messages) <= limit:
         return messages
     idx = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=len(messages) - 1)
@@ -78,16 +84,9 @@ def left_truncate(messages: list[Message], tokenizer: Tokenizer, limit: int) -> 
     def with_drop(drop: int) -> list[Message]:
         out = [dict(m) for m in messages]
         out[idx]["content"] = content[drop:]
-        return out
+        return out  # type: ignore[return-value]
 
-    lo, hi = 0, len(content)  # smallest drop that fits (or everything)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if tokenizer.count_chat(with_drop(mid)) <= limit:
-            hi = mid
-        else:
-            lo = mid + 1
-    return with_drop(lo)
+    return with_drop(_drop_until(lambda d: tokenizer.count_chat(with_drop(d)), len(content), limit))
 
 
 class SimServer:
@@ -107,7 +106,7 @@ class SimServer:
         self.provider = provider
         #: Injected failures (see ctxprobe.models.faults); None serves every request cleanly.
         self.faults = faults
-        #: The Authorization header of the latest chat request (tests check keys do arrive).
+        #: The Authorization header of the latest completion request (tests check keys do arrive).
         self.last_authorization: str | None = None
         self.tokenizer = tokenizer if tokenizer is not None else getattr(provider, "tokenizer", None)
         if truncate_to is not None and self.tokenizer is None:
@@ -116,53 +115,78 @@ class SimServer:
         self.port = port
         self.truncate_to = truncate_to
         self.model_id = model_id or provider.name
-        #: Chat completions answered (successfully or with an error status).
+        #: Completion requests (chat or text) answered, successfully or with an error status.
         self.requests_served = 0
-        #: Decoding settings of the last chat request, as received (what a client really sent).
+        #: Decoding settings of the last completion request, as received.
         self.last_decoding: dict[str, Any] = {}
         #: How many times each prompt (hash of its messages) was received.
         self.prompt_counts: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._threads: list[threading.Thread] = []
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None  # uvicorn.Server
+        self._thread: threading.Thread | None = None
+        self._port: int | None = None
 
     # -- lifecycle ----------------------------------------------------------------------
 
     @property
     def base_url(self) -> str:
-        if self._httpd is None:
+        if self._server is None or self._port is None:
             raise RuntimeError("server not started")
-        return f"http://{self.host}:{self._httpd.server_address[1]}/v1"
+        return f"http://{self.host}:{self._port}/v1"
 
     def start(self) -> str:
-        """Bind, serve on background threads, and return the base URL (``.../v1``)."""
-        if self._httpd is not None:
+        """Bind, serve on a background thread, and return the base URL (``.../v1``).
+
+        A port already in use raises a one-line :class:`CtxprobeError`."""
+        if self._server is not None:
             return self.base_url
-        self._loop = asyncio.new_event_loop()
-        loop_thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        loop_thread.start()
-        self._httpd = _Httpd((self.host, self.port), _Handler, self)
-        http_thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        http_thread.start()
-        self._threads = [loop_thread, http_thread]
+        import uvicorn
+
+        from ctxprobe.models.sim_app import build_app
+
+        sock = _bind(self.host, self.port)
+        self._port = sock.getsockname()[1]
+        logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)  # errors are answered, not logged
+        config = uvicorn.Config(build_app(self), log_config=None, log_level="critical", access_log=False,
+                                lifespan="off", timeout_keep_alive=60)
+        server = uvicorn.Server(config)
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(server.serve(sockets=[sock]))
+            except BaseException as exc:  # noqa: BLE001 - reported by start()
+                failure.append(exc)
+            finally:
+                pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+                for task in pending:  # in-flight generations (a hang fault): cancelled, not awaited forever
+                    task.cancel()
+                if pending:
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                loop.close()
+                sock.close()
+
+        self._server = server
+        self._thread = threading.Thread(target=run, name=f"sim-server-{self._port}", daemon=True)
+        self._thread.start()
+        while not server.started and self._thread.is_alive():
+            time.sleep(0.01)
+        if not server.started:
+            self._server = None
+            raise RuntimeError(f"the sim server did not start: {failure[0] if failure else 'unknown error'}")
         return self.base_url
 
     def stop(self) -> None:
         """Stop serving and release the port; idempotent."""
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-        if self._loop is not None:
-            # Cancel in-flight generations so no handler thread waits forever on a dead loop.
-            asyncio.run_coroutine_threadsafe(_cancel_all(), self._loop).result(timeout=5)
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            for t in self._threads:
-                t.join(timeout=5)
-            self._loop.close()
-            self._loop = None
-        self._threads = []
+        if self._server is not None:
+            self._server.should_exit = True
+            self._server.force_exit = True  # do not wait for hung requests: they are cancelled
+            if self._thread is not None:
+                self._thread.join(timeout=10)
+        self._server = None
+        self._thread = None
 
     def __enter__(self) -> SimServer:
         self.start()
@@ -171,199 +195,151 @@ class SimServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- request handling (called on handler threads) -----------------------------------
+    # -- hooks ----------------------------------------------------------------------------
 
-    def chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """Answer one chat completion: (status, JSON body, extra headers)."""
+    def observe_prompt(self, messages: list[Message]) -> dict[str, Any]:
+        """Called once per valid chat request before it is answered; returns extra ``usage`` fields."""
+        return {}
+
+    # -- completions (run on the server's event loop) --------------------------------------
+
+    def _record(self, params: Params, authorization: str | None, chat: bool) -> tuple[str, str | None]:
+        digest = _messages_hash(params.messages) if chat else _prompt_hash(params.prompt or "")
+        with self._lock:
+            self.prompt_counts[digest] += 1
+            self.last_authorization = authorization
+            self.last_decoding = {"temperature": params.temperature, "max_tokens": params.max_tokens,
+                                  **({"top_p": params.top_p} if params.top_p is not None else {}),
+                                  **({"seed": params.seed} if params.seed is not None else {})}
+            fault = self.faults.next_fault(digest) if self.faults is not None else None
+        return digest, fault
+
+    async def complete(self, body: object, authorization: str | None, *, chat: bool) -> Reply:
+        """Answer one chat (``chat``) or text completion request."""
         try:
-            return self._chat(body)
+            return await self._complete(body, authorization, chat)
         finally:
             with self._lock:
                 self.requests_served += 1
 
-    def _chat(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    async def _complete(self, body: object, authorization: str | None, chat: bool) -> Reply:
         try:
-            messages = _parse_messages(body.get("messages"))
-            max_tokens = body.get("max_completion_tokens", body.get("max_tokens")) or DEFAULT_MAX_TOKENS
-            if not isinstance(max_tokens, int) or max_tokens <= 0:
-                raise _BadRequest("'max_tokens' must be a positive integer")
-            if split_prefill(messages)[1] is not None and body.get("continue_final_message") is not True:
-                # vLLM would close that turn and start a new one: the prompt would differ
-                # from the one counted, so say so instead of answering something else
-                raise _BadRequest("a trailing assistant message (answer prefix) needs "
-                                  "'continue_final_message': true")
-            seed = body.get("seed")
-            temperature = float(body.get("temperature", 0.0) or 0.0)
-            top_p = body.get("top_p")
-            if top_p is not None and not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
-                raise _BadRequest("'top_p' must be a number in (0, 1]")
-        except (_BadRequest, TypeError, ValueError) as exc:
-            return 400, _error(str(exc), "invalid_request_error"), {}
-        digest = _messages_hash(messages)
-        with self._lock:
-            self.prompt_counts[digest] += 1
-            self.last_decoding = {k: body[k] for k in ("temperature", "top_p", "seed", "max_tokens") if k in body}
-            fault = self.faults.next_fault(digest) if self.faults is not None else None
+            params = wire.parse_request(body, chat=chat)
+        except BadRequest as exc:
+            return Reply(400, error_body(str(exc), param=exc.param))
+        extra_usage = self.observe_prompt(params.messages) if chat else {}
+        _, fault = self._record(params, authorization, chat)
         if fault is not None and fault not in ("hang", "empty"):
-            return _fault_response(fault, self.faults)  # type: ignore[arg-type]
+            return _fault_reply(fault, self.faults)  # type: ignore[arg-type]
         if fault == "hang":
-            time.sleep(self.faults.hang_seconds)  # type: ignore[union-attr]
-        if self.truncate_to is not None:
-            assert self.tokenizer is not None
-            messages = left_truncate(messages, self.tokenizer, self.truncate_to)
-        request = GenerateRequest(
-            messages=messages, max_tokens=max_tokens, temperature=temperature, seed=seed, top_p=top_p
-        )
+            await asyncio.sleep(self.faults.hang_seconds)  # type: ignore[union-attr]
+        messages, prompt_ids = self._prompt(params, chat)
+        request = GenerateRequest(messages=messages, max_tokens=params.max_tokens, temperature=params.temperature,
+                                  seed=params.seed, top_p=params.top_p, prompt_ids=prompt_ids)
         try:
-            assert self._loop is not None
-            future = asyncio.run_coroutine_threadsafe(self.provider.generate(request), self._loop)
-            result: GenerateResult = future.result()
+            results: list[GenerateResult] = [await self.provider.generate(request) for _ in range(params.n)]
         except TransientError as exc:
             headers = {"Retry-After": f"{exc.retry_after:g}"} if exc.retry_after is not None else {}
-            return 503, _error(str(exc), "server_error"), headers
+            return Reply(503, error_body(str(exc), "server_error"), headers)
         except PermanentError as exc:
-            return 400, _error(str(exc), "invalid_request_error"), {}
-        except Exception as exc:  # a provider bug must still get an HTTP answer
-            return 500, _error(f"internal error: {type(exc).__name__}", "server_error"), {}
-        response = {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model") or self.model_id,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "" if fault == "empty" else result.text},
-                    "finish_reason": result.finish_reason or "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": result.prompt_tokens,
-                "completion_tokens": result.completion_tokens,
-                "total_tokens": (result.prompt_tokens or 0) + (result.completion_tokens or 0),
-            },
-        }
-        return 200, response, {}
+            code = "context_length_exceeded" if "context window" in str(exc) else None
+            return Reply(400, error_body(str(exc), code=code))
+        except Exception as exc:  # noqa: BLE001 - a provider bug must still get an HTTP answer
+            return Reply(500, error_body(f"internal error: {type(exc).__name__}", "server_error"))
+        choices = [self._choice(r, params, empty=fault == "empty") for r in results]
+        usage = wire.usage(results[0].prompt_tokens, choices, extra_usage)
+        if params.stream:
+            return Reply(200, wire.stream_chunks(params, choices, usage, chat=chat), stream=True)
+        return Reply(200, wire.response_body(params, choices, usage, chat=chat))
 
-    def models(self) -> dict[str, Any]:
+    def _prompt(self, params: Params, chat: bool) -> tuple[list[Message], list[int] | None]:
+        """What the model sees: the messages (left-truncated if so configured) and, for a raw
+        text prompt, its token ids (no chat template applied)."""
+        if chat:
+            if self.truncate_to is not None:
+                assert self.tokenizer is not None
+                return left_truncate(params.messages, self.tokenizer, self.truncate_to), None
+            return params.messages, None
+        prompt = params.prompt or ""
+        if self.tokenizer is None:
+            return params.messages, None
+        if self.truncate_to is not None:
+            tok = self.tokenizer
+            prompt = prompt[_drop_until(lambda d: tok.count(prompt[d:]), len(prompt), self.truncate_to):]
+        return [{"role": "user", "content": prompt}], self.tokenizer.encode(prompt)
+
+    def _choice(self, result: GenerateResult, params: Params, *, empty: bool) -> Choice:
+        if empty:
+            return Choice("", "stop", 0)
+        text, stopped = wire.apply_stop(result.text, params.stop)
+        tokens = result.completion_tokens
+        if stopped:
+            tokens = self.tokenizer.count(text) if self.tokenizer is not None and text else 0
+        return Choice(text, "stop" if stopped else (result.finish_reason or "stop"), tokens)
+
+    # -- other endpoints --------------------------------------------------------------------
+
+    def model_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": self.model_id, "object": "model", "created": 0, "owned_by": "ctxprobe"}
         if self.provider.context_window is not None:
             entry["max_model_len"] = self.provider.context_window
-        return {"object": "list", "data": [entry]}
+        return entry
 
-    def tokenize(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def models(self) -> dict[str, Any]:
+        return {"object": "list", "data": [self.model_entry()]}
+
+    def tokenize(self, body: object) -> Reply:
         if self.tokenizer is None:
-            return 501, _error("this server has no tokenizer", "not_implemented")
+            return Reply(501, error_body("this server has no tokenizer", "not_implemented"))
         try:
+            if not isinstance(body, dict):
+                raise BadRequest("the request body must be a JSON object")
             if "messages" in body:
-                tokens = self.tokenizer.encode_chat(_parse_messages(body["messages"]))
+                tokens = self.tokenizer.encode_chat(wire.parse_messages(body["messages"]))
             else:
                 text = body.get("content", body.get("prompt"))
                 if not isinstance(text, str):
-                    raise _BadRequest("give 'messages', 'content' or 'prompt'")
+                    raise BadRequest("give 'messages', 'content' or 'prompt'")
                 tokens = self.tokenizer.encode(text)
-        except _BadRequest as exc:
-            return 400, _error(str(exc), "invalid_request_error")
+        except BadRequest as exc:
+            return Reply(400, error_body(str(exc), param=exc.param))
         out: dict[str, Any] = {"tokens": tokens, "count": len(tokens)}
         if self.provider.context_window is not None:
             out["max_model_len"] = self.provider.context_window
-        return 200, out
+        return Reply(200, out)
 
 
-async def _cancel_all() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class DropConnection(Exception):
-    """Close the connection without answering (a fault)."""
-
-
-def _fault_response(fault: str, plan: FaultPlan) -> tuple[int, Any, dict[str, str]]:
+def _fault_reply(fault: str, plan: FaultPlan) -> Reply:
     if fault == "429":
-        return 429, _error("rate limited (injected)", "rate_limit_error"), {"Retry-After": f"{plan.retry_after:g}"}
+        return Reply(429, error_body("rate limited (injected)", "rate_limit_error"),
+                     {"Retry-After": f"{plan.retry_after:g}"})
     if fault == "503":
-        return 503, _error("overloaded (injected)", "server_error"), {}
+        return Reply(503, error_body("overloaded (injected)", "server_error"))
     if fault == "malformed":
-        return 200, RawBody(b'{"choices": [ {"message": '), {}
+        return Reply(200, RawBody(b'{"choices": [ {"message": '))
     if fault == "drop":
-        raise DropConnection
-    return 500, _error("internal error (injected)", "server_error"), {}  # "500" and "dead"
+        return Reply(200, None, drop=True)
+    return Reply(500, error_body("internal error (injected)", "server_error"))  # "500" and "dead"
 
 
-class RawBody(bytes):
-    """A response body sent as-is (not JSON-encoded): for the malformed-JSON fault."""
-
-
-def _error(message: str, kind: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "code": None}}
-
-
-class _Httpd(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = False
-
-    def __init__(self, address: tuple[str, int], handler: type, sim: SimServer) -> None:
-        self.sim = sim
-        super().__init__(address, handler)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as clients expect from real servers
-    timeout = 60  # idle keep-alive connections end by themselves
-    server: _Httpd
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-        return None  # quiet: tests and the CLI print what matters
-
-    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = bytes(payload) if isinstance(payload, RawBody) else json.dumps(payload).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _body(self) -> dict[str, Any] | None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        try:
-            body = json.loads(raw or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        return body if isinstance(body, dict) else None
-
-    def _path(self) -> str:
-        return self.path.split("?", 1)[0].rstrip("/")
-
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        path = self._path()
-        if path in ("/health", "/v1/health"):
-            self._send(200, {"status": "ok"})
-        elif path == "/v1/models":
-            self._send(200, self.server.sim.models())
-        else:
-            self._send(404, _error(f"no route GET {path}", "not_found"))
-
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
-        path = self._path()
-        body = self._body()
-        if path not in ("/v1/chat/completions", "/tokenize", "/v1/tokenize"):
-            self._send(404, _error(f"no route POST {path}", "not_found"))
-        elif body is None:
-            self._send(400, _error("request body must be a JSON object", "invalid_request_error"))
-        elif path == "/v1/chat/completions":
-            self.server.sim.last_authorization = self.headers.get("Authorization")
-            try:
-                self._send(*self.server.sim.chat(body))
-            except DropConnection:
-                self.close_connection = True  # no response at all: the client sees a dropped connection
-        else:
-            self._send(*self.server.sim.tokenize(body))
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or a one-line error (port in use, bad host)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CtxprobeError(f"port {port} on {host} is already in use: stop what is using it or "
+                                "choose another with --port (0 = any free port)") from None
+        if exc.errno == errno.EACCES:
+            raise CtxprobeError(f"no permission to bind {host}:{port}: use a port above 1023") from None
+        raise CtxprobeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
+    return sock
 
 
 def serve_forever(
@@ -376,14 +352,12 @@ def serve_forever(
     model_id: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve until interrupted (Ctrl-C); ``on_ready`` gets the base URL once bound."""
-    server = SimServer(
-        provider, tokenizer, host=host, port=port, truncate_to=truncate_to, model_id=model_id
-    )
+    """Serve until interrupted (Ctrl-C); ``on_ready`` gets the base URL once listening."""
+    server = SimServer(provider, tokenizer, host=host, port=port, truncate_to=truncate_to, model_id=model_id)
     url = server.start()
-    if on_ready is not None:
-        on_ready(url)
-    try:
+    try:  # Ctrl-C from here on (even while announcing) is a clean stop
+        if on_ready is not None:
+            on_ready(url)
         threading.Event().wait()
     except KeyboardInterrupt:
         pass

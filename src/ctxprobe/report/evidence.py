@@ -193,4 +193,5 @@ class FailureSampler:
             for cell in cells:
                 if queues[cell] and len(picked) < self.n:
                     picked.append(queues[cell].pop(0))
-        return sorted(picked, key=lambda f: (f.family, f.length, f.depth, f.rep))
+        # shown as drawn: per family, longest lengths first (where long-context failures matter)
+        return sorted(picked, key=lambda f: (f.family, -f.length, f.depth, f.rep))

@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
+from ctxprobe.tasks.case import content_hash
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
 COLUMNS: tuple[str, ...] = (
@@ -129,6 +130,8 @@ def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
         "token_count": rec["token_count"],
         "needle_token_pos": rec["needle_token_pos"],
         "realised_depth": rec["realised_depth"],
+        "content_hash": content_hash(rec["family"], rec["messages"], rec["expected"], rec["distractors"], rec["meta"],
+                                     rec["token_count"]),
         "tokenizer": run.tokenizer,
         "chat_template_hash": run.meta.get("chat_template_hash"),
         "ctxprobe_version": run.ctxprobe_version,

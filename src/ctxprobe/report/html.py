@@ -239,6 +239,13 @@ def _sharing(mode: object, view: RunView) -> str:
     return f"{text}; {line}" if line else text
 
 
+def haystack_label(haystack: object) -> str:
+    """What the filler was: the built-in generated prose, or the user's folder (as given)."""
+    if haystack in (None, "", "prose"):
+        return "generated neutral prose (built in, seeded)"
+    return f"your text files: {redact(str(haystack))}"
+
+
 def _metadata(views: list[RunView]) -> str:
     def field(view: RunView) -> dict[str, str]:
         run, spec = view.run, redact_obj(view.run.spec)
@@ -249,6 +256,7 @@ def _metadata(views: list[RunView]) -> str:
             "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
             "decoding": ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None) or "—", "seed": str(spec.get("seed", "—")),
             "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
+            "haystack": haystack_label(spec.get("haystack")),
             "lengths": ", ".join(fmt_length(x, "entries" if any(length_unit(spec, f) == "entries" for f in
                                                                  spec.get("families", {})) else "tokens")
                                  for x in spec.get("lengths", [])),
@@ -258,7 +266,7 @@ def _metadata(views: list[RunView]) -> str:
             "prefix sharing": _sharing(run.meta.get("prefix_sharing"), view),
             "prompt layout": stored_layout_line(run.spec) or "the families' own prompts",
             "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
-            "status": f"{run.status} ({run.n_responses}/{run.n_cases} responses)",
+            "status": f"{run.status} ({run.n_final}/{run.n_planned} planned cases answered)",
         }
     cols = [field(v) for v in views]
     rows = [[k, *[c[k] for c in cols]] for k in cols[0]]
@@ -274,8 +282,7 @@ def _profile(views: list[RunView]) -> str:
         for v in views:
             prof = next((p for p in v.profiles if p.family == fam), None)
             if prof is None:
-                rows.append([td(fam), td(v.label), td("not run"), td("—"), td("—")])
-                continue
+                continue  # only what ran: the Runs table lists each run's families
             eff = prof.effective_length
             colour = "#1a7a3c" if eff is not None else "#b2182b"
             unit = length_unit(v.run.spec, fam)

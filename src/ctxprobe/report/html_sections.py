@@ -162,7 +162,7 @@ def cost_latency_section(views: list[RunView]) -> str:
 
 def failures_section(views: list[RunView]) -> str:
     parts = ['<section id="failures"><h2>Failures</h2><p class="sub">A sample spread over the grid '
-             "(longest lengths first within each cell). Open a case for the prompt around its evidence "
+             "(per family, longest lengths first; within a cell, model failures before harness failures). Open a case for the prompt around its evidence "
              '(<mark class="ev">target</mark>, <mark class="dis">distractors</mark>) and the full model '
              "output, shown as plain text.</p>"]
     for v in views:

@@ -12,6 +12,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ctxprobe.redaction import scrub
+
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
 #: Query keys whose values are credentials on common providers and proxies.
 _SECRET_KEY = re.compile(r"key|token|secret|sig|pass|auth|cred|session|code", re.IGNORECASE)
@@ -38,8 +40,9 @@ def redact_url(url: str) -> str:
 
 
 def redact(text: str) -> str:
-    """Every URL inside ``text`` redacted; the rest untouched."""
-    return _URL.sub(lambda m: redact_url(m.group(0)), text)
+    """Every URL inside ``text`` redacted, and every known API key (whole, fragment or
+    masked: :func:`ctxprobe.redaction.scrub`) removed; the rest untouched."""
+    return scrub(_URL.sub(lambda m: redact_url(m.group(0)), text))
 
 
 def redact_obj(value: Any) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rich import box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -78,14 +79,23 @@ def render_profile_table(profile: Profile, console: Console) -> None:
     the verdict rests on, always keeps its interval.
     """
     truecolor = console.color_system == "truecolor"
-    table = _profile_table(profile, truecolor, cell_intervals=True)
+    # Narrower and narrower layouts until one fits (80 columns, CI logs): never cut a cell.
+    tables = [_profile_table(profile, truecolor, cell_intervals=True),
+              _profile_table(profile, truecolor, cell_intervals=False),
+              _profile_table(profile, truecolor, cell_intervals=False, compact=True)]
+    console.print(fitting(console, tables))
+
+
+def fitting(console: Console, tables: list[Table]) -> Table:
+    """The first table whose natural width fits the console, else the last (narrowest)."""
     unbounded = console.options.update(max_width=10_000)  # measure the natural width
-    if Measurement.get(console, unbounded, table).maximum > console.width:
-        table = _profile_table(profile, truecolor, cell_intervals=False)
-    console.print(table)
+    for table in tables:
+        if Measurement.get(console, unbounded, table).maximum <= console.width:
+            return table
+    return tables[-1]
 
 
-def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool) -> Table:
+def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, compact: bool = False) -> Table:
     depths = profile.depths
     cell_n = _typical_n(profile.cells)
     length_n = _typical_n(profile.lengths)
@@ -97,6 +107,7 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool) -> T
         title_justify="left",
         caption_justify="left",
         header_style="bold",
+        **COMPACT if compact else {},
     )
     # Compact headers ("25%" under a "length \\ depth" corner) keep narrow columns unwrapped.
     corner, prefix = ("length", "depth ") if cell_intervals else ("length \\ depth", "")
@@ -152,18 +163,26 @@ def render_outcomes_table(profile: Profile, console: Console) -> None:
     seen = {o for s in profile.lengths for o in s.outcomes}
     columns = [o for o in OUTCOMES if o in seen] + sorted(seen - set(OUTCOMES))
 
+    console.print(fitting(console, [_outcomes_table(profile, columns, compact=False),
+                                    _outcomes_table(profile, columns, compact=True)]))
+
+
+def _outcomes_table(profile: Profile, columns: list[str], compact: bool) -> Table:
     table = Table(
         title=f"{profile.family}: outcomes by length",
         title_justify="left",
         caption_justify="left",
         header_style="bold",
+        **COMPACT if compact else {},
     )
-    table.add_column("length", justify="right", style="bold")
+    table.add_column("length", justify="right", style="bold", no_wrap=True)
     for outcome in columns:
         harness = outcome in HARNESS_OUTCOMES
-        header = Text(outcome + ("*" if harness else ""), style="magenta" if harness else "")
-        table.add_column(header, justify="right")
-    table.add_column("total", justify="right", style="bold")
+        # compact: "output_truncated" folds at its underscore into two short header lines
+        label = outcome.replace("_", "_\n") if compact else outcome
+        header = Text(label + ("*" if harness else ""), style="magenta" if harness else "")
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("total", justify="right", style="bold", no_wrap=True)
 
     for stat in sorted(profile.lengths, key=lambda s: s.length):
         counts = [stat.outcomes.get(o, 0) for o in columns]
@@ -175,7 +194,11 @@ def render_outcomes_table(profile: Profile, console: Console) -> None:
 
     if any(o in HARNESS_OUTCOMES for o in columns):
         table.caption = Text("* harness failure: excluded from accuracy", style="dim")
-    console.print(table)
+    return table
+
+
+#: The narrow layout: no outer frame or vertical rules, one space between columns.
+COMPACT = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "collapse_padding": True}
 
 
 def _outcome_style(outcome: str) -> str:

@@ -81,11 +81,13 @@ async def call_with_retries(provider: Provider, request: GenerateRequest, cfg: R
 
 
 async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: RunnerConfig,
-                  admit: Callable[[Case], bool] | None = None) -> int:
+                  admit: Callable[[Case], bool] | None = None, keep: Callable[[Case], bool] | None = None) -> int:
     """Send every case; return how many were sent.
 
-    ``admit`` is asked before each case is sent (e.g. a spending cap); the first refusal
-    stops the sweep: nothing more is sent, and what was received is already stored."""
+    ``keep`` is asked first, just before a case would be sent: False skips that case
+    alone (another process has taken it over). ``admit`` is asked next (e.g. a spending
+    cap); the first refusal stops the sweep: nothing more is sent, and what was received
+    is already stored."""
     workers = cfg.concurrency
     if provider.max_concurrency is not None:
         workers = max(1, min(workers, provider.max_concurrency))
@@ -111,6 +113,8 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
         nonlocal sent
         nonlocal stopped
         while (case := await queue.get()) is not None:
+            if not stopped and keep is not None and not keep(case):
+                continue  # no longer this process's case: never sent, never stored
             if stopped or (admit is not None and not admit(case)):
                 stopped = True
                 continue  # drain the queue without sending

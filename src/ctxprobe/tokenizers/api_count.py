@@ -62,9 +62,9 @@ class _APICountTokenizer:
         raise NotImplementedError
 
     def _fail(self, exc: Exception) -> CtxprobeError:
-        text = " ".join(str(exc).split())[:200]
-        if self._secret:
-            text = text.replace(self._secret, "***")
+        from ctxprobe.redaction import scrub
+
+        text = " ".join(scrub(str(exc), (self._secret,)).split())[:200]
         return CtxprobeError(f"{self.name}: token counting failed: {type(exc).__name__}: {text}")
 
     def count_chat(self, messages: list[Message]) -> int:

@@ -103,9 +103,9 @@ class EndpointTokenizer:
         if response.status_code != 200:
             if quiet:
                 return None
-            text = " ".join(response.text.split())[:160]
-            if self._api_key:
-                text = text.replace(self._api_key, "***")
+            from ctxprobe.redaction import scrub
+
+            text = " ".join(scrub(response.text, (self._api_key,)).split())[:160]
             raise CtxprobeError(f"tokenizer endpoint {url} answered HTTP {response.status_code}: {text}")
         try:
             data = response.json()

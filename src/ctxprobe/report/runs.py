@@ -1,0 +1,58 @@
+"""The ``ctxprobe runs`` table: every run told apart at 80 columns.
+
+Run ids are shown as their shortest unique prefix (at least :data:`MIN_PREFIX` characters,
+like git's short hashes); any command taking a RUN_ID accepts such a prefix. Dates are
+UTC minutes; long models and family lists fold onto a second line instead of being cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.table import Table
+
+from ctxprobe.report.format import fmt_tokens
+from ctxprobe.store.db import RunRecord
+
+MIN_PREFIX = 7
+
+
+def unique_prefixes(ids: Sequence[str], minimum: int = MIN_PREFIX) -> dict[str, str]:
+    """Each id → its shortest prefix (≥ ``minimum`` characters) that no other id shares."""
+    out: dict[str, str] = {}
+    for run_id in ids:
+        n = min(minimum, len(run_id))
+        while n < len(run_id) and any(o != run_id and o.startswith(run_id[:n]) for o in ids):
+            n += 1
+        out[run_id] = run_id[:n]
+    return out
+
+
+def _when(created_at: str) -> str:
+    # ISO 8601 UTC with seconds ("2026-11-30T19:41:05+00:00") → "2026-11-30 19:41"
+    return created_at[:16].replace("T", " ")
+
+
+def _status(r: RunRecord) -> str:
+    """"complete" alone when every case has its response; else the state and the count."""
+    if r.status == "complete" and r.n_final == r.n_planned:
+        return "complete"
+    return f"{r.status} {r.n_final}/{r.n_planned}"
+
+
+def runs_table(runs: Sequence[RunRecord]) -> Table:
+    prefixes = unique_prefixes([r.run_id for r in runs])
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True, header_style="bold",
+                  caption="a unique prefix of a run id is enough in every command", caption_justify="left")
+    table.add_column("run", no_wrap=True, style="bold")
+    table.add_column("created (UTC)", no_wrap=True)
+    table.add_column("model", overflow="fold")
+    table.add_column("family", overflow="fold")
+    table.add_column("lengths", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    for r in runs:
+        lengths = ", ".join(fmt_tokens(x) for x in r.spec.get("lengths", []) if isinstance(x, int))
+        table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, r.family.replace(",", ", "), lengths,
+                      _status(r))
+    return table

@@ -1,0 +1,149 @@
+"""Every ``ctxprobe`` command shown in the README's code blocks runs (against sims).
+
+The commands are read from README.md itself, so the README cannot drift from the CLI.
+Only these substitutions are made, each declared in SUBSTITUTIONS / _concrete below:
+placeholders (RUN_ID, spec.yaml, pack.jsonl, FILE...) become real runs and files in a
+temporary folder, ``--model local``/``--model M`` become ``sim:perfect`` (the real model is
+exercised by the slow llama.cpp tests), the example server URL becomes a live sim server,
+``[--x]`` means the option is given, and ``a|b`` alternatives are each run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxprobe.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+#: (README text, what the test runs instead): placeholders and the real model only.
+SUBSTITUTIONS: list[tuple[str, str]] = [
+    ("--model local", "--model sim:perfect"),
+    ("--model M", "--model sim:perfect"),
+    ("--outcome distractor", "--outcome not_found"),  # sim:perfect never meets a distractor: keep the flag
+]
+
+
+def readme_commands(text: str | None = None) -> list[str]:
+    """``ctxprobe …`` lines of the README's bash blocks, continuations joined, comments dropped."""
+    text = README.read_text(encoding="utf-8") if text is None else text
+    commands: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            line = re.sub(r"\s+#\s.*$", "", line).strip()
+            line = line.removeprefix(".venv/bin/")
+            if line.startswith("ctxprobe "):
+                commands.append(line)
+    return commands
+
+
+def _expand(command: str) -> list[str]:
+    """``[--json]`` → given; ``--csv|--parquet|--ruler`` → one command per alternative."""
+    command = re.sub(r"\[([^\]]+)\]", r"\1", command)
+    words = shlex.split(command)
+    options = [w.split("|") if w.startswith("-") and "|" in w else [w] for w in words]
+    return [" ".join(shlex.quote(w) for w in combo) for combo in itertools.product(*options)]
+
+
+def _concrete(command: str, names: dict[str, str]) -> list[str]:
+    for old, new in SUBSTITUTIONS:
+        command = command.replace(old, new)
+    for placeholder, value in names.items():
+        command = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w.-])", value, command)
+    return shlex.split(command)[1:]
+
+
+def test_readme_has_the_commands_we_expect() -> None:
+    commands = readme_commands()
+    verbs = {c.split()[1] for c in commands}
+    assert verbs >= {"run", "plan", "runs", "report", "export", "failures", "compare", "check", "phonebook",
+                     "serve-sim"}
+    assert len(commands) >= 20
+
+
+def _names(tmp: Path) -> dict[str, str]:
+    return {"RUN_ID": "RUNX", "RUN_A": "RUNX", "RUN_B": "RUNY", "RUN0": "RUNY", "RUN": "RUNX",
+            "spec.yaml": str(tmp / "spec.yaml"), "pack.jsonl": str(tmp / "pack.jsonl"), "FILE": str(tmp / "out.file"),
+            "cases.jsonl": str(tmp / "cases.jsonl"), "out.html": str(tmp / "out.html"),
+            "vllm/NAME": "vllm/sim", "http://127.0.0.1:8000/v1": "SIMURL", "N": "1200",
+            "DIR": str(tmp / "ruler-export")}
+
+
+def test_every_readme_command_parses(tmp_path: Path) -> None:
+    parser = build_parser()
+    for command in readme_commands():
+        for variant in _expand(command):
+            argv = _concrete(variant, _names(tmp_path))
+            parser.parse_args(argv)  # SystemExit (usage error) fails the test, naming the flag
+
+
+def _spec_yaml() -> str:
+    block = re.search(r"### Spec file\n\n```yaml\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert block is not None
+    return block.group(1).replace("model: local", "model: sim:perfect")
+
+
+@pytest.mark.slow
+def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    (tmp_path / "spec.yaml").write_text(_spec_yaml(), encoding="utf-8")
+    base = ["--store", str(tmp_path / "ctxprobe.sqlite"), "--lengths", "512,1k", "--reps", "1", "--no-plots",
+            "--no-progress"]
+    assert main(["run", "--model", "sim:perfect", *base]) == 0
+    assert main(["run", "--model", "sim:blind-middle", *base]) == 0
+    from ctxprobe.store import Store
+
+    with Store(tmp_path / "ctxprobe.sqlite") as store:
+        perfect, blind = (r.run_id for r in store.list_runs())
+    assert main(["export", perfect, "--jsonl", "-o", str(tmp_path / "pack.jsonl")]) == 0
+    names = _names(tmp_path)
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
+        names.update(SIMURL=server.base_url)
+        failed = []
+        for command in readme_commands():
+            for variant in _expand(command):
+                argv = _concrete(variant, names)
+                argv = [a.replace("RUNX", perfect).replace("RUNY", blind).replace("SIMURL", server.base_url)
+                        for a in argv]
+                if argv[0] == "serve-sim":
+                    failed += _serve_sim(argv)
+                    continue
+                if argv[0] in ("run", "phonebook"):
+                    argv += ["--no-progress"]
+                try:
+                    code = main(argv)
+                except SystemExit as exc:  # argparse usage errors
+                    code = exc.code
+                if code != 0:
+                    failed.append(f"{variant} -> exit {code}")
+    assert failed == []
+
+
+
+def _serve_sim(argv: list[str]) -> list[str]:
+    argv = ["0" if a == "8000" else a for a in argv]
+    proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", *argv], stderr=subprocess.PIPE, text=True,
+                            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    return [] if "serving" in line and proc.returncode == 0 else [f"serve-sim {argv}: {line!r} {proc.returncode}"]
