@@ -77,12 +77,13 @@ def test_more_tokens_than_built_and_no_report_are_not_truncation(niah) -> None:
 
 
 def test_truncation_wins_over_a_right_answer_and_an_error_wins_over_both(niah) -> None:
+    # harness failures carry no score, and their label's score is 0, never credit
     s, label = score(niah, niah_case(1_000), VALUE, reported=10)
-    assert s is None and label.outcome == "input_truncated"
+    assert (s, label.score, label.outcome) == (None, 0.0, "input_truncated")
     s, label = score(niah, niah_case(1_000), VALUE, reported=10, error="HTTP 500")
-    assert s is None and label.outcome == "error" and label.detail == {"error": "HTTP 500"}
+    assert (s, label.score, label.outcome) == (None, 0.0, "error") and label.detail == {"error": "HTTP 500"}
     s, label = score(niah, niah_case(1_000), None)
-    assert s is None and label.outcome == "error"
+    assert (s, label.score, label.outcome) == (None, 0.0, "error") and label.detail == {"error": "no output"}
 
 
 # --- output truncation: finish_reason="length" ------------------------------------------------

@@ -1,0 +1,235 @@
+"""Mutation score of the critical modules (cosmic-ray): how many small deliberate bugs the
+tests catch. Slow (every mutant reruns its tests), so not part of CI.
+
+For each module, cosmic-ray makes every single-operator mutant (``+`` → ``-``, ``<`` →
+``<=``, ``True`` → ``False``, a number nudged, a ``break`` → ``continue``, ...) and runs the
+module's own test files (``pytest -x -m "not slow"``) against it. A mutant is *killed* when
+the tests fail (or time out), *survives* when they pass. Printed per module: mutants,
+killed, survived, score = killed / (killed + survived); then every survivor as a diff, to
+be killed by a new test or explained as equivalent.
+
+Everything runs in a scratch copy of ``src/`` and ``tests/``: the working tree is never
+mutated, even if the run is interrupted.
+
+    .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
+    .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
+    .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
+
+Operators left out: replacing an arithmetic operator with a bitwise or shift one (``+`` →
+``|``, ``<<``...) -- on floats they raise at once and on ints they are caught by the same
+tests as ``+`` → ``-``: counting them only inflates the score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module, the functions of it to mutate (None: all of it) and the tests that guard it."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] | None = None
+
+
+TARGETS: dict[str, Target] = {
+    "scoring": Target("src/ctxprobe/scoring.py", ("tests/test_boundaries_scoring.py",)),
+    "packer": Target("src/ctxprobe/haystack/packer.py", ("tests/test_properties_packer.py",)),
+    "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
+                   ("score", "has_number", "count_exact")),
+    "setscore": Target("src/ctxprobe/tasks/setscore.py",
+                       ("tests/test_properties_scoring.py", "tests/test_boundaries_scoring.py")),
+    "classify": Target("src/ctxprobe/tasks/classify.py", ("tests/test_boundaries_scoring.py",)),
+    "vartrack": Target("src/ctxprobe/tasks/vartrack.py", ("tests/test_boundaries_scoring.py", "tests/test_vartrack.py"),
+                       ("score",)),
+    "aggregation": Target("src/ctxprobe/tasks/aggregation.py", ("tests/test_aggregation.py",), ("score",)),
+    "multihop": Target("src/ctxprobe/tasks/multihop.py", ("tests/test_multihop.py",), ("score", "has_word")),
+    "documents": Target("src/ctxprobe/tasks/documents.py", ("tests/test_documents.py",),
+                        ("score", "normalize_answer", "contains_answer")),
+    "phonebook_score": Target("src/ctxprobe/tasks/phonebook_score.py",
+                              ("tests/test_phonebook_family.py", "tests/test_boundaries_scoring.py")),
+    "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_properties_scoring.py")),
+    "stats": Target("src/ctxprobe/analysis/stats.py",
+                    ("tests/analysis/test_stats.py", "tests/test_properties_scoring.py")),
+    "phonebook": Target("src/ctxprobe/analysis/phonebook.py", ("tests/test_phonebook_metrics.py",)),
+    "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
+}
+
+EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShift|RShift)$",)
+
+
+def function_lines(source: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Line ranges (inclusive) of every function or method with one of ``names``."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # ((line, col), (end line, end col))
+
+
+def _span(node: ast.AST) -> Span:
+    return ((node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0))
+
+
+def inert_spans(source: str) -> list[Span]:
+    """Where a mutant cannot change behaviour, so it is not counted: type annotations (never
+    evaluated under ``from __future__ import annotations``: ``str | None`` → ``str + None``)
+    and the ``*`` / ``/`` markers of a signature (``*`` → ``/`` only lets callers that
+    already pass keywords pass positions too)."""
+    tree = ast.parse(source)
+    spans: list[Span] = []
+    postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                    and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        if postponed:
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                spans.append(_span(node.annotation))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+                spans.append(_span(node.returns))
+            elif isinstance(node, ast.AnnAssign):
+                spans.append(_span(node.annotation))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = [_span(d) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
+            for line in range(node.lineno, node.body[0].lineno):
+                for col, ch in enumerate(lines[line - 1]):
+                    if ch in "*/" and not any(_inside((line, col), d) for d in defaults):
+                        spans.append(((line, col), (line, col + 1)))
+    return spans
+
+
+def _inside(pos: tuple[int, int], span: Span) -> bool:
+    return span[0] <= pos < span[1]
+
+
+def run_module(name: str, target: Target, work: Path, timeout: float) -> tuple[int, int, int, list[str]]:
+    """(mutants run, killed, survived, survivor diffs) for one module."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    tests = " ".join(target.tests)
+    excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
+    config = work / f"{name}.toml"
+    config.write_text(textwrap.dedent(f"""\
+        [cosmic-ray]
+        module-path = "{target.path}"
+        timeout = {timeout}
+        excluded-modules = []
+        test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider -m 'not slow' {tests}"
+
+        [cosmic-ray.distributor]
+        name = "local"
+
+        [cosmic-ray.filters.operators-filter]
+        exclude-operators = [{excluded}]
+        """))
+    session = work / f"{name}.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    bindir = Path(sys.executable).parent
+
+    def cr(*args: str) -> None:
+        subprocess.run([str(bindir / args[0]), *args[1:]], cwd=work, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    cr("cosmic-ray", "init", str(config), str(session))
+    cr("cr-filter-operators", str(session), str(config))
+    source = (work / target.path).read_text()
+    scope = function_lines(source, target.functions) if target.functions is not None else None
+    inert = inert_spans(source)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            start = tuple(item.mutations[0].start_pos)
+            why = None
+            if scope is not None and not any(lo <= start[0] <= hi for lo, hi in scope):
+                why = "outside the scored functions"
+            elif any(_inside(start, span) for span in inert):
+                why = "inert: an annotation or a signature marker"
+            if why:
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
+    baseline = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                               *target.tests], cwd=work, env=env, capture_output=True, text=True)
+    if baseline.returncode != 0:
+        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
+    cr("cosmic-ray", "exec", str(config), str(session))
+
+    killed = survived = 0
+    survivors: list[str] = []
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome != WorkerOutcome.NORMAL:
+                continue  # skipped (filtered or outside scope), or no mutation possible
+            if result.test_outcome == TestOutcome.SURVIVED:
+                survived += 1
+                m = item.mutations[0]
+                survivors.append(f"{m.operator_name} at {target.path}:{m.start_pos[0]}\n{result.diff}")
+            else:
+                killed += 1
+    return killed + survived, killed, survived, survivors
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
+    args = ap.parse_args()
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        raise SystemExit(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+    chosen = args.modules or list(TARGETS)
+    if args.list:
+        for name in chosen:
+            t = TARGETS[name]
+            scope = ", ".join(t.functions) if t.functions else "whole module"
+            print(f"{name:16} {t.path}  [{scope}]\n{'':16} tests: {' '.join(t.tests)}")
+        return
+    try:
+        import cosmic_ray  # noqa: F401
+    except ImportError:
+        raise SystemExit("cosmic-ray is not installed: pip install -e '.[dev]'") from None
+
+    rows, all_survivors = [], []
+    with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+        for name in chosen:
+            total, killed, survived, survivors = run_module(name, TARGETS[name], work, args.timeout)
+            score = killed / total if total else float("nan")
+            rows.append((name, total, killed, survived, score))
+            all_survivors += [f"[{name}] {s}" for s in survivors]
+            print(f"{name:16} mutants {total:4}  killed {killed:4}  survived {survived:3}  score {score:6.1%}",
+                  flush=True)
+    print()
+    print(f"{'module':16} {'mutants':>7} {'killed':>7} {'survived':>8} {'score':>7}")
+    for name, total, killed, survived, score in rows:
+        print(f"{name:16} {total:7} {killed:7} {survived:8} {score:7.1%}")
+    t_all = sum(r[1] for r in rows)
+    k_all = sum(r[2] for r in rows)
+    if t_all:
+        print(f"{'all':16} {t_all:7} {k_all:7} {t_all - k_all:8} {k_all / t_all:7.1%}")
+    if all_survivors:
+        print(f"\nSurviving mutants ({len(all_survivors)}):")
+        for s in all_survivors:
+            print("\n" + s.rstrip())
+
+
+if __name__ == "__main__":
+    main()
