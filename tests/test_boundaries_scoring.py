@@ -194,3 +194,21 @@ def test_key_inside_a_longer_key_is_not_counted(text: str, n: int) -> None:
 )
 def test_vartrack_names_are_whole(text: str, names: list[str]) -> None:
     assert NAME_RE.findall(text) == names
+
+
+# --- labels that arrive from the wire -----------------------------------------------------------
+
+def test_labels_decoded_from_a_response_compare_by_value(niah) -> None:
+    """finish_reason comes out of a JSON body, a judge's grade may be read back from the
+    store: equal strings that are not the same object must behave like the literals."""
+    import json
+
+    finish = json.loads('{"finish_reason": "length"}')["finish_reason"]
+    s, label = score(niah, niah_case(), "The special magic number for the key is", finish=finish)
+    assert (s, label.outcome) == (0.0, "output_truncated")
+    from ctxprobe.tasks.base import Scored
+
+    grade = Scored(0.0, json.loads('"error"'), {"error": "judge unreachable"})
+    s, label = score_response(niah, niah_case(), text="4819203", finish_reason="stop",
+                              reported_prompt_tokens=None, judged=grade)
+    assert s is None and label.outcome == "error"
