@@ -60,11 +60,13 @@ TARGETS: dict[str, Target] = {
     "documents": Target("src/ctxprobe/tasks/documents.py", ("tests/test_documents.py",),
                         ("score", "normalize_answer", "contains_answer")),
     "phonebook_score": Target("src/ctxprobe/tasks/phonebook_score.py",
-                              ("tests/test_phonebook_family.py", "tests/test_boundaries_scoring.py")),
-    "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_properties_scoring.py")),
+                              ("tests/test_boundaries_phonebook_reply.py", "tests/test_phonebook_family.py")),
+    "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
+                                                      "tests/test_properties_scoring.py")),
     "stats": Target("src/ctxprobe/analysis/stats.py",
                     ("tests/analysis/test_stats.py", "tests/test_properties_scoring.py")),
-    "phonebook": Target("src/ctxprobe/analysis/phonebook.py", ("tests/test_phonebook_metrics.py",)),
+    "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
+                        ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
 }
 

@@ -1,0 +1,60 @@
+"""Boundaries of the grid statistics: the default bar one case either side, what counts as
+a harness failure, and the order outcome counts are reported in."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxprobe.analysis.grid import cell_stats, effective_length, is_harness_failure, length_stats, profile
+from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.case import OUTCOMES
+
+
+def _rows(length: int, correct: int, n: int) -> list[ResultRow]:
+    return [ResultRow("niah", length, 0.5, i, "correct" if i < correct else "wrong", 1.0 if i < correct else 0.0)
+            for i in range(n)]
+
+
+@pytest.mark.parametrize(("correct", "passes"), [(107, True), (106, False)])
+def test_default_bar_is_rulers_0856_one_case_either_side(correct: int, passes: bool) -> None:
+    # 107/125 = 0.856 exactly; 106/125 = 0.848
+    rows = _rows(1024, 125, 125) + _rows(2048, correct, 125)
+    assert effective_length(length_stats(rows)) == (2048 if passes else 1024)
+    assert profile(rows)[0].threshold == 0.856
+
+
+def test_a_bar_just_above_a_mean_fails_it() -> None:
+    rows = _rows(1024, 3, 4)  # 0.75
+    assert effective_length(length_stats(rows), 0.75) == 1024
+    assert effective_length(length_stats(rows), 0.75 + 1e-9) is None
+
+
+@pytest.mark.parametrize(
+    ("outcome", "score", "harness"),
+    [
+        ("input_truncated", None, True),
+        ("error", None, True),
+        ("error", 0.0, True),  # a harness label excludes the row even if a score slipped in
+        ("wrong", None, True),  # an unscored row is never a model miss
+        ("wrong", 0.0, False),
+        ("output_truncated", 0.0, False),  # the model ran out of budget: its miss
+        ("correct", 1.0, False),
+    ],
+)
+def test_what_counts_as_a_harness_failure(outcome: str, score: float | None, harness: bool) -> None:
+    row = ResultRow("niah", 1024, 0.0, 0, outcome, score)
+    assert is_harness_failure(row) is harness
+    (cell,) = cell_stats([row, ResultRow("niah", 1024, 0.0, 1, "correct", 1.0)])
+    assert (cell.n, cell.n_excluded) == ((1, 1) if harness else (2, 0))
+
+
+def test_outcome_counts_follow_the_taxonomy_order_then_unknown_labels_alphabetically() -> None:
+    labels = ["zeta", "error", "wrong", "alpha", "correct", "partial", "input_truncated", "wrong"]
+    rows = [ResultRow("niah", 1024, 0.0, i, o, None if o in ("error", "input_truncated") else 0.0)
+            for i, o in enumerate(labels)]
+    (cell,) = cell_stats(rows)
+    known = [o for o in OUTCOMES if o in labels]
+    assert list(cell.outcomes) == known + ["alpha", "zeta"]
+    assert cell.outcomes["wrong"] == 2
+    (pooled,) = length_stats(rows)
+    assert list(pooled.outcomes) == list(cell.outcomes)
