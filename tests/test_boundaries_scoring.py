@@ -212,3 +212,23 @@ def test_labels_decoded_from_a_response_compare_by_value(niah) -> None:
     s, label = score_response(niah, niah_case(), text="4819203", finish_reason="stop",
                               reported_prompt_tokens=None, judged=grade)
     assert s is None and label.outcome == "error"
+
+
+# --- aggregation: list words inside longer words ----------------------------------------------
+
+def test_aggregation_counts_whole_list_words_only() -> None:
+    from ctxprobe.tasks.aggregation import Aggregation
+
+    family = Aggregation(BuildContext(tokenizer=None, haystack=None))  # type: ignore[arg-type]
+    prompt = "Which words are most frequent?\n\ncat dog cat owl cat dog\n\nList the 2 most frequent words."
+    case = Case(cell=Cell("aggregation", 1024, 0.5), rep=0, seed=1,
+                messages=[{"role": "user", "content": prompt}], expected=["cat", "dog"], token_count=1024)
+    assert family.score(case, "cat, dog").outcome == "correct"
+    assert family.score(case, "Cat and DOG.").outcome == "correct"
+    # "cats", "dogs", "catdog" are other words: not answers, and not counted as extras
+    s = family.score(case, "cats, dogs, catdog")
+    assert (s.score, s.outcome) == (0.0, "wrong") and s.detail["extras"] == []
+    s = family.score(case, "cat, dogs")
+    assert s.outcome == "partial" and s.detail["missing"] == ["dog"]
+    s = family.score(case, "cat, dog, owl")  # a list word that is not among the top: an extra
+    assert s.outcome == "partial" and s.detail["extras"] == ["owl"]
