@@ -8,9 +8,17 @@ is collected first) and collection fails depending on the order files are given 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import pytest
+from hypothesis import settings
+
+# Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
+# red CI run always reproduces. Each test bounds its own max_examples.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from ctxprobe.models.sim_server import SimServer, _messages_hash
 from ctxprobe.preflight import PROBE_MESSAGES
