@@ -58,3 +58,14 @@ def test_outcome_counts_follow_the_taxonomy_order_then_unknown_labels_alphabetic
     assert cell.outcomes["wrong"] == 2
     (pooled,) = length_stats(rows)
     assert list(pooled.outcomes) == list(cell.outcomes)
+
+
+def test_wilson_clamps_sums_that_overshoot_by_rounding() -> None:
+    """A sum of fractional scores can land ulps outside [0, n]: the interval is the one of
+    the boundary itself, exactly (0 or 1 is reached, nothing is NaN)."""
+    from ctxprobe.analysis.stats import wilson_interval
+
+    for n in (1, 7, 125):
+        assert wilson_interval(-1e-12, n) == wilson_interval(0, n)
+        assert wilson_interval(n + 1e-12, n) == wilson_interval(n, n)
+        assert wilson_interval(-1e-12, n)[0] == 0.0 and wilson_interval(n + 1e-12, n)[1] == 1.0
