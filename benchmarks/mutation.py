@@ -67,7 +67,7 @@ TARGETS: dict[str, Target] = {
     "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
                                                       "tests/test_properties_scoring.py")),
     "stats": Target("src/ctxprobe/analysis/stats.py",
-                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_scoring.py")),
+                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
     "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
                         ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
