@@ -78,6 +78,7 @@ EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShi
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
+    ("stats", "lo = 0.0 if p <= 0.0 else max(0.0, centre - half)"): "p is clamped to >= 0 just above",
     ("stats", "hi = 1.0 if p >= 1.0 else min(1.0, centre + half)"): "p is clamped to <= 1 just above",
 }
 

@@ -69,3 +69,14 @@ def test_wilson_clamps_sums_that_overshoot_by_rounding() -> None:
         assert wilson_interval(-1e-12, n) == wilson_interval(0, n)
         assert wilson_interval(n + 1e-12, n) == wilson_interval(n, n)
         assert wilson_interval(-1e-12, n)[0] == 0.0 and wilson_interval(n + 1e-12, n)[1] == 1.0
+
+
+def test_wilson_bounds_stay_in_the_unit_interval_near_its_edges() -> None:
+    """Computed bounds can round past 0 or 1 by ulps near the edges (found by search:
+    1e-16 of 1 success gives a raw lower bound of -5.6e-17; 7 - 1e-12 of 7 a raw upper
+    bound of 1 + 2.2e-16); the interval must still lie in [0, 1]."""
+    from ctxprobe.analysis.stats import wilson_interval
+
+    for successes, n in [(1e-16, 1), (8.904445039371489e-09, 5), (7 - 1e-12, 7), (7 - 1e-9, 7)]:
+        lo, hi = wilson_interval(successes, n)
+        assert 0.0 <= lo <= successes / n <= hi <= 1.0, (successes, n, lo, hi)
