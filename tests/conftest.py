@@ -14,14 +14,14 @@ from collections.abc import Callable
 import pytest
 from hypothesis import settings
 
+from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.preflight import PROBE_MESSAGES
+
 # Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
 # red CI run always reproduces. Each test bounds its own max_examples.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-from ctxprobe.models.sim_server import SimServer, _messages_hash
-from ctxprobe.preflight import PROBE_MESSAGES
 
 
 def _case_requests(server: SimServer) -> int:
