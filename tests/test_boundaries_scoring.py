@@ -154,6 +154,16 @@ def test_distractor_inside_a_longer_number_is_not_a_distractor_hit(niah) -> None
     assert label.detail["distractors"][0]["key"] == "red-fox-101"
 
 
+def test_multikey_is_scored_like_single_extra_numbers_cost_nothing(niah) -> None:
+    # DESIGN: strict retrieval forbids another key's value (a distractor), nothing else;
+    # multikey is "scored like single", not as a set
+    case = niah_case(variant="multikey")
+    assert score(niah, case, f"{VALUE} (checked against 12345)")[1].outcome == "correct"
+    assert score(niah, case, f"{VALUE} or {DISTRACTOR}")[1].outcome == "distractor"
+    multivalue = niah_case(variant="multivalue", distractors=[])
+    assert score(niah, multivalue, f"{VALUE} (checked against 12345)")[1].outcome == "partial"  # a set: extras cost
+
+
 def test_set_answer_counts_only_whole_numbers(niah) -> None:
     values = ["1111111", "2222222"]
     case = niah_case(variant="multivalue", expected=values, distractors=[])

@@ -46,6 +46,9 @@ def test_set_score_is_f1_and_labels_follow_it(expected, answered, distractors) -
     else:
         assert scored.score == 0.0 and scored.outcome == "empty"  # "" is an empty reply
     assert scored.detail["exact"] is (a == e)
+    # precision of an empty answer is 0 (nothing right was said), never 1
+    assert scored.detail["precision"] == pytest.approx(len(a & e) / len(a) if a else 0.0, abs=1e-6)
+    assert scored.detail["recall"] == pytest.approx(len(a & e) / len(e), abs=1e-6)
     assert sorted(scored.detail["hits"]) == sorted(e & a)
     assert sorted(scored.detail["missing"]) == sorted(e - a)
     assert sorted(scored.detail["extras"]) == sorted(a - e)
