@@ -29,6 +29,15 @@ def test_a_bar_just_above_a_mean_fails_it() -> None:
     assert effective_length(length_stats(rows), 0.75 + 1e-9) is None
 
 
+def test_the_float_slack_of_the_bar_is_1e12_inclusive() -> None:
+    # "mean >= threshold up to float rounding": a bar 1e-12 above the mean still passes
+    # (0.75 + 1e-12 - 1e-12 == 0.75 exactly in binary64), 2e-12 above does not
+    rows = _rows(1024, 3, 4)  # 0.75
+    assert (0.75 + 1e-12) - 1e-12 == 0.75
+    assert effective_length(length_stats(rows), 0.75 + 1e-12) == 1024
+    assert effective_length(length_stats(rows), 0.75 + 2e-12) is None
+
+
 @pytest.mark.parametrize(
     ("outcome", "score", "harness"),
     [
