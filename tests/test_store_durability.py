@@ -1,5 +1,7 @@
 """Every store write is committed the moment it is made: a process that dies without
-closing the store (SIGKILL, power to the process cut) loses nothing it had written.
+closing the store (SIGKILL, power to the process cut) loses nothing it had written. Also
+the store's other promises at their edges: a retried error is replaced by its answer,
+costs sum from zero, a response needs its case, a run-id prefix must be unique.
 
 The writer is a separate process that leaves through ``os._exit`` -- no ``close()``, no
 interpreter shutdown, no implicit commit -- and the reader is a fresh connection.
@@ -13,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.store import Store
 
 _WRITER = r"""
@@ -87,3 +92,57 @@ def test_a_second_connection_sees_a_response_while_the_writer_is_still_open(tmp_
             assert reader.execute("SELECT outcome FROM responses").fetchall() == [("wrong",)]
         finally:
             reader.close()
+
+
+def _case(depth: float):
+    from ctxprobe.tasks.case import Case, Cell
+
+    return Case(cell=Cell("niah", 512, depth), rep=0, seed=3, messages=[{"role": "user", "content": f"x{depth}"}],
+                expected=["7654321"], token_count=500)
+
+
+def _respond(store: Store, run_id: str, case_id: str, outcome: str, cost: float | None = None) -> None:
+    store.save_response(run_id, case_id, output=None if outcome == "error" else "7654321", finish_reason="stop",
+                        reported_prompt_tokens=500, completion_tokens=1, latency_s=0.0, attempts=1,
+                        error="boom" if outcome == "error" else None, score=None if outcome == "error" else 1.0,
+                        outcome=outcome, detail={}, cost_usd=cost)
+
+
+def test_a_retried_error_is_replaced_by_its_answer(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.ensure_run("r", model="m", tokenizer="t", family="niah", version="0", spec={}, meta={})
+        case = _case(0.0)
+        store.save_case("r", case)
+        _respond(store, "r", case.case_id, "error")
+        assert store.done_case_ids("r") == set()  # an error is retried on resume...
+        _respond(store, "r", case.case_id, "correct")  # ...and its answer takes the row
+        assert store.done_case_ids("r") == {case.case_id}
+        assert [(r.outcome, r.score) for r in store.result_rows("r")] == [("correct", 1.0)]
+
+
+def test_spent_sums_costs_and_is_zero_before_any_response(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.ensure_run("r", model="m", tokenizer="t", family="niah", version="0", spec={}, meta={})
+        assert store.spent("r") == 0.0
+        a, b = _case(0.0), _case(1.0)
+        store.save_case("r", a)
+        store.save_case("r", b)
+        _respond(store, "r", a.case_id, "correct", cost=0.25)
+        _respond(store, "r", b.case_id, "correct", cost=None)  # a free response adds nothing
+        assert store.spent("r") == 0.25
+
+
+def test_response_for_an_unknown_case_is_refused(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        store.ensure_run("r", model="m", tokenizer="t", family="niah", version="0", spec={}, meta={})
+        with pytest.raises(sqlite3.IntegrityError):
+            _respond(store, "r", "niah/L512/d0.5/r9", "correct")
+
+
+def test_an_ambiguous_run_prefix_is_a_one_line_error(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        for run_id in ("abc1", "abc2"):
+            store.ensure_run(run_id, model="m", tokenizer="t", family="niah", version="0", spec={}, meta={})
+        with pytest.raises(CtxprobeError, match="ambiguous"):
+            store.get_run("abc")
+        assert store.get_run("abc2").run_id == "abc2"
