@@ -18,7 +18,7 @@ import itertools
 import math
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, locate, pack
@@ -156,3 +156,18 @@ def test_a_prompt_exactly_at_target_is_used() -> None:
         target = no_filler + 4 * k
         _, _, packed = build(filler, target, 0.5)
         assert packed.token_count == target and packed.n_filler == k
+
+
+@settings(max_examples=30, deadline=None)
+@given(d=st.floats(min_value=0.3, max_value=1.0), k=st.integers(min_value=1, max_value=8),
+       target=st.integers(min_value=800, max_value=3_000))
+@example(d=1.0, k=3, target=1_000)
+def test_target_depth_counts_the_inserts_before_it(d: float, k: int, target: int) -> None:
+    """A target at depth d starts at d of the whole haystack's tokens, distractors included,
+    however many distractors precede it (4-token filler sentences: boundaries are dense);
+    it cannot start later than the haystack's end minus itself."""
+    extra = [Insert(f"The code for owl{i} is 55501{i:02d}.", 0.05, "distractor") for i in range(k)]
+    tok, pool, packed = build(["Abc def ghi."], target, d, extra)
+    latest = packed.haystack_tokens - packed.insert_counts[0]
+    want = min(d * packed.haystack_tokens, latest)
+    assert abs(packed.insert_offsets[0] - want) <= 2  # half a 4-token sentence
