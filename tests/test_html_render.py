@@ -36,9 +36,12 @@ def test_all_families_profile_secrets_and_intervals(tmp_path) -> None:
     for fam in ("niah", "aggregation"):
         assert f'id="family-{fam}"' in page
     assert (tmp_path / "r1" / "all-families.png").stat().st_size > 10_000
-    assert "95% bootstrap interval 4K – 8K" in page  # niah: given
-    assert "no interval computed" in page  # the others: not given
-    assert "reliable up to 1K tokens" in page  # aggregation: 0.7 at 2K fails
+    # niah: the interval given is 4K–8K, so only its lower end is "reliable", not the observed 8K
+    assert "reliable up to 4K tokens</span> (95% confidence; at most 8K, observed 8K" in page
+    assert "reliable up to 8K" not in page
+    # aggregation: no interval, so no confident claim at all, only the observation
+    assert "observed effective length 1K (no interval computed: not a confident statement)" in page
+    assert "scorer strict · lengths in tokens" in page
     assert "<script" not in page
     assert "a note &lt;b&gt;escaped&lt;/b&gt;" in page
 

@@ -95,14 +95,14 @@ def walk_by_hand(per_length: dict[int, tuple[int, int]], threshold: float) -> in
 
 
 def rows_for(per_length: dict[int, tuple[int, int]], excluded: int = 0) -> list[ResultRow]:
-    """k correct of n scored rows per length, plus ``excluded`` harness failures (at least
-    one where n == 0: the length was run, and nothing of it measured)."""
+    """k correct of n scored rows per length, plus ``excluded`` failed requests (``error``;
+    at least one where n == 0: the length was run, and nothing of it measured)."""
     rows = []
     for length, (k, n) in per_length.items():
         rows += [ResultRow("niah", length, 0.5, i, "correct" if i < k else "wrong", 1.0 if i < k else 0.0)
                  for i in range(n)]
         failures = max(excluded, 1 if n == 0 else 0)
-        rows += [ResultRow("niah", length, 0.5, n + i, "input_truncated", None) for i in range(failures)]
+        rows += [ResultRow("niah", length, 0.5, n + i, "error", None) for i in range(failures)]
     return rows
 
 
@@ -122,8 +122,21 @@ thresholds = st.sampled_from([0.0, 0.25, 0.5, 0.75, 0.856, 0.9, 1.0]) | st.float
 @settings(max_examples=200, deadline=None)
 @given(per_length=profiles(), threshold=thresholds, excluded=st.integers(0, 2))
 def test_walk_matches_the_rule(per_length, threshold, excluded) -> None:
+    # failed requests ("error") are left out of n; the walk goes on past them
     got = effective_length(length_stats(rows_for(per_length, excluded)), threshold)
     assert got == walk_by_hand(per_length, threshold)
+
+
+@settings(max_examples=100, deadline=None)
+@given(per_length=profiles(), threshold=thresholds, truncated_at=st.sampled_from(LENGTHS))
+def test_a_length_with_a_truncated_prompt_stops_the_walk(per_length, threshold, truncated_at) -> None:
+    # a length where the server cut any prompt was not measured as built: the walk stops there
+    rows = rows_for(per_length)
+    if truncated_at in per_length:
+        rows.append(ResultRow("niah", truncated_at, 0.5, 99, "input_truncated", None))
+    got = effective_length(length_stats(rows), threshold)
+    before = {L: v for L, v in per_length.items() if L < truncated_at or truncated_at not in per_length}
+    assert got == walk_by_hand(before, threshold)
 
 
 @settings(max_examples=100, deadline=None)

@@ -78,7 +78,9 @@ def iter_pack(path: str | Path) -> Iterator[PackCase]:
                             expected=[str(v) for v in d["expected"]],
                             distractors=[str(v) for v in d.get("distractors") or []], meta=dict(d.get("meta") or {}),
                             token_count=int(d["token_count"]), needle_token_pos=d.get("needle_token_pos"),
-                            realised_depth=d.get("realised_depth"))
+                            realised_depth=d.get("realised_depth"),
+                            # a family that fixes its output budget (ruler) keeps it when re-sent
+                            max_tokens=(d.get("meta") or {}).get("tokens_to_generate"))
             except (KeyError, TypeError, ValueError) as err:
                 raise _bad(p, n, f"malformed case ({err})") from None
             if d.get("prompt_hash") and d["prompt_hash"] != case.prompt_hash:

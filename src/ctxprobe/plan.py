@@ -73,6 +73,18 @@ def _fmt_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _output_budget(spec: Spec, label: str) -> int:
+    """Output tokens one case of a family asks for: RULER's tasks fix their own."""
+    params = spec.families[label] or {}
+    if params.get("family", label) == "ruler":
+        from ctxprobe.tasks.ruler.constants import BASE_TASKS, TASKS
+
+        task = TASKS.get(str(params.get("task")))
+        if task is not None:
+            return int(BASE_TASKS[task["task"]]["tokens_to_generate"])
+    return spec.decoding.max_tokens
+
+
 def summarize(spec: Spec, price: Price | None = None,
               sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
     """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
@@ -82,7 +94,7 @@ def summarize(spec: Spec, price: Price | None = None,
     per_cell = len(spec.depths) * spec.reps
     input_tokens = (sum(sizes.get((f, n), n) for f in spec.families for n in spec.lengths) * per_cell
                     if sizes else sum(spec.lengths) * per_length)
-    output_tokens = requests * spec.decoding.max_tokens
+    output_tokens = sum(_output_budget(spec, label) for label in spec.families) * len(spec.lengths) * per_cell
     cost = price.cost(input_tokens, output_tokens) if price is not None else None
     note = (f"for {spec.model} at ${price.input:g} / ${price.output:g} per 1M input / output tokens"
             if price is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
@@ -91,7 +103,7 @@ def summarize(spec: Spec, price: Price | None = None,
     elif spec.model == "local" or spec.model.startswith("llamacpp:"):
         seconds = input_tokens / _LOCAL_PREFILL + output_tokens / _LOCAL_DECODE
     else:
-        per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + spec.decoding.max_tokens / _REMOTE_DECODE
+        per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + (output_tokens / requests) / _REMOTE_DECODE
         seconds = requests * per_request / spec.concurrency
     return PlanSummary(requests, input_tokens, output_tokens, len(spec.lengths) * len(spec.depths) * len(spec.families),
                        cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()))

@@ -42,6 +42,11 @@ class PreflightReport:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def exact_counts(self) -> bool:
+        """The server counted the probe chat exactly as our tokenizer did."""
+        return self.reported_tokens is not None and self.reported_tokens == self.counted_tokens
+
 
 async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) -> PreflightReport | None:
     check = getattr(provider, "preflight", None)

@@ -13,12 +13,14 @@ from ctxprobe.tasks.base import Family, Scored
 
 
 def record_response(store: Store, run_id: str, family: Family, item: Attempted, *, judged: Scored | None = None,
-                    cost_usd: float | None = None) -> tuple[float | None, Scored]:
-    """Score ``item`` with its family (or a judge's grade) and store it; return the score."""
+                    cost_usd: float | None = None, exact_counts: bool = False) -> tuple[float | None, Scored]:
+    """Score ``item`` with its family (or a judge's grade) and store it; return the score.
+    ``exact_counts``: preflight showed exact token-count agreement (any shortfall is truncation)."""
     r = item.result
     score, scored = score_response(
         family, item.case, text=r.text if r else None, finish_reason=r.finish_reason if r else None,
-        reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error, judged=judged)
+        reported_prompt_tokens=r.prompt_tokens if r else None, error=item.error, judged=judged,
+        exact_counts=exact_counts)
     reasoning = r.extra.get("reasoning") if r else None
     cached = r.extra.get("cached_prompt_tokens") if r else None
     store.save_response(

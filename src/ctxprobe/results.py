@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from ctxprobe.analysis.bootstrap import EffectiveLengthInterval, ThresholdRule, bootstrap_effective_length
-from ctxprobe.analysis.diagnose import profile_notes, trained_context_notes
+from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
+from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
+                                        trained_context_notes)
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
 
@@ -23,22 +26,38 @@ class Report:
     profiles: list[Profile]
     threshold: float
     notes: list[str]
-    #: Effective length with a bootstrap interval, per family (same order as profiles).
-    intervals: dict[str, EffectiveLengthInterval]
+    #: Effective length with its guaranteed-coverage interval, per family (same order as profiles).
+    intervals: dict[str, EffectiveLength]
     scorer: str = "strict"
+    #: RULER's headline (RULER's scorer), for runs of RULER's tasks; None otherwise.
+    ruler: RulerHeadline | None = None
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
-        return profiles_to_dict(
+        extra = {"ruler_headline": self.ruler.to_dict()} if self.ruler is not None else {}
+        return extra | profiles_to_dict(
             self.profiles,
             run_id=run.run_id, model=run.model, tokenizer=run.tokenizer, status=run.status,
             ctxprobe_version=run.ctxprobe_version, created_at=run.created_at,
             cases=run.n_cases, responses=run.n_responses, spec=run.spec,
             chat_template_hash=run.meta.get("chat_template_hash"),
             trained_context=run.meta.get("trained_context"),
-            notes=self.notes, preflight=run.meta.get("preflight"), scorer=self.scorer,
+            notes=[*self.incomplete, *self.notes], preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
-        ) | {"effective_length_intervals": {f: _interval_dict(iv) for f, iv in self.intervals.items()}}
+        ) | {"effective_length_intervals": {f: iv.to_dict() for f, iv in self.intervals.items()},
+               "incomplete": self.incomplete,
+               "length_units": {p.family: length_unit(run.spec, p.family) for p in self.profiles}}
+
+    @property
+    def incomplete(self) -> list[str]:
+        """Why the run's numbers are not the whole picture (empty when they are)."""
+        out = []
+        labels = {iv.label(L): L for iv in self.intervals.values() for L in iv.truncated}
+        if labels:
+            out.append("incomplete: prompts truncated by the server at "
+                       + ", ".join(sorted(labels, key=labels.__getitem__))
+                       + " (not measured; the effective length stops below)")
+        return out
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -59,39 +78,68 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
-        rows = store.result_rows(run.run_id) if scorer == "strict" else _ruler_rows(store, run)
+        ruler_tasks = _ruler_task_labels(run)
+        ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else None
+        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
+        over_n, over_max = store.prompt_overcounts(run.run_id)
     profiles = profile(rows, bar)
-    intervals = {iv.family: iv for iv in bootstrap_effective_length(rows, rule=ThresholdRule("absolute", bar))}
+    units = {f: length_unit(run.spec, f) for f in run.spec.get("families", {})}
+    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
+    if over_n:
+        notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
+                     f"+{over_max}): the server's template or tokenizer differs from the one counted — with an "
+                     "answer prefix, the server may have closed that turn instead of continuing it")
+    if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):
+        notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
+                                        _answer_needs(store_path, run))
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
-    return Report(run, profiles, bar, notes, intervals, scorer)
+    headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
+    return Report(run, profiles, bar, notes, intervals, scorer, headline)
 
 
-def _interval_dict(iv: EffectiveLengthInterval) -> dict[str, Any]:
-    return {
-        "point": iv.point, "lo": iv.lo, "hi": iv.hi, "confidence": iv.confidence, "line": iv.line(),
-        "rule": "mean >= threshold", "threshold": iv.threshold, "n_resamples": iv.n_resamples,
-        "distribution": {("none" if k is None else str(k)): v for k, v in iv.distribution.items()},
-        "p_clear": {str(k): v for k, v in iv.p_clear.items()},
-    }
+def _answer_needs(store_path: str | Path, run: RunRecord) -> dict[str, int]:
+    """Per family, the output tokens its longest correct answer needs (from the stored answers)."""
+    needs: dict[str, int] = {}
+    with open_existing(store_path) as store:
+        for r in store.iter_case_records(run.run_id):
+            expected = [str(x) for x in (r.get("expected") or [])]
+            needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
+    return needs
+
+
+def family_names(run: RunRecord) -> dict[str, str]:
+    """Family label → family name (a label is the family's name unless its parameters say ``family: NAME``)."""
+    return {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+
+
+def _ruler_task_labels(run: RunRecord) -> list[str]:
+    """RULER's task names among the run's family labels (a ``--preset ruler`` run), in
+    RULER's order; empty for other runs."""
+    from ctxprobe.tasks.ruler import TASKS
+
+    names = family_names(run)
+    if not any(family == "ruler" for family in names.values()):
+        return []
+    return list(TASKS)
 
 
 def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
-    from ctxprobe.tasks.ruler import string_match_all, string_match_part
+    from ctxprobe.tasks.ruler import case_metric, match
 
-    labels = {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+    labels = family_names(run)
     rows = []
     for r in store.iter_case_records(run.run_id):
         if r["outcome"] is None:
             continue
         refs = [*r["expected"], *r["meta"].get("aliases", [])]
-        match = string_match_part if labels.get(r["family"], r["family"]) == "documents" else string_match_all
-        score = None if r["score"] is None else match(r["output"] or "", refs)
+        metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
+        score = None if r["score"] is None else match(metric, r["output"] or "", refs)
         rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"]))
     return rows
 
@@ -115,14 +163,15 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
     except OSError as err:
         raise CtxprobeError(f"cannot create report directory {out}: {err.strerror}") from None
     paths: list[Path] = []
-    title = f"{report.run.model} · run {report.run.run_id}"
+    title = f"{report.run.model} · run {report.run.run_id} · scorer {report.scorer}"
+    tag = "" if report.scorer == "strict" else f"-scorer-{report.scorer}"  # never overwrite the strict plots
     if len(report.profiles) > 1:
         from ctxprobe.report.plots_multi import all_families_png
 
-        paths.append(all_families_png(report.profiles, out / "all-families-curve.png", title))
+        paths.append(all_families_png(report.profiles, out / f"all-families-curve{tag}.png", title))
     for prof in report.profiles:
-        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap.png", title))
-        paths.append(curve_png(prof, out / f"{prof.family}-curve.png", title))
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title))
     return paths
 
 

@@ -10,8 +10,15 @@ from ctxprobe.tasks.base import Family, Scored
 from ctxprobe.tasks.case import Case
 
 
-def truncation_tolerance(token_count: int) -> int:
-    """A reported prompt this many tokens short of what we built counts as truncated."""
+def truncation_tolerance(token_count: int, *, exact: bool = False) -> int:
+    """A reported prompt more than this many tokens short of what we built counts as truncated.
+
+    ``exact``: preflight showed the server counts the same chat exactly as we do, so any
+    shortfall is the server dropping tokens (a cut of 100 tokens can remove a depth-0
+    needle): no tolerance. Otherwise max(4, 0.5%) absorbs tokenizer/template drift.
+    """
+    if exact:
+        return 0
     return max(4, int(0.005 * token_count))
 
 
@@ -24,14 +31,17 @@ def score_response(
     reported_prompt_tokens: int | None,
     error: str | None = None,
     judged: Scored | None = None,
+    exact_counts: bool = False,
 ) -> tuple[float | None, Scored]:
     """(score or None for harness failures, label and detail). ``judged`` is a calibrated
-    judge's grade, used instead of the family's own scorer for open-ended answers."""
+    judge's grade, used instead of the family's own scorer for open-ended answers.
+    ``exact_counts``: the server's token counts agreed exactly at preflight (no tolerance)."""
     if error is not None or text is None:
         return None, Scored(0.0, "error", {"error": error or "no output"})
-    if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - truncation_tolerance(case.token_count):
+    tolerance = truncation_tolerance(case.token_count, exact=exact_counts)
+    if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - tolerance:
         return None, Scored(0.0, "input_truncated", {
-            "built": case.token_count, "reported": reported_prompt_tokens})
+            "built": case.token_count, "reported": reported_prompt_tokens, "tolerance": tolerance})
     scored = judged if judged is not None else family.score(case, text)
     if scored.outcome == "error":  # the judge could not grade: a harness failure
         return None, scored

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
 
@@ -62,6 +62,38 @@ def parse_depths(text: str | list[Any]) -> list[float]:
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
                     "live_tokens"}
+
+
+#: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
+#: 7-9 tokens measured with SmolLM2's tokenizer, which spells numbers digit by digit) and for
+#: the words around the answer ("The special magic numbers for … are"); the old flat 48 stays
+#: the floor so single-answer runs keep their run ids. tests/test_output_limits.py checks
+#: every family's real default answers against these.
+OUTPUT_TOKENS_PER_ITEM = 10
+OUTPUT_LEAD_IN = 32
+OUTPUT_FLOOR = 48
+
+
+def answer_items(family: str, params: dict[str, Any]) -> int:
+    """How many items a family's longest correct answer lists, from its (raw) parameters.
+
+    Defaults mirror the families' parameter models (tasks/niah.py, vartrack.py,
+    aggregation.py); a test keeps them in step."""
+    if family == "niah":
+        variant = params.get("variant", "single")
+        return int(params.get("values", 4)) if variant == "multivalue" else \
+            int(params.get("queries", 4)) if variant == "multiquery" else 1
+    if family == "vartrack":
+        return int(params.get("hops", 4)) + 1
+    if family == "aggregation":
+        top = params.get("top")
+        return int(top) if top is not None else (3 if params.get("variant") == "frequent-words" else 10)
+    return 1
+
+
+def default_output_limit(family: str, params: dict[str, Any]) -> int:
+    """The default ``max_tokens`` for one family: its longest correct answer plus a short lead-in."""
+    return max(OUTPUT_FLOOR, OUTPUT_LEAD_IN + OUTPUT_TOKENS_PER_ITEM * answer_items(str(family), params))
 
 
 class Decoding(BaseModel):
@@ -116,6 +148,14 @@ class Spec(BaseModel):
     endpoints: list[str] | None = None  # Ray: several model specs (replicas) to balance over
     build_workers: int = Field(1, ge=0, le=256)  # processes building cases; 0 = every core
     live_tokens: int | None = Field(None, gt=0)  # cap on tokens of built-but-unstored cases
+
+    @model_validator(mode="after")
+    def _output_limit(self) -> Spec:
+        """Unless ``max_tokens`` was given, room for every family's longest correct answer."""
+        if "max_tokens" not in self.decoding.model_fields_set:
+            self.decoding.max_tokens = max(default_output_limit(params.get("family", label), params)
+                                           for label, params in self.families.items())
+        return self
 
     @field_validator("live_tokens", mode="before")
     @classmethod

@@ -91,11 +91,17 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     """Refuse impossible lengths before anything is sent."""
     window = provider.context_window
     sizes = sizes if sizes is not None else case_sizes(spec, families)
-    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1])
-    if window is not None and longest + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+
+    def output(label: str) -> int:
+        # a family whose lengths already include the output (RULER's prompt + generation <= L)
+        return 0 if getattr(families[label][0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
+    if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
+        extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
         raise CtxprobeError(
-            f"{what} + {spec.decoding.max_tokens} output tokens exceeds {spec.model}'s window of "
+            f"{what}{extra} exceeds {spec.model}'s window of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
@@ -106,7 +112,9 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
 class _Display:
     """A progress bar with ETA and a running accuracy, on stderr."""
 
-    def __init__(self, total: int, done: int, enabled: bool, console: Console) -> None:
+    def __init__(self, total: int, done: int, enabled: bool, console: Console,
+                 units: dict[str, str] | None = None) -> None:
+        self.units = units or {}  # family label -> "entries" for books sized in entries
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[acc]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
@@ -123,8 +131,11 @@ class _Display:
         acc = f"acc {self.correct / self.scored:.2f}" if self.scored else ""
         if spent is not None:
             acc += f" ${spent:.4f}"
-        self.progress.update(self.task, advance=1, acc=acc,
-                             description=f"L={case.cell.length} d={case.cell.depth:g} {outcome}")
+        if self.units.get(case.cell.family) == "entries":  # a phone book: its size, not a token length
+            where = f"{case.cell.family} {case.cell.length:,} entries"
+        else:
+            where = f"L={case.cell.length} d={case.cell.depth:g}"
+        self.progress.update(self.task, advance=1, acc=acc, description=f"{where} {outcome}")
 
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
@@ -193,6 +204,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     if checked is not None:
         meta["preflight"] = checked.to_dict()
     judge = await _calibrated_judge(spec, tokenizer, families, meta, console)
+    # preflight saw the server count tokens exactly as we do: any shortfall is truncation
+    exact_counts = checked is not None and checked.exact_counts
     ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
                     spent=0.0, max_tokens=spec.decoding.max_tokens)
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
@@ -219,15 +232,17 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases() -> Iterator[Case]:
         for case in stream:
             window = provider.context_window
-            if window and case.token_count + spec.decoding.max_tokens > window and not spec.allow_beyond_window:
+            out_tokens = case.max_tokens or spec.decoding.max_tokens
+            if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:
                 # lengths not in tokens (e.g. phone books sized in entries) are only known once built
                 raise CtxprobeError(
-                    f"case {case.case_id} has {case.token_count} tokens + {spec.decoding.max_tokens} output, beyond "
+                    f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
             pending_cases.append(slim_case(case, policy))
             yield pending_cases[-1]
 
-    display = _Display(len(plan), len(plan) - len(todo), progress, console)
+    units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
+    display = _Display(len(plan), len(plan) - len(todo), progress, console, units)
 
     async def sink(item: Attempted) -> None:
         while pending_cases:
@@ -241,7 +256,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
             observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
         cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
         score, scored = record_response(store, run_id, families[item.case.cell.family][0], item, judged=judged,
-                                        cost_usd=cost)
+                                        cost_usd=cost, exact_counts=exact_counts)
         display.update(item.case, score, scored.outcome, ledger.spent if ledger.price and ledger.price.input else None)
 
     cfg = RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,

@@ -159,3 +159,25 @@ def test_missing_key_is_one_line_naming_the_variable(spec: str, var: str, monkey
     with pytest.raises(CtxprobeError) as info:
         resolve_provider(spec, None)  # type: ignore[arg-type]
     assert var in str(info.value) and "\n" not in str(info.value)
+
+
+def test_answer_prefix_joins_the_user_turn_for_hosted_apis(api: tuple[str, FakeServer]) -> None:
+    """No hosted API takes a prefill the way RULER needs: the answer prefix is appended to
+    the user turn, as RULER's own API clients send input + prefix as one prompt."""
+    name, server = api
+    prefixed = [*MESSAGES, {"role": "assistant", "content": " Answer:"}]
+
+    async def go() -> None:
+        provider = resolve_provider(f"{name}:ok", None)  # type: ignore[arg-type]
+        try:
+            await provider.generate(GenerateRequest(messages=prefixed, max_tokens=8))
+        finally:
+            await provider.aclose()
+
+    asyncio.run(go())
+    body = server.requests[-1][2]
+    if name == "gemini":
+        turns = [(c["role"], c["parts"][0]["text"]) for c in body["contents"]]
+    else:
+        turns = [(m["role"], m["content"]) for m in body["messages"] if m["role"] != "system"]
+    assert turns == [("user", "What is the code? Answer:")]

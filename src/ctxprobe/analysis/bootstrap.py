@@ -169,8 +169,7 @@ class EffectiveLengthInterval:
 
 
 def _tokens(n: int) -> str:
-    # report.format owns token labels; imported lazily so analysis does not load report.
-    from ctxprobe.report.format import fmt_tokens
+    from ctxprobe.units import fmt_tokens
 
     return fmt_tokens(n)
 

@@ -56,3 +56,34 @@ def profile_notes(profiles: list[Profile]) -> list[str]:
     if longer:
         parts.append(f"{', '.join(longer)} hold longer than niah — unusual: check those families' difficulty knobs")
     return ["profile: " + "; ".join(parts) + "."]
+
+
+def answer_tokens_needed(expected: list[str]) -> int:
+    """Output tokens a full correct answer listing ``expected`` needs, by the same rule as the
+    families' default output limits (spec.py): the items, each with its separator, plus a
+    short lead-in -- at least the long-standing default of 48."""
+    from ctxprobe.spec import OUTPUT_FLOOR, OUTPUT_LEAD_IN, OUTPUT_TOKENS_PER_ITEM
+
+    per_item = max([OUTPUT_TOKENS_PER_ITEM, *(len(item) + 3 for item in expected)])  # long free-text answers
+    return max(OUTPUT_FLOOR, OUTPUT_LEAD_IN + per_item * len(expected))
+
+
+def output_truncated_notes(profiles: list[Profile], max_tokens: int | None,
+                           needed: dict[str, int]) -> list[str]:
+    """One line per family whose answers hit the output limit: a harness setting, not the model.
+
+    ``needed`` maps a family to the output tokens its longest correct answer needs
+    (:func:`answer_tokens_needed` over the family's cases)."""
+    out = []
+    for p in profiles:
+        cut = sum(c.outcomes.get("output_truncated", 0) for c in p.cells)
+        if not cut:
+            continue
+        total = sum(sum(c.outcomes.values()) for c in p.cells)
+        limit = f"--max-tokens {max_tokens}" if max_tokens else "the output limit"
+        need = needed.get(p.family)
+        fix = (f"its answers need about {need} tokens: rerun with --max-tokens {need}" if need and
+               (max_tokens is None or need > max_tokens) else "rerun with a larger --max-tokens")
+        out.append(f"{p.family}: {cut} of {total} answers were cut off by {limit} before a correct answer "
+                   f"(output_truncated, counted as misses of this setting, not of the model); {fix}.")
+    return out

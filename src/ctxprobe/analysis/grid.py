@@ -148,6 +148,11 @@ def clears(mean: float | None, threshold: float) -> bool:
     return mean is not None and mean >= threshold - _EPS
 
 
+def measured(stat: LengthStat) -> bool:
+    """False when nothing was scored at this length or the server truncated any of its prompts."""
+    return stat.n > 0 and not stat.outcomes.get("input_truncated")
+
+
 def effective_length(
     stats: list[LengthStat], threshold: float = DEFAULT_THRESHOLD
 ) -> int | None:
@@ -159,9 +164,10 @@ def effective_length(
     failure does not count, because a user sizing prompts needs every shorter length to
     work too. Returns None when even the shortest length fails.
 
-    A length with ``n == 0`` (every case a harness failure) has no accuracy: it neither
-    passes nor fails, but the walk cannot vouch for anything past it, so it stops there
-    and returns the previous clearing length (None if it is the shortest).
+    A length with ``n == 0`` (every case a harness failure) has no accuracy, and a length
+    where the server truncated any prompt (``input_truncated``) was not measured as built:
+    either neither passes nor fails, but the walk cannot vouch for anything past it, so it
+    stops there and returns the previous clearing length (None if it is the shortest).
 
     ``stats`` must belong to one family.
     """
@@ -170,7 +176,7 @@ def effective_length(
         raise ValueError(f"effective_length needs one family, got {sorted(families)}")
     best: int | None = None
     for stat in sorted(stats, key=lambda s: s.length):
-        if stat.n == 0 or not clears(stat.mean, threshold):
+        if not measured(stat) or not clears(stat.mean, threshold):
             break
         best = stat.length
     return best

@@ -34,11 +34,12 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="local | llamacpp:/path.gguf | openai-compat:NAME@URL | sim:perfect|echo|blind-middle|decay")
     p.add_argument("--tokenizer", help="local | gguf:/path.gguf | hf:/dir (default: inferred from the model)")
     p.add_argument("--family", help="task families, comma list (default niah)")
-    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 task designs; the QA tasks need "
-                                      "--ruler-docs and --ruler-qa-squad/--ruler-qa-hotpot)")
-    p.add_argument("--ruler-docs", help="ruler preset: a folder of documents for the QA tasks")
-    p.add_argument("--ruler-qa-squad", help="ruler preset: SQuAD-style QA JSONL (see the documents family)")
-    p.add_argument("--ruler-qa-hotpot", help="ruler preset: HotpotQA-style QA JSONL")
+    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 tasks as RULER renders them; "
+                                      "the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot)")
+    p.add_argument("--ruler-docs", help="ruler preset: a folder of text for the essay haystacks "
+                                        "(default: built-in prose; RULER uses Paul Graham essays)")
+    p.add_argument("--ruler-qa-squad", help="ruler preset: RULER's SQuAD file (SQuAD v2.0 dev JSON) for qa_1")
+    p.add_argument("--ruler-qa-hotpot", help="ruler preset: RULER's HotpotQA file (dev distractor JSON) for qa_2")
     p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
@@ -92,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
     p.add_argument("--adaptive", action="store_true",
                    help="coarse pass, then more repetitions only where the effective-length decision is unsure")
-    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: decision confidence (default 0.95)")
-    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m (default: the full grid's)")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m "
+                        "(default: what a 5-depth x 20-rep grid of the lengths costs)")
     p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
     p.set_defaults(func=cmd_run)
 
@@ -169,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "`ctxprobe run --cases FILE` re-sends byte for byte (the default)")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per case")
     fmt.add_argument("--parquet", action="store_true", help="Parquet, one row per case (needs -o and ctxprobe[export])")
-    fmt.add_argument("--ruler", action="store_true", help="RULER-format JSONL, for other runners")
+    fmt.add_argument("--ruler", action="store_true",
+                     help="RULER predictions: -o DIR gets DIR/<length>/<task>.jsonl for RULER's evaluate.py")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
 

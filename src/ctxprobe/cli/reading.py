@@ -30,22 +30,32 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
 
     run = report.run
     out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
-                            f"{run.n_responses}/{run.n_cases} responses · {run.status}"
+                            f"{run.n_responses}/{run.n_cases} responses · {run.status} · scorer {report.scorer}"
+                            + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
+                            + " · lengths in tokens"
                             + (f" · filler {run.meta['prefix_sharing']} across depths"
-                               if run.meta.get("prefix_sharing") else "")))
+                               if run.meta.get("prefix_sharing") else "")), highlight=False)
+    for line in report.incomplete:
+        out.print(Text(line, style="bold magenta"))
     if len(report.profiles) > 1:
         _print_profile_summary(report, out)
     for prof in report.profiles:
         render_profile_table(prof, out)
         interval = report.intervals.get(prof.family)
         if interval is not None:
-            clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(interval.p_clear.items()))
-            out.print(f"{prof.family}: {interval.line()} — bootstrap over cases; P(mean ≥ bar) by length: {clears}",
-                      highlight=False)
-            if prof.cells and min(c.n for c in prof.cells) < 5:
-                out.print(f"{prof.family}: fewer than 5 cases in some cells — the bootstrap interval understates the "
-                          "uncertainty there; the Wilson intervals above do not", highlight=False)
+            out.print(f"{prof.family}: {interval.line()}", highlight=False)
+            out.print(f"  {_reliable(interval)}", highlight=False)
+            clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(interval.p_clear.items())
+                               if k not in interval.not_measured)
+            if clears:
+                out.print(f"  P(accuracy ≥ {report.threshold:g}) by length (Bayesian, Jeffreys prior per cell): "
+                          f"{clears}", highlight=False)
         render_outcomes_table(prof, out)
+    if report.ruler is not None:
+        from ctxprobe.report.ruler_table import render_ruler_headline
+
+        strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
+        render_ruler_headline(report.ruler, out, strict, report.threshold)
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if plots and report.profiles:
@@ -55,21 +65,35 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     return 0
 
 
+def _reliable(iv: Any) -> str:
+    """What a user may plan around: only lengths that clear the bar with the stated confidence."""
+    from ctxprobe.report.format import fmt_tokens
+
+    pct = f"{iv.confidence * 100:g}%"
+    if iv.reliable_up_to is not None:
+        more = "" if iv.exact else f"; it may reach {iv.label(iv.hi)} — add repetitions to tell"
+        return f"reliable up to {fmt_tokens(iv.reliable_up_to)} tokens ({pct} confidence{more})"
+    if iv.hi is None:
+        return f"fails the bar already at the shortest length ({pct} confidence)"
+    return (f"not shown reliable at any tested length: too few cases to clear the bar with {pct} confidence "
+            f"(it may reach {iv.label(iv.hi)}); add repetitions")
+
+
 def _print_profile_summary(report: Any, out: Console) -> None:
     """One row per family: the profile at a glance, before the per-family detail."""
     from rich.table import Table
 
     from ctxprobe.report.format import fmt_tokens
 
-    table = Table("family", "effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
-                  title=f"profile (bar: mean ≥ {report.threshold:g})")
+    table = Table("family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
+                  title=f"profile (bar: mean ≥ {report.threshold:g}; scorer {report.scorer}; lengths in tokens)")
     for prof in report.profiles:
         iv = report.intervals.get(prof.family)
         measured = [s for s in prof.lengths if s.mean is not None]
         first = f"{measured[0].mean:.2f} at {fmt_tokens(measured[0].length)}" if measured else "–"
         last = f"{measured[-1].mean:.2f} at {fmt_tokens(measured[-1].length)}" if measured else "–"
         eff = fmt_tokens(prof.effective_length) if prof.effective_length else "below the shortest"
-        interval = iv.line().split("(", 1)[-1].rstrip(")") if iv is not None and "(" in iv.line() else "–"
+        interval = iv.interval_text() if iv is not None else "–"
         table.add_row(prof.family, eff, interval, first, last)
     out.print(table)
 
@@ -80,7 +104,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
         path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold,
                                  png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
-                                 failures=args.failures)
+                                 failures=args.failures, scorer=args.scorer)
         err.print(f"wrote {path}")
         return 0
     if not args.json and _all_phonebook(args.run_ids, args.store):
@@ -171,7 +195,14 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
         n = ex.write_parquet(args.run_id, args.store, args.output)
         err.print(f"wrote {n} cases to {args.output}")
         return 0
-    writer = ex.write_csv if args.csv else ex.write_ruler_jsonl if args.ruler else export_jsonl
+    if args.ruler:
+        if not args.output:
+            raise CtxprobeError("--ruler needs -o DIR: it writes DIR/<length>/<task>.jsonl for RULER's evaluate.py")
+        n = ex.write_ruler_predictions(args.run_id, args.store, args.output)
+        err.print(f"wrote {n} cases to {args.output}/<length>/<task>.jsonl (RULER's evaluate.py --data_dir "
+                  f"{args.output}/<length>)")
+        return 0
+    writer = ex.write_csv if args.csv else export_jsonl
     if args.output:
         try:
             with open(args.output, "w", encoding="utf-8", newline="") as fh:

@@ -100,6 +100,12 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
+    if args.preset == "ruler":
+        from ctxprobe.tasks.ruler import ruler_families, skipped_line
+
+        line = skipped_line(ruler_families(args.ruler_docs, args.ruler_qa_squad, args.ruler_qa_hotpot))
+        if line:
+            err.print(line, highlight=False)
     if args.adaptive:
         from ctxprobe.adaptive import adaptive_sweep
         from ctxprobe.spec import parse_length

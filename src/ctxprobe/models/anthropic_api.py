@@ -25,7 +25,7 @@ from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, imp
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 PREFIX = "anthropic:"
 API_KEY_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
@@ -126,7 +126,9 @@ class AnthropicProvider:
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for one request."""
-        system, messages = split_system(request.messages)
+        # an answer prefix joins the user turn, as for every hosted API (Anthropic's own
+        # prefill rejects the trailing space some prefixes end with)
+        system, messages = split_system(fold_prefill(request.messages))
         budget = self.options.thinking or 0
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "max_tokens": request.max_tokens + budget}
@@ -169,7 +171,7 @@ class AnthropicProvider:
     async def count_tokens(self, messages: list[Message]) -> int:
         """The API's own count of a prompt (``messages.count_tokens``), system included."""
         client = self._client_for_loop()
-        system, rest = split_system(messages)
+        system, rest = split_system(fold_prefill(messages))
         kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
         if system is not None:
             kwargs["system"] = system

@@ -32,7 +32,7 @@ from ctxprobe.models._sdk import (
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
 from ctxprobe.models.options import GeminiOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 PREFIX = "gemini:"
 API_KEY_ENV: tuple[str, ...] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -173,7 +173,7 @@ class GeminiProvider:
 
     def request_config(self, request: GenerateRequest) -> tuple[list[dict[str, Any]], Any]:
         """(contents, GenerateContentConfig) for one request."""
-        system, contents = to_contents(request.messages)
+        system, contents = to_contents(fold_prefill(request.messages))  # an answer prefix joins the user turn
         budget = self.options.thinking
         config: dict[str, Any] = {
             "max_output_tokens": request.max_tokens + (budget or 0),
@@ -215,7 +215,7 @@ class GeminiProvider:
         takes no system instruction, so a system message is counted as a leading user
         turn: exact for ctxprobe's single-user-message prompts, a few tokens off otherwise."""
         client = self._client_once()
-        system, contents = to_contents(messages)
+        system, contents = to_contents(fold_prefill(messages))
         if system is not None:
             contents = [{"role": "user", "parts": [{"text": system}]}, *contents]
         result = await self._call(lambda: client.aio.models.count_tokens(model=self.model, contents=contents))

@@ -25,6 +25,7 @@ from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.options import HFModelOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.tokenizers.base import split_prefill
 
 PREFIX = "hf:"
 
@@ -89,10 +90,11 @@ class HFLocalProvider:
         kwargs: dict[str, Any] = {}
         if self.options.enable_thinking is not None:
             kwargs["enable_thinking"] = self.options.enable_thinking
+        head, prefix = split_prefill(request.messages)  # an answer prefix follows the template
         out = tokenizer.apply_chat_template(
-            request.messages, add_generation_prompt=True, tokenize=True, return_dict=False, **kwargs)
-        ids = out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out
-        return list(ids)
+            head, add_generation_prompt=True, tokenize=True, return_dict=False, **kwargs)
+        ids = list(out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out)
+        return ids + (tokenizer.encode(prefix, add_special_tokens=False) if prefix else [])
 
     def _generate_sync(self, request: GenerateRequest) -> GenerateResult:
         with self._lock:

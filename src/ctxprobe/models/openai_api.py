@@ -21,6 +21,7 @@ from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, imp
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.tokenizers.base import fold_prefill
 
 PREFIX = "openai:"
 API_KEY_ENV: tuple[str, ...] = ("OPENAI_API_KEY",)
@@ -114,7 +115,8 @@ class OpenAIProvider:
         reasoning = self.options.reasoning
         if reasoning is None:
             reasoning = is_reasoning_model(self.model) or self.options.reasoning_effort is not None
-        body: dict[str, Any] = {"model": self.model, "messages": list(request.messages)}
+        # no prefill in OpenAI's API: an answer prefix joins the user turn (as RULER's client sends it)
+        body: dict[str, Any] = {"model": self.model, "messages": fold_prefill(list(request.messages))}
         if reasoning:
             body["max_completion_tokens"] = request.max_tokens + (self.options.thinking or 0)
             if self.options.reasoning_effort is not None:

@@ -34,6 +34,7 @@ from ctxprobe.models.base import (
     TransientError,
     cached_prompt_tokens,
 )
+from ctxprobe.tokenizers.base import split_prefill
 
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai-compat:"
@@ -191,6 +192,11 @@ class OpenAICompatProvider:
             "temperature": request.temperature,
             **self.extra_body,
         }
+        if split_prefill(request.messages)[1] is not None:
+            # an answer prefix (trailing assistant message) is continued, not closed: vLLM
+            # and SGLang need these flags; llama.cpp's server continues it by itself
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         if request.seed is not None:
             body["seed"] = request.seed
         if request.top_p is not None:

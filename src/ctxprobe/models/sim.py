@@ -52,7 +52,7 @@ from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
-from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
 SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half")
@@ -82,7 +82,19 @@ class PromptView:
 
 
 def view_prompt(messages: list[Message]) -> PromptView:
-    """Split a chat into context and question (the last paragraph of the last user turn)."""
+    """Split a chat into context and question (the last paragraph of the last user turn).
+
+    A chat ending in an answer prefix (a trailing assistant message, RULER's layout) is read
+    as such a model reads it: the question is the last *line* of the user turn, followed by
+    the prefix the answer continues."""
+    head, prefix = split_prefill(messages)
+    if prefix is not None and head and head[-1].get("role") == "user":
+        body = str(head[-1].get("content") or "").rstrip()
+        before, _, last_line = body.rpartition("\n")
+        contents = [str(m.get("content") or "") for m in head]
+        context = "\n\n".join([*contents[:-1], before]).strip("\n")
+        return PromptView(context=context, question=(last_line.strip() + prefix).strip(),
+                          full_text="\n\n".join([*contents, prefix]))
     contents = [m.get("content", "") or "" for m in messages]
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     if last_user < 0:

@@ -33,7 +33,7 @@ from typing import Any
 
 from ctxprobe.models.faults import FaultPlan
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
-from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 DEFAULT_MAX_TOKENS = 256
 
@@ -187,6 +187,11 @@ class SimServer:
             max_tokens = body.get("max_completion_tokens", body.get("max_tokens")) or DEFAULT_MAX_TOKENS
             if not isinstance(max_tokens, int) or max_tokens <= 0:
                 raise _BadRequest("'max_tokens' must be a positive integer")
+            if split_prefill(messages)[1] is not None and body.get("continue_final_message") is not True:
+                # vLLM would close that turn and start a new one: the prompt would differ
+                # from the one counted, so say so instead of answering something else
+                raise _BadRequest("a trailing assistant message (answer prefix) needs "
+                                  "'continue_final_message': true")
             seed = body.get("seed")
             temperature = float(body.get("temperature", 0.0) or 0.0)
             top_p = body.get("top_p")

@@ -8,6 +8,10 @@
 - RULER JSONL: RULER's own data fields (``index``, ``input``, ``outputs``, ``length``,
   ``length_w_model_temp``, ``answer_prefix``, ``token_position_answer``) so our cases can
   be fed to RULER's ``pred/call_api.py`` and other runners that read its format.
+- RULER predictions (``export --ruler -o DIR``): ``DIR/<length>/<task>.jsonl`` with the
+  fields RULER's ``pred/call_api.py`` writes (``index``, ``pred``, ``input``, ``outputs``,
+  ``others``, ``truncation``, ``length``), so RULER's ``eval/evaluate.py --data_dir
+  DIR/<length>`` scores them as is.
 
 Parquet needs pyarrow, an optional extra (``ctxprobe[export]``), imported only here.
 """
@@ -158,20 +162,81 @@ def ruler_line(index: int, rec: dict[str, Any]) -> dict[str, Any]:
     calls ``length_w_model_temp`` — we have no template-free count, so both carry it.
     ctxprobe's coordinates ride along in ``others``, which RULER's runner passes through.
     """
-    messages = rec["messages"]
-    text = "\n\n".join(str(m.get("content") or "") for m in messages)
+    text, prefix = _input_and_prefix(rec)
     return {
         "index": index,
         "input": text,
         "outputs": [str(v) for v in rec["expected"]],
         "length": rec["token_count"],
         "length_w_model_temp": rec["token_count"],
-        "answer_prefix": "",
+        "answer_prefix": prefix,
         "token_position_answer": rec["needle_token_pos"] if rec["needle_token_pos"] is not None else -1,
         "others": {"case_id": rec["case_id"], "family": rec["family"], "target_length": rec["length"],
                    "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"], "prompt_hash": rec["prompt_hash"],
                    "distractors": rec["distractors"]},
     }
+
+
+def _input_and_prefix(rec: dict[str, Any]) -> tuple[str, str]:
+    """The prompt text without chat template, and the answer prefix (a trailing assistant
+    message) separately — RULER's ``input`` and ``answer_prefix``."""
+    messages = list(rec["messages"])
+    prefix = ""
+    if len(messages) > 1 and messages[-1].get("role") == "assistant":
+        prefix = str(messages.pop().get("content") or "")
+    return "\n\n".join(str(m.get("content") or "") for m in messages), prefix
+
+
+def ruler_prediction(index: int, rec: dict[str, Any]) -> dict[str, Any]:
+    """A scored case as RULER's ``pred/call_api.py`` writes it.
+
+    ``input`` is the prompt with its answer prefix (what call_api sends, before any chat
+    template); ``outputs`` are the references RULER scores against (expected values and
+    accepted aliases, as ``report --scorer ruler`` uses them); ``length`` is RULER's
+    length: prompt tokens (templated) plus the tokens the task generates."""
+    text, prefix = _input_and_prefix(rec)
+    meta = rec.get("meta") or {}
+    return {
+        "index": index,
+        "pred": rec.get("output") or "",
+        "input": text + prefix,
+        "outputs": [str(v) for v in [*rec["expected"], *meta.get("aliases", [])]],
+        "others": {"case_id": rec["case_id"], "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"],
+                   "prompt_tokens": rec["token_count"], "outcome": rec["outcome"]},
+        "truncation": -1,
+        "length": rec["token_count"] + int(meta.get("tokens_to_generate") or 0),
+    }
+
+
+def write_ruler_predictions(run_id: str, store_path: str | Path, out_dir: str | Path) -> int:
+    """``out_dir/<length>/<task>.jsonl`` for every scored case (harness failures, which
+    ctxprobe never scores, are left out, so RULER's evaluate.py sees what our RULER scorer
+    sees). Returns the number of cases written."""
+    from ctxprobe.results import family_names, open_existing
+
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        labels = family_names(run)
+    by_file: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for rec in _records(run.run_id, store_path):
+        if rec["outcome"] is None or rec["score"] is None:
+            continue
+        by_file.setdefault((int(rec["length"]), str(rec["family"])), []).append(rec)
+    root = Path(out_dir)
+    n = 0
+    for (length, task), recs in sorted(by_file.items()):
+        if labels.get(task, task) == "phonebook":
+            continue  # no RULER task reads a phone book
+        folder = root / str(length)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise CtxprobeError(f"cannot create {folder}: {err.strerror or err}") from None
+        with _open(folder / f"{task}.jsonl") as fh:
+            for i, rec in enumerate(recs):
+                fh.write(json.dumps(ruler_prediction(i, rec), ensure_ascii=False) + "\n")
+                n += 1
+    return n
 
 
 def write_ruler_jsonl(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:

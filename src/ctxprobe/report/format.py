@@ -8,26 +8,13 @@ label never pretends to be a round length it is not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from ctxprobe.units import fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
 
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile
 
-_K = 1024
-_M = 1024 * 1024
-
-
-def fmt_tokens(n: int) -> str:
-    """Token count in binary units: 900 → "900", 4096 → "4K", 5000 → "4.9K", 2**20 → "1M"."""
-    n = int(n)
-    if n < 0:
-        return "-" + fmt_tokens(-n)
-    if n < _K:
-        return str(n)
-    unit, suffix = (_M, "M") if n >= _M else (_K, "K")
-    if n % unit == 0:
-        return f"{n // unit}{suffix}"
-    return f"{n / unit:.1f}{suffix}"
 
 
 def fmt_depth(depth: float) -> str:
@@ -56,8 +43,8 @@ def effective_length_line(profile: Profile) -> str:
     eff = profile.effective_length
     if eff is not None:
         return (
-            f"effective length: {fmt_tokens(eff)} "
-            f"(threshold {fmt_threshold(profile.threshold)}, mean ≥ threshold)"
+            f"effective length: {fmt_tokens(eff)} observed "
+            f"(threshold {fmt_threshold(profile.threshold)}, mean ≥ threshold; its interval is below the table)"
         )
     if not profile.lengths:
         return "effective length: undetermined (no results)"
@@ -78,9 +65,29 @@ def effective_length_note(profile: Profile) -> str | None:
     if profile.effective_length == ordered[-1].length:
         return "every tested length clears the bar: the real limit may be longer"
     nxt = next(s for s in ordered if s.length > profile.effective_length)
+    if nxt.outcomes.get("input_truncated"):
+        return (f"stopped at {fmt_tokens(nxt.length)}: not measured there — {nxt.outcomes['input_truncated']} "
+                "prompts truncated by the server")
     if nxt.n == 0:
         return (
             f"stopped at {fmt_tokens(nxt.length)}: no scored cases there "
             f"({nxt.n_excluded} harness failures)"
         )
     return None
+
+
+def length_unit(spec: dict[str, Any] | None, family: str) -> str:
+    """"entries" for a family sized in entries (phone books with ``unit: entries``), else "tokens"."""
+    params = ((spec or {}).get("families") or {}).get(family) or {}
+    return "entries" if isinstance(params, dict) and params.get("unit") == "entries" else "tokens"
+
+
+#: Every acronym of the phone-book metrics, defined where they are shown (terminal and HTML).
+PHONEBOOK_LEGEND = (
+    "N = needles asked per book; N_ref = the largest N. "
+    "CSI: drop in recall from the smallest book to this one, at N_ref. "
+    "ADI: drop from the best to the weakest later position in the book, at N_ref. "
+    "NOI: drop in recall from the fewest needles to N_ref. "
+    "RRS: 1 − the mean of CSI, ADI and NOI. LCRDS: 100 × recall at N_ref × RRS. "
+    "MUC: the largest book whose every position bin clears 0.8 at N_ref."
+)

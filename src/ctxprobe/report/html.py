@@ -20,7 +20,8 @@ from typing import Any
 from ctxprobe._version import __version__
 from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.format import effective_length_note, fmt_interval, fmt_threshold, fmt_tokens
+from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
+                                    length_unit)
 from ctxprobe.report.html_parts import CSS, esc, img, score_cell, table, td
 from ctxprobe.report.html_sections import (
     RunView,
@@ -57,7 +58,7 @@ def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | N
 
     ``details`` (from :func:`ctxprobe.report.rundetails.collect_details`) adds the audit,
     latency and failure sections; ``intervals`` gives, per run, the effective-length
-    interval of each family (default: the bootstrap intervals the Report carries). PNGs are written to
+    interval of each family (default: the intervals the Report carries). PNGs are written to
     ``png_dir`` (kept, for slides) or a temporary directory, and inlined either way.
     ``phonebook`` maps a run's label (:func:`run_label`) to its ``PhonebookAnalysis`` and adds
     the phone-book section and verdict.
@@ -75,7 +76,7 @@ def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | N
 
 
 def _report_intervals(report: Any) -> Intervals:
-    """(lo, hi) per family from the bootstrap intervals a loaded Report carries, if any."""
+    """(lo, hi) per family from the effective-length intervals a loaded Report carries, if any."""
     found = getattr(report, "intervals", None) or {}
     return {fam: (iv.lo, iv.hi) for fam, iv in found.items() if hasattr(iv, "lo")}
 
@@ -95,12 +96,12 @@ def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDe
 
 def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: str | Path, *,
                       threshold: float | None = None, png_dir: str | Path | None = None,
-                      failures: int = 20) -> Path:
+                      failures: int = 20, scorer: str = "strict") -> Path:
     """Load runs from a store and write their report: what ``ctxprobe report --html`` calls."""
     from ctxprobe.report.rundetails import collect_details
     from ctxprobe.results import iter_export, load_report
 
-    reports = [load_report(rid, store_path, threshold) for rid in run_ids]
+    reports = [load_report(rid, store_path, threshold, scorer) for rid in run_ids]
     seen = [r.run.run_id for r in reports]
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
@@ -126,17 +127,21 @@ def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any
 
 def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[str, Any]) -> str:
     from ctxprobe.report.html_phonebook import phonebook_section
+    from ctxprobe.report.html_ruler import ruler_section
 
     families = sorted({p.family for v in views for p in v.profiles})
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
+           *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
     body = [
         f'<nav class="toc">{"".join(f"<a href={chr(34)}#{esc(i)}{chr(34)}>{esc(t)}</a>" for i, t in toc)}</nav>',
         f"<h1>{esc(heading)}</h1>",
         f'<p class="sub">{len(views)} run(s) · {len(families)} task famil{"y" if len(families) == 1 else "ies"}'
+        f" · scorer {esc(', '.join(sorted({str(getattr(v.report, 'scorer', 'strict')) for v in views})))}"
+        " · lengths in tokens"
         f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"
         f" by ctxprobe {esc(__version__)}</p>",
         _summary(views, books), _metadata(views), _profile(views), _all_families(views, png_dir),
@@ -146,6 +151,7 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
     ]
     if books:
         body.append(phonebook_section(books, png_dir))
+    body.append(ruler_section(views))
     if any(v.details for v in views):
         body += [audit_section(views), cost_latency_section(views), failures_section(views)]
     body.append(f"<footer>ctxprobe {esc(__version__)} · self-contained report: no scripts, no network.</footer>")
@@ -156,16 +162,11 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
             f"<body><main>{''.join(body)}</main></body></html>\n")
 
 
-def _interval_text(view: RunView, prof: Profile) -> str:
-    if prof.family not in view.intervals:
-        return "no interval computed for the effective length"
-    lo, hi = view.intervals[prof.family]
-    show = lambda x: "below the shortest length" if x is None else fmt_tokens(x)  # noqa: E731
-    return f"95% bootstrap interval {show(lo)} – {show(hi)}"
-
-
 def family_sentence(view: RunView, prof: Profile) -> str:
-    """The plain-language verdict for one family: the number teams size prompts by."""
+    """The plain-language verdict for one family: the number teams size prompts by.
+
+    Follows the interval, not the point estimate: "reliable up to X" only when every length
+    up to X clears the bar with 95% confidence (the interval's lower end)."""
     ability = ABILITY.get(prof.family, prof.family)
     stats = sorted(prof.lengths, key=lambda s: s.length)
     bar = fmt_threshold(prof.threshold)
@@ -173,24 +174,36 @@ def family_sentence(view: RunView, prof: Profile) -> str:
     head = f"<b>{esc(prof.family)}</b> ({esc(ability)}): "
     if not stats:
         return head + "no results."
-    if eff is None:
+    if stats[0].n == 0 or stats[0].outcomes.get("input_truncated"):
+        return head + esc(f"undetermined — the shortest length {fmt_tokens(stats[0].length)} was not measured "
+                          "(harness failures or prompts truncated by the server); fix the serving path and rerun.")
+    if prof.family not in view.intervals:
+        return head + esc(f"observed effective length {fmt_tokens(eff) if eff else 'below the shortest length'} "
+                          "(no interval computed: not a confident statement).")
+    lo, hi = view.intervals[prof.family]
+    show = lambda x: f"below {fmt_tokens(stats[0].length)}" if x is None else fmt_tokens(x)  # noqa: E731
+    observed = f"observed {show(eff)}"
+    if lo is None and hi is None:
         first = stats[0]
-        if first.n == 0:
-            return head + esc(f"undetermined — no scored case at the shortest length {fmt_tokens(first.length)} "
-                              "(only harness failures); fix the serving path and rerun.")
         return head + esc(f"fails the bar (accuracy ≥ {bar}) already at the shortest tested length "
-                          f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}). Do not rely on this ability "
-                          "with this model and serving stack; test shorter contexts to find where it holds.")
-    interval = _interval_text(view, prof)
-    verdict = f'<span class="verdict">reliable up to {esc(fmt_tokens(eff))} tokens</span> ({esc(interval)})'
-    if eff == stats[-1].length:
+                          f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}; 95% confidence). Do not rely on "
+                          "this ability with this model and serving stack; test shorter contexts to find where it "
+                          "holds.")
+    if lo is None:
+        return head + esc(f"not shown reliable at any tested length — too few cases to clear the bar (accuracy ≥ "
+                          f"{bar}) with 95% confidence ({observed}; at most {show(hi)}). Add repetitions before "
+                          "relying on it.")
+    rng = "" if lo == hi else f"; at most {show(hi)}, {observed} — add repetitions to narrow it"
+    verdict = (f'<span class="verdict">reliable up to {esc(fmt_tokens(lo))} tokens</span> '
+               f"(95% confidence{esc(rng)})")
+    if lo == stats[-1].length:
         return head + verdict + esc(f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
                                     "may be longer — extend the sweep before planning prompts beyond it.")
-    nxt = next(s for s in stats if s.length > eff)
-    after = (f"at {fmt_tokens(nxt.length)} accuracy falls to {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
-             if nxt.n else effective_length_note(prof) or "")
+    nxt = next(s for s in stats if s.length > lo)
+    after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
+             if nxt.n and not nxt.outcomes.get("input_truncated") else effective_length_note(prof) or "")
     return head + verdict + esc(f"; {after}. Products that rely on {ability} should keep the whole prompt "
-                                f"(instructions, retrieved chunks, history) within {fmt_tokens(eff)} tokens on this "
+                                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
                                 "model and serving stack, and size RAG chunks and prompt layouts to that budget.")
 
 
@@ -204,7 +217,7 @@ def _summary(views: list[RunView], books: dict[str, Any]) -> str:
         items = [f"<li><b>phonebook</b> ({esc(ABILITY['phonebook'])}): {phonebook_sentence(books[v.label])}</li>"
                  if p.family == "phonebook" and v.label in books else f"<li>{family_sentence(v, p)}</li>"
                  for p in v.profiles] or ["<li>No scored cases yet.</li>"]
-        notes = list(getattr(v.report, "notes", None) or [])
+        notes = [*(getattr(v.report, "incomplete", None) or []), *(getattr(v.report, "notes", None) or [])]
         trained = v.run.meta.get("trained_context")
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
             notes.append(f"Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.")
@@ -235,7 +248,9 @@ def _metadata(views: list[RunView]) -> str:
             "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
             "decoding": ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None) or "—", "seed": str(spec.get("seed", "—")),
             "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
-            "lengths": ", ".join(fmt_tokens(x) for x in spec.get("lengths", [])),
+            "lengths": ", ".join(fmt_length(x, "entries" if any(length_unit(spec, f) == "entries" for f in
+                                                                 spec.get("families", {})) else "tokens")
+                                 for x in spec.get("lengths", [])),
             "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),
             "context window": str(run.meta.get("context_window") or "unknown"),
             "trained context": str(run.meta.get("trained_context") or "unknown"),
@@ -261,20 +276,23 @@ def _profile(views: list[RunView]) -> str:
                 continue
             eff = prof.effective_length
             colour = "#1a7a3c" if eff is not None else "#b2182b"
-            text = fmt_tokens(eff) if eff is not None else "below shortest"
+            unit = length_unit(v.run.spec, fam)
+            text = fmt_length(eff, unit) if eff is not None else "below shortest"
             interval = "not computed"
             if fam in v.intervals:
                 lo, hi = v.intervals[fam]
-                interval = " – ".join(fmt_tokens(x) if x is not None else "< shortest" for x in (lo, hi))
+                interval = " – ".join(fmt_length(x, unit) if x is not None else "< shortest" for x in (lo, hi))
             last = max(prof.lengths, key=lambda s: s.length)
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
+            # a book's recall has one interval, in the phone-book section; not a second one here
+            accuracy = (td("recall: see Phone book") if unit == "entries" else
+                        score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
             rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',
-                         td(interval, "num"),
-                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_tokens(last.length)}{mark}")])
+                         td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
-    headers = ["family", "run", "effective length", "interval", "accuracy at longest length"]
+    headers = ["family", "run", "observed effective length", "95% interval", "accuracy at longest length"]
     return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True, cls="profile")
             + f'<p class="note">{esc(note)}</p>' + _legend() + "</section>")
 
@@ -291,9 +309,11 @@ def _all_families(views: list[RunView], png_dir: Path) -> str:
 
     figures = []
     for v in views:
-        if not v.profiles:
+        # books sized in entries do not share the token axis; the phone-book section shows them
+        profiles = [p for p in v.profiles if length_unit(v.run.spec, p.family) == "tokens"]
+        if not profiles:
             continue
-        path = all_families_png(v.profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
+        path = all_families_png(profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
         figures.append(f'<figure>{img(path, "all families, " + v.label)}<figcaption>{esc(v.label)}: every family '
                        "on one chart; ring = effective length; dashed red = threshold.</figcaption></figure>")
     return ('<section id="all-families"><h2>All families: accuracy vs length</h2>'

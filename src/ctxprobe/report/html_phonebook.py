@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
+from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import esc, img, table
 
 _CAPTION = ("robust: absolute drops of binned means; published: relative drops of the degree-3 fit's extremes "
-            "(the original post's code). MUC: the largest book whose every position bin clears 0.8 at the "
-            "largest N. Intervals: percentile bootstrap over runs (books).")
+            "(the original post's code). Intervals: percentile bootstrap over runs (books). " + PHONEBOOK_LEGEND)
 
 
 def _size(an: PhonebookAnalysis, length: int) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
-from ctxprobe.report.format import effective_length_line, effective_length_note, fmt_depth, fmt_tokens
+from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
+                                    length_unit)
 from ctxprobe.report.html_parts import badge, esc, excerpt_html, img, score_cell, table, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
@@ -58,6 +59,12 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> str:
 
     parts = [f'<article id="family-{slug(family)}" class="family"><h3>{esc(family)}</h3>']
     present = [(v, p) for v in views for p in v.profiles if p.family == family]
+    if present and all(length_unit(v.run.spec, family) == "entries" for v, _ in present):
+        # a book's size is in entries and its one "depth" is a placeholder: a token-axis heatmap
+        # and curve would mislabel it; the phone-book section shows it in its own terms
+        parts.append('<p class="note">Book sizes are in entries, not tokens: recall by position, the M-sweep and '
+                     'the metrics are in the <a href="#phonebook">Phone book</a> section.</p></article>')
+        return "".join(parts)
     if len(present) > 1:
         path = runs_curve_png(family, [(v.label, p) for v, p in present],
                               png_dir / f"compare-{slug(family)}-curve.png")

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ctxprobe.analysis.phonebook import METRICS, PhonebookAnalysis, analyse, needle_results
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.plots import _pyplot, _save
 
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
@@ -62,7 +63,10 @@ def _finish(ax: Any, fig: Any, title: str, bar: float | None, path: str | Path) 
 
 
 def _length_label(an: PhonebookAnalysis, length: int) -> str:
-    return f"L={length} (M≈{an.entries.get(length, 0):.0f})"
+    entries = an.entries.get(length, 0)
+    if round(entries) == length:  # sized in entries
+        return f"M={length:,} entries"
+    return f"{length:,} tokens (M≈{entries:,.0f} entries)"
 
 
 def position_png(an: PhonebookAnalysis, path: str | Path, *, length: int | None = None, title: str = "",
@@ -108,7 +112,7 @@ def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Con
     table = Table(title="phonebook metrics (value \\[bootstrap 95%])", title_justify="left", header_style="bold")
     table.add_column("metric")
     table.add_column("variant")
-    table.add_column("length", justify="right")
+    table.add_column("book", justify="right")
     for label in analyses:
         table.add_column(label, justify="center")
     rows: dict[tuple[str, str, int | None], list[str]] = {}
@@ -120,9 +124,10 @@ def render_metrics_table(analyses: Mapping[str, PhonebookAnalysis], console: Con
             rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(analyses))[list(analyses).index(label)] = cell
     for (metric, variant, length), cells in sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]),
                                                                               kv[0][1], kv[0][2] or 0)):
-        table.add_row(metric, variant, "" if length is None else str(length), *cells)
-    table.caption = ("robust: absolute drops of binned means; published: relative drops of degree-3 fit extremes; "
-                     "MUC bar 0.8 for the largest N")
+        book = "" if length is None else _length_label(next(iter(analyses.values())), length)
+        table.add_row(metric, variant, book, *cells)
+    table.caption = ("robust: absolute drops of binned means; published: relative drops of degree-3 fit extremes. "
+                     + PHONEBOOK_LEGEND)
     console.print(table)
 
 

@@ -117,7 +117,9 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool) -> T
                 else Text("·", style="dim")
             )
         row.append(_stat_text(stat, length_n, truecolor, interval=True))
-        if stat.n == 0:
+        if stat.outcomes.get("input_truncated"):
+            row.append(Text("n/m", style="magenta"))  # the server cut prompts: neither pass nor fail
+        elif stat.n == 0:
             row.append(Text("n/a", style="grey50"))
         elif clears(stat.mean, profile.threshold):
             row.append(Text("pass", style="green"))
@@ -136,6 +138,8 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool) -> T
         legend += "; ◀ marks the effective length"
     if any(s.n_excluded for s in profile.lengths):
         legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
+    if any(s.outcomes.get("input_truncated") for s in profile.lengths):
+        legend += "\nn/m = not measured: the server truncated prompts there (neither pass nor fail)"
     if not cell_intervals:
         legend += "\nper-depth intervals omitted to fit the terminal; widen it or use --json"
     caption.append(legend, style="dim")

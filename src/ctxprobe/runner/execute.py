@@ -114,11 +114,12 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
             if stopped or (admit is not None and not admit(case)):
                 stopped = True
                 continue  # drain the queue without sending
-            request = GenerateRequest(messages=case.messages, max_tokens=cfg.max_tokens,
+            max_tokens = case.max_tokens or cfg.max_tokens
+            request = GenerateRequest(messages=case.messages, max_tokens=max_tokens,
                                       temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p,
                                       prompt_ids=case.prompt_ids)
             result, error, attempts, latency = await call_with_retries(
-                provider, request, cfg, rng, limits, case.token_count + cfg.max_tokens)
+                provider, request, cfg, rng, limits, case.token_count + max_tokens)
             sent += 1
             outcome = sink(Attempted(case, result, error, attempts, latency))
             if asyncio.iscoroutine(outcome):

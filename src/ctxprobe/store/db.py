@@ -169,6 +169,16 @@ class Store:
             " FROM responses s JOIN cases c USING (run_id, case_id) WHERE s.run_id=?", (run_id,)).fetchone()
         return int(row[0]), int(row[1]), int(row[2])
 
+    def prompt_overcounts(self, run_id: str, slack: int = 4, share: float = 0.005) -> tuple[int, int]:
+        """(responses whose server counted more prompt tokens than the case was built to,
+        beyond ``max(slack, share × built)``; the largest excess)."""
+        row = self.db.execute(
+            "SELECT COUNT(*), COALESCE(MAX(s.reported_prompt_tokens - c.token_count), 0)"
+            " FROM responses s JOIN cases c USING (run_id, case_id) WHERE s.run_id=?"
+            " AND s.reported_prompt_tokens - c.token_count > MAX(?, CAST(? * c.token_count AS INTEGER))",
+            (run_id, slack, share)).fetchone()
+        return int(row[0]), int(row[1])
+
     def result_rows(self, run_id: str) -> list[ResultRow]:
         q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count FROM cases c"
              " JOIN responses s USING (run_id, case_id) WHERE c.run_id=? ORDER BY c.length, c.depth, c.rep")

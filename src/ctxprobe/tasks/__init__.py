@@ -15,9 +15,10 @@ from ctxprobe.tasks.multihop import Multihop
 from ctxprobe.tasks.phonebook import Phonebook
 from ctxprobe.tasks.vartrack import Vartrack
 from ctxprobe.tasks.aggregation import Aggregation
+from ctxprobe.tasks.ruler.family import Ruler
 
 FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook,
-                             "vartrack": Vartrack, "aggregation": Aggregation}
+                             "vartrack": Vartrack, "aggregation": Aggregation, "ruler": Ruler}
 
 __all__ = [
     "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",

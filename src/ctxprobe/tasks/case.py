@@ -37,6 +37,9 @@ class Case:
     #: Ids of the templated prompt from the build (kept in memory only, never stored):
     #: in-process providers feed them to the model so it sees exactly what was counted.
     prompt_ids: list[int] | None = field(default=None, repr=False, compare=False)
+    #: Output tokens this case asks for, when its family fixes them (RULER's per-task
+    #: ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
+    max_tokens: int | None = None
 
     @property
     def case_id(self) -> str:

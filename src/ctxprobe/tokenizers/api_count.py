@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.tokenizers.approx import ApproxTokenizer
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 UNKNOWN_ID = -1
 _CACHE_MAX = 256
@@ -68,6 +68,7 @@ class _APICountTokenizer:
         return CtxprobeError(f"{self.name}: token counting failed: {type(exc).__name__}: {text}")
 
     def count_chat(self, messages: list[Message]) -> int:
+        messages = fold_prefill(messages)  # the provider sends an answer prefix in the user turn
         blob = json.dumps(messages, ensure_ascii=False, sort_keys=True)
         key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
         with self._lock:

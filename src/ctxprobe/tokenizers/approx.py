@@ -23,7 +23,7 @@ import threading
 import zlib
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
 TOKENS_PER_MESSAGE = 3
@@ -112,12 +112,14 @@ class ApproxTokenizer:
         bounds = [round(i * step) for i in range(n + 1)]
         return [zlib.crc32(text[bounds[i]:bounds[i + 1]].encode("utf-8")) % 100_000 for i in range(n)]
 
+    # Hosted APIs take no prefill: an answer prefix is counted inside the user turn, where
+    # their providers send it (fold_prefill).
     def render_chat(self, messages: list[Message]) -> str:
-        return _render(messages)
+        return _render(fold_prefill(messages))
 
     def encode_chat(self, messages: list[Message]) -> list[int]:
         ids: list[int] = []
-        for m in messages:
+        for m in fold_prefill(messages):
             ids += [100_001, *self.encode(f"{m['role']}: {m['content']}\n"), 100_002]
             ids += [100_003] * (TOKENS_PER_MESSAGE - 2)
         return ids + [100_001, 100_004, 100_002][:REPLY_PRIMER]

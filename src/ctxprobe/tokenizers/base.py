@@ -12,6 +12,28 @@ from typing import Protocol, runtime_checkable
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
+def split_prefill(messages: list[Message]) -> tuple[list[Message], str | None]:
+    """``(messages before it, prefix)`` when the chat ends with an assistant message.
+
+    A trailing assistant message is an *answer prefix* (a prefill): the model continues it
+    rather than starting a new turn. Its templated form is the chat before it rendered with
+    the generation prompt, then the prefix verbatim — what RULER's prepare step builds
+    (model template + answer prefix). ``None`` when the chat ends with another role."""
+    if len(messages) > 1 and messages[-1].get("role") == "assistant":
+        return messages[:-1], str(messages[-1].get("content") or "")
+    return messages, None
+
+
+def fold_prefill(messages: list[Message]) -> list[Message]:
+    """The chat with its answer prefix appended to the last user turn: for APIs that take
+    no prefill (what RULER's own API clients send: input + answer prefix as one prompt)."""
+    head, prefix = split_prefill(messages)
+    if prefix is None:
+        return messages
+    last = max((i for i, m in enumerate(head) if m.get("role") == "user"), default=len(head) - 1)
+    return [*head[:last], {**head[last], "content": str(head[last].get("content") or "") + prefix}, *head[last + 1:]]
+
+
 @runtime_checkable
 class Tokenizer(Protocol):
     """Counts tokens the way the model sees them.

@@ -165,6 +165,13 @@ class ChatTemplate:
         return template_hash(self.source)
 
     def render(self, messages: list[Message], add_generation_prompt: bool = True) -> str:
+        """The templated chat; a trailing assistant message is an answer prefix (prefill):
+        the chat before it with the generation prompt, then the prefix verbatim."""
+        from ctxprobe.tokenizers.base import split_prefill
+
+        head, prefix = split_prefill(messages)
+        if prefix is not None and add_generation_prompt:
+            return self.render(head, add_generation_prompt=True) + prefix
         return render_chat_template(
             self.source,
             messages,

@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, split_prefill
 
 KINDS = ("vllm", "llama-server", "llama-cpp-python", "sglang")
 UNKNOWN_ID = -1
@@ -224,10 +224,13 @@ class EndpointTokenizer:
     def _encode_chat_remote(self, messages: list[Message]) -> list[int]:
         kind = self.kind
         if kind == "vllm":
-            body = self._with_model({"messages": messages, "add_generation_prompt": True})
+            # an answer prefix (trailing assistant message) is continued, not closed
+            prefill = split_prefill(messages)[1] is not None
+            body = self._with_model({"messages": messages, "add_generation_prompt": not prefill,
+                                     **({"continue_final_message": True} if prefill else {})})
             return list((self._post(f"{self.root}/tokenize", body) or {}).get("tokens") or [])
         if kind == "llama-server":
-            rendered = (self._post(f"{self.root}/apply-template", {"messages": messages}) or {}).get("prompt", "")
+            rendered = self.render_chat(messages)
             body = {"content": rendered, "add_special": True, "parse_special": True}
             return list((self._post(f"{self.root}/tokenize", body) or {}).get("tokens") or [])
         return [UNKNOWN_ID] * self._probe_count(messages)
@@ -248,7 +251,10 @@ class EndpointTokenizer:
 
     def render_chat(self, messages: list[Message]) -> str:
         if self.kind == "llama-server":
-            return str((self._post(f"{self.root}/apply-template", {"messages": messages}) or {}).get("prompt", ""))
+            # an answer prefix follows the server's template verbatim (RULER's template + prefix)
+            head, prefix = split_prefill(messages)
+            rendered = (self._post(f"{self.root}/apply-template", {"messages": head}) or {}).get("prompt", "")
+            return str(rendered) + (prefix or "")
         raise CtxprobeError(f"{self.name} ({self.kind}) renders the chat template server-side and does not return it")
 
     def count_chat(self, messages: list[Message]) -> int:

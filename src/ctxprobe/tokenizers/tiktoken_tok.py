@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 #: encoding → (official URL, sha256 tiktoken expects, (start, sep, end) framing ids+texts).
 ENCODINGS: dict[str, tuple[str, str, tuple[tuple[int, str], tuple[int, str], tuple[int, str]]]] = {
@@ -146,19 +146,23 @@ class TiktokenTokenizer:
         return [self.count(t) for t in texts]
 
     def render_chat(self, messages: list[Message]) -> str:
-        """A readable rendering of the framing the counts assume (not sent anywhere)."""
+        """A readable rendering of the framing the counts assume (not sent anywhere).
+        OpenAI's API takes no prefill: an answer prefix is counted inside the user turn,
+        where the provider sends it (:func:`fold_prefill`)."""
+        messages = fold_prefill(messages)
         body = "".join(f"{self._start_text}{m['role']}{self._sep_text}{m['content']}{self._end_text}" for m in messages)
         return body + f"{self._start_text}assistant{self._sep_text}"
 
     def encode_chat(self, messages: list[Message]) -> list[int]:
         ids: list[int] = []
-        for m in messages:
+        for m in fold_prefill(messages):
             ids += [self._start, *self.encode(m["role"]), self._sep, *self.encode(m["content"]), self._end]
         ids += [self._start, *self.encode("assistant"), self._sep]
         return ids
 
     def count_chat(self, messages: list[Message]) -> int:
-        return sum(TOKENS_PER_MESSAGE + self.count(m["role"]) + self.count(m["content"]) for m in messages) + REPLY_PRIMER
+        return sum(TOKENS_PER_MESSAGE + self.count(m["role"]) + self.count(m["content"])
+                   for m in fold_prefill(messages)) + REPLY_PRIMER
 
     @property
     def chat_template_hash(self) -> str | None:

@@ -17,11 +17,13 @@ from ctxprobe.models.skills.multihop import multihop_skill
 from ctxprobe.models.skills.phonebook import phonebook_skill
 from ctxprobe.models.skills.vartrack import vartrack_skill
 from ctxprobe.models.skills.aggregation import aggregation_skill
+from ctxprobe.models.skills.ruler import ruler_skill
 
 Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
 
 #: Tried in order; the first skill that recognises the question answers it.
-SKILLS: list[Skill] = [niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill, aggregation_skill]
+SKILLS: list[Skill] = [ruler_skill, niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill,
+                       aggregation_skill]
 
 
 def answer(question: str, context: str) -> str | None:

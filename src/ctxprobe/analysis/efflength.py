@@ -1,0 +1,269 @@
+"""Effective length with an interval that is honest at every sample size.
+
+A resample of a handful of cases cannot see the uncertainty it was never shown: with one
+case a cell, every cell is constant under resampling, so a case-bootstrap prints
+"4K (95%: 4K–4K)" from five coin flips. Here the interval comes from exact binomial
+confidence bounds on every length's pooled accuracy, combined so that the interval's
+coverage is guaranteed, not hoped for:
+
+* **lower end** ``lo``: the walk (ascending lengths, stop at the first failure) run on
+  one-sided Clopper–Pearson *lower* bounds at level ``alpha / 2``. ``lo`` overshoots the
+  true effective length E only if the first length whose true accuracy is below the bar
+  shows a lower bound at or above it: probability ≤ alpha / 2. Only that one length can
+  cause the error, so no correction across lengths is needed.
+* **upper end** ``hi``: the walk on one-sided Clopper–Pearson *upper* bounds at level
+  ``alpha / (2K)`` for K lengths. ``hi`` falls short of E only if some length at or below
+  E (true accuracy ≥ the bar) shows an upper bound below it; a union bound over the K
+  lengths keeps that ≤ alpha / 2.
+
+So P(lo ≤ E ≤ hi) ≥ 1 − alpha for any true accuracies, right at the bar included (there
+the interval is wide, as it must be). "Reliable up to X" is said only of ``lo``: every
+length up to it clears the bar with the chosen confidence.
+
+``p_clear`` is a different quantity, stated as such: the posterior probability that a
+length's pooled accuracy clears the bar, from a Jeffreys Beta(½, ½) prior on every cell's
+rate (cells pooled by their case counts, Monte Carlo with a fixed seed).
+
+Partial scores (F1, recall) enter as fractional successes; the bounds then treat a score
+of 0.5 like a coin flip, which over- rather than understates the spread. A length where
+any prompt was truncated by the server is *not measured*: it neither passes nor fails,
+and every walk stops below it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
+from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.units import fmt_length
+
+DEFAULT_DRAWS = 4000
+
+
+# -- exact binomial bounds (pure Python: analysis keeps no numpy/scipy dependency) ----------
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta I_x(a, b) (continued fraction, Numerical Recipes §6.4)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast only below the mean
+        return 1.0 - betainc(b, a, 1.0 - x)
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return math.exp(log_front) * h / a
+
+
+def beta_ppf(q: float, a: float, b: float) -> float:
+    """The q-quantile of Beta(a, b), by bisection on :func:`betainc` (monotone in x)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if betainc(a, b, mid) < q:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13:
+            break
+    return (lo + hi) / 2
+
+
+def cp_lower(successes: float, n: int, alpha: float) -> float:
+    """One-sided Clopper–Pearson lower bound: P(bound > true rate) ≤ alpha."""
+    if n == 0 or successes <= 0:
+        return 0.0
+    return beta_ppf(alpha, successes, n - successes + 1)
+
+
+def cp_upper(successes: float, n: int, alpha: float) -> float:
+    """One-sided Clopper–Pearson upper bound: P(bound < true rate) ≤ alpha."""
+    if n == 0 or successes >= n:
+        return 1.0
+    return beta_ppf(1.0 - alpha, successes + 1, n - successes)
+
+
+# -- per-length evidence -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthEvidence:
+    """One length of one family: scored cases pooled over depths, per-cell sums for the posterior."""
+
+    length: int
+    n: int
+    successes: float
+    truncated: int  # cases the server truncated (input_truncated)
+    cells: tuple[tuple[float, int], ...] = ()  # (successes, n) per depth
+
+    @property
+    def measured(self) -> bool:
+        """False when nothing was scored or the server truncated any prompt at this length."""
+        return self.n > 0 and self.truncated == 0
+
+    @property
+    def mean(self) -> float | None:
+        return self.successes / self.n if self.n else None
+
+
+def evidence_by_family(rows: Iterable[ResultRow]) -> dict[str, list[LengthEvidence]]:
+    cells: dict[tuple[str, int], dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
+    truncated: dict[tuple[str, int], int] = defaultdict(int)
+    for row in rows:
+        key = (row.family, row.length)
+        cells[key]  # noqa: B018 -- a length seen only through harness failures still exists
+        if row.outcome == "input_truncated":
+            truncated[key] += 1
+        if not is_harness_failure(row):
+            cells[key][row.depth].append(float(row.score))  # type: ignore[arg-type]
+    out: dict[str, list[LengthEvidence]] = defaultdict(list)
+    for (family, length), by_depth in sorted(cells.items()):
+        per_cell = tuple((math.fsum(s), len(s)) for _, s in sorted(by_depth.items()))
+        out[family].append(LengthEvidence(length, sum(n for _, n in per_cell), math.fsum(s for s, _ in per_cell),
+                                          truncated[(family, length)], per_cell))
+    return dict(out)
+
+
+def _walk(evidence: Sequence[LengthEvidence], passes: Sequence[bool]) -> int | None:
+    best: int | None = None
+    for ev, ok in zip(evidence, passes):
+        if not ev.measured or not ok:
+            break
+        best = ev.length
+    return best
+
+
+# -- the interval -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EffectiveLength:
+    """One family's effective length: point, guaranteed-coverage interval, P(clears) per length."""
+
+    family: str
+    threshold: float
+    point: int | None
+    lo: int | None  # None: below the shortest length
+    hi: int | None
+    confidence: float
+    lengths: tuple[int, ...]
+    p_clear: dict[int, float]
+    not_measured: tuple[int, ...] = ()  # lengths with truncated prompts or nothing scored
+    truncated: tuple[int, ...] = ()  # lengths where the server truncated prompts
+    min_cell_n: int = 0
+    lower_bounds: dict[int, float] = field(default_factory=dict)
+    upper_bounds: dict[int, float] = field(default_factory=dict)
+    unit: str = "tokens"  # "entries" for phone books sized in entries
+
+    @property
+    def exact(self) -> bool:
+        """True when the data pin the effective length to one value at this confidence."""
+        return self.lo == self.hi
+
+    @property
+    def reliable_up_to(self) -> int | None:
+        """The longest length that clears the bar with the chosen confidence (the lower end)."""
+        return self.lo
+
+    def label(self, value: int | None) -> str:
+        if value is not None:
+            return fmt_length(value, self.unit)
+        return f"below {fmt_length(min(self.lengths), self.unit)}" if self.lengths else "none"
+
+    def line(self) -> str:
+        """The headline: a point only when the interval is one; else its two ends."""
+        pct = f"{self.confidence * 100:g}%"
+        if self.exact:
+            text = f"effective length {self.label(self.point)} ({pct} confident)"
+        elif self.lo is None:
+            text = (f"effective length at most {self.label(self.hi)}, possibly {self.label(None)} "
+                    f"({pct} confidence; observed {self.label(self.point)})")
+        else:
+            text = (f"effective length at least {self.label(self.lo)}, at most {self.label(self.hi)} "
+                    f"({pct} confidence; observed {self.label(self.point)})")
+        if self.truncated:
+            text += f"; not measured at {', '.join(self.label(x) for x in self.truncated)}: prompts truncated by the server"
+        return text
+
+    def interval_text(self) -> str:
+        return self.label(self.lo) if self.exact else f"{self.label(self.lo)} – {self.label(self.hi)}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "point": self.point, "lo": self.lo, "hi": self.hi, "confidence": self.confidence,
+            "reliable_up_to": self.reliable_up_to, "line": self.line(), "threshold": self.threshold,
+            "method": "exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
+                      "alpha/(2 x lengths); coverage >= confidence at any accuracy",
+            "p_clear": {str(k): v for k, v in self.p_clear.items()},
+            "p_clear_method": "posterior P(pooled accuracy >= bar), Jeffreys Beta(1/2, 1/2) prior per cell",
+            "not_measured": list(self.not_measured), "truncated": list(self.truncated),
+        }
+
+
+def posterior_p_clear(ev: LengthEvidence, threshold: float, rng: random.Random, draws: int) -> float:
+    """P(pooled rate ≥ bar) under independent Jeffreys posteriors per cell, weighted by case counts."""
+    if ev.n == 0:
+        return 0.0
+    hits = 0
+    for _ in range(draws):
+        pooled = sum(n * rng.betavariate(s + 0.5, n - s + 0.5) for s, n in ev.cells if n) / ev.n
+        hits += clears(pooled, threshold)
+    return hits / draws
+
+
+def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, threshold: float,
+                            confidence: float, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                            unit: str = "tokens") -> EffectiveLength:
+    evidence = sorted(evidence, key=lambda e: e.length)
+    alpha = 1.0 - confidence
+    k = max(1, len(evidence))
+    lower = {e.length: cp_lower(e.successes, e.n, alpha / 2) for e in evidence}
+    upper = {e.length: cp_upper(e.successes, e.n, alpha / (2 * k)) for e in evidence}
+    point = _walk(evidence, [clears(e.mean, threshold) for e in evidence])
+    lo = _walk(evidence, [clears(lower[e.length], threshold) for e in evidence])
+    hi = _walk(evidence, [clears(upper[e.length], threshold) for e in evidence])
+    rng = random.Random(seed)
+    p_clear = {e.length: posterior_p_clear(e, threshold, rng, draws) for e in evidence}
+    return EffectiveLength(
+        family=family, threshold=threshold, point=point, lo=lo, hi=hi, confidence=confidence,
+        lengths=tuple(e.length for e in evidence), p_clear=p_clear,
+        not_measured=tuple(e.length for e in evidence if not e.measured),
+        truncated=tuple(e.length for e in evidence if e.truncated),
+        min_cell_n=min((n for e in evidence for _, n in e.cells), default=0),
+        lower_bounds=lower, upper_bounds=upper, unit=unit,
+    )
+
+
+def effective_lengths(rows: Iterable[ResultRow], *, threshold: float = DEFAULT_THRESHOLD,
+                      confidence: float = 0.95, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                      units: dict[str, str] | None = None) -> list[EffectiveLength]:
+    """Per family (sorted): the effective length with its guaranteed-coverage interval.
+    ``units`` names a family's length unit when it is not tokens (phone books: entries)."""
+    if not 0.0 < confidence < 1.0:
+        raise CtxprobeError(f"confidence must be between 0 and 1, got {confidence:g}")
+    if draws < 1:
+        raise CtxprobeError(f"draws must be >= 1, got {draws}")
+    units = units or {}
+    return [effective_length_family(f, ev, threshold=threshold, confidence=confidence, draws=draws, seed=seed,
+                                    unit=units.get(f, "tokens"))
+            for f, ev in sorted(evidence_by_family(rows).items())]

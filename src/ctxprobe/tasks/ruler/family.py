@@ -1,0 +1,213 @@
+"""The ``ruler`` family: one of RULER's synthetic tasks, rendered and sized as RULER does.
+
+``task`` names a task of RULER's ``synthetic.yaml``. A case is RULER's prompt for that task
+(:mod:`ctxprobe.tasks.ruler.render`) as one user turn plus the answer prefix as a trailing
+assistant message, which the tokenizer renders after the chat template — RULER's
+``model template + answer prefix``. The haystack size is the largest whose templated
+prompt plus the task's ``tokens_to_generate`` fits the length (RULER's convention: prompt +
+generation ≤ L); the case asks for exactly that many output tokens.
+
+Strict score (ctxprobe's own, beside RULER's ``string_match_all``): each reference must
+appear as a whole token (``123`` inside ``91234`` does not count), and naming a value bound
+to another key (niah) or a name of the worked example (vt) scores 0 as ``distractor``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack import filler_source
+from ctxprobe.haystack.packer import LengthTooShort
+from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.ruler import constants as C
+from ctxprobe.tasks.ruler.metrics import STRING_MATCH_PART
+from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa
+from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking
+from ctxprobe.tokenizers.base import Message
+
+RulerTask = Literal["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+                    "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe", "qa_1", "qa_2"]
+_MAX_PROBES = 60
+
+
+class RulerParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task: RulerTask = Field(description="a task of RULER's synthetic.yaml")
+    qa_file: str | None = Field(None, description="qa_1: RULER's SQuAD v2.0 dev JSON; qa_2: HotpotQA dev JSON")
+    essay: str | None = Field(None, description="a folder of text for the essay haystacks (default: built-in prose)")
+
+    @model_validator(mode="after")
+    def _qa_needs_its_file(self) -> RulerParams:
+        if self.task.startswith("qa_") and not self.qa_file:
+            raise CtxprobeError(f"RULER task {self.task} needs its dataset file: --ruler-qa-"
+                                f"{'squad' if self.task == 'qa_1' else 'hotpot'} FILE")
+        if self.qa_file and not self.task.startswith("qa_"):
+            raise CtxprobeError(f"qa_file applies to the RULER QA tasks only (got task={self.task})")
+        return self
+
+
+def messages_for(r: Rendered) -> list[Message]:
+    return [{"role": "user", "content": r.text}, {"role": "assistant", "content": r.prefix}]
+
+
+class _Essay:
+    """Filler sentences for essay haystacks, shared by every case of a (task, length)."""
+
+    def __init__(self, haystack: str | None) -> None:
+        self.haystack = haystack
+        self._lists: OrderedDict[tuple[int, str | None], tuple[list[str], object]] = OrderedDict()
+
+    def take(self, seed: int, folder: str | None = None) -> Callable[[int], list[str]]:
+        key = (seed, folder or self.haystack)
+        if key not in self._lists:
+            self._lists[key] = ([], filler_source(key[1], seed))
+            while len(self._lists) > 4:
+                self._lists.popitem(last=False)
+        sents, source = self._lists[key]
+
+        def first(n: int) -> list[str]:
+            while len(sents) < n:
+                sents.append(next(source))  # type: ignore[call-overload]
+            return sents[:n]
+        return first
+
+
+def fit(render: Callable[[int], Rendered], count: Callable[[list[Message]], int], budget: int,
+        min_n: int, length: int) -> tuple[int, Rendered, int]:
+    """Largest n ≥ min_n whose prompt counts ≤ budget tokens: interpolation on a bracket.
+
+    RULER binary-searches with a full encode per step; the count is near-linear in n, so
+    interpolating between the best fitting and the smallest failing n needs a few encodes."""
+    def probe(n: int) -> tuple[int, Rendered]:
+        r = render(n)
+        return count(messages_for(r)), r
+
+    lo = min_n
+    c_lo, r_lo = probe(lo)
+    if c_lo > budget:
+        raise LengthTooShort(length, c_lo + (length - budget))
+    hi: int | None = None
+    c_hi = 0
+    step_n = max(8, lo)
+    c_step, _ = probe(lo + step_n)
+    slope = max((c_step - c_lo) / step_n, 1e-3)
+    for _ in range(_MAX_PROBES):
+        if hi is not None and hi - lo <= 1:
+            break
+        guess = lo + max(1, int((budget - c_lo) / slope))
+        if hi is not None:
+            guess = min(max(guess, lo + 1), hi - 1)
+            if guess in (lo + 1, hi - 1) and hi - lo > 4:
+                guess = (lo + hi) // 2 if (budget - c_lo) / slope > (hi - lo) / 2 else guess
+        c, r = probe(guess)
+        if c <= budget:
+            lo, c_lo, r_lo = guess, c, r
+        else:
+            hi, c_hi = guess, c
+        if hi is not None and hi > lo:
+            slope = max((c_hi - c_lo) / (hi - lo), 1e-3)
+    return lo, r_lo, c_lo
+
+
+_TOKEN = re.compile(r"[\w-]+")
+
+
+def tokens_of(text: str) -> set[str]:
+    """Whole tokens (runs of letters, digits, ``_`` and ``-``), lowercased."""
+    return {t.lower() for t in _TOKEN.findall(text)}
+
+
+def _said(reference: str, said: set[str], output: str) -> bool:
+    """``reference`` appears in the output as whole tokens (a phrase: as a whole phrase)."""
+    if _TOKEN.fullmatch(reference):
+        return reference.lower() in said
+    return re.search(rf"(?<![\w-]){re.escape(reference)}(?![\w-])", output, re.IGNORECASE) is not None
+
+
+class Ruler:
+    name = "ruler"
+    params_model = RulerParams
+    #: RULER's convention: a length holds the prompt *and* the generated tokens.
+    length_includes_output = True
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self.ctx = ctx
+        self._essay = _Essay(ctx.haystack)
+
+    def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
+        assert isinstance(params, RulerParams)
+        task = C.TASKS[params.task]
+        base = C.BASE_TASKS[task["task"]]
+        ttg = int(base["tokens_to_generate"])
+        tok = self.ctx.tokenizer
+        case_seed = derive_seed(seed, self.name, params.task, cell.length, cell.depth, rep)
+        args = task["args"]
+        if task["task"] == "niah":
+            essay = self._essay.take(derive_seed(seed, self.name, "essay", params.task, cell.length), params.essay)
+            gen: Niah | VariableTracking | CommonWords | FrequentWords | QuestionAnswering = \
+                Niah(args, case_seed, cell.depth, essay)
+        elif task["task"] == "variable_tracking":
+            gen = VariableTracking(args, case_seed, tok.count)
+        elif task["task"] == "common_words_extraction":
+            gen = CommonWords(args, case_seed, cell.length)
+        elif task["task"] == "freq_words_extraction":
+            gen = FrequentWords(args, case_seed, cell.length, ttg)
+        else:
+            assert params.qa_file is not None
+            gen = QuestionAnswering(load_qa(params.qa_file, args["dataset"]), case_seed)
+        n, rendered, _ = fit(gen.render, tok.count_chat, cell.length - ttg, gen.min_n, cell.length)
+        messages = messages_for(rendered)
+        ids = tok.encode_chat(messages)
+        if task["task"] == "niah":
+            self._check(rendered)
+        return Case(
+            cell=cell, rep=rep, seed=case_seed, messages=messages, expected=rendered.answers,
+            distractors=rendered.distractors,
+            meta={"ruler_task": params.task, "metric": base["metric"], "answer_prefix": rendered.prefix,
+                  "tokens_to_generate": ttg, "haystack_units": n, **rendered.meta},
+            token_count=len(ids), realised_depth=self._realised_depth(rendered), prompt_ids=ids, max_tokens=ttg,
+        )
+
+    @staticmethod
+    def _realised_depth(r: Rendered) -> float | None:
+        needles = r.meta.get("needles")
+        if not needles:
+            return None
+        at = r.text.find(needles[0])
+        return round(at / max(1, len(r.text)), 6) if at >= 0 else None
+
+    @staticmethod
+    def _check(r: Rendered) -> None:
+        """Each answer occurs once in the prompt, as the task placed it (a generation bug
+        otherwise: fail loudly rather than score an ambiguous case)."""
+        counts: dict[str, int] = {}
+        for t in _TOKEN.findall(r.text):
+            counts[t] = counts.get(t, 0) + 1
+        for a in r.answers:
+            if counts.get(a, 0) != 1:
+                raise CtxprobeError(f"case generation check failed: answer {a!r} is not unique in the prompt")
+
+    def score(self, case: Case, output: str) -> Scored:
+        said = tokens_of(output)
+        hits = [d for d in case.distractors if d.lower() in said]
+        if hits:
+            return Scored(0.0, "distractor", {"distractors": hits[:10]})
+        found = {a: _said(a, said, output) for a in case.expected}
+        if case.meta.get("metric") == STRING_MATCH_PART:  # QA: the references are alternative answers
+            share = 1.0 if any(found.values()) else 0.0
+        else:
+            share = sum(found.values()) / len(found) if found else 0.0
+        if share == 1.0:
+            return Scored(1.0, "correct", {"found": found})
+        if share > 0:
+            return Scored(share, "partial", {"found": found})
+        return Scored(0.0, classify_miss(output), {"found": found})
+
