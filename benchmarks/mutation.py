@@ -18,6 +18,11 @@ mutated, even if the run is interrupted.
     .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
     .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
 
+``--named`` instead applies, by hand, the deliberate bugs that once passed every relevant
+test (issue 19) plus a store that never commits, and checks that each is now caught:
+
+    .venv/bin/python benchmarks/mutation.py --named            # seconds
+
 Operators left out: replacing an arithmetic operator with a bitwise or shift one (``+`` →
 ``|``, ``<<``...) -- on floats they raise at once and on ints they are caught by the same
 tests as ``+`` → ``-``: counting them only inflates the score.
@@ -90,6 +95,67 @@ def function_lines(source: str, names: tuple[str, ...]) -> list[tuple[int, int]]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
             spans.append((node.lineno, node.end_lineno or node.lineno))
     return spans
+
+
+@dataclass(frozen=True)
+class Named:
+    """A hand-made bug: replace ``old`` with ``new`` in ``path``; ``tests`` must fail."""
+
+    what: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+NAMED = (
+    Named("truncation tolerance widened from 0.5% to 5%", "src/ctxprobe/scoring.py",
+          "int(0.005 * token_count)", "int(0.05 * token_count)", ("tests/test_boundaries_scoring.py",)),
+    Named("output_truncated relabel deleted", "src/ctxprobe/scoring.py",
+          'scored = Scored(scored.score, "output_truncated", scored.detail)', "pass",
+          ("tests/test_boundaries_scoring.py",)),
+    Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",
+          'return re.search(rf"(?<!\\d){re.escape(value)}(?!\\d)", text) is not None', "return value in text",
+          ("tests/test_boundaries_scoring.py",)),
+    Named("phone-book published ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook.py",
+          '"ADI": _drop(peak[key], trough[key], True)', '"ADI": _drop(peak[key], trough[key], False)',
+          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    Named("phone-book robust NOI arguments swapped", "src/ctxprobe/analysis/phonebook.py",
+          '"NOI": _drop(total[lo_key], total[key], False)', '"NOI": _drop(total[key], total[lo_key], False)',
+          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    Named("store never commits a response", "src/ctxprobe/store/db.py",
+          "cached_prompt_tokens: int | None = None) -> None:\n        with self.db:",
+          "cached_prompt_tokens: int | None = None) -> None:\n        if True:",
+          ("tests/test_store_durability.py", "tests/test_store.py")),
+)
+
+
+def run_named(work: Path) -> bool:
+    """Apply each NAMED bug in the scratch copy, run its tests, restore. True if all caught."""
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    all_caught = True
+    for bug in NAMED:
+        path = work / bug.path
+        original = path.read_text()
+        if bug.old not in original:
+            print(f"GONE    {bug.what}: the code it mutates changed; update NAMED")
+            all_caught = False
+            continue
+        path.write_text(original.replace(bug.old, bug.new, 1))
+        try:
+            tests = [t for t in bug.tests if (work / t).exists()]
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                                  *tests], cwd=work, env=env, capture_output=True, text=True)
+        finally:
+            path.write_text(original)
+        failed = sorted({ln.split("::")[-1].split(" ")[0].split("[")[0] for ln in run.stdout.splitlines()
+                         if ln.startswith(("FAILED", "ERROR"))})
+        caught = run.returncode != 0
+        all_caught &= caught
+        print(f"{'caught' if caught else 'MISSED':7} {bug.what}")
+        for name in failed:
+            print(f"{'':7}   by {name}"[:80])
+    return all_caught
 
 
 Span = tuple[tuple[int, int], tuple[int, int]]  # ((line, col), (end line, end col))
@@ -226,6 +292,7 @@ def main() -> None:
     ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
     ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
+    ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
     args = ap.parse_args()
     unknown = [m for m in args.modules if m not in TARGETS]
     if unknown:
@@ -248,6 +315,8 @@ def main() -> None:
         shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+        if args.named:
+            raise SystemExit(0 if run_named(work) else 1)
         print(HEADER, flush=True)
         for name in chosen:
             results.append(run_module(name, TARGETS[name], work, args.timeout))
