@@ -104,9 +104,12 @@ def test_depths_of_a_group_share_names_and_filler() -> None:
     assert c.expected != a.expected  # another repetition: fresh names
 
 
+QUESTION = "In which city is Orlan Vesk's workplace located? Answer with the name of the city only."
+
+
 def _case() -> Case:
     return Case(cell=Cell("multihop", 512, 0.5), rep=0, seed=0, messages=[], expected=["Quilport"],
-                distractors=["Varnby", "Skelholm"], meta={"org": "Tamber lab"})
+                distractors=["Varnby", "Skelholm"], meta={"org": "Tamber lab", "question": QUESTION})
 
 
 @pytest.mark.parametrize(("output", "score", "outcome"), [
@@ -116,11 +119,51 @@ def _case() -> Case:
     ("Quilportia", 0.0, "wrong"),
     ("", 0.0, "empty"),
     ("I could not find it.", 0.0, "not_found"),
+    # committed answers stay correct, including an echo of the question (small models do that)
+    ("Orlan Vesk's workplace is in Quilport.", 1.0, "correct"),
+    (QUESTION + " Quilport", 1.0, "correct"),
+    ("In which city is Orlan Vesk's workplace located? Quilport", 1.0, "correct"),
+    ("Quilport is nowhere near the coast", 1.0, "correct"),  # 'nowhere' is not 'no'
+    ("Quilport (Norway-like)", 1.0, "correct"),  # 'Nor' inside a word is not 'nor'
+    # negated: the finding of issue 18, verbatim, and one-word variants of it
+    ("The city is not Tepir Urnnast's workplace located in the city of Quilport.", 0.0, "wrong"),
+    ("It isn't Quilport.", 0.0, "wrong"),
+    ("It isn’t Quilport.", 0.0, "wrong"),
+    ("No, Quilport.", 0.0, "wrong"),
+    ("Never Quilport", 0.0, "wrong"),
+    ("Neither the Tamber lab nor Quilport", 0.0, "wrong"),
+    ("It cannot be Quilport", 0.0, "wrong"),
+    # hedged
+    ("Maybe Quilport.", 0.0, "wrong"),
+    ("Probably Quilport", 0.0, "wrong"),
+    ("I think it is Quilport.", 0.0, "wrong"),
+    ("It might be Quilport", 0.0, "wrong"),
+    ("It seems to be Quilport", 0.0, "wrong"),
+    # more than one candidate
+    ("Quilport or Tamberton", 0.0, "wrong"),
+    ("Either Quilport or the Tamber lab's other office", 0.0, "wrong"),
+    ("Quilport and Skelholm", 0.0, "distractor"),
 ])
 def test_strict_scoring(output: str, score: float, outcome: str) -> None:
     fam = Multihop(BuildContext(resolve_tokenizer("local"), None))
     s = fam.score(_case(), output)
     assert (s.score, s.outcome) == (score, outcome)
+
+
+@pytest.mark.parametrize(("output", "reason"), [
+    ("Quilport? No.", "negated"), ("Perhaps Quilport", "hedged"), ("Quilport or Holmby", "alternatives"),
+])
+def test_uncommitted_answers_say_why(output: str, reason: str) -> None:
+    s = Multihop(BuildContext(resolve_tokenizer("local"), None)).score(_case(), output)
+    assert s.score == 0.0 and s.detail == {reason: True}
+
+
+def test_templates_cannot_trigger_the_commitment_rules() -> None:
+    """The echo removal is belt and braces: no template the prompt shows contains a negation,
+    hedge or alternative word, so echoing any part of the prompt never costs a point."""
+    from ctxprobe.tasks.multihop import ANSWER_FORMAT, INSTRUCTION, QUESTIONS, uncommitted
+    for text in (INSTRUCTION, ANSWER_FORMAT, *QUESTIONS):
+        assert uncommitted(text.format(person="Orlan Vesk"), []) == {}
 
 
 def test_naming_the_organisation_only_is_marked() -> None:

@@ -18,6 +18,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store
+from ctxprobe.tasks.layout import stored_layout_line
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Report:
             notes=[*self.incomplete, *self.notes], preflight=run.meta.get("preflight"), scorer=self.scorer,
             prefix_sharing=run.meta.get("prefix_sharing"),
         ) | {"effective_length_intervals": {f: iv.to_dict() for f, iv in self.intervals.items()},
-               "incomplete": self.incomplete,
+               "incomplete": self.incomplete, "prompt_layout": stored_layout_line(run.spec),
                "length_units": {p.family: length_unit(run.spec, p.family) for p in self.profiles}}
 
     @property
@@ -170,8 +171,10 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
 
         paths.append(all_families_png(report.profiles, out / f"all-families-curve{tag}.png", title))
     for prof in report.profiles:
-        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title))
-        paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title))
+        # the trained window is in tokens: not marked on an axis of book sizes in entries
+        trained = trained_context(report.run) if length_unit(report.run.spec, prof.family) == "tokens" else None
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title, trained))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title, trained))
     return paths
 
 

@@ -57,5 +57,6 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     from ctxprobe.tokenizers import resolve_tokenizer
 
     name = spec.tokenizer or infer_tokenizer(spec.model)
-    ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack)
+    ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack,
+                       layout=spec.layout)
     return case_sizes(spec, build_families(spec, ctx))

@@ -107,6 +107,47 @@ class Decoding(BaseModel):
     top_p: float | None = Field(None, gt=0.0, le=1.0)
 
 
+InstructionPosition = Literal["before", "after", "both", "none"]
+
+
+class PromptLayout(BaseModel):
+    """Where a family's instruction line sits, and how much filler shields depth 0 from it.
+
+    The instruction position is a variable of every depth curve: a line read directly
+    before a depth-0 needle helps a small model find it (issue 18), so it is recorded with
+    the run and shown in its report. ``before`` with no separator is the default: it is
+    RULER's arrangement (instruction, context, question) and keeps older run ids valid.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    #: before the haystack (default), after it (just before the question), both, or none.
+    instruction: InstructionPosition = "before"
+    #: Tokens of filler (whole sentences, at least this many) between the start of the
+    #: haystack and the first position a needle can take: depth 0 sits after them.
+    separator: int = Field(0, ge=0, le=1_000_000)
+
+    @field_validator("separator", mode="before")
+    @classmethod
+    def _separator(cls, v: Any) -> int:
+        return 0 if v in (0, "0") else parse_length(v)
+
+    def is_default(self) -> bool:
+        return self == PromptLayout()
+
+    def describe(self) -> str:
+        where = {"before": "instruction before the haystack", "after": "instruction after the haystack",
+                 "both": "instruction before and after the haystack", "none": "no instruction line"}[self.instruction]
+        return where + (f", {self.separator:,}-token filler separator before depth 0" if self.separator else "")
+
+
+def describe_layout(stored: object) -> str:
+    """A stored spec's ``layout`` (absent in runs from before it existed: the default) in words."""
+    try:
+        return PromptLayout.model_validate(stored or {}).describe()
+    except (ValidationError, CtxprobeError):
+        return "unknown layout"
+
+
 class Spec(BaseModel):
     """One sweep. Fields that only affect transport (concurrency, timeout, retries) or how
     results are read (threshold) are left out of the run identity, so changing them resumes
@@ -126,6 +167,9 @@ class Spec(BaseModel):
     haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
     decoding: Decoding = Field(default_factory=Decoding)
     allow_beyond_window: bool = False
+    #: Instruction position and depth-0 separator (see :class:`PromptLayout`); families
+    #: with an anchor's own prompt (phonebook, the ruler preset) keep theirs.
+    layout: PromptLayout = Field(default_factory=PromptLayout)
     #: Cases of one (length, repetition) share filler across depths (prefix-cache friendly,
     #: depth effects paired). False: every case has its own filler, keys and values.
     share_prefix: bool = True
@@ -203,6 +247,8 @@ class Spec(BaseModel):
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
         if self.share_prefix:
             d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
+        if self.layout.is_default():
+            d.pop("layout")  # likewise: the default layout is the one older runs were built with
         if self.decoding.top_p is None:
             d["decoding"].pop("top_p")  # likewise: unset top_p leaves older run ids valid
         d["tokenizer"] = tokenizer

@@ -100,13 +100,34 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
         extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
+        kind = "trained window" if window == getattr(provider, "trained_context", None) else "window"
         raise CtxprobeError(
-            f"{what}{extra} exceeds {spec.model}'s window of "
+            f"{what}{extra} exceeds {spec.model}'s {kind} of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise).
     for name, (family, params) in families.items():
         family.generate(Cell(name, min(spec.lengths), spec.depths[0]), 0, seed=spec.seed, params=params)  # type: ignore[arg-type]
+
+
+def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes,
+                           families: dict[str, tuple[Family, object]] | None = None) -> str | None:
+    """A warning (said before anything is sent) when some cases pass the model's trained
+    context: those lengths measure extrapolation, not the window the model was built for."""
+    trained = getattr(provider, "trained_context", None) or tokenizer.trained_context
+    if not trained:
+        return None
+
+    def output(label: str) -> int:  # as in check_lengths: some families' lengths include the output
+        family = (families or {}).get(label)
+        return 0 if family and getattr(family[0], "length_includes_output", False) else spec.decoding.max_tokens
+
+    beyond = sorted({length for (label, length), tokens in sizes.items() if tokens + output(label) > trained})
+    if not beyond:
+        return None
+    shown = ", ".join(f"{n:,}" for n in beyond)
+    return (f"length(s) {shown} (+ {spec.decoding.max_tokens} output tokens) pass {spec.model}'s trained context of "
+            f"{trained:,} tokens: results there measure the model beyond its training")
 
 
 class _Display:
@@ -158,7 +179,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
     tokenizer = resolve_tokenizer(tokenizer_name, model=spec.model)
 
-    ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack)
+    ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack, layout=spec.layout)
     families = build_families(spec, ctx)
     sizes = case_sizes(spec, families)  # tokens per (family, length), built where lengths are not tokens
     needed = max(sizes.values()) + spec.decoding.max_tokens
@@ -172,6 +193,9 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         for warning in checked.warnings if checked else ():
             console.print(Text.assemble(("warning: ", "bold yellow"), warning))
         check_lengths(spec, provider, families, sizes)
+        beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
+        if beyond:
+            console.print(Text.assemble(("warning: ", "bold yellow"), beyond))
         store = Store(store_path)
         # said once everything is known to work, so a bad input stays a one-line error
         if not spec.tokenizer:
@@ -196,7 +220,7 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     run_id = spec.run_id(tokenizer=tokenizer_name, version=__version__)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
-        "trained_context": tokenizer.trained_context,
+        "trained_context": getattr(provider, "trained_context", None) or tokenizer.trained_context,
         "context_window": provider.context_window,
         "plan": summarize(spec, sizes=sizes).__dict__,
         "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,

@@ -73,7 +73,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
                    help="independent filler per case (default: depths of a length and rep share it)")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
-                   help="allow lengths beyond the model's context window")
+                   help="allow lengths beyond the model's window (for local/GGUF models: its trained context)")
+    p.add_argument("--instruction", choices=["before", "after", "both", "none"],
+                   help="where the instruction line sits: before the haystack (default), after it, both, none")
+    p.add_argument("--separator", metavar="TOKENS",
+                   help="filler tokens between the haystack's start and depth 0, e.g. 256 (default 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int)
     p.add_argument("--timeout", type=float)
     p.add_argument("--retries", type=int)
+    p.add_argument("--allow-beyond-window", action="store_true", default=None,
+                   help="allow books beyond the model's window (for local/GGUF models: its trained context)")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
     p.add_argument("--no-plots", action="store_true")

@@ -27,6 +27,7 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
     from ctxprobe.report.table import render_outcomes_table, render_profile_table
 
     from ctxprobe.report.format import fmt_tokens
+    from ctxprobe.tasks.layout import stored_layout_line
 
     run = report.run
     out.print(Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
@@ -34,7 +35,8 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
                             + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
                             + " · lengths in tokens"
                             + (f" · filler {run.meta['prefix_sharing']} across depths"
-                               if run.meta.get("prefix_sharing") else "")), highlight=False)
+                               if run.meta.get("prefix_sharing") else "")
+                            + (f" · {layout}" if (layout := stored_layout_line(run.spec)) else "")), highlight=False)
     for line in report.incomplete:
         out.print(Text(line, style="bold magenta"))
     if len(report.profiles) > 1:

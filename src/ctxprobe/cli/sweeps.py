@@ -15,7 +15,7 @@ from ctxprobe.cli.reading import _print_report
 
 
 def _spec_from_args(args: argparse.Namespace) -> Any:
-    from ctxprobe.spec import load_spec, make_spec
+    from ctxprobe.spec import PromptLayout, load_spec, make_spec
 
     over: dict[str, Any] = {}
     for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
@@ -27,7 +27,12 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
             over[key] = value
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
                                   ("top_p", args.top_p)) if v is not None}
+    layout = {k: v for k, v in (("instruction", args.instruction), ("separator", args.separator)) if v is not None}
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
+    default = PromptLayout().model_dump()
+    if args.preset == "ruler" and (layout or base.get("layout", default) != default):
+        raise CtxprobeError("the ruler preset keeps RULER's own prompt layout: drop --instruction/--separator "
+                            "(and the spec's layout)")
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if args.preset:
         families = _preset(args)
@@ -46,9 +51,12 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     if args.spec:
         data = {**base, **over}
         data["decoding"] = {**data["decoding"], **decoding}
+        data["layout"] = {**data.get("layout", {}), **layout}
         return make_spec(data)
     if decoding:
         over["decoding"] = decoding
+    if layout:
+        over["layout"] = layout
     return make_spec(over)
 
 
@@ -64,7 +72,8 @@ def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.packs import run_pack
 
-    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack")
+    grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack",
+                        "instruction", "separator")
             if getattr(args, f) not in (None, [], False)]
     if grid:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
@@ -132,7 +141,8 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
     layout = _parse_params(args.param or []).get("phonebook", {})
-    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries") if getattr(args, k) is not None}
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
+             if getattr(args, k) is not None}
     spec = phonebook_spec(
         model=args.model, entries=_split(args.entries), lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,

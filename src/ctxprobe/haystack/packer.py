@@ -102,6 +102,8 @@ class Packed:
     n_filler: int
     encodes: int  # full-prompt encodes spent (1 in the common case)
     insert_counts: list[int] = field(default_factory=list)  # tokens of each insert (as ' ' + text)
+    #: Filler tokens kept before depth 0 (the layout's separator, rounded up to whole sentences).
+    lead_tokens: int = 0
 
 
 class LengthTooShort(CtxprobeError):
@@ -113,17 +115,28 @@ class LengthTooShort(CtxprobeError):
         self.needed = needed
 
 
-def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: list[int]) -> tuple[str, list[int], int]:
+def lead_sentences(pool: FillerPool, lead_tokens: int, n: int) -> int:
+    """Fewest leading filler sentences that hold at least ``lead_tokens`` tokens, capped at
+    n (a length that barely fits the separator may keep up to one sentence less)."""
+    if lead_tokens <= 0:
+        return 0
+    return min(pool.fit(lead_tokens - 1) + 1, n)
+
+
+def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: list[int],
+             lead: int = 0) -> tuple[str, list[int], int]:
     """Join n filler sentences with each insert at the sentence boundary nearest its depth,
-    measured in tokens of the whole haystack (inserts included), so a target at depth 0.5
-    sits at half the haystack's tokens however many distractors precede it."""
-    total = pool.tokens(n) + sum(insert_counts)
+    measured in tokens of the haystack (inserts included), so a target at depth 0.5 sits at
+    half the haystack's tokens however many distractors precede it. The first ``lead``
+    sentences (the layout's separator) come before depth 0: depths span the rest."""
+    base = pool.tokens(lead)
+    total = pool.tokens(n) - base + sum(insert_counts)
     order = sorted(range(len(inserts)), key=lambda j: inserts[j].depth)
     boundary: dict[int, int] = {}
     before = 0  # tokens of inserts placed before the current one
-    lo = 0
+    lo = lead
     for j in order:
-        want = inserts[j].depth * total - before
+        want = base + inserts[j].depth * total - before
         # nearest filler boundary i >= lo with pool.tokens(i) closest to want
         i = bisect.bisect_left(pool._prefix, want, lo, n + 1)
         if i > n or (i > lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):
@@ -158,26 +171,31 @@ def pack(
     pool: FillerPool,
     inserts: list[Insert],
     target: int,
+    *,
+    lead_tokens: int = 0,
 ) -> Packed:
-    """Build ``render(haystack)`` to ``target`` tokens (see module docstring)."""
+    """Build ``render(haystack)`` to ``target`` tokens (see module docstring), with at least
+    ``lead_tokens`` of filler before the first insert position (depth 0)."""
     fixed = tokenizer.count_chat(render(""))
     insert_counts = count_many(tokenizer, [" " + i.text for i in inserts])
     needed = fixed + sum(insert_counts)
-    if needed > target:
-        raise LengthTooShort(target, needed)
+    if needed + lead_tokens > target:
+        raise LengthTooShort(target, needed + lead_tokens)
     n = pool.fit(target - needed)
     best: tuple[int, Packed] | None = None
     tried: set[int] = set()
     encodes = 0
     for _ in range(_MAX_ROUNDS):
         tried.add(n)
-        text, offsets, hay_tokens = assemble(pool, n, inserts, insert_counts)
+        lead = lead_sentences(pool, lead_tokens, n)
+        text, offsets, hay_tokens = assemble(pool, n, inserts, insert_counts, lead)
         messages = render(text)
         ids = tokenizer.encode_chat(messages)
         encodes += 1
         actual = len(ids)
         if actual <= target:
-            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts)
+            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,
+                            pool.tokens(lead))
             if best is None or actual > best[1].token_count:
                 best = (n, packed)
             gap = target - actual
@@ -223,11 +241,11 @@ def find_subsequence(ids: list[int], needle: list[int], start: int = 0) -> int |
 
 def locate(tokenizer: Tokenizer, packed: Packed, index: int, text: str) -> tuple[int | None, float]:
     """Token position of insert ``index`` (whose text is ``text``) in the prompt, and its
-    realised depth: the share of the rest of the haystack that precedes it (0 = first,
-    1 = last). Exact: the insert's ids are searched in the prompt's ids."""
+    realised depth: the share of the rest of the haystack after the separator that precedes
+    it (0 = first, 1 = last). Exact: the insert's ids are searched in the prompt's ids."""
     # mid-text an insert follows a space; at the very start of the haystack it does not
     pos = find_subsequence(packed.prompt_ids, tokenizer.encode(" " + text))
     if pos is None:
         pos = find_subsequence(packed.prompt_ids, tokenizer.encode(text))
-    rest = packed.haystack_tokens - packed.insert_counts[index]
-    return pos, (packed.insert_offsets[index] / rest if rest > 0 else 0.0)
+    rest = packed.haystack_tokens - packed.insert_counts[index] - packed.lead_tokens
+    return pos, ((packed.insert_offsets[index] - packed.lead_tokens) / rest if rest > 0 else 0.0)

@@ -88,7 +88,12 @@ def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:
         path = Path(spec.split(":", 1)[1]).expanduser()
         if not path.is_file():
             raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
-    return LlamaCppProvider(spec, path, tokenizer, n_ctx=n_ctx or DEFAULT_N_CTX)
+    from ctxprobe.tokenizers.gguf import gguf_trained_context
+
+    # The trained window (GGUF metadata) is the default runtime window: positions past it
+    # were never trained, so lengths beyond it need --allow-beyond-window (which passes n_ctx).
+    trained = gguf_trained_context(path)
+    return LlamaCppProvider(spec, path, tokenizer, n_ctx=n_ctx or trained or DEFAULT_N_CTX, trained_context=trained)
 
 
 __all__ = [

@@ -33,6 +33,7 @@ from ctxprobe.report.html_sections import (
 )
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundetails import RunDetails
+from ctxprobe.tasks.layout import stored_layout_line
 
 #: The ability each family measures, in the words the summary uses.
 ABILITY = {
@@ -255,6 +256,7 @@ def _metadata(views: list[RunView]) -> str:
             "context window": str(run.meta.get("context_window") or "unknown"),
             "trained context": str(run.meta.get("trained_context") or "unknown"),
             "prefix sharing": _sharing(run.meta.get("prefix_sharing"), view),
+            "prompt layout": stored_layout_line(run.spec) or "the families' own prompts",
             "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
             "status": f"{run.status} ({run.n_responses}/{run.n_cases} responses)",
         }

@@ -73,8 +73,9 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> str:
     figures = []
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
-        heat = heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label)
-        curve = curve_png(prof, base / f"{slug(family)}-curve.png", v.label)
+        trained = v.run.meta.get("trained_context") if length_unit(v.run.spec, family) == "tokens" else None
+        heat = heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label, trained)
+        curve = curve_png(prof, base / f"{slug(family)}-curve.png", v.label, trained)
         verdict = effective_length_line(prof)
         figures.append(_figure(heat, f"{family} heatmap, {v.label}",
                                f"{v.label}: accuracy by length × depth (0 red → 1 green). {verdict}."))

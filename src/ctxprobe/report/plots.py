@@ -52,12 +52,21 @@ def _save(fig: Any, path: str | Path) -> Path:
     return path
 
 
-def heatmap_png(profile: Profile, path: str | Path, title: str = "") -> Path:
+def _trained_row(lengths: list[int], trained: int | None) -> int | None:
+    """Index of the last row inside the trained window when a later row lies past it."""
+    if not trained or not lengths or lengths[-1] <= trained:
+        return None
+    inside = [i for i, n in enumerate(lengths) if n <= trained]
+    return inside[-1] if inside else -1
+
+
+def heatmap_png(profile: Profile, path: str | Path, title: str = "", trained_context: int | None = None) -> Path:
     """Length (rows, shortest on top like the table) × depth (columns) accuracy heatmap.
 
     ``title`` is typically the model name; the family is added to it. Cells without a
     scored case are grey and say "n/a". A dashed line under the effective-length row
-    shows where the verdict stops.
+    shows where the verdict stops; a blue line under the last row inside the model's
+    ``trained_context`` marks where the rows past its training begin.
     """
     plt = _pyplot()
     import numpy as np
@@ -105,17 +114,26 @@ def heatmap_png(profile: Profile, path: str | Path, title: str = "") -> Path:
         row = lengths.index(profile.effective_length)
         ax.axhline(row + 0.5, color="black", linewidth=2, linestyle="--")
 
+    row = _trained_row(lengths, trained_context)
+    if row is not None:
+        ax.axhline(row + 0.5, color="tab:blue", linewidth=2.5, linestyle="-.")
+        ax.annotate(f"trained window {fmt_tokens(trained_context or 0)}", xy=(len(depths) - 0.5, row + 0.5),
+                    xytext=(-3, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8,
+                    color="tab:blue", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
+
     bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.03)
     bar.set_label("accuracy")
     ax.set_title(f"{_title(profile, title)}\n{effective_length_line(profile)}", fontsize=10)
     return _save(fig, path)
 
 
-def curve_png(profile: Profile, path: str | Path, title: str = "") -> Path:
+def curve_png(profile: Profile, path: str | Path, title: str = "", trained_context: int | None = None) -> Path:
     """Accuracy (pooled over depths) vs length on a log2 axis, with the Wilson 95% band.
 
     The threshold is a dashed horizontal line; the effective length a vertical one. A
-    length with no scored case leaves a gap in the line rather than a fake zero.
+    length with no scored case leaves a gap in the line rather than a fake zero. The
+    model's ``trained_context``, when lengths reach past it, is a shaded region beyond a
+    blue dash-dot line.
     """
     plt = _pyplot()
 
@@ -145,6 +163,10 @@ def curve_png(profile: Profile, path: str | Path, title: str = "") -> Path:
         lo_x, hi_x = min(xs), max(xs)
         ax.set_xlim(lo_x / 2 ** 0.35, hi_x * 2 ** 0.35)
     ax.set_ylim(0.0, 1.05)
+    if trained_context and xs and xs[-1] > trained_context:
+        ax.axvline(trained_context, color="tab:blue", linestyle="-.", linewidth=1.3,
+                   label=f"trained window {fmt_tokens(trained_context)}")
+        ax.axvspan(trained_context, xs[-1] * 2 ** 0.35, color="tab:blue", alpha=0.06, linewidth=0)
     ax.set_xlabel("context length (tokens, log scale)")
     ax.set_ylabel("accuracy")
     ax.grid(True, axis="y", alpha=0.3)

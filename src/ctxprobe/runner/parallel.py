@@ -24,11 +24,11 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.plan import PlannedCase
-from ctxprobe.spec import Spec
+from ctxprobe.spec import PromptLayout, Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tasks.base import Family, derive_seed
 from ctxprobe.tasks.case import Case, Cell
@@ -70,11 +70,12 @@ class BuildSettings:
     families: dict[str, dict[str, Any]]
     seed: int
     share_prefix: bool
+    layout: PromptLayout = field(default_factory=PromptLayout)
 
     @classmethod
     def of(cls, spec: Spec, tokenizer: str | None = None) -> BuildSettings:
         return cls(tokenizer or tokenizer_name_of(spec), spec.haystack, dict(spec.families), spec.seed,
-                   share_prefix_of(spec))
+                   share_prefix_of(spec), spec.layout)
 
 
 class CaseBuilder:
@@ -85,7 +86,8 @@ class CaseBuilder:
         if families is None:
             from ctxprobe.tokenizers import resolve_tokenizer
 
-            ctx = BuildContext(tokenizer=resolve_tokenizer(settings.tokenizer), haystack=settings.haystack)
+            ctx = BuildContext(tokenizer=resolve_tokenizer(settings.tokenizer), haystack=settings.haystack,
+                               layout=settings.layout)
             families = {name: (make_family(name, ctx), validate_params(name, params))
                         for name, params in settings.families.items()}
         self.families = families

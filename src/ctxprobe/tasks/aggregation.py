@@ -51,7 +51,10 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import prose
 from ctxprobe.haystack.packer import FillerPool, count_many, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording
+from ctxprobe.tasks.layout import arrange as arrange_prompt
 from ctxprobe.tasks.setscore import match_set, score_set
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -95,8 +98,8 @@ class AggregationParams(BaseModel):
         return self.top if self.top is not None else (10 if self.variant == "common-words" else 3)
 
 
-def render(haystack: str, k: int) -> list[Message]:
-    content = f"{INSTRUCTION}\n\n{haystack}\n\n{QUESTION.format(k=k)}"
+def render(haystack: str, k: int, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    content = arrange_prompt(INSTRUCTION, haystack, QUESTION.format(k=k), layout)
     return [{"role": "user", "content": content}]
 
 
@@ -234,9 +237,12 @@ class Aggregation:
         k, tok = params.k, self.ctx.tokenizer
         group_seed = derive_seed(seed, self.name, cell.length, rep)
         rng = random.Random(group_seed)  # counts and vocabulary are shared by every depth
+        layout = self.ctx.layout  # the instruction moves; a list has no depth-0 needle to shield
         fixed_words = set(_WORD.findall((INSTRUCTION + QUESTION).lower()))
+        if layout.instruction in ("after", "both"):
+            fixed_words |= set(_WORD.findall(after_wording(INSTRUCTION).lower()))
         src = WordSource(rng, tok, fixed_words)
-        budget = cell.length - tok.count_chat(render("", k)) - max(_SLACK_TOKENS, math.ceil(0.002 * cell.length))
+        budget = cell.length - tok.count_chat(render("", k, layout)) - max(_SLACK_TOKENS, math.ceil(0.002 * cell.length))
         design = design_cwe if params.variant == "common-words" else design_fwe
         counts = design(src, params, budget, cell.length)
         top = sorted(counts, key=lambda w: -counts[w])[:k]
@@ -247,7 +253,7 @@ class Aggregation:
             yield from items
             yield from src.stream()  # once-only words top the list up to the exact budget
 
-        packed = pack(tok, lambda h: render(h, k), FillerPool(source(), tok), [], cell.length)
+        packed = pack(tok, lambda h: render(h, k, layout), FillerPool(source(), tok), [], cell.length)
         used = list_words(packed.haystack)
         actual = Counter(used)
         expected = top_k(actual, k)

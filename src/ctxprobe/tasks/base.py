@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tokenizers.base import Tokenizer
 
@@ -38,6 +39,7 @@ class BuildContext:
 
     tokenizer: Tokenizer
     haystack: str | None  # None: built-in prose; else a directory of the user's text
+    layout: PromptLayout = field(default_factory=PromptLayout)  # instruction position, depth-0 separator
 
 
 def derive_seed(*parts: object) -> int:

@@ -48,7 +48,9 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tokenizers.base import Message
@@ -212,8 +214,8 @@ def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterato
             yield sentence
 
 
-def render(haystack: str, question: str) -> list[Message]:
-    return [{"role": "user", "content": f"{INSTRUCTION}\n\n{haystack}\n\n{QUESTION.format(question=question)}"}]
+def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, QUESTION.format(question=question), layout)}]
 
 
 class Documents:
@@ -244,10 +246,10 @@ class Documents:
         preflight (which builds the shortest case) refuses before anything is sent."""
         if (doc_set.digest, length) in self._checked:
             return
-        tok = self.ctx.tokenizer
+        tok, layout = self.ctx.tokenizer, self.ctx.layout
         doc_tokens = {name: tok.count(" " + text) for name, text in doc_set.documents.items()}
-        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + tok.count_chat(render("", it.question)))
-        needed = doc_tokens[worst.document] + tok.count_chat(render("", worst.question))
+        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + tok.count_chat(render("", it.question, layout)))
+        needed = doc_tokens[worst.document] + tok.count_chat(render("", worst.question, layout)) + layout.separator
         if needed > length:
             raise CtxprobeError(
                 f"document '{worst.document}' needs {needed} tokens with its prompt, more than length {length}; "
@@ -264,7 +266,9 @@ class Documents:
         tok = self.ctx.tokenizer
         pool = self._pool(group_seed, doc_set, item, params)
         try:
-            packed = pack(tok, lambda h: render(h, item.question), pool, [Insert(doc, cell.depth, "target")], cell.length)
+            layout = self.ctx.layout
+            packed = pack(tok, lambda h: render(h, item.question, layout), pool, [Insert(doc, cell.depth, "target")],
+                          cell.length, lead_tokens=layout.separator)
         except LengthTooShort as err:
             raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
                                 f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
@@ -276,8 +280,8 @@ class Documents:
         pos = find_subsequence(packed.prompt_ids, tok.encode(" " + doc))
         if pos is None:
             pos = find_subsequence(packed.prompt_ids, tok.encode(doc))
-        rest = packed.haystack_tokens - tok.count(" " + doc)
-        realised = packed.insert_offsets[0] / rest if rest > 0 else 0.0
+        rest = packed.haystack_tokens - tok.count(" " + doc) - packed.lead_tokens
+        realised = (packed.insert_offsets[0] - packed.lead_tokens) / rest if rest > 0 else 0.0
         evidence = [s for para in doc.split("\n") for s in split_sentences(para)
                     if any(contains_answer(s, a) for a in answers)]
         return Case(

@@ -28,9 +28,22 @@ Depth semantics: the cell depth (the grid coordinate, ``needle_token_pos``,
 ``realised_depth``) is the first hop's; the second hop's realised depth and token position
 are in ``meta``.
 
-Strict scoring: 1 only if the target city is in the output (case-insensitive, whole word)
-and no distractor city is. Naming the organisation without the city is a miss, marked
-``detail["stopped_at_first_hop"]``.
+Strict scoring: 1 only if the target city is in the output (case-insensitive, whole word),
+no distractor city is, and the answer commits to it. Scanned after removing any echo of the
+prompt's instruction or question (small models repeat the question first; neither contains
+any of the words below, so the echo cannot trigger a rule):
+
+- **negated** — a negation word (``not``, ``no``, ``never``, ``neither``, ``nor``, ``none``,
+  ``cannot``, any ``n't``): "The city is not … Ristpolmouth." is ``wrong``, never
+  ``correct``, whatever else it says (``detail["negated"]``);
+- **hedged** — ``maybe``, ``perhaps``, ``possibly``, ``probably``, ``likely``, ``might``,
+  ``may``, ``could``, ``unsure``, ``uncertain``, ``unclear``, ``unknown``, ``guess``,
+  ``think``, ``believe``, ``seems``, ``appears``, ``assume``, ``suppose``
+  (``detail["hedged"]``) → ``wrong``;
+- **more than one candidate** — a distractor city (outcome ``distractor``), or the target
+  offered as an alternative (``or``, ``either``) → ``wrong`` (``detail["alternatives"]``).
+
+Naming the organisation without the city is a miss, marked ``detail["stopped_at_first_hop"]``.
 """
 
 from __future__ import annotations
@@ -48,7 +61,9 @@ from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording, arrange
 from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
 from ctxprobe.tokenizers.base import Message
 
@@ -126,8 +141,27 @@ def count_word(text: str, word: str) -> int:
     return len(re.findall(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE))
 
 
-def render(haystack: str, question: str) -> list[Message]:
-    return [{"role": "user", "content": f"{INSTRUCTION}\n\n{haystack}\n\n{question}"}]
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|none|cannot)\b|n['’]t\b", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|likely|unlikely|might|may|could|unsure|uncertain|unclear|"
+    r"unknown|guess|think|believe|seems?|appears?|assume|suppose)\b", re.IGNORECASE)
+_ALTERNATIVE = re.compile(r"\b(?:or|either)\b", re.IGNORECASE)
+
+
+def uncommitted(output: str, echoes: list[str]) -> dict[str, bool]:
+    """Why an output that names the right city still does not commit to it (empty if it
+    does): negation, hedging or alternatives, after removing echoes of the prompt's text."""
+    text = output
+    for echo in echoes:
+        if echo:
+            text = re.sub(re.escape(echo), " ", text, flags=re.IGNORECASE)
+    reasons = {"negated": bool(_NEGATION.search(text)), "hedged": bool(_HEDGE.search(text)),
+               "alternatives": bool(_ALTERNATIVE.search(text))}
+    return {k: v for k, v in reasons.items() if v}
+
+
+def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, question, layout)}]
 
 
 def check_zero_overlap(question: str, second_fact: str) -> None:
@@ -187,7 +221,9 @@ class Multihop:
             inserts += [Insert(ch["first"], ch["depths"][0], "distractor"),
                         Insert(ch["second"], ch["depths"][1], "distractor")]
         tok = self.ctx.tokenizer
-        packed = pack(tok, lambda h: render(h, question), self._pool(group_seed), inserts, cell.length)
+        layout = self.ctx.layout
+        packed = pack(tok, lambda h: render(h, question, layout), self._pool(group_seed), inserts, cell.length,
+                      lead_tokens=layout.separator)
         problems = self._collisions(packed.messages[-1]["content"], chains)
         if problems:
             return None, problems
@@ -235,6 +271,11 @@ class Multihop:
         if hits:
             return Scored(0.0, "distractor", {"distractors": hits})
         if has_word(output, case.expected[0]):
+            question = str(case.meta.get("question", ""))
+            reasons = uncommitted(output, [question, question.removesuffix(" " + ANSWER_FORMAT), INSTRUCTION,
+                                           after_wording(INSTRUCTION)])
+            if reasons:
+                return Scored(0.0, "wrong", reasons)
             return Scored(1.0, "correct")
         org = str(case.meta.get("org", "")).split(" ")[0]
         detail = {"stopped_at_first_hop": True} if org and has_word(output, org) else {}

@@ -46,7 +46,9 @@ from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
 from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tasks.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
@@ -93,13 +95,12 @@ class NiahParams(BaseModel):
         return self
 
 
-def render(haystack: str, key: str) -> list[Message]:
-    return render_question(haystack, QUESTION.format(key=key))
+def render(haystack: str, key: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    return render_question(haystack, QUESTION.format(key=key), layout)
 
 
-def render_question(haystack: str, question: str) -> list[Message]:
-    content = f"{INSTRUCTION}\n\n{haystack}\n\n{question}"
-    return [{"role": "user", "content": content}]
+def render_question(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, question, layout)}]
 
 
 def has_number(text: str, value: str) -> bool:
@@ -175,7 +176,9 @@ class Niah:
         inserts += [Insert(NEEDLE.format(key=d["key"], value=d["value"]), d["depth"], "distractor") for d in others]
 
         tok = self.ctx.tokenizer
-        packed = pack(tok, lambda h: render_question(h, question), self._pools.get(group_seed), inserts, cell.length)
+        layout = self.ctx.layout
+        packed = pack(tok, lambda h: render_question(h, question, layout), self._pools.get(group_seed), inserts,
+                      cell.length, lead_tokens=layout.separator)
         content = packed.messages[-1]["content"]
         self._check_unique(content, targets, others, asked)
         pos, realised = locate(tok, packed, 0, inserts[0].text)

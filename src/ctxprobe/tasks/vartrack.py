@@ -46,7 +46,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.niah import PoolCache, count_exact
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tasks.setscore import match_set, score_set
@@ -71,8 +73,8 @@ class VartrackParams(BaseModel):
     chains: int = Field(3, ge=1, le=100, description="chains in the text, the asked one included")
 
 
-def render(haystack: str, value: str) -> list[Message]:
-    content = f"{INSTRUCTION}\n\n{haystack}\n\n{QUESTION.format(value=value)}"
+def render(haystack: str, value: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
+    content = arrange(INSTRUCTION, haystack, QUESTION.format(value=value), layout)
     return [{"role": "user", "content": content}]
 
 
@@ -119,7 +121,9 @@ class Vartrack:
                 inserts.append(Insert(text, chain_depth(chain["start"], i, params.hops), "target" if c == 0 else "distractor"))
         target = chains[0]
         tok = self.ctx.tokenizer
-        packed = pack(tok, lambda h: render(h, target["value"]), self._pools.get(group_seed), inserts, cell.length)
+        layout = self.ctx.layout
+        packed = pack(tok, lambda h: render(h, target["value"], layout), self._pools.get(group_seed), inserts,
+                      cell.length, lead_tokens=layout.separator)
         content = packed.messages[-1]["content"]
         _check_unique(content, chains)
         pos, realised = locate(tok, packed, 0, inserts[0].text)

@@ -119,6 +119,11 @@ def _load(path: Path) -> _Vocab:
         return loaded
 
 
+def gguf_trained_context(path: str | Path) -> int | None:
+    """The context length a GGUF's model was trained with (``<arch>.context_length``)."""
+    return _load(Path(path).expanduser()).trained_context
+
+
 class GGUFTokenizer:
     """llama.cpp's tokenizer and the GGUF's chat template (see module docstring for BOS)."""
 
