@@ -1,11 +1,35 @@
-"""Shared helpers for tests."""
+"""Shared fixtures for tests.
+
+Helpers are fixtures, not names imported with ``from conftest import ...``: pytest loads
+every ``conftest.py`` under the module name ``conftest``, so such an import picks up
+whichever conftest was loaded last (``tests/tokenizers/conftest.py`` when that directory
+is collected first) and collection fails depending on the order files are given in.
+"""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from hypothesis import settings
 
 from ctxprobe.models.sim_server import SimServer, _messages_hash
 from ctxprobe.preflight import PROBE_MESSAGES
 
+# Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
+# red CI run always reproduces. Each test bounds its own max_examples.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
-def case_requests(server: SimServer) -> int:
-    """Chat requests a sim server served, minus the preflight probes (not cases)."""
+
+def _case_requests(server: SimServer) -> int:
     return server.requests_served - server.prompt_counts[_messages_hash(PROBE_MESSAGES)]
+
+
+@pytest.fixture
+def case_requests() -> Callable[[SimServer], int]:
+    """``case_requests(server)``: chat requests a sim server served, minus the preflight
+    probes (which are not cases)."""
+    return _case_requests

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import case_requests
-
 import math
-
 
 from ctxprobe.haystack import split_sentences
 from ctxprobe.models.sim import SimModel  # noqa: F401  (import check: sims exist)
@@ -79,7 +76,7 @@ def test_cases_are_exact_to_budget(tmp_path) -> None:
     assert n == 30
 
 
-def test_same_results_over_loopback_http(tmp_path) -> None:
+def test_same_results_over_loopback_http(tmp_path, case_requests) -> None:
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:blind-middle", tok), tok) as server:
         url = server.start()
@@ -92,7 +89,7 @@ def test_same_results_over_loopback_http(tmp_path) -> None:
         assert rec["reported_prompt_tokens"] == rec["token_count"]
 
 
-def test_rerun_resumes_without_resending(tmp_path) -> None:
+def test_rerun_resumes_without_resending(tmp_path, case_requests) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:

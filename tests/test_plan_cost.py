@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from conftest import case_requests
-
 import asyncio
 
 import pytest
@@ -25,7 +23,11 @@ def test_plan_input_tokens_equal_sum_of_targets() -> None:
     assert plan.requests == 6 * 5 * 20
     # 252 "K" per depth and repetition; K = 1,024 tokens → 258,048 × 100
     assert plan.input_tokens == (4 + 8 + 16 + 32 + 64 + 128) * 1024 * 100 == 25_804_800
-    assert plan.cost_usd == pytest.approx(Price(0.15, 0.60).cost(25_804_800, 600 * 48))
+    # Worked by hand, not with the function under test: gpt-4o-mini lists $0.15 / $0.60
+    # per 1M input / output tokens; 600 requests x 48 max output tokens = 28,800 tokens.
+    # 25,804,800 x 0.15 / 1e6 = 3.87072 and 28,800 x 0.60 / 1e6 = 0.01728 -> 3.888
+    assert plan.max_output_tokens == 28_800
+    assert plan.cost_usd == pytest.approx(3.888, abs=1e-9)
 
 
 def test_price_file_extends_and_errors(tmp_path) -> None:
@@ -52,7 +54,7 @@ def test_token_bucket_waits_for_refill() -> None:
     assert second >= 0.49
 
 
-def test_max_cost_stops_before_the_cap(tmp_path) -> None:
+def test_max_cost_stops_before_the_cap(tmp_path, case_requests) -> None:
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
         url = server.start()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from conftest import case_requests
-
 import os
 import signal
 import sqlite3
@@ -29,7 +27,7 @@ def _stored(path) -> dict[str, str]:
     return dict(rows)
 
 
-def test_sigkill_then_resume(tmp_path) -> None:
+def test_sigkill_then_resume(tmp_path, case_requests) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.15", tok), tok) as server:

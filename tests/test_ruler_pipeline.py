@@ -9,11 +9,11 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import case_requests
 
 from ctxprobe.analysis.rows import ResultRow
 from ctxprobe.analysis.ruler import ruler_headline
@@ -44,7 +44,8 @@ def _preset_spec(model: str, lengths: str, depths: str, reps: int):
                       "families": families})
 
 
-def _sweep_over_http(kind: str, store: Path, lengths: str, depths: str, reps: int):
+def _sweep_over_http(kind: str, store: Path, lengths: str, depths: str, reps: int,
+                     case_requests: Callable[[SimServer], int]):
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider(kind, tok), tok) as server:
         url = server.start()
@@ -54,8 +55,9 @@ def _sweep_over_http(kind: str, store: Path, lengths: str, depths: str, reps: in
     return result, counts, served
 
 
-def test_preset_over_http_sends_every_prompt_once(tmp_path) -> None:
-    result, counts, served = _sweep_over_http("sim:perfect", tmp_path / "r.sqlite", "4k,8k", "0,1", 2)
+def test_preset_over_http_sends_every_prompt_once(tmp_path, case_requests) -> None:
+    result, counts, served = _sweep_over_http("sim:perfect", tmp_path / "r.sqlite", "4k,8k", "0,1", 2,
+                                               case_requests)
     n_cases = 11 * 2 * 2 * 2
     assert served == n_cases and len(counts) == n_cases and set(counts.values()) == {1}
     recs = list(iter_export(result.run_id, tmp_path / "r.sqlite"))
@@ -175,9 +177,9 @@ def _ruler_evaluate(data_dir: Path) -> dict[str, float]:
     return out
 
 
-def test_export_is_read_by_rulers_rules_exactly_as_report_scorer_ruler(tmp_path) -> None:
+def test_export_is_read_by_rulers_rules_exactly_as_report_scorer_ruler(tmp_path, case_requests) -> None:
     store = tmp_path / "r.sqlite"
-    result, _, _ = _sweep_over_http("sim:blind-middle", store, "4k,8k", "0,0.5,1", 1)
+    result, _, _ = _sweep_over_http("sim:blind-middle", store, "4k,8k", "0,0.5,1", 1, case_requests)
     out = tmp_path / "ruler"
     env = {**os.environ, "PYTHONPATH": SRC}
     done = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "export", result.run_id, "--store", str(store),
@@ -218,9 +220,9 @@ def test_cli_names_tasks_that_cannot_run_before_the_sweep(tmp_path) -> None:
 
 
 @pytest.mark.slow
-def test_preset_runs_4k_to_128k_with_no_repeated_prompt(tmp_path) -> None:
+def test_preset_runs_4k_to_128k_with_no_repeated_prompt(tmp_path, case_requests) -> None:
     result, counts, served = _sweep_over_http("sim:perfect", tmp_path / "r.sqlite", "4k,8k,16k,32k,64k,128k",
-                                              "0,0.5,1", 1)
+                                              "0,0.5,1", 1, case_requests)
     n_cases = 11 * 6 * 3
     assert served == n_cases and len(counts) == n_cases and set(counts.values()) == {1}
     report = load_report(result.run_id, tmp_path / "r.sqlite")

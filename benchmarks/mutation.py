@@ -1,0 +1,341 @@
+"""Mutation score of the critical modules (cosmic-ray): how many small deliberate bugs the
+tests catch. Slow (every mutant reruns its tests), so not part of CI.
+
+For each module, cosmic-ray makes every single-operator mutant (``+`` → ``-``, ``<`` →
+``<=``, ``True`` → ``False``, a number nudged, a ``break`` → ``continue``, ...) and runs the
+module's own test files (``pytest -x -m "not slow"``) against it. A mutant is *killed* when
+the tests fail (or time out), *survives* when they pass. A survivor listed in
+``EQUIVALENT`` below (matched by module and mutated line) changes no behaviour a caller can
+see, with the reason written there; it is reported apart and left out of the score, as
+mutation-testing practice does. Printed per module: mutants, killed, equivalent, survived,
+score = killed / (killed + survived); then every unexplained survivor as a diff, to be
+killed by a new test or explained.
+
+Everything runs in a scratch copy of ``src/`` and ``tests/``: the working tree is never
+mutated, even if the run is interrupted.
+
+    .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
+    .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
+    .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
+
+``--named`` instead applies, by hand, the deliberate bugs that once passed every relevant
+test (issue 19) plus a store that never commits, and checks that each is now caught:
+
+    .venv/bin/python benchmarks/mutation.py --named            # seconds
+
+Operators left out: replacing an arithmetic operator with a bitwise or shift one (``+`` →
+``|``, ``<<``...) -- on floats they raise at once and on ints they are caught by the same
+tests as ``+`` → ``-``: counting them only inflates the score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module, the functions of it to mutate (None: all of it) and the tests that guard it."""
+
+    path: str
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] | None = None
+
+
+TARGETS: dict[str, Target] = {
+    "scoring": Target("src/ctxprobe/scoring.py", ("tests/test_boundaries_scoring.py",)),
+    "packer": Target("src/ctxprobe/haystack/packer.py", ("tests/test_properties_packer.py",)),
+    "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
+                   ("score", "has_number", "count_exact")),
+    "setscore": Target("src/ctxprobe/tasks/setscore.py",
+                       ("tests/test_properties_scoring.py", "tests/test_boundaries_scoring.py")),
+    "classify": Target("src/ctxprobe/tasks/classify.py", ("tests/test_boundaries_scoring.py",)),
+    "vartrack": Target("src/ctxprobe/tasks/vartrack.py", ("tests/test_boundaries_scoring.py", "tests/test_vartrack.py"),
+                       ("score",)),
+    "aggregation": Target("src/ctxprobe/tasks/aggregation.py", ("tests/test_aggregation.py",), ("score",)),
+    "multihop": Target("src/ctxprobe/tasks/multihop.py", ("tests/test_multihop.py",), ("score", "has_word")),
+    "documents": Target("src/ctxprobe/tasks/documents.py", ("tests/test_documents.py",),
+                        ("score", "normalize_answer", "contains_answer")),
+    "phonebook_score": Target("src/ctxprobe/tasks/phonebook_score.py",
+                              ("tests/test_boundaries_phonebook_reply.py", "tests/test_phonebook_family.py")),
+    "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
+                                                      "tests/test_properties_scoring.py")),
+    "stats": Target("src/ctxprobe/analysis/stats.py",
+                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
+    "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
+                        ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
+}
+
+EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShift|RShift)$",)
+
+#: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
+EQUIVALENT: dict[tuple[str, str], str] = {
+    ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
+    ("stats", "lo = 0.0 if p <= 0.0 else max(0.0, centre - half)"): "p is clamped to >= 0 just above",
+    ("stats", "hi = 1.0 if p >= 1.0 else min(1.0, centre + half)"): "p is clamped to <= 1 just above",
+}
+
+
+def function_lines(source: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Line ranges (inclusive) of every function or method with one of ``names``."""
+    spans = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in names:
+            spans.append((node.lineno, node.end_lineno or node.lineno))
+    return spans
+
+
+@dataclass(frozen=True)
+class Named:
+    """A hand-made bug: replace ``old`` with ``new`` in ``path``; ``tests`` must fail."""
+
+    what: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+NAMED = (
+    Named("truncation tolerance widened from 0.5% to 5%", "src/ctxprobe/scoring.py",
+          "int(0.005 * token_count)", "int(0.05 * token_count)", ("tests/test_boundaries_scoring.py",)),
+    Named("output_truncated relabel deleted", "src/ctxprobe/scoring.py",
+          'scored = Scored(scored.score, "output_truncated", scored.detail)', "pass",
+          ("tests/test_boundaries_scoring.py",)),
+    Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",
+          'return re.search(rf"(?<!\\d){re.escape(value)}(?!\\d)", text) is not None', "return value in text",
+          ("tests/test_boundaries_scoring.py",)),
+    Named("phone-book published ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook.py",
+          '"ADI": _drop(peak[key], trough[key], True)', '"ADI": _drop(peak[key], trough[key], False)',
+          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    Named("phone-book robust NOI arguments swapped", "src/ctxprobe/analysis/phonebook.py",
+          '"NOI": _drop(total[lo_key], total[key], False)', '"NOI": _drop(total[key], total[lo_key], False)',
+          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    Named("store never commits a response", "src/ctxprobe/store/db.py",
+          "cached_prompt_tokens: int | None = None) -> None:\n        with self.db:",
+          "cached_prompt_tokens: int | None = None) -> None:\n        if True:",
+          ("tests/test_store_durability.py", "tests/test_store.py")),
+)
+
+
+def run_named(work: Path) -> bool:
+    """Apply each NAMED bug in the scratch copy, run its tests, restore. True if all caught."""
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    all_caught = True
+    for bug in NAMED:
+        path = work / bug.path
+        original = path.read_text()
+        if bug.old not in original:
+            print(f"GONE    {bug.what}: the code it mutates changed; update NAMED")
+            all_caught = False
+            continue
+        path.write_text(original.replace(bug.old, bug.new, 1))
+        try:
+            tests = [t for t in bug.tests if (work / t).exists()]
+            run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                                  *tests], cwd=work, env=env, capture_output=True, text=True)
+        finally:
+            path.write_text(original)
+        failed = sorted({ln.split("::")[-1].split(" ")[0].split("[")[0] for ln in run.stdout.splitlines()
+                         if ln.startswith(("FAILED", "ERROR"))})
+        caught = run.returncode != 0
+        all_caught &= caught
+        print(f"{'caught' if caught else 'MISSED':7} {bug.what}")
+        for name in failed:
+            print(f"{'':7}   by {name}"[:80])
+    return all_caught
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # ((line, col), (end line, end col))
+
+
+def _span(node: ast.AST) -> Span:
+    return ((node.lineno, node.col_offset), (node.end_lineno or node.lineno, node.end_col_offset or 0))
+
+
+def inert_spans(source: str) -> list[Span]:
+    """Where a mutant cannot change behaviour, so it is not counted: type annotations (never
+    evaluated under ``from __future__ import annotations``: ``str | None`` → ``str + None``)
+    and the ``*`` / ``/`` markers of a signature (``*`` → ``/`` only lets callers that
+    already pass keywords pass positions too)."""
+    tree = ast.parse(source)
+    spans: list[Span] = []
+    postponed = any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                    and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    lines = source.splitlines()
+    for node in ast.walk(tree):
+        if postponed:
+            if isinstance(node, ast.arg) and node.annotation is not None:
+                spans.append(_span(node.annotation))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None:
+                spans.append(_span(node.returns))
+            elif isinstance(node, ast.AnnAssign):
+                spans.append(_span(node.annotation))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defaults = [_span(d) for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
+            for line in range(node.lineno, node.body[0].lineno):
+                for col, ch in enumerate(lines[line - 1]):
+                    if ch in "*/" and not any(_inside((line, col), d) for d in defaults):
+                        spans.append(((line, col), (line, col + 1)))
+    return spans
+
+
+def _inside(pos: tuple[int, int], span: Span) -> bool:
+    return span[0] <= pos < span[1]
+
+
+@dataclass
+class Outcome:
+    module: str
+    killed: int = 0
+    equivalent: list[str] = field(default_factory=list)
+    survivors: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        counted = self.killed + len(self.survivors)
+        return self.killed / counted if counted else float("nan")
+
+    def line(self) -> str:
+        total = self.killed + len(self.equivalent) + len(self.survivors)
+        return (f"{self.module:16} {total:7} {self.killed:7} {len(self.equivalent):6} {len(self.survivors):8} "
+                f"{self.score:7.1%}")
+
+
+HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'equiv':>6} {'survived':>8} {'score':>7}"
+
+
+def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome:
+    """Killed, equivalent and surviving mutants of one module."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    tests = " ".join(target.tests)
+    excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
+    config = work / f"{name}.toml"
+    config.write_text(textwrap.dedent(f"""\
+        [cosmic-ray]
+        module-path = "{target.path}"
+        timeout = {timeout}
+        excluded-modules = []
+        test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider -m 'not slow' {tests}"
+
+        [cosmic-ray.distributor]
+        name = "local"
+
+        [cosmic-ray.filters.operators-filter]
+        exclude-operators = [{excluded}]
+        """))
+    session = work / f"{name}.sqlite"
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    bindir = Path(sys.executable).parent
+
+    def cr(*args: str) -> None:
+        subprocess.run([str(bindir / args[0]), *args[1:]], cwd=work, env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+
+    cr("cosmic-ray", "init", str(config), str(session))
+    cr("cr-filter-operators", str(session), str(config))
+    source = (work / target.path).read_text()
+    scope = function_lines(source, target.functions) if target.functions is not None else None
+    inert = inert_spans(source)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            start = tuple(item.mutations[0].start_pos)
+            why = None
+            if scope is not None and not any(lo <= start[0] <= hi for lo, hi in scope):
+                why = "outside the scored functions"
+            elif any(_inside(start, span) for span in inert):
+                why = "inert: an annotation or a signature marker"
+            if why:
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
+    baseline = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                               *target.tests], cwd=work, env=env, capture_output=True, text=True)
+    if baseline.returncode != 0:
+        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
+    cr("cosmic-ray", "exec", str(config), str(session))
+
+    out = Outcome(name)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item, result in db.completed_work_items:
+            if result.worker_outcome != WorkerOutcome.NORMAL:
+                continue  # skipped (filtered or outside scope), or no mutation possible
+            if result.test_outcome != TestOutcome.SURVIVED:
+                out.killed += 1
+                continue
+            m = item.mutations[0]
+            where = f"{m.operator_name} at {target.path}:{m.start_pos[0]}"
+            added = [ln[1:].strip() for ln in (result.diff or "").splitlines()
+                     if ln.startswith("+") and not ln.startswith("+++")]
+            reason = next((EQUIVALENT[(name, a)] for a in added if (name, a) in EQUIVALENT), None)
+            if reason is not None:
+                out.equivalent.append(f"{where}: {added[0]}  -- {reason}")
+            else:
+                out.survivors.append(f"{where}\n{result.diff}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
+    ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
+    args = ap.parse_args()
+    unknown = [m for m in args.modules if m not in TARGETS]
+    if unknown:
+        raise SystemExit(f"unknown module(s) {', '.join(unknown)}; known: {', '.join(TARGETS)}")
+    chosen = args.modules or list(TARGETS)
+    if args.list:
+        for name in chosen:
+            t = TARGETS[name]
+            scope = ", ".join(t.functions) if t.functions else "whole module"
+            print(f"{name:16} {t.path}  [{scope}]\n{'':16} tests: {' '.join(t.tests)}")
+        return
+    try:
+        import cosmic_ray  # noqa: F401
+    except ImportError:
+        raise SystemExit("cosmic-ray is not installed: pip install -e '.[dev]'") from None
+
+    results: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+        if args.named:
+            raise SystemExit(0 if run_named(work) else 1)
+        print(HEADER, flush=True)
+        for name in chosen:
+            results.append(run_module(name, TARGETS[name], work, args.timeout))
+            print(results[-1].line(), flush=True)
+    if len(results) > 1:
+        total = Outcome("all", sum(r.killed for r in results), [e for r in results for e in r.equivalent],
+                        [s for r in results for s in r.survivors])
+        print(total.line())
+    for r in results:
+        if r.equivalent:
+            print(f"\n[{r.module}] equivalent mutants (not counted):")
+            for e in r.equivalent:
+                print("  " + e)
+    for r in results:
+        if r.survivors:
+            print(f"\n[{r.module}] surviving mutants ({len(r.survivors)}):")
+            for sv in r.survivors:
+                print("\n" + sv.rstrip())
+
+
+if __name__ == "__main__":
+    main()

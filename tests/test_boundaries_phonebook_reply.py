@@ -1,0 +1,93 @@
+"""Phone-book replies in every shape the (lenient, ctxprobe's own) parser must accept or
+refuse: number formats, names inside longer names, several names on one line, a name
+answered twice, NOT_FOUND spellings. Expectations follow the module's documented rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxprobe.tasks.phonebook_score import Answer, needle_outcome, normalise_number, parse_reply
+
+NAMES = ["abcdefghijklmno", "pqrstuvwxyzabcd"]
+A, B = NAMES
+RIGHT = "2103004519"
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["(210) 300-4519", "210-300-4519", "210.300.4519", "+1 210 300 4519", "2103004519", "1-210-300-4519",
+     "(210)300-4519", "210 300 4519"],
+)
+def test_every_common_number_format_is_read(written: str) -> None:
+    assert parse_reply(f"{A} : {written}", [A])[A] == Answer("number", RIGHT)
+
+
+@pytest.mark.parametrize(
+    ("written", "status"),
+    [
+        ("(210) 300-451", "parse_error"),  # 9 digits
+        ("(210) 300-45199", "parse_error"),  # 11 digits, not a US country code
+        ("42103004519", "parse_error"),  # 11 digits starting with 4
+        ("21030045", "parse_error"),
+        ("NOT_FOUND", "not_found"),
+        ("not found", "not_found"),
+        ("Unknown", "not_found"),
+        ("n/a", "not_found"),
+        ("", "parse_error"),  # the name alone on its line
+        ("see above", "parse_error"),
+    ],
+)
+def test_malformed_or_declined_answers(written: str, status: str) -> None:
+    assert parse_reply(f"{A} : {written}", [A])[A].status == status
+
+
+def test_normalise_number_boundaries() -> None:
+    assert normalise_number("12103004519") == RIGHT  # 11 digits with a leading 1
+    assert normalise_number("22103004519") is None  # 11 digits, not a leading 1
+    assert normalise_number("210300451") is None
+    assert normalise_number("121030045191") is None
+
+
+def test_a_name_inside_a_longer_name_does_not_answer_it() -> None:
+    got = parse_reply(f"x{A} : (210) 300-4519\n{A}y : (210) 300-4519", [A])
+    assert got[A] == Answer("empty")
+    assert parse_reply(f"{A.upper()} : (210) 300-4519", [A])[A] == Answer("number", RIGHT)  # case-insensitive
+
+
+def test_two_names_on_one_line_each_take_what_follows_them() -> None:
+    got = parse_reply(f"{A} : (210) 300-4519, {B} : (310) 555-0000", NAMES)
+    assert got == {A: Answer("number", RIGHT), B: Answer("number", "3105550000")}
+    got = parse_reply(f"{A}, {B} : (310) 555-0000", NAMES)  # A's number is not B's
+    assert got == {A: Answer("parse_error"), B: Answer("number", "3105550000")}
+
+
+def test_the_first_line_that_answers_a_name_counts() -> None:
+    got = parse_reply(f"{A} : (210) 300-4519\n{A} : (999) 999-9999", [A])
+    assert got[A] == Answer("number", RIGHT)
+    got = parse_reply(f"{A} : NOT_FOUND\n{A} : (210) 300-4519", [A])
+    assert got[A] == Answer("not_found")
+
+
+def test_missing_name_is_empty_and_no_names_is_nothing() -> None:
+    assert parse_reply("I could not find them.", NAMES) == {A: Answer("empty"), B: Answer("empty")}
+    assert parse_reply(f"{A} : (210) 300-4519", []) == {}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "outcome"),
+    [
+        (Answer("number", RIGHT), RIGHT, "correct"),
+        (Answer("number", "3105550000"), RIGHT, "distractor"),  # another entry of the book
+        (Answer("number", "9999999999"), RIGHT, "wrong"),  # in no entry: invented
+        (Answer("not_found"), RIGHT, "not_found"),
+        (Answer("parse_error"), RIGHT, "parse_error"),
+        (Answer("empty"), RIGHT, "empty"),
+        (Answer("not_found"), None, "correct"),  # outside this shard: NOT_FOUND is right
+        (Answer("empty"), None, "correct"),
+        (Answer("parse_error"), None, "parse_error"),
+        (Answer("number", RIGHT), None, "distractor"),
+    ],
+)
+def test_needle_outcome(answer: Answer, expected: str | None, outcome: str) -> None:
+    book = {RIGHT: A, "3105550000": B}
+    assert needle_outcome(answer, expected, book) == outcome

@@ -1,0 +1,257 @@
+"""Boundary cases of the scoring rules: one token either side of every tolerance, a value
+inside a longer number, a key inside a longer key, a reply cut at max tokens with and
+without its answer.
+
+Expectations are written from the documented rules (README: "a shortfall beyond
+max(4, 0.5%) is ``input_truncated``"; DESIGN.md §2: ``output_truncated`` is a miss that
+hit max tokens), not by calling the functions under test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxprobe.scoring import score_response
+from ctxprobe.tasks import BuildContext, Case, Cell, make_family
+from ctxprobe.tasks.niah import count_exact, has_number
+from ctxprobe.tasks.vartrack import NAME_RE
+
+VALUE = "4819203"
+DISTRACTOR = "7305518"
+
+
+def niah_case(token_count: int = 10_000, variant: str = "single", expected: list[str] | None = None,
+              distractors: list[str] | None = None, meta: dict | None = None) -> Case:
+    return Case(
+        cell=Cell("niah", token_count, 0.5), rep=0, seed=1,
+        messages=[{"role": "user", "content": "(not read by the scorer)"}],
+        expected=expected or [VALUE],
+        distractors=[DISTRACTOR] if distractors is None else distractors,
+        meta={"variant": variant, "distractor_needles": [{"key": "red-fox-101", "value": DISTRACTOR, "depth": 0.2}],
+              **(meta or {})},
+        token_count=token_count,
+    )
+
+
+@pytest.fixture(scope="module")
+def niah():
+    # the niah scorer reads only the case: no tokenizer is needed to score
+    return make_family("niah", BuildContext(tokenizer=None, haystack=None))  # type: ignore[arg-type]
+
+
+def score(niah, case: Case, text: str | None, *, finish: str | None = "stop", reported: int | None = None,
+          error: str | None = None):
+    return score_response(niah, case, text=text, finish_reason=finish, reported_prompt_tokens=reported, error=error)
+
+
+# --- input truncation: shortfall beyond max(4, 0.5% of the built count) ------------------------
+
+def documented_tolerance(built: int) -> float:
+    """The README's rule, real-valued: a shortfall strictly beyond this is truncation."""
+    return max(4.0, 0.005 * built)
+
+
+@pytest.mark.parametrize("built", [100, 800, 801, 1_000, 1_999, 2_000, 10_000, 131_072, 1_000_000])
+def test_truncation_one_token_either_side_of_the_tolerance(niah, built: int) -> None:
+    # the largest whole shortfall that is not beyond the tolerance, and the one after it
+    allowed = int(documented_tolerance(built))
+    kept, answer = score(niah, niah_case(built), VALUE, reported=built - allowed)
+    assert (kept, answer.outcome) == (1.0, "correct"), f"{allowed} tokens short of {built} is within tolerance"
+    cut, label = score(niah, niah_case(built), VALUE, reported=built - allowed - 1)
+    assert cut is None and label.outcome == "input_truncated", f"{allowed + 1} short of {built} is truncation"
+    assert label.detail == {"built": built, "reported": built - allowed - 1, "tolerance": allowed}
+
+
+@pytest.mark.parametrize("built", [100, 2_000, 131_072])
+def test_exact_counts_leave_no_tolerance(niah, built: int) -> None:
+    # preflight showed the server counts our chat exactly: one token short is truncation
+    def exact(reported: int):
+        return score_response(niah, niah_case(built), text=VALUE, finish_reason="stop",
+                              reported_prompt_tokens=reported, exact_counts=True)
+
+    assert exact(built)[1].outcome == "correct"
+    assert exact(built + 3)[1].outcome == "correct"
+    s, label = exact(built - 1)
+    assert s is None and label.outcome == "input_truncated" and label.detail["tolerance"] == 0
+
+
+def test_truncation_tolerance_is_half_a_percent_not_more() -> None:
+    # 10,000 built: 50 short is fine, 51 short is not; 5% (500) would wave 499 through
+    from ctxprobe.scoring import truncation_tolerance
+
+    assert truncation_tolerance(10_000) == 50
+    assert truncation_tolerance(100) == 4  # the floor of 4 tokens for short prompts
+    assert truncation_tolerance(1_999) == 9  # 9.995 tokens: a 10-token shortfall is beyond it
+
+
+def test_more_tokens_than_built_and_no_report_are_not_truncation(niah) -> None:
+    assert score(niah, niah_case(1_000), VALUE, reported=1_200)[1].outcome == "correct"
+    assert score(niah, niah_case(1_000), VALUE, reported=None)[1].outcome == "correct"
+
+
+def test_truncation_wins_over_a_right_answer_and_an_error_wins_over_both(niah) -> None:
+    # harness failures carry no score, and their label's score is 0, never credit
+    s, label = score(niah, niah_case(1_000), VALUE, reported=10)
+    assert (s, label.score, label.outcome) == (None, 0.0, "input_truncated")
+    s, label = score(niah, niah_case(1_000), VALUE, reported=10, error="HTTP 500")
+    assert (s, label.score, label.outcome) == (None, 0.0, "error") and label.detail == {"error": "HTTP 500"}
+    s, label = score(niah, niah_case(1_000), None)
+    assert (s, label.score, label.outcome) == (None, 0.0, "error") and label.detail == {"error": "no output"}
+
+
+# --- output truncation: finish_reason="length" ------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "finish", "want_score", "want_outcome"),
+    [
+        (f"The number is {VALUE}", "length", 1.0, "correct"),  # cut after the answer: still right
+        ("The special magic number for the key is", "length", 0.0, "output_truncated"),
+        ("The special magic number for the key is", "stop", 0.0, "wrong"),
+        ("", "length", 0.0, "output_truncated"),
+        ("", "stop", 0.0, "empty"),
+        ("The number is not mentioned in the", "length", 0.0, "output_truncated"),
+        ("The number is not mentioned in the text.", "stop", 0.0, "not_found"),
+        (f"It is {DISTRACTOR} or", "length", 0.0, "distractor"),  # a wrong answer given is no cut-off
+        ("I'm sorry, I cannot", "length", 0.0, "refusal"),
+        (f"The number is {VALUE}", None, 1.0, "correct"),
+        ("The special magic number for the key is", None, 0.0, "wrong"),
+    ],
+)
+def test_finish_reason_length_with_and_without_an_answer(niah, text, finish, want_score, want_outcome) -> None:
+    s, label = score(niah, niah_case(), text, finish=finish, reported=10_000)
+    assert (s, label.outcome) == (want_score, want_outcome)
+
+
+def test_output_truncated_keeps_the_partial_score_of_a_set_answer(niah) -> None:
+    values = ["1111111", "2222222", "3333333", "4444444"]
+    case = niah_case(variant="multivalue", expected=values, distractors=[])
+    s, label = score(niah, case, "1111111, 2222222, 33", finish="length")
+    assert label.outcome == "partial" and s == pytest.approx(2 * 1.0 * 0.5 / 1.5)  # P=1, R=1/2
+    s, label = score(niah, case, "The special magic numbers are", finish="length")
+    assert (s, label.outcome) == (0.0, "output_truncated")
+
+
+# --- numbers inside longer numbers ------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        (VALUE, True),
+        (f"{VALUE}.", True),
+        (f"({VALUE})", True),
+        (f"value:{VALUE},", True),
+        (f"x{VALUE}y", True),  # letters do not extend a number
+        (f"{VALUE}1", False),  # 48192031 contains the value but is another number
+        (f"1{VALUE}", False),
+        (f"9{VALUE}9", False),
+        (VALUE[:-1], False),
+        (f"{VALUE[:3]} {VALUE[3:]}", False),
+        (f"48192031 and then {VALUE}", True),  # the longer number does not hide a later exact one
+    ],
+)
+def test_value_must_stand_alone(text: str, found: bool) -> None:
+    assert has_number(text, VALUE) is found
+
+
+@pytest.mark.parametrize("text", [f"{VALUE}1", f"1{VALUE}", f"the number 48192031", f"{VALUE}0000"])
+def test_niah_answer_inside_a_longer_number_is_a_miss(niah, text: str) -> None:
+    s, label = score(niah, niah_case(), text)
+    assert (s, label.outcome) == (0.0, "wrong")
+
+
+def test_distractor_inside_a_longer_number_is_not_a_distractor_hit(niah) -> None:
+    s, label = score(niah, niah_case(), f"{VALUE} (not {DISTRACTOR}9)")
+    assert (s, label.outcome) == (1.0, "correct")
+    s, label = score(niah, niah_case(), f"{VALUE} or {DISTRACTOR}")
+    assert (s, label.outcome) == (0.0, "distractor")
+    assert label.detail["distractors"][0]["key"] == "red-fox-101"
+
+
+def test_multikey_is_scored_like_single_extra_numbers_cost_nothing(niah) -> None:
+    # DESIGN: strict retrieval forbids another key's value (a distractor), nothing else;
+    # multikey is "scored like single", not as a set
+    case = niah_case(variant="multikey")
+    assert score(niah, case, f"{VALUE} (checked against 12345)")[1].outcome == "correct"
+    assert score(niah, case, f"{VALUE} or {DISTRACTOR}")[1].outcome == "distractor"
+    multivalue = niah_case(variant="multivalue", distractors=[])
+    assert score(niah, multivalue, f"{VALUE} (checked against 12345)")[1].outcome == "partial"  # a set: extras cost
+
+
+def test_set_answer_counts_only_whole_numbers(niah) -> None:
+    values = ["1111111", "2222222"]
+    case = niah_case(variant="multivalue", expected=values, distractors=[])
+    assert score(niah, case, "11111112, 22222221")[1].outcome == "wrong"  # extras only: no hits
+    s, label = score(niah, case, "1111111, 22222221")
+    assert label.outcome == "partial" and s == pytest.approx(0.5)  # P=1/2, R=1/2
+
+
+# --- keys inside longer keys -------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [
+        ("red-fox-101", 1),
+        ("the red-fox-101.", 1),
+        ("red-fox-1011", 0),  # a longer number
+        ("red-fox-101-b", 0),  # a longer key
+        ("dark-red-fox-101", 0),
+        ("red-fox-101 and red-fox-101", 2),
+        ("red-fox-1010 red-fox-101", 1),
+    ],
+)
+def test_key_inside_a_longer_key_is_not_counted(text: str, n: int) -> None:
+    assert count_exact(text, "red-fox-101") == n
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("VAR_ABCDE", ["VAR_ABCDE"]),
+        ("var_abcde.", ["var_abcde"]),
+        ("VAR_ABCDEF", []),  # six letters: another (longer) name
+        ("XVAR_ABCDE", []),
+        ("VAR_ABCDE1", []),
+        ("VAR_ABCD", []),
+        ("VAR_ABCDE, VAR_FGHIJ", ["VAR_ABCDE", "VAR_FGHIJ"]),
+    ],
+)
+def test_vartrack_names_are_whole(text: str, names: list[str]) -> None:
+    assert NAME_RE.findall(text) == names
+
+
+# --- labels that arrive from the wire -----------------------------------------------------------
+
+def test_labels_decoded_from_a_response_compare_by_value(niah) -> None:
+    """finish_reason comes out of a JSON body, a judge's grade may be read back from the
+    store: equal strings that are not the same object must behave like the literals."""
+    import json
+
+    finish = json.loads('{"finish_reason": "length"}')["finish_reason"]
+    s, label = score(niah, niah_case(), "The special magic number for the key is", finish=finish)
+    assert (s, label.outcome) == (0.0, "output_truncated")
+    from ctxprobe.tasks.base import Scored
+
+    grade = Scored(0.0, json.loads('"error"'), {"error": "judge unreachable"})
+    s, label = score_response(niah, niah_case(), text="4819203", finish_reason="stop",
+                              reported_prompt_tokens=None, judged=grade)
+    assert s is None and label.outcome == "error"
+
+
+# --- aggregation: list words inside longer words ----------------------------------------------
+
+def test_aggregation_counts_whole_list_words_only() -> None:
+    from ctxprobe.tasks.aggregation import Aggregation
+
+    family = Aggregation(BuildContext(tokenizer=None, haystack=None))  # type: ignore[arg-type]
+    prompt = "Which words are most frequent?\n\ncat dog cat owl cat dog\n\nList the 2 most frequent words."
+    case = Case(cell=Cell("aggregation", 1024, 0.5), rep=0, seed=1,
+                messages=[{"role": "user", "content": prompt}], expected=["cat", "dog"], token_count=1024)
+    assert family.score(case, "cat, dog").outcome == "correct"
+    assert family.score(case, "Cat and DOG.").outcome == "correct"
+    # "cats", "dogs", "catdog" are other words: not answers, and not counted as extras
+    s = family.score(case, "cats, dogs, catdog")
+    assert (s.score, s.outcome) == (0.0, "wrong") and s.detail["extras"] == []
+    s = family.score(case, "cat, dogs")
+    assert s.outcome == "partial" and s.detail["missing"] == ["dog"]
+    s = family.score(case, "cat, dog, owl")  # a list word that is not among the top: an extra
+    assert s.outcome == "partial" and s.detail["extras"] == ["owl"]
