@@ -75,6 +75,7 @@ TARGETS: dict[str, Target] = {
                     ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
     "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
                         ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    "phonebook_post": Target("src/ctxprobe/analysis/phonebook_post.py", ("tests/test_phonebook_post.py",)),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
 }
 
@@ -117,15 +118,16 @@ NAMED = (
     Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",
           'return re.search(rf"(?<!\\d){re.escape(value)}(?!\\d)", text) is not None', "return value in text",
           ("tests/test_boundaries_scoring.py",)),
-    Named("phone-book published ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook.py",
-          '"ADI": _drop(peak[key], trough[key], True)', '"ADI": _drop(peak[key], trough[key], False)',
-          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+    Named("phone-book post ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook_post.py",
+          "adi = PostValue(_rel_drop(main.max_y, main.min_y))",
+          "adi = PostValue(max(main.max_y - main.min_y, 0.0))",
+          ("tests/test_phonebook_post.py",)),
     Named("phone-book robust NOI arguments swapped", "src/ctxprobe/analysis/phonebook.py",
-          '"NOI": _drop(total[lo_key], total[key], False)', '"NOI": _drop(total[key], total[lo_key], False)',
+          '"NOI": _drop(total[lo_key], total[key])', '"NOI": _drop(total[key], total[lo_key])',
           ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     Named("store never commits a response", "src/ctxprobe/store/db.py",
-          "cached_prompt_tokens: int | None = None) -> None:\n        with self.db:",
-          "cached_prompt_tokens: int | None = None) -> None:\n        if True:",
+          'a timeout from another process."""\n        with self.db:',
+          'a timeout from another process."""\n        if True:',
           ("tests/test_store_durability.py", "tests/test_store.py")),
 )
 
