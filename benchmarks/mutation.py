@@ -117,15 +117,12 @@ NAMED = (
     Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",
           'return re.search(rf"(?<!\\d){re.escape(value)}(?!\\d)", text) is not None', "return value in text",
           ("tests/test_boundaries_scoring.py",)),
-    Named("phone-book published ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook.py",
-          '"ADI": _drop(peak[key], trough[key], True)', '"ADI": _drop(peak[key], trough[key], False)',
-          ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     Named("phone-book robust NOI arguments swapped", "src/ctxprobe/analysis/phonebook.py",
-          '"NOI": _drop(total[lo_key], total[key], False)', '"NOI": _drop(total[key], total[lo_key], False)',
+          '"NOI": _drop(total[lo_key], total[key])', '"NOI": _drop(total[key], total[lo_key])',
           ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     Named("store never commits a response", "src/ctxprobe/store/db.py",
-          "cached_prompt_tokens: int | None = None) -> None:\n        with self.db:",
-          "cached_prompt_tokens: int | None = None) -> None:\n        if True:",
+          "        with self.db:\n            cur = self.db.execute(\n                \"INSERT INTO responses (run_id, case_id",
+          "        if True:\n            cur = self.db.execute(\n                \"INSERT INTO responses (run_id, case_id",
           ("tests/test_store_durability.py", "tests/test_store.py")),
 )
 

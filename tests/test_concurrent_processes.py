@@ -6,7 +6,6 @@ money; the store is read directly with sqlite3, not through ctxprobe.
 
 from __future__ import annotations
 
-from conftest import case_requests
 
 import json
 import os
@@ -56,7 +55,7 @@ def _prompts(path: Path) -> dict[str, str]:
     return {c: prompt_hash(json.loads(m)) for c, m in rows}
 
 
-def test_three_processes_one_store_no_duplicate_requests(tmp_path) -> None:
+def test_three_processes_one_store_no_duplicate_requests(tmp_path, case_requests) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.25", tok), tok) as server:
@@ -125,7 +124,7 @@ def test_a_failing_process_never_overwrites_stored_answers(tmp_path) -> None:
                 assert count <= 2, case_id  # a timed-out attempt, retried once by a later session
 
 
-def test_killed_process_claims_are_taken_over(tmp_path) -> None:
+def test_killed_process_claims_are_taken_over(tmp_path, case_requests) -> None:
     store = tmp_path / "k.sqlite"
     tok = resolve_tokenizer("local")
     # slow enough that the victim is still at work once the survivor has started (~5 s here)
@@ -165,7 +164,7 @@ def test_killed_process_claims_are_taken_over(tmp_path) -> None:
         assert status == "complete"
 
 
-def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path) -> None:
+def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path, case_requests) -> None:
     """With --build-workers, cases a process has claimed can sit built but not yet sent; a
     process must never wait on others' claims while holding such cases (each would wait for
     the other for ever). Both finish, and each case is sent once."""
@@ -195,7 +194,7 @@ def _store_unlocked(store: Path) -> bool:
     return True
 
 
-def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tmp_path) -> None:
+def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tmp_path, case_requests) -> None:
     """SIGSTOP (a laptop asleep, a paused VM): the process exists but its lease runs out.
     The other process takes its cases over; when it wakes up it sends none of them and its
     late replies replace no stored answer."""

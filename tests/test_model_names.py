@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from conftest import case_requests
 
 import pytest
 
@@ -99,7 +98,7 @@ def _spec(model: str, **extra: object):
     return make_spec({"model": model, "lengths": "512", "depths": "0,1", "reps": 1, **extra})
 
 
-def test_a_moved_server_resumes_and_another_tokenizer_does_not(tmp_path) -> None:
+def test_a_moved_server_resumes_and_another_tokenizer_does_not(tmp_path, case_requests) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
