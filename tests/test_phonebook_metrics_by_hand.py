@@ -5,7 +5,6 @@ computed here independently (numpy's polyfit stands in for the post's fit)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from ctxprobe.analysis.phonebook import NeedleResult, analyse
