@@ -179,3 +179,12 @@ class ChatTemplate:
             eos_token=self.eos_token,
             add_generation_prompt=add_generation_prompt,
         )
+
+
+def prepend_bos(ids: list[int], rendered: str, template: ChatTemplate, add_bos: bool, bos_id: int) -> list[int]:
+    """``ids`` of a rendered chat with BOS in front once, when the model wants one and the
+    template did not already write it (llama.cpp's rule, shared by every GGUF-vocab backend)."""
+    bos_text = template.bos_token
+    if add_bos and not (bos_text and rendered.startswith(bos_text)):
+        ids.insert(0, bos_id)
+    return ids

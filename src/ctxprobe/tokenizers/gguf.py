@@ -29,7 +29,7 @@ from typing import Any
 from ctxprobe._llama import import_llama_cpp
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.base import Message
-from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate
+from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate, prepend_bos
 
 
 @dataclass
@@ -198,10 +198,7 @@ class GGUFTokenizer:
         """Ids of the templated prompt: special tokens parsed, BOS once if the model wants it."""
         rendered = self.render_chat(messages)
         ids = self._tokenize(rendered, special=True)
-        bos_text = self.template.bos_token
-        if self.add_bos and not (bos_text and rendered.startswith(bos_text)):
-            ids.insert(0, self.bos_id)
-        return ids
+        return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))

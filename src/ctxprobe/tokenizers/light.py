@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.tokenizers.base import Message
-from ctxprobe.tokenizers.chat_template import ChatTemplate
+from ctxprobe.tokenizers.chat_template import ChatTemplate, prepend_bos
 
 DATA = Path(__file__).with_name("data") / "smollm2.json.gz"
 _LOCK = threading.Lock()
@@ -135,10 +135,7 @@ class LightTokenizer:
     def encode_chat(self, messages: list[Message]) -> list[int]:
         rendered = self.render_chat(messages)
         ids = list(self._chat.encode(rendered, add_special_tokens=False).ids)
-        bos_text = self.template.bos_token
-        if self.add_bos and not (bos_text and rendered.startswith(bos_text)):
-            ids.insert(0, self.bos_id)
-        return ids
+        return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))
