@@ -1,21 +1,13 @@
-"""Paired comparison and the regression gate (ctxprobe.analysis.compare)."""
+"""Paired comparison and the regression gate (ctxprobe.analysis.compare, analysis.gate, report.compare_runs)."""
 
 from __future__ import annotations
 
 import pytest
 from scipy.stats import binomtest
 
-from ctxprobe.analysis.compare import (
-    CaseResult,
-    RunCases,
-    check,
-    check_cases,
-    compare_cases,
-    compare_runs,
-    holm,
-    mcnemar_exact,
-    pair_runs,
-)
+from ctxprobe.analysis.compare import CaseResult, RunCases, compare_cases, holm, mcnemar_exact, pair_runs
+from ctxprobe.analysis.gate import check_cases
+from ctxprobe.report.compare_runs import check, compare_runs
 from ctxprobe.errors import CtxprobeError
 
 # -- the statistics against references ----------------------------------------------------------

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.analysis.compare import check, compare_runs, mcnemar_exact
+from ctxprobe.analysis.compare import mcnemar_exact
+from ctxprobe.report.compare_runs import check, compare_runs
 from ctxprobe.analysis.compare_needles import signflip_p, smallest_p
 from ctxprobe.results import iter_export
 from ctxprobe.sweep import run_sweep

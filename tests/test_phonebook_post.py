@@ -24,7 +24,7 @@ import pytest
 from ctxprobe.analysis.phonebook import analyse, needle_results
 from ctxprobe.analysis.phonebook_post import post_metrics, post_stats
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.results import export_jsonl, iter_export
+from ctxprobe.report.export import export_jsonl, iter_export
 from ctxprobe.sweep import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import phonebook_spec

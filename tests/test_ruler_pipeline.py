@@ -239,7 +239,7 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
     result = run_sweep(spec, tmp_path / "a.sqlite", progress=False)
     assert load_report(result.run_id, tmp_path / "a.sqlite").profiles[0].cells[0].mean == 1.0
     from ctxprobe.packs import load_pack
-    from ctxprobe.results import export_jsonl
+    from ctxprobe.report.export import export_jsonl
 
     with open(tmp_path / "pack.jsonl", "w", encoding="utf-8") as fh:
         export_jsonl(result.run_id, tmp_path / "a.sqlite", fh)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
 from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
@@ -17,7 +16,7 @@ from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
-from ctxprobe.store import RunRecord, Store
+from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 
 
@@ -98,14 +97,6 @@ def run_completeness(run_id: str, store_path: str | Path) -> Completeness:
         counts = store.outcome_counts(run.run_id)
     return Completeness(run.run_id, run.status, run.n_planned, run.n_final, counts.get("error", 0),
                         counts.get("input_truncated", 0))
-
-
-def open_existing(store_path: str | Path) -> Store:
-    """Read commands never create a store by accident."""
-    p = Path(store_path)
-    if not p.is_file():
-        raise CtxprobeError(f"no store at {p}; run a sweep first or pass --store PATH")
-    return Store(p)
 
 
 def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
@@ -236,26 +227,3 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
         paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title, trained))
         paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title, trained))
     return paths
-
-
-def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
-    with open_existing(store_path) as store:
-        run = store.require_run(run_id)
-        for rec in store.iter_case_records(run.run_id):
-            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}
-
-
-def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
-    """Every case with its result, one JSON line each. Each line is also an instance pack
-    line (``ctxprobe run --cases FILE`` re-sends exactly these prompts elsewhere)."""
-    from ctxprobe.report.export import pack_line
-    from ctxprobe.report.redact import redact
-
-    with open_existing(store_path) as store:
-        run = store.require_run(run_id)
-    n = 0
-    for rec in iter_export(run.run_id, store_path):
-        line = {**rec, "model": redact(rec["model"]), **pack_line(rec, run)}
-        out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        n += 1
-    return n

@@ -22,3 +22,9 @@ def fmt_tokens(n: int) -> str:
 def fmt_length(n: int, unit: str = "tokens") -> str:
     """A length in its unit: ``4K`` for tokens (k = 1,024), ``1,000 entries`` for books."""
     return f"{n:,} entries" if unit == "entries" else fmt_tokens(n)
+
+
+def fmt_depth(depth: float) -> str:
+    """Evidence depth as a percentage of the haystack: 0.25 → "25%", 0.125 → "12.5%"."""
+    pct = round(float(depth) * 100, 1)
+    return f"{pct:g}%"

@@ -1,4 +1,5 @@
-"""Paired comparison of two runs on the same seeded cases, and the regression gate.
+"""Paired comparison of two runs on the same seeded cases (the regression gate built on it
+is :mod:`ctxprobe.analysis.gate`; reading stored runs, :mod:`ctxprobe.report.compare_runs`).
 
 Two runs built from the same spec seed and tokenizer contain the *same prompts*, so every
 case is a matched pair: pairing removes the case-to-case variance (a hard case is hard for
@@ -39,7 +40,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from ctxprobe.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -51,9 +51,10 @@ from ctxprobe.analysis.bootstrap import (
     quantile,
     walk,
 )
-from ctxprobe.analysis.compare_needles import agreement_note, discordant, needle_verdicts, same_needles, signflip_p
+from ctxprobe.analysis.compare_needles import agreement_note, discordant, same_needles, signflip_p
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tasks.case import HARNESS_OUTCOMES
+from ctxprobe.units import fmt_depth, fmt_tokens
 
 Needles = tuple[tuple[str, bool], ...]
 
@@ -144,8 +145,6 @@ class CellComparison:
 
     @property
     def label(self) -> str:
-        from ctxprobe.report.format import fmt_depth, fmt_tokens  # labels only; lazy
-
         if self.length is None:
             return f"{self.family} (all cells)"
         if self.by_needle:  # one depth only: the needles sit in every bin
@@ -207,8 +206,6 @@ class Comparison:
 
 
 def _family_summary(f: FamilyComparison, confidence: float) -> str:
-    from ctxprobe.report.format import fmt_tokens  # labels only; lazy
-
     def eff(v: int | None) -> str:
         return fmt_tokens(v) if v is not None else "none"
 
@@ -346,86 +343,3 @@ def compare_cases(a: RunCases, b: RunCases, *, alpha: float = 0.05, rule: Thresh
 
 def _adjust(t: CellComparison, p_adj: float, alpha: float) -> CellComparison:
     return replace(t, p_adjusted=p_adj, significant=p_adj < alpha)
-
-
-# -- reading runs and the regression gate ---------------------------------------------------
-
-
-def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
-    """A stored run's cases with their results (the one function here that reads a store)."""
-    from ctxprobe.results import open_existing  # reading layer; lazy keeps analysis store-free
-
-    with open_existing(store_path) as store:
-        run = store.require_run(run_id)
-        cases = {}
-        for rec in store.iter_case_records(run.run_id):
-            multi = needle_verdicts(rec)
-            family, needles = multi if multi is not None else (rec["family"], None)
-            cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
-                                               rec["depth"], rec["score"], rec["outcome"], needles)
-    return RunCases(run.run_id, run.model, cases)
-
-
-def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,
-                 store_b: str | Path | None = None, **kwargs: object) -> Comparison:
-    """``ctxprobe compare RUN_A RUN_B``: B judged against A (A is the reference)."""
-    a = load_run_cases(run_a, store_path)
-    b = load_run_cases(run_b, store_b or store_path)
-    return compare_cases(a, b, **kwargs)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """Outcome of the regression gate: ``passed`` False means exit non-zero."""
-
-    passed: bool
-    run_id: str
-    baseline_id: str
-    max_drop: float
-    alpha: float
-    responsible: list[CellComparison]
-    comparison: Comparison
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.passed else 1
-
-    def lines(self) -> list[str]:
-        c = self.comparison
-        head = (f"{'PASS' if self.passed else 'FAIL'}: run {self.run_id} vs baseline {self.baseline_id} on "
-                f"{c.n_paired} paired cases (max drop {self.max_drop:g}, Holm alpha {self.alpha:g})")
-        out = [head]
-        for t in self.responsible:
-            out.append(f"  {t.label}: {t.mean_a:.2f} -> {t.mean_b:.2f} (drop {-(t.diff or 0.0):.2f}; "
-                       f"{t.a_only} {t.unit} lost, {t.b_only} gained; p_holm={t.p_adjusted:.2g})")
-        out.append(c.verdict())
-        if c.n_excluded or c.only_a or c.only_b:
-            out.append(f"note: {c.n_excluded} shared cases not measured on both sides; "
-                       f"{c.only_b} cases only in the baseline, {c.only_a} only in the run (not paired)")
-        return out
-
-
-def check_cases(run: RunCases, baseline: RunCases, *, max_drop: float = 0.05, alpha: float = 0.05,
-                **kwargs: object) -> CheckResult:
-    """The gate: fail when some cell (or a family pooled) is significantly worse than the
-    baseline after Holm correction *and* its mean dropped by more than ``max_drop``.
-
-    Both conditions are needed: significance alone flags a real but harmless 1-point drop
-    on a large slice; the drop alone flags noise on a small one. "Worse" means more pairs
-    lost than gained; the p-value is McNemar's two-sided one (a conservative one-sided test
-    at alpha/2), so a gate never fails a run for being better.
-    """
-    if not 0.0 <= max_drop <= 1.0:
-        raise CtxprobeError(f"--max-drop must be between 0 and 1, got {max_drop:g}")
-    comparison = compare_cases(baseline, run, alpha=alpha, **kwargs)  # type: ignore[arg-type]
-    responsible = [t for t in comparison.significant_cells()
-                   if t.a_only > t.b_only and t.diff is not None and -t.diff > max_drop]
-    return CheckResult(not responsible, run.run_id, baseline.run_id, max_drop, alpha, responsible, comparison)
-
-
-def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, *,
-          store_path: str | Path = "ctxprobe.sqlite", baseline_store: str | Path | None = None,
-          **kwargs: object) -> CheckResult:
-    """``ctxprobe check RUN --baseline RUN0``: the regression gate on stored runs."""
-    return check_cases(load_run_cases(run, store_path), load_run_cases(baseline, baseline_store or store_path),
-                       max_drop=max_drop, alpha=alpha, **kwargs)

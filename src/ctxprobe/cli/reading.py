@@ -133,7 +133,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _all_phonebook(run_ids: list[str], store: str) -> bool:
-    from ctxprobe.results import open_existing
+    from ctxprobe.store import open_existing
 
     with open_existing(store) as st:
         return all(st.require_run(r).family == "phonebook" for r in run_ids)
@@ -148,7 +148,7 @@ def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.analysis.bootstrap import ThresholdRule
     from ctxprobe.report.compare_table import compare_table, fitting
-    from ctxprobe.analysis.compare import compare_runs
+    from ctxprobe.report.compare_runs import compare_runs
 
     cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
                        rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
@@ -160,7 +160,7 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.analysis.compare import check
+    from ctxprobe.report.compare_runs import check
 
     result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
                    baseline_store=args.baseline_store)
@@ -171,7 +171,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.runs import runs_table
-    from ctxprobe.results import open_existing
+    from ctxprobe.store import open_existing
 
     with open_existing(args.store) as store:
         runs = store.list_runs()
@@ -188,7 +188,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report import export as ex
-    from ctxprobe.results import export_jsonl
+    from ctxprobe.report.export import export_jsonl
 
     if args.parquet:
         if not args.output:

@@ -16,7 +16,8 @@ from ctxprobe.models.base import (
     TransientError,
 )
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import SIM_KINDS, Reader, SimModel, make_sim, view_prompt
+from ctxprobe.models.sim import SIM_KINDS, SimModel, make_sim, view_prompt
+from ctxprobe.models.skills.reader import Reader
 from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
 

@@ -55,6 +55,7 @@ from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.skills.reader import NIAH_READER, Reader
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
@@ -71,9 +72,6 @@ _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "wi
                                  "load": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
-# Sentence ends; a newline also ends a sentence so the seam left by blinding cannot glue
-# the key of one sentence to the number of another.
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 
 
 @dataclass(frozen=True)
@@ -111,44 +109,6 @@ def view_prompt(messages: list[Message]) -> PromptView:
     return PromptView(context=context, question=question.strip(), full_text="\n\n".join(contents))
 
 
-@dataclass(frozen=True)
-class Reader:
-    """Finds keys in a question and the values bound to them in a context.
-
-    Other task families extend the sims by giving their own key and value patterns.
-    """
-
-    key_pattern: str = r"[a-z]+-[a-z]+-\d+"
-    value_pattern: str = r"\d+"
-
-    def keys_in(self, question: str) -> list[str]:
-        """Keys the question asks about, in order, without repeats."""
-        found = re.findall(rf"(?<![\w-])(?:{self.key_pattern})(?![\w-])", question)
-        return list(dict.fromkeys(found))
-
-    def values_for(self, key: str, context: str) -> list[str]:
-        """Values stated for ``key``: the first value after each mention, in its sentence."""
-        return self._values(re.escape(key), context).get(key, [])
-
-    def bindings(self, context: str) -> dict[str, list[str]]:
-        """Every key mentioned in the context with the values stated for it."""
-        return self._values(f"(?:{self.key_pattern})", context)
-
-    def _values(self, key_regex: str, context: str) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        value_re = re.compile(self.value_pattern)
-        for match in re.finditer(rf"(?<![\w-]){key_regex}(?![\w-])", context):
-            end = _SENTENCE_END.search(context, match.end())
-            stop = end.start() if end else len(context)
-            value = value_re.search(context, match.end(), stop)
-            if value:
-                values = found.setdefault(match.group(0), [])
-                if value.group(0) not in values:
-                    values.append(value.group(0))
-        return found
-
-
-NIAH_READER = Reader()
 
 
 def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:

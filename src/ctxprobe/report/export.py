@@ -22,10 +22,12 @@ import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
+from ctxprobe.results import family_names
+from ctxprobe.store import open_existing
 from ctxprobe.tasks.case import content_hash
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
@@ -39,15 +41,29 @@ _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
 PACK_FORMAT = 1
 
 
-def _records(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
-    from ctxprobe.results import iter_export
+def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        for rec in store.iter_case_records(run.run_id):
+            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}
 
-    return iter_export(run_id, store_path)
+
+def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
+    """Every case with its result, one JSON line each. Each line is also an instance pack
+    line (``ctxprobe run --cases FILE`` re-sends exactly these prompts elsewhere)."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+    n = 0
+    for rec in iter_export(run.run_id, store_path):
+        line = {**rec, "model": redact(rec["model"]), **pack_line(rec, run)}
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        n += 1
+    return n
 
 
 def case_rows(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
     """Flat rows (``COLUMNS``), secrets removed from the model string and error texts."""
-    for rec in _records(run_id, store_path):
+    for rec in iter_export(run_id, store_path):
         row = {name: rec.get(name) for name in COLUMNS}
         row["model"] = redact(str(rec["model"]))
         if row["error"] is not None:
@@ -141,14 +157,13 @@ def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
 
 def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:
     """Instance pack of a run (JSONL, one case per line); returns the case count."""
-    from ctxprobe.results import open_existing
 
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
     fh = _open(out) if isinstance(out, (str, Path)) else out
     try:
         n = 0
-        for rec in _records(run.run_id, store_path):
+        for rec in iter_export(run.run_id, store_path):
             fh.write(json.dumps(pack_line(rec, run), ensure_ascii=False, sort_keys=True) + "\n")
             n += 1
         return n
@@ -215,13 +230,12 @@ def write_ruler_predictions(run_id: str, store_path: str | Path, out_dir: str | 
     """``out_dir/<length>/<task>.jsonl`` for every scored case (harness failures, which
     ctxprobe never scores, are left out, so RULER's evaluate.py sees what our RULER scorer
     sees). Returns the number of cases written."""
-    from ctxprobe.results import family_names, open_existing
 
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         labels = family_names(run)
     by_file: dict[tuple[int, str], list[dict[str, Any]]] = {}
-    for rec in _records(run.run_id, store_path):
+    for rec in iter_export(run.run_id, store_path):
         if rec["outcome"] is None or rec["score"] is None:
             continue
         by_file.setdefault((int(rec["length"]), str(rec["family"])), []).append(rec)
@@ -246,7 +260,7 @@ def write_ruler_jsonl(run_id: str, store_path: str | Path, out: str | Path | IO[
     fh = _open(out) if isinstance(out, (str, Path)) else out
     try:
         n = 0
-        for rec in _records(run_id, store_path):
+        for rec in iter_export(run_id, store_path):
             fh.write(json.dumps(ruler_line(n, rec), ensure_ascii=False) + "\n")
             n += 1
         return n

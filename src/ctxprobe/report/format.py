@@ -10,17 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxprobe.units import fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
+from ctxprobe.units import fmt_depth, fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
 
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile
 
-
-
-def fmt_depth(depth: float) -> str:
-    """Evidence depth as a percentage of the haystack: 0.25 → "25%", 0.125 → "12.5%"."""
-    pct = round(float(depth) * 100, 1)
-    return f"{pct:g}%"
 
 
 def fmt_score(value: float | None) -> str:

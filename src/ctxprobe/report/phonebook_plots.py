@@ -156,7 +156,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
                      console: Console | None = None, *, bootstrap: int = 1000) -> PhonebookReport:
     """Load one or more phonebook runs, print their metric table and write their plots
     (one position plot and one M-sweep per run; with several runs, a side-by-side plot)."""
-    from ctxprobe.results import open_existing
+    from ctxprobe.store import open_existing
 
     analyses: dict[str, PhonebookAnalysis] = {}
     with open_existing(store_path) as store:

@@ -243,3 +243,11 @@ class Store:
                 "detail": json.loads(detail) if detail else None, "reasoning": reasoning, "cost_usd": cost,
                 "cached_prompt_tokens": cached,
             }
+
+
+def open_existing(store_path: str | Path) -> Store:
+    """Read commands never create a store by accident."""
+    p = Path(store_path)
+    if not p.is_file():
+        raise CtxprobeError(f"no store at {p}; run a sweep first or pass --store PATH")
+    return Store(p)

@@ -1,0 +1,40 @@
+"""``ctxprobe compare`` and ``ctxprobe check`` on stored runs: read each run's cases from
+its store, then hand them to the store-free statistics in :mod:`ctxprobe.analysis`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
+from ctxprobe.analysis.compare_needles import needle_verdicts
+from ctxprobe.analysis.gate import CheckResult, check_cases
+from ctxprobe.store import open_existing
+
+
+def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
+    """A stored run's cases with their results (the one function here that reads a store)."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        cases = {}
+        for rec in store.iter_case_records(run.run_id):
+            multi = needle_verdicts(rec)
+            family, needles = multi if multi is not None else (rec["family"], None)
+            cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
+                                               rec["depth"], rec["score"], rec["outcome"], needles)
+    return RunCases(run.run_id, run.model, cases)
+
+
+def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,
+                 store_b: str | Path | None = None, **kwargs: object) -> Comparison:
+    """``ctxprobe compare RUN_A RUN_B``: B judged against A (A is the reference)."""
+    a = load_run_cases(run_a, store_path)
+    b = load_run_cases(run_b, store_b or store_path)
+    return compare_cases(a, b, **kwargs)  # type: ignore[arg-type]
+
+
+def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, *,
+          store_path: str | Path = "ctxprobe.sqlite", baseline_store: str | Path | None = None,
+          **kwargs: object) -> CheckResult:
+    """``ctxprobe check RUN --baseline RUN0``: the regression gate on stored runs."""
+    return check_cases(load_run_cases(run, store_path), load_run_cases(baseline, baseline_store or store_path),
+                       max_drop=max_drop, alpha=alpha, **kwargs)
