@@ -2,7 +2,7 @@
 
 Simulated at the outcome level: every case the adaptive loop asks for is answered by a
 Bernoulli draw with the model's true P(correct) at that length (seeded per case), through
-the same decision loop the real sweep runs (``ctxprobe.adaptive.run_adaptive`` with the
+the same decision loop the real sweep runs (``ctxprobe.sweep.adaptive.run_adaptive`` with the
 defaults of ``ctxprobe run --adaptive``); only prompt building and model calls are skipped,
 which is what makes 20+ seeds of a dozen models take seconds instead of hours. The loop
 never sees the true rates, only outcomes.
@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from ctxprobe.adaptive import BUDGET_CASES_PER_LENGTH, Settings, AdaptivePlan, run_adaptive  # noqa: E402
+from ctxprobe.sweep.adaptive import BUDGET_CASES_PER_LENGTH, Settings, AdaptivePlan, run_adaptive  # noqa: E402
 from ctxprobe.analysis.bootstrap import ThresholdRule, walk  # noqa: E402
-from ctxprobe.analysis.rows import ResultRow  # noqa: E402
-from ctxprobe.plan import PlannedCase  # noqa: E402
+from ctxprobe.tasks.rows import ResultRow  # noqa: E402
+from ctxprobe.plan.grid import PlannedCase  # noqa: E402
 
 LENGTHS = [512, 1024, 2048, 3072, 4096]
 DEPTHS = [0.0, 0.25, 0.5, 0.75, 1.0]

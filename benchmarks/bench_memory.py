@@ -2,9 +2,9 @@
 
 Each variant runs in its own subprocess (so ``ru_maxrss`` is that sweep's peak alone):
 
-- ``sweep``: ``ctxprobe.sweep.run_sweep`` as wired today (cases keep ``prompt_ids`` as a
+- ``sweep``: ``ctxprobe.sweep.run.run_sweep`` as wired today (cases keep ``prompt_ids`` as a
   Python list; the runner's queue holds 2 × concurrency cases);
-- ``fixed``: the same spec through :func:`ctxprobe.runner.standalone.run_cases` with the
+- ``fixed``: the same spec through :func:`ctxprobe.sweep.standalone.run_cases` with the
   issue-8 bounds — ``slim_case`` (ids packed into a 4-byte array for the sim) and a
   :class:`~ctxprobe.runner.memory.MemoryGate` of ``--live`` tokens of live cases.
 
@@ -40,12 +40,12 @@ def child(variant: str, store: str, args: argparse.Namespace) -> None:
                       "depths": "0,0.25,0.5,0.75,1", "reps": args.reps, "concurrency": args.concurrency})
     start = time.perf_counter()
     if variant == "sweep":
-        from ctxprobe.sweep import run_sweep
+        from ctxprobe.sweep.run import run_sweep
 
         sent = run_sweep(spec, store, progress=False).sent
         peak_live = None
     else:
-        from ctxprobe.runner.standalone import run_cases
+        from ctxprobe.sweep.standalone import run_cases
 
         result = run_cases(spec, store, live_tokens=parse_length(args.live))
         sent, peak_live = result.sent, result.peak_live_tokens

@@ -43,8 +43,8 @@ import httpx
 
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
-from ctxprobe.plan import PlannedCase, planned_cases
-from ctxprobe.runner.standalone import run_cases
+from ctxprobe.plan.grid import PlannedCase, planned_cases
+from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.store import Store
 from ctxprobe.tokenizers import resolve_tokenizer

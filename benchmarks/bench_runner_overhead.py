@@ -101,7 +101,7 @@ async def _runner(url: str, cases: list, n: int, concurrency: int, store: Path |
         def sink(item) -> None:  # noqa: ANN001
             done[0] += 1
     else:
-        from ctxprobe.runner.standalone import make_sink
+        from ctxprobe.sweep.standalone import make_sink
         from ctxprobe.store import Store
         from ctxprobe.tasks import BuildContext, make_family, validate_params
         from ctxprobe.tokenizers import resolve_tokenizer
@@ -133,8 +133,8 @@ def main() -> None:
         serve(args.serve)
         return
 
-    from ctxprobe.plan import planned_cases
-    from ctxprobe.runner.parallel import build_cases
+    from ctxprobe.plan.grid import planned_cases
+    from ctxprobe.cases.builder import build_cases
     from ctxprobe.spec import make_spec
 
     spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": args.length,

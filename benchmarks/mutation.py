@@ -54,7 +54,7 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "scoring": Target("src/ctxprobe/scoring.py", ("tests/test_boundaries_scoring.py",)),
+    "scoring": Target("src/ctxprobe/scores/outcome.py", ("tests/test_boundaries_scoring.py",)),
     "packer": Target("src/ctxprobe/haystack/packer.py", ("tests/test_properties_packer.py",)),
     "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
                    ("score", "has_number", "count_exact")),
@@ -110,9 +110,9 @@ class Named:
 
 
 NAMED = (
-    Named("truncation tolerance widened from 0.5% to 5%", "src/ctxprobe/scoring.py",
+    Named("truncation tolerance widened from 0.5% to 5%", "src/ctxprobe/scores/outcome.py",
           "int(0.005 * token_count)", "int(0.05 * token_count)", ("tests/test_boundaries_scoring.py",)),
-    Named("output_truncated relabel deleted", "src/ctxprobe/scoring.py",
+    Named("output_truncated relabel deleted", "src/ctxprobe/scores/outcome.py",
           'scored = Scored(scored.score, "output_truncated", scored.detail)', "pass",
           ("tests/test_boundaries_scoring.py",)),
     Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",

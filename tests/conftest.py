@@ -15,7 +15,7 @@ import pytest
 from hypothesis import settings
 
 from ctxprobe.models.sim_server import SimServer, _messages_hash
-from ctxprobe.preflight import PROBE_MESSAGES
+from ctxprobe.sweep.preflight import PROBE_MESSAGES
 
 # Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
 # red CI run always reproduces. Each test bounds its own max_examples.

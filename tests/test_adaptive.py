@@ -1,4 +1,4 @@
-"""The adaptive sweep (ctxprobe.adaptive) on sim:decay models."""
+"""The adaptive sweep (ctxprobe.sweep.adaptive) on sim:decay models."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import math
 
 import pytest
 
-from ctxprobe.adaptive import adaptive_sweep, cases_needed, coarse_depths, default_budget, length_state
+from ctxprobe.sweep.adaptive import adaptive_sweep, cases_needed, coarse_depths, default_budget, length_state
 from ctxprobe.analysis.sequential import decide, log_evidence_fail, log_evidence_pass
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.results import load_report
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 # Clear cliff: perfect up to 1,200 tokens, useless from 1,300.
 CLIFF = "sim:decay?cliff=1200&width=100&noise=0&seed=3"
@@ -131,7 +131,7 @@ class _Bernoulli:
     def send(self, cases) -> None:
         import random
 
-        from ctxprobe.analysis.rows import ResultRow
+        from ctxprobe.tasks.rows import ResultRow
 
         for c in cases:
             ok = random.Random(f"{self.seed}/{c.case_id}").random() < self.rates[c.cell.length]
@@ -145,7 +145,7 @@ class _Bernoulli:
     [0.99, 0.98, BAR - 0.02, 0.3, 0.0],  # just below the bar at 2K: truth 1K
 ])
 def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[float]) -> None:
-    from ctxprobe.adaptive import Settings, AdaptivePlan, run_adaptive
+    from ctxprobe.sweep.adaptive import Settings, AdaptivePlan, run_adaptive
     from ctxprobe.analysis.bootstrap import ThresholdRule, walk
 
     lengths = [512, 1024, 2048, 3072, 4096]
@@ -163,7 +163,7 @@ def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[floa
 
 
 def test_clear_models_are_decided_within_the_default_budget() -> None:
-    from ctxprobe.adaptive import Settings, AdaptivePlan, run_adaptive
+    from ctxprobe.sweep.adaptive import Settings, AdaptivePlan, run_adaptive
     from ctxprobe.analysis.bootstrap import ThresholdRule
 
     lengths = [512, 1024, 2048, 3072, 4096]

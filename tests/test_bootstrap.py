@@ -17,7 +17,7 @@ from ctxprobe.analysis.bootstrap import (
     walk,
 )
 from ctxprobe.analysis.grid import effective_length, length_stats
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.errors import CtxprobeError
 
@@ -159,7 +159,7 @@ def decay_cases():
 def _sim_rows(tok, family, cases, model: str) -> list[ResultRow]:
     from ctxprobe.models.base import GenerateRequest
     from ctxprobe.models.sim import SimModel
-    from ctxprobe.scoring import score_response
+    from ctxprobe.scores.outcome import score_response
 
     sim = SimModel.from_spec(model, tok)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.analysis.grid import cell_stats, effective_length, is_harness_failure, length_stats, profile
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.tasks.case import OUTCOMES
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.scoring import score_response
+from ctxprobe.scores.outcome import score_response
 from ctxprobe.tasks import BuildContext, Case, Cell, make_family
 from ctxprobe.tasks.niah import count_exact, has_number
 from ctxprobe.tasks.vartrack import NAME_RE
@@ -77,7 +77,7 @@ def test_exact_counts_leave_no_tolerance(niah, built: int) -> None:
 
 def test_truncation_tolerance_is_half_a_percent_not_more() -> None:
     # 10,000 built: 50 short is fine, 51 short is not; 5% (500) would wave 499 through
-    from ctxprobe.scoring import truncation_tolerance
+    from ctxprobe.scores.outcome import truncation_tolerance
 
     assert truncation_tolerance(10_000) == 50
     assert truncation_tolerance(100) == 4  # the floor of 4 tokens for short prompts

@@ -9,7 +9,8 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import build_families, check_lengths
+from ctxprobe.cases.families import build_families
+from ctxprobe.sweep.run import check_lengths
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 

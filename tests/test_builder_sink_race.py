@@ -17,8 +17,8 @@ import sys
 
 import pytest
 
-from ctxprobe.results import iter_export
-from ctxprobe.runner.standalone import run_cases
+from ctxprobe.store import iter_export
+from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import make_spec
 
 

@@ -13,7 +13,7 @@ import pytest
 from ctxprobe import __version__
 from ctxprobe.cli import build_parser, main
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -67,7 +67,7 @@ def test_export_into_a_closed_pipe_exits_cleanly(tmp_path) -> None:
 def test_progress_label_names_the_family_and_keeps_its_width() -> None:
     from types import SimpleNamespace
 
-    from ctxprobe.sweep import progress_label
+    from ctxprobe.sweep.run import progress_label
     from ctxprobe.tasks.case import Cell
 
     labels = [progress_label(SimpleNamespace(cell=Cell(f, n, d)), o)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

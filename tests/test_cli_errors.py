@@ -11,7 +11,7 @@ import pytest
 
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 
 def _cli(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:

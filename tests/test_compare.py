@@ -123,7 +123,7 @@ HEALTHY = "sim:decay?cliff=1200&width=1000&noise=0.1"
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     from ctxprobe.spec import make_spec
-    from ctxprobe.sweep import run_sweep
+    from ctxprobe.sweep.run import run_sweep
 
     store = tmp_path_factory.mktemp("cmp") / "s.sqlite"
 

@@ -10,15 +10,15 @@ import pytest
 from rich.console import Console
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.packs import load_pack, run_pack
+from ctxprobe.sweep.packs import load_pack, run_pack
 from ctxprobe.report.evidence import failure_of
 from ctxprobe.report.export import COLUMNS, write_csv, write_pack, write_parquet, write_ruler_jsonl
 from ctxprobe.report.failures import EVIDENCE_STYLE, excerpt_text, render_failures
 from ctxprobe.report.redact import redact, redact_obj
-from ctxprobe.results import iter_export
+from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 MODEL = "sim:decay?cliff=600&width=1200"  # deterministic: same prompt, same answer
 

@@ -15,9 +15,9 @@ import time
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.faults import FaultPlan
 from ctxprobe.models.sim_server import SimServer, _messages_hash
-from ctxprobe.results import iter_export
+from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
 RATES = {"429": 0.1, "500": 0.08, "503": 0.08, "drop": 0.08, "hang": 0.06, "malformed": 0.08, "empty": 0.06,

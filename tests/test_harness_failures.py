@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
-from ctxprobe.results import load_report
-from ctxprobe.scoring import score_response, truncation_tolerance
+from ctxprobe.report.load import load_report
+from ctxprobe.scores.outcome import score_response, truncation_tolerance
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -91,7 +91,7 @@ def test_cut_answers_get_a_max_tokens_hint(tmp_path) -> None:
 def test_progress_names_books_in_entries() -> None:
     from rich.console import Console
 
-    from ctxprobe.sweep import _Display
+    from ctxprobe.sweep.run import _Display
     from ctxprobe.tasks.case import Case
 
     shown = _Display(2, 0, False, Console(), {"phonebook": "entries"})

@@ -7,7 +7,7 @@ import html
 import re
 
 from ctxprobe.report.html import build_html_report
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.analysis.grid import profile
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.report.html import render_html
-from ctxprobe.results import Report
+from ctxprobe.report.load import Report
 from ctxprobe.store import RunRecord
 
 

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from ctxprobe.report.html import build_html_report
-from ctxprobe.results import iter_export
+from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.case import Case, Cell
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "html-report"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.judge import (
+from ctxprobe.scores.judge import (
     JudgeScorer,
     LabelledItem,
     acalibrate,

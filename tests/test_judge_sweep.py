@@ -6,9 +6,10 @@ import pytest
 from test_documents import _write
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 
 def _spec(tmp_path, judge: str, **extra):

@@ -15,9 +15,9 @@ import pytest
 import ctxprobe
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import split_sentences
-from ctxprobe.results import load_report
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import PromptLayout, make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -196,8 +196,8 @@ def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) ->
 
 def test_parallel_building_carries_the_layout() -> None:
     """Worker processes rebuild the families from BuildSettings: the layout must travel."""
-    from ctxprobe.plan import planned_cases
-    from ctxprobe.runner.parallel import build_cases
+    from ctxprobe.plan.grid import planned_cases
+    from ctxprobe.cases.builder import build_cases
 
     spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "512,1k", "depths": "0,1", "reps": 1,
                       "families": {"niah": {}}, "layout": {"instruction": "after", "separator": 64}})

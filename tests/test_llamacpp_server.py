@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from ctxprobe.embedded import embedded_model_path
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 pytestmark = pytest.mark.slow
 

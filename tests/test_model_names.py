@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.model_names import canonical_model, location_free
+from ctxprobe.spec.names import canonical_model, location_free
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -11,11 +11,11 @@ import pytest
 
 from ctxprobe.cli import main
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.packs import run_pack
+from ctxprobe.sweep.packs import run_pack
 from ctxprobe.report.export import write_pack
-from ctxprobe.results import iter_export
+from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 MODEL = "sim:perfect"
 

@@ -8,8 +8,8 @@ import pytest
 from ctxprobe.analysis.compare import mcnemar_exact
 from ctxprobe.report.compare_runs import check, compare_runs
 from ctxprobe.analysis.compare_needles import signflip_p, smallest_p
-from ctxprobe.results import iter_export
-from ctxprobe.sweep import run_sweep
+from ctxprobe.store import iter_export
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
 

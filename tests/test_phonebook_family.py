@@ -7,8 +7,8 @@ import re
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.results import iter_export
-from ctxprobe.sweep import run_sweep
+from ctxprobe.store import iter_export
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import parse_entries, phonebook_spec
 from ctxprobe.tasks.phonebook_score import normalise_number

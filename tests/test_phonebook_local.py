@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.report.phonebook_plots import phonebook_report
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
 

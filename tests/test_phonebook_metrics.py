@@ -7,8 +7,8 @@ import pytest
 
 from ctxprobe.analysis.phonebook import analyse, needle_results, paired_difference
 from ctxprobe.models.sim import view_prompt
-from ctxprobe.results import iter_export
-from ctxprobe.sweep import run_sweep
+from ctxprobe.store import iter_export
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
 CLIFF, WIDTH, SLOPE = 1024, 4096, 0.6

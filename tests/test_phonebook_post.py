@@ -24,8 +24,9 @@ import pytest
 from ctxprobe.analysis.phonebook import analyse, needle_results
 from ctxprobe.analysis.phonebook_post import post_metrics, post_stats
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.export import export_jsonl, iter_export
-from ctxprobe.sweep import run_sweep
+from ctxprobe.report.export import export_jsonl
+from ctxprobe.store import iter_export
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer

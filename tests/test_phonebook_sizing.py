@@ -9,11 +9,11 @@ import sqlite3
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.plan import summarize
-from ctxprobe.results import iter_export
-from ctxprobe.sizing import needs_building, plan_sizes
+from ctxprobe.plan.grid import summarize
+from ctxprobe.store import iter_export
+from ctxprobe.cases.sizing import needs_building, plan_sizes
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
 

@@ -8,9 +8,10 @@ from ctxprobe.haystack import split_sentences
 from ctxprobe.models.sim import SimModel  # noqa: F401  (import check: sims exist)
 from ctxprobe.models.sim_server import SimServer
 from ctxprobe.models import resolve_provider
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
 LENGTHS = "512,1k,2k"

@@ -7,13 +7,13 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
-from ctxprobe.plan import summarize
-from ctxprobe.prices import Price, load_prices, price_for
-from ctxprobe.results import iter_export
+from ctxprobe.plan.grid import summarize
+from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.store import iter_export
 from ctxprobe.runner.limits import TokenBucket
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

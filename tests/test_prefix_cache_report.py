@@ -15,9 +15,10 @@ from ctxprobe.models.gemini_api import parse_response
 from ctxprobe.models.openai_api import parse_chat_completion
 from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
 from ctxprobe.report.html import build_html_report
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
 _CHOICE = {"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}

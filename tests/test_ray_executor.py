@@ -14,11 +14,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from ctxprobe.results import iter_export  # noqa: E402
+from ctxprobe.store import iter_export  # noqa: E402
 from ctxprobe.runner.ray_executor import execute_ray  # noqa: E402
-from ctxprobe.runner.standalone import run_cases  # noqa: E402
+from ctxprobe.sweep.standalone import run_cases  # noqa: E402
 from ctxprobe.spec import make_spec  # noqa: E402
-from ctxprobe.sweep import run_sweep  # noqa: E402
+from ctxprobe.sweep.run import run_sweep  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a Ray start costs ~10-20 s here
 

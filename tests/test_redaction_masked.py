@@ -15,7 +15,7 @@ import pytest
 from ctxprobe.models._sdk import one_line
 from ctxprobe.models._sdk import redact as sdk_redact
 from ctxprobe.models.openai_compat import OpenAICompatProvider
-from ctxprobe.preflight import PROBE_MESSAGES
+from ctxprobe.sweep.preflight import PROBE_MESSAGES
 from ctxprobe.redaction import MASK, scrub
 
 KEY = "sk-test-9f8e7d6c5b4a3210T123"

@@ -11,7 +11,7 @@ import time
 
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
-from ctxprobe.results import iter_export
+from ctxprobe.store import iter_export
 from ctxprobe.store import Store
 from ctxprobe.tasks.case import prompt_hash
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -15,16 +15,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
 from ctxprobe.models.sim_server import SimServer, _messages_hash
-from ctxprobe.preflight import PROBE_MESSAGES
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.sweep.preflight import PROBE_MESSAGES
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.runner import RunnerConfig, execute
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.ruler import ruler_families
 from ctxprobe.tokenizers import resolve_tokenizer
@@ -238,7 +239,7 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
     spec = make_spec({**spec.model_dump(), "families": {"vt": {"family": "ruler", "task": "vt"}}})
     result = run_sweep(spec, tmp_path / "a.sqlite", progress=False)
     assert load_report(result.run_id, tmp_path / "a.sqlite").profiles[0].cells[0].mean == 1.0
-    from ctxprobe.packs import load_pack
+    from ctxprobe.sweep.packs import load_pack
     from ctxprobe.report.export import export_jsonl
 
     with open(tmp_path / "pack.jsonl", "w", encoding="utf-8") as fh:
@@ -253,7 +254,7 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
 
 
 def test_plan_counts_each_tasks_own_output_budget() -> None:
-    from ctxprobe.plan import summarize
+    from ctxprobe.plan.grid import summarize
 
     plan = summarize(_preset_spec("sim:perfect", "4k,8k", "0,1", 1))
     # niah 128 × 8 tasks, vt 30, cwe 120, fwe 50 — per case, 2 lengths × 2 depths

@@ -8,7 +8,7 @@ from ctxprobe.cli import main
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.faults import FaultPlan
 from ctxprobe.models.sim_server import SimServer, _messages_hash
-from ctxprobe.preflight import PROBE_MESSAGES
+from ctxprobe.sweep.preflight import PROBE_MESSAGES
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

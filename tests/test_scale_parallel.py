@@ -6,13 +6,13 @@ from __future__ import annotations
 import array
 import gc
 
-from ctxprobe.plan import planned_cases
-from ctxprobe.results import iter_export
+from ctxprobe.plan.grid import planned_cases
+from ctxprobe.store import iter_export
 from ctxprobe.runner.memory import MemoryGate, slim_case
-from ctxprobe.runner.parallel import build_cases, generation_seed
-from ctxprobe.runner.standalone import run_cases
+from ctxprobe.cases.builder import build_cases, generation_seed
+from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.case import Cell
 
 

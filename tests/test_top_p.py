@@ -14,7 +14,7 @@ from ctxprobe.models.anthropic_api import AnthropicProvider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.models.sim_server import SimServer
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 

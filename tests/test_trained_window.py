@@ -16,7 +16,8 @@ from ctxprobe.embedded import embedded_model_path
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import beyond_trained_warning, build_families, check_lengths, run_sweep
+from ctxprobe.cases.families import build_families
+from ctxprobe.sweep.run import beyond_trained_warning, check_lengths, run_sweep
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -122,7 +123,7 @@ def test_trained_row_marks_the_boundary() -> None:
 def test_plots_draw_the_trained_window(monkeypatch, tmp_path) -> None:
     pytest.importorskip("matplotlib")
     from ctxprobe.analysis.grid import profile
-    from ctxprobe.analysis.rows import ResultRow
+    from ctxprobe.tasks.rows import ResultRow
     from ctxprobe.report import plots
 
     figs = []

@@ -9,9 +9,10 @@ import re
 import pytest
 
 from ctxprobe.haystack import split_sentences
-from ctxprobe.results import iter_export, load_report
+from ctxprobe.store import iter_export
+from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 

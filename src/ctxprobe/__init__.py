@@ -21,15 +21,15 @@ __all__ = [
 
 def __getattr__(name: str):  # lazy: keep `import ctxprobe` light
     if name == "run_sweep":
-        from ctxprobe.sweep import run_sweep
+        from ctxprobe.sweep.run import run_sweep
 
         return run_sweep
     if name == "load_report":
-        from ctxprobe.results import load_report
+        from ctxprobe.report.load import load_report
 
         return load_report
     if name == "run_completeness":  # error / input_truncated cases left: what `run` exits 3 on
-        from ctxprobe.results import run_completeness
+        from ctxprobe.report.load import run_completeness
 
         return run_completeness
     raise AttributeError(name)

@@ -6,7 +6,7 @@ import re
 
 from ctxprobe.report.html import build_html_report
 from ctxprobe.spec import make_spec
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 
 def _run(store, model: str, families: str, **extra: object) -> str:

@@ -8,7 +8,7 @@ from ctxprobe.cli import main
 from ctxprobe.report.runs import unique_prefixes
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
-from ctxprobe.sweep import run_sweep
+from ctxprobe.sweep.run import run_sweep
 
 
 def test_unique_prefixes_grow_only_where_ids_collide() -> None:

@@ -1,6 +1,7 @@
 """Grid statistics, Wilson intervals and effective context length.
 
-Works on plain :class:`ResultRow` values; never imports models, runner or store.
+Works on plain :class:`ResultRow` values (``tasks.rows``); never imports models, runner or
+store.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ctxprobe.analysis.grid import (
     length_stats,
     profile,
 )
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 
 __all__ = [

@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.units import fmt_length
+from ctxprobe.spec.units import fmt_length
 
 DEFAULT_DRAWS = 4000
 

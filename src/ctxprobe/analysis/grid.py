@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
 

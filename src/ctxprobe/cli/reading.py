@@ -18,7 +18,7 @@ from ctxprobe.cli.common import DEFAULT_REPORT_DIR
 
 def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_dir: str | None, plots: bool,
                   threshold: float | None, scorer: str = "strict") -> int:
-    from ctxprobe.results import load_report, write_plots
+    from ctxprobe.report.load import load_report, write_plots
 
     report = load_report(run_id, store, threshold, scorer)
     if json_out:
@@ -140,7 +140,7 @@ def _all_phonebook(run_ids: list[str], store: str) -> bool:
 
 
 def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, Any]:
-    from ctxprobe.results import load_report
+    from ctxprobe.report.load import load_report
 
     return load_report(run_id, store, threshold).to_dict()
 

@@ -70,7 +70,7 @@ def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.packs import run_pack
+    from ctxprobe.sweep.packs import run_pack
 
     grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack",
                         "instruction", "separator")
@@ -79,7 +79,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
     if not args.model:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
-    from ctxprobe.model_names import canonical_model
+    from ctxprobe.spec.names import canonical_model
 
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  concurrency=args.concurrency or 4, timeout=args.timeout or 600.0,
@@ -92,7 +92,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _exit_code(run_id: str, store: str, err: Console) -> int:
     """0, or 3 when the run is incomplete because of harness failures (README: exit codes)."""
-    from ctxprobe.results import run_completeness
+    from ctxprobe.report.load import run_completeness
 
     health = run_completeness(run_id, store)
     if health.harness_incomplete:
@@ -120,7 +120,7 @@ def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.sweep import run_sweep
+    from ctxprobe.sweep.run import run_sweep
 
     if args.cases:
         return _run_pack(args, out, err)
@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         if line:
             err.print(line, highlight=False)
     if args.adaptive:
-        from ctxprobe.adaptive import adaptive_sweep
+        from ctxprobe.sweep.adaptive import adaptive_sweep
         from ctxprobe.spec import parse_length
 
         res = adaptive_sweep(spec, args.store, confidence=args.confidence,
@@ -153,7 +153,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.phonebook_plots import phonebook_report
-    from ctxprobe.sweep import run_sweep
+    from ctxprobe.sweep.run import run_sweep
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
     layout = _parse_params(args.param or []).get("phonebook", {})
@@ -163,7 +163,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         layout["post_normalise"] = True
     extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
              if getattr(args, k) is not None}
-    from ctxprobe.model_names import canonical_model
+    from ctxprobe.spec.names import canonical_model
 
     spec = phonebook_spec(
         model=canonical_model(args.model, args.base_url), entries=_split(args.entries),
@@ -183,11 +183,11 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.plan import summarize
-    from ctxprobe.prices import load_prices, price_for
+    from ctxprobe.plan.grid import summarize
+    from ctxprobe.plan.prices import load_prices, price_for
 
     spec = _spec_from_args(args)
-    from ctxprobe.sizing import plan_sizes
+    from ctxprobe.cases.sizing import plan_sizes
 
     for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), plan_sizes(spec)).lines():
         out.print(line)
@@ -199,7 +199,7 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models.sim_server import serve_forever
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    from ctxprobe.model_names import canonical_model
+    from ctxprobe.spec.names import canonical_model
 
     model = canonical_model(args.model)
     if not model.startswith("sim:"):

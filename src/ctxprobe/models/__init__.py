@@ -7,7 +7,7 @@ Built-in providers are resolved here; optional heavy ones are imported lazily in
 from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.model_names import canonical_model
+from ctxprobe.spec.names import canonical_model
 from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,

@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ctxprobe._llama import import_llama_cpp
+from ctxprobe.embedded.llama import import_llama_cpp
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.tokenizers.base import Tokenizer

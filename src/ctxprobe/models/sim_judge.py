@@ -1,6 +1,6 @@
 """Simulated judges (``sim-judge:*``): known grading behaviour, for testing judge calibration.
 
-A sim judge reads the judge prompt built by :mod:`ctxprobe.judge` like a model would: it
+A sim judge reads the judge prompt built by :mod:`ctxprobe.scores.judge` like a model would: it
 finds the ``Reference answer`` and ``Candidate answer`` blocks (in whichever order the
 prompt shows them) and replies ``GRADE: CORRECT`` or ``GRADE: INCORRECT``. It never sees a
 label. Kinds:

@@ -32,6 +32,11 @@ class Excerpt:
     start: int  # character offset of the excerpt in the prompt text
     prompt_chars: int
 
+    @property
+    def end(self) -> int:
+        """Character offset just past the excerpt."""
+        return self.start + sum(len(text) for text, _ in self.segments)
+
 
 @dataclass(frozen=True)
 class Failure:

@@ -4,7 +4,7 @@
   are left out (they can be megabytes each); ``prompt_hash`` links a row to its prompt in
   the store or in a pack. Lists and dicts are JSON strings so every column is a scalar.
 - Instance pack (JSONL): everything needed to send exactly the same prompts again on
-  another machine and score them the same way (see :mod:`ctxprobe.packs`).
+  another machine and score them the same way (see :mod:`ctxprobe.sweep.packs`).
 - RULER JSONL: RULER's own data fields (``index``, ``input``, ``outputs``, ``length``,
   ``length_w_model_temp``, ``answer_prefix``, ``token_position_answer``) so our cases can
   be fed to RULER's ``pred/call_api.py`` and other runners that read its format.
@@ -26,8 +26,8 @@ from typing import IO, Any, TextIO
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
-from ctxprobe.results import family_names
-from ctxprobe.store import open_existing
+from ctxprobe.report.load import family_names
+from ctxprobe.store import iter_export, open_existing
 from ctxprobe.tasks.case import content_hash
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
@@ -39,13 +39,6 @@ COLUMNS: tuple[str, ...] = (
 )
 _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
 PACK_FORMAT = 1
-
-
-def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
-    with open_existing(store_path) as store:
-        run = store.require_run(run_id)
-        for rec in store.iter_case_records(run.run_id):
-            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}
 
 
 def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:

@@ -72,7 +72,7 @@ def render_failures(run_id: str, store_path: str | Path, console: Console, *, ou
                     n: int = 10) -> int:
     """Print up to ``n`` failures of a run, spread over its grid; returns how many were shown."""
     from ctxprobe.report.evidence import FailureSampler
-    from ctxprobe.results import iter_export
+    from ctxprobe.store import iter_export
 
     check_outcome(outcome)
     if n < 1:

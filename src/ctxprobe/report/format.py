@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxprobe.units import fmt_depth, fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
+from ctxprobe.spec.units import fmt_depth, fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
 
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile

@@ -5,7 +5,8 @@ words (per family, the longest length that meets the bar and what that means as 
 then the evidence for it. The file stands alone: plots are PNGs inlined as data: URIs,
 the CSS is inline, there is no script at all, and a Content-Security-Policy forbids any
 network fetch — so it opens the same from an e-mail attachment, offline, years later.
-Model output and prompt text are untrusted and always escaped (see ``html_parts.esc``).
+The markup lives in jinja2 templates (``report/templates``, package data) rendered with
+autoescaping: model output and prompt text are untrusted and reach the page only as text.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,14 @@ from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import CSS, esc, img, score_cell, table, td
+from ctxprobe.report.html_parts import Cell, Figure, Table, figure, render, score_cell, td
 from ctxprobe.report.html_sections import (
     RunView,
-    audit_section,
-    cost_latency_section,
-    failures_section,
+    audit_tables,
+    cost_table,
+    failure_runs,
     family_article,
+    latency_tables,
     slug,
 )
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
@@ -43,7 +46,6 @@ ABILITY = {
     "aggregation": "aggregating information spread over the whole context",
     "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
 }
-_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 Intervals = dict[str, tuple[int | None, int | None]]
 
 
@@ -55,7 +57,7 @@ def run_label(report: Any) -> str:
 def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | None = None, *,
                 intervals: Sequence[Intervals | None] | None = None, png_dir: str | Path | None = None,
                 title: str | None = None, phonebook: Mapping[str, Any] | None = None) -> str:
-    """The report page for one or more runs (``ctxprobe.results.Report``), as a string.
+    """The report page for one or more runs (``ctxprobe.report.load.Report``), as a string.
 
     ``details`` (from :func:`ctxprobe.report.rundetails.collect_details`) adds the audit,
     latency and failure sections; ``intervals`` gives, per run, the effective-length
@@ -100,8 +102,9 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
                       failures: int = 20, scorer: str = "strict") -> Path:
     """Load runs from a store and write their report: what ``ctxprobe report --html`` calls."""
     from ctxprobe.report.rundetails import collect_details
-    from ctxprobe.results import iter_export, load_report
+    from ctxprobe.store import iter_export
 
+    from ctxprobe.report.load import load_report
     reports = [load_report(rid, store_path, threshold, scorer) for rid in run_ids]
     seen = [r.run.run_id for r in reports]
     if len(set(seen)) != len(seen):
@@ -113,7 +116,7 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
 def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any]:
     """The phone-book analysis of each run that has scored phone-book needles."""
     from ctxprobe.analysis.phonebook import FAMILY, analyse, needle_results
-    from ctxprobe.results import iter_export
+    from ctxprobe.store import iter_export
 
     out: dict[str, Any] = {}
     for r in reports:
@@ -128,42 +131,45 @@ def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any
 
 def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[str, Any]) -> str:
     from ctxprobe.report.html_phonebook import phonebook_section
-    from ctxprobe.report.html_ruler import ruler_section
+    from ctxprobe.report.html_ruler import ruler_runs
 
     families = sorted({p.family for v in views for p in v.profiles})
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
+    ruler = ruler_runs(views)
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
            *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
-    body = [
-        f'<nav class="toc">{"".join(f"<a href={chr(34)}#{esc(i)}{chr(34)}>{esc(t)}</a>" for i, t in toc)}</nav>',
-        f"<h1>{esc(heading)}</h1>",
-        f'<p class="sub">{len(views)} run(s) · {len(families)} task famil{"y" if len(families) == 1 else "ies"}'
-        f" · scorer {esc(', '.join(sorted({str(getattr(v.report, 'scorer', 'strict')) for v in views})))}"
-        " · lengths in tokens"
-        f" · generated {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"
-        f" by ctxprobe {esc(__version__)}</p>",
-        _summary(views, books), _metadata(views), _profile(views), _all_families(views, png_dir),
-        '<section id="families"><h2>Per family</h2><p class="sub">Heatmaps share one fixed colour scale '
-        "(0 red → 1 green, grey = nothing scored); curves pool all depths with Wilson 95% bands.</p>"
-        + "".join(family_article(f, views, png_dir) for f in families) + "</section>",
-    ]
-    if books:
-        body.append(phonebook_section(books, png_dir))
-    body.append(ruler_section(views))
+    scorers = ", ".join(sorted({str(getattr(v.report, "scorer", "strict")) for v in views}))
+    sub = (f"{len(views)} run(s) · {len(families)} task famil{'y' if len(families) == 1 else 'ies'}"
+           f" · scorer {scorers} · lengths in tokens"
+           f" · generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by ctxprobe {__version__}")
+    details = None
     if any(v.details for v in views):
-        body += [audit_section(views), cost_latency_section(views), failures_section(views)]
-    body.append(f"<footer>ctxprobe {esc(__version__)} · self-contained report: no scripts, no network.</footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<link rel="icon" href="data:,"><title>{esc(heading)}</title><style>{CSS}</style></head>'
-            f"<body><main>{''.join(body)}</main></body></html>\n")
+        details = {"audit": audit_tables(views), "cost": cost_table(views), "latency": latency_tables(views),
+                   "failures": failure_runs(views)}
+    return render(
+        "page.html.j2", heading=heading, toc=toc, sub=sub, version=__version__,
+        summary=_summary(views, books), runs=_metadata(views), profile=_profile(views),
+        all_families=_all_families(views, png_dir),
+        articles=[family_article(f, views, png_dir) for f in families],
+        phonebook=phonebook_section(books, png_dir) if books else None, ruler=ruler, details=details,
+    )
 
 
-def family_sentence(view: RunView, prof: Profile) -> str:
+@dataclass(frozen=True)
+class Sentence:
+    """One summary line: ``family (ability): [verdict] text`` (``family`` empty for a note)."""
+
+    text: str
+    family: str = ""
+    ability: str = ""
+    verdict: str = ""  # shown in bold: the length teams size prompts by
+    note: bool = False
+
+
+def family_sentence(view: RunView, prof: Profile) -> Sentence:
     """The plain-language verdict for one family: the number teams size prompts by.
 
     Follows the interval, not the point estimate: "reliable up to X" only when every length
@@ -172,63 +178,60 @@ def family_sentence(view: RunView, prof: Profile) -> str:
     stats = sorted(prof.lengths, key=lambda s: s.length)
     bar = fmt_threshold(prof.threshold)
     eff = prof.effective_length
-    head = f"<b>{esc(prof.family)}</b> ({esc(ability)}): "
+
+    def say(text: str, verdict: str = "") -> Sentence:
+        return Sentence(text, prof.family, ability, verdict)
+
     if not stats:
-        return head + "no results."
+        return say("no results.")
     if stats[0].n == 0 or stats[0].outcomes.get("input_truncated"):
-        return head + esc(f"undetermined — the shortest length {fmt_tokens(stats[0].length)} was not measured "
-                          "(harness failures or prompts truncated by the server); fix the serving path and rerun.")
+        return say(f"undetermined — the shortest length {fmt_tokens(stats[0].length)} was not measured "
+                   "(harness failures or prompts truncated by the server); fix the serving path and rerun.")
     if prof.family not in view.intervals:
-        return head + esc(f"observed effective length {fmt_tokens(eff) if eff else 'below the shortest length'} "
-                          "(no interval computed: not a confident statement).")
+        return say(f"observed effective length {fmt_tokens(eff) if eff else 'below the shortest length'} "
+                   "(no interval computed: not a confident statement).")
     lo, hi = view.intervals[prof.family]
     show = lambda x: f"below {fmt_tokens(stats[0].length)}" if x is None else fmt_tokens(x)  # noqa: E731
     observed = f"observed {show(eff)}"
     if lo is None and hi is None:
         first = stats[0]
-        return head + esc(f"fails the bar (accuracy ≥ {bar}) already at the shortest tested length "
-                          f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}; 95% confidence). Do not rely on "
-                          "this ability with this model and serving stack; test shorter contexts to find where it "
-                          "holds.")
+        return say(f"fails the bar (accuracy ≥ {bar}) already at the shortest tested length "
+                   f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}; 95% confidence). Do not rely on "
+                   "this ability with this model and serving stack; test shorter contexts to find where it holds.")
     if lo is None:
-        return head + esc(f"not shown reliable at any tested length — too few cases to clear the bar (accuracy ≥ "
-                          f"{bar}) with 95% confidence ({observed}; at most {show(hi)}). Add repetitions before "
-                          "relying on it.")
+        return say(f"not shown reliable at any tested length — too few cases to clear the bar (accuracy ≥ "
+                   f"{bar}) with 95% confidence ({observed}; at most {show(hi)}). Add repetitions before "
+                   "relying on it.")
     rng = "" if lo == hi else f"; at most {show(hi)}, {observed} — add repetitions to narrow it"
-    verdict = (f'<span class="verdict">reliable up to {esc(fmt_tokens(lo))} tokens</span> '
-               f"(95% confidence{esc(rng)})")
+    verdict = f"reliable up to {fmt_tokens(lo)} tokens"
+    confidence = f"(95% confidence{rng})"
     if lo == stats[-1].length:
-        return head + verdict + esc(f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
-                                    "may be longer — extend the sweep before planning prompts beyond it.")
+        return say(confidence + f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
+                   "may be longer — extend the sweep before planning prompts beyond it.", verdict)
     nxt = next(s for s in stats if s.length > lo)
     after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
              if nxt.n and not nxt.outcomes.get("input_truncated") else effective_length_note(prof) or "")
-    return head + verdict + esc(f"; {after}. Products that rely on {ability} should keep the whole prompt "
-                                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
-                                "model and serving stack, and size RAG chunks and prompt layouts to that budget.")
+    return say(confidence + f"; {after}. Products that rely on {ability} should keep the whole prompt "
+               f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
+               "model and serving stack, and size RAG chunks and prompt layouts to that budget.", verdict)
 
 
-def _summary(views: list[RunView], books: dict[str, Any]) -> str:
+def _summary(views: list[RunView], books: dict[str, Any]) -> dict[str, Any]:
     from ctxprobe.report.html_phonebook import phonebook_sentence
 
-    parts = ['<section id="summary"><h2>Summary</h2><div class="summary">']
+    runs = []
     for v in views:
-        if len(views) > 1:
-            parts.append(f"<h3>{esc(v.label)}</h3>")
-        items = [f"<li><b>phonebook</b> ({esc(ABILITY['phonebook'])}): {phonebook_sentence(books[v.label])}</li>"
-                 if p.family == "phonebook" and v.label in books else f"<li>{family_sentence(v, p)}</li>"
-                 for p in v.profiles] or ["<li>No scored cases yet.</li>"]
+        items = [Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
+                 if p.family == "phonebook" and v.label in books else family_sentence(v, p)
+                 for p in v.profiles] or [Sentence("No scored cases yet.")]
         notes = [*(getattr(v.report, "incomplete", None) or []), *(getattr(v.report, "notes", None) or [])]
         trained = v.run.meta.get("trained_context")
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
             notes.append(f"Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.")
-        items += [f'<li class="note">{esc(redact(str(n)))}</li>' for n in notes]
-        parts.append("<ul>" + "".join(items) + "</ul>")
+        items += [Sentence(redact(str(n)), note=True) for n in notes]
+        runs.append({"label": v.label, "lines": items})
     bars = sorted({fmt_threshold(p.threshold) for v in views for p in v.profiles})
-    parts.append(f'<p class="note">The bar: mean accuracy over all depths ≥ {esc(", ".join(bars) or "—")} at every '
-                 "length up to the effective length (walking up from the shortest, stopping at the first failure).</p>")
-    parts.append("</div></section>")
-    return "".join(parts)
+    return {"runs": runs, "bars": ", ".join(bars) or "—"}
 
 
 def _sharing(mode: object, view: RunView) -> str:
@@ -246,7 +249,7 @@ def haystack_label(haystack: object) -> str:
     return f"your text files: {redact(str(haystack))}"
 
 
-def _metadata(views: list[RunView]) -> str:
+def _metadata(views: list[RunView]) -> Table:
     def field(view: RunView) -> dict[str, str]:
         run, spec = view.run, redact_obj(view.run.spec)
         dec = spec.get("decoding") or {}
@@ -270,11 +273,10 @@ def _metadata(views: list[RunView]) -> str:
         }
     cols = [field(v) for v in views]
     rows = [[k, *[c[k] for c in cols]] for k in cols[0]]
-    return ('<section id="metadata"><h2>Runs</h2>'
-            + table(["", *[v.run.run_id for v in views]], rows, cls="meta") + "</section>")
+    return Table(["", *[v.run.run_id for v in views]], rows, cls="meta")
 
 
-def _profile(views: list[RunView]) -> str:
+def _profile(views: list[RunView]) -> dict[str, Any]:
     """One row per (family, run): stays narrow at laptop width however many runs are given."""
     families = sorted({p.family for v in views for p in v.profiles})
     rows = []
@@ -296,24 +298,22 @@ def _profile(views: list[RunView]) -> str:
             # a book's recall has one interval, in the phone-book section; not a second one here
             accuracy = (td("recall: see Phone book") if unit == "entries" else
                         score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
-            rows.append([td(fam), td(v.label), f'<td class="num"><b style="color:{colour}">{esc(text)}</b></td>',
-                         td(interval, "num"), accuracy])
+            rows.append([td(fam), td(v.label), Cell(text, cls="num", bold=colour), td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
     headers = ["family", "run", "observed effective length", "95% interval", "accuracy at longest length"]
-    return ('<section id="profile"><h2>Profile</h2>' + table(headers, rows, raw_rows=True, cls="profile")
-            + f'<p class="note">{esc(note)}</p>' + _legend() + "</section>")
+    return {"table": Table(headers, rows, cls="profile"), "note": note, "legend": _legend()}
 
 
-def _legend() -> str:
+def _legend() -> list[str]:
+    """The colour scale's stops, 0 to 1 by tenths."""
     from ctxprobe.report.html_parts import accuracy_colours
 
-    stops = "".join(f'<span style="background:{accuracy_colours(x / 10)[0]}"></span>' for x in range(11))
-    return f'<p class="legend note">accuracy colour scale: 0 {stops} 1</p>'
+    return [accuracy_colours(x / 10)[0] for x in range(11)]
 
 
-def _all_families(views: list[RunView], png_dir: Path) -> str:
+def _all_families(views: list[RunView], png_dir: Path) -> list[Figure]:
     from ctxprobe.report.plots_multi import all_families_png
 
     figures = []
@@ -323,7 +323,6 @@ def _all_families(views: list[RunView], png_dir: Path) -> str:
         if not profiles:
             continue
         path = all_families_png(profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
-        figures.append(f'<figure>{img(path, "all families, " + v.label)}<figcaption>{esc(v.label)}: every family '
-                       "on one chart; ring = effective length; dashed red = threshold.</figcaption></figure>")
-    return ('<section id="all-families"><h2>All families: accuracy vs length</h2>'
-            f'<div class="grid">{"".join(figures)}</div></section>')
+        figures.append(figure(path, "all families, " + v.label, f"{v.label}: every family on one chart; ring = "
+                              "effective length; dashed red = threshold."))
+    return figures

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.report.html_parts import esc, img, table
+from ctxprobe.report.html_parts import Figure, Table, figure
 
 _CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
@@ -46,7 +47,7 @@ def _value(m: MetricValue) -> str:
 
 def phonebook_sentence(an: PhonebookAnalysis) -> str:
     """The plain-language verdict: accuracy at the largest book, and the largest book that
-    holds everywhere (MUC). Returned escaped, ready for the page."""
+    holds everywhere (MUC). Plain text (the template escapes it)."""
     longest = an.lengths[-1]
     acc = an.accuracy.get((longest, an.n_ref))
     muc = an.metric("MUC", "robust", None).value
@@ -61,31 +62,29 @@ def phonebook_sentence(an: PhonebookAnalysis) -> str:
     else:
         parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
                      "recall depends on where in the book an entry sits.")
-    return esc("".join(parts))
+    return "".join(parts)
 
 
-def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> str:
+def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> Table:
     labels = list(analyses)
     rows: dict[tuple[str, str, int | None], list[str]] = {}
     for i, an in enumerate(analyses.values()):
         for m in an.metrics:
             rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(labels))[i] = _value(m)
     ordered = sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], kv[0][2] or 0))
-    body = [[metric, variant, "" if length is None else f"{length:,}", *cells]
+    body: list[list[Any]] = [[metric, variant, "" if length is None else f"{length:,}", *cells]
             for (metric, variant, length), cells in ordered]
-    return table(["metric", "variant", "book", *labels], body, caption=_CAPTION)
+    return Table(["metric", "variant", "book", *labels], body, caption=_CAPTION)
 
 
-def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) -> str:
+def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) -> dict[str, Any]:
     """``analyses``: run label → analysis, for the phone-book runs on the page."""
     from ctxprobe.report.phonebook_plots import compare_png, msweep_png, position_png
 
-    parts = ['<section id="phonebook"><h2>Phone book</h2><p class="sub">Per-needle recall by position in the '
-             "book (bins of equal size, Wilson 95% whiskers, degree-3 trend), the M-sweep across book sizes, and "
-             "the resilience metrics.</p>"]
-    figures = []
+    verdicts = []
+    figures: list[Figure] = []
     for label, an in analyses.items():
-        parts.append(f'<p class="verdict"><b>{esc(label)}</b>: {phonebook_sentence(an)}</p>')
+        verdicts.append((label, phonebook_sentence(an)))
         base = png_dir / _stem(label)  # the run's own folder, beside its heatmap and curve
         position = position_png(an, base / "phonebook-position.png", title=label)
         sweep = msweep_png(an, base / "phonebook-msweep.png", title=label)
@@ -95,10 +94,7 @@ def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) 
         first = next(iter(analyses.values()))
         both = compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1], needles=first.n_ref)
         figures.insert(0, _figure(both, "runs compared at the first run's largest book and N"))
-    parts.append(f'<div class="grid">{"".join(figures)}</div>')
-    parts.append(_metric_table(analyses))
-    parts.append("</section>")
-    return "".join(parts)
+    return {"verdicts": verdicts, "figures": figures, "metrics": _metric_table(analyses)}
 
 
 def _stem(label: str) -> str:
@@ -106,5 +102,5 @@ def _stem(label: str) -> str:
     return "".join(c for c in label.rsplit(" · ", 1)[-1] if c.isalnum() or c in "-_") or "run"
 
 
-def _figure(path: Path, caption: str) -> str:
-    return f"<figure>{img(path, caption)}<figcaption>{esc(caption)}</figcaption></figure>"
+def _figure(path: Path, caption: str) -> Figure:
+    return figure(path, caption, caption)

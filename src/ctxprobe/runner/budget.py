@@ -9,7 +9,7 @@ stays within the cap, so the cap is never crossed, even with requests in flight.
 from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.prices import Price
+from ctxprobe.plan.prices import Price
 from ctxprobe.tasks.case import Case
 
 

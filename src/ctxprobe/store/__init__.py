@@ -1,5 +1,5 @@
 """SQLite store (embedded, zero set-up) with forward-only migrations."""
 
-from ctxprobe.store.db import DEFAULT_STORE, RunRecord, Store, open_existing
+from ctxprobe.store.db import DEFAULT_STORE, RunRecord, Store, iter_export, open_existing
 
-__all__ = ["DEFAULT_STORE", "RunRecord", "Store", "open_existing"]
+__all__ = ["DEFAULT_STORE", "RunRecord", "Store", "iter_export", "open_existing"]

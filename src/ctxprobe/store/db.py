@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.analysis.rows import ResultRow
+from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
@@ -251,3 +251,12 @@ def open_existing(store_path: str | Path) -> Store:
     if not p.is_file():
         raise CtxprobeError(f"no store at {p}; run a sweep first or pass --store PATH")
     return Store(p)
+
+
+def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
+    """Every case record of a run (case, response, score) with the run's model and tokenizer:
+    what exports, reports and checks read."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        for rec in store.iter_case_records(run.run_id):
+            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}

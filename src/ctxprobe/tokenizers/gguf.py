@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe._llama import import_llama_cpp
+from ctxprobe.embedded.llama import import_llama_cpp
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.base import Message
 from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate, prepend_bos

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ctxprobe.redaction import scrub
 from ctxprobe.runner.execute import Attempted
-from ctxprobe.scoring import score_response
+from ctxprobe.scores.outcome import score_response
 from ctxprobe.store import Store
 from ctxprobe.tasks.base import Family, Scored
 

@@ -22,20 +22,21 @@ from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_form, resolve_provider
 from ctxprobe.models.base import Provider
-from ctxprobe.preflight import PreflightReport, run_preflight
-from ctxprobe.plan import PlannedCase, planned_cases, summarize
-from ctxprobe.prices import load_prices, price_for
+from ctxprobe.sweep.preflight import PreflightReport, run_preflight
+from ctxprobe.plan.grid import PlannedCase, planned_cases, summarize
+from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.runner.memory import MemoryGate, ids_policy, slim_case
-from ctxprobe.runner.parallel import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
+from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
-from ctxprobe.record import record_response
-from ctxprobe.sizing import Sizes, case_sizes
+from ctxprobe.scores.record import record_response
+from ctxprobe.cases.sizing import Sizes, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
-from ctxprobe.claiming import finish_run, send_claimed
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.sweep.claiming import finish_run, send_claimed
+from ctxprobe.cases.families import build_families
+from ctxprobe.tasks import BuildContext, Cell
 from ctxprobe.tasks.base import Family
 from ctxprobe.tasks.case import Case
 from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokenizer
@@ -56,18 +57,6 @@ class SweepResult:
     peak_live_tokens: int | None = None  # with spec.live_tokens: the most tokens held in built cases
 
 
-def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:
-    """Label → (family, validated params). A label is the family's name, or any name whose
-    parameters say ``family: NAME`` — so one sweep can hold one family several times (RULER's
-    niah_single_1/2/3 are all niah)."""
-    out: dict[str, tuple[Family, object]] = {}
-    for label, params in spec.families.items():
-        params = dict(params)
-        name = str(params.pop("family", label))
-        out[label] = (make_family(name, ctx), validate_params(name, params))
-    return out
-
-
 async def _calibrated_judge(spec: Spec, tokenizer: Tokenizer, families: dict[str, tuple[Family, object]],
                             meta: dict[str, object], console: Console) -> object | None:
     """The judge for ``match: judge`` families, calibrated before any case is sent; its
@@ -78,7 +67,7 @@ async def _calibrated_judge(spec: Spec, tokenizer: Tokenizer, families: dict[str
         return None
     if not spec.judge:
         raise CtxprobeError(f"family {wants[0]} grades with a judge (match: judge): name one with --judge MODEL")
-    from ctxprobe.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
+    from ctxprobe.scores.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
 
     judge = resolve_judge(spec.judge, tokenizer)
     items = load_labelled_set(spec.judge_labels) if spec.judge_labels else synthetic_labelled_set()

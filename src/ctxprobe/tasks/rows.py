@@ -1,4 +1,5 @@
-"""The plain row analysis works on: one scored case. Built by the store, no model imports."""
+"""The plain row analysis works on: one scored case, as the store hands it over (beside the
+shared Case type, below both the store and analysis)."""
 
 from __future__ import annotations
 

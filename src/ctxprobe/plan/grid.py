@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from ctxprobe.prices import Price
+from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
 from ctxprobe.tasks.case import Cell, make_case_id
 
@@ -88,7 +88,7 @@ def _output_budget(spec: Spec, label: str) -> int:
 def summarize(spec: Spec, price: Price | None = None,
               sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
     """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
-    :mod:`ctxprobe.sizing`) replaces the lengths for families not sized in tokens."""
+    :mod:`ctxprobe.cases.sizing`) replaces the lengths for families not sized in tokens."""
     per_length = len(spec.depths) * spec.reps * len(spec.families)
     requests = len(spec.lengths) * per_length
     per_cell = len(spec.depths) * spec.reps

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.plan import PlannedCase
+from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.runner.execute import Attempted
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
@@ -35,7 +35,7 @@ class StandaloneResult:
 
 def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]]) -> Callable[[Attempted], None]:
     """The sweep's sink minus the ledger, display and judge: store the case, score, store the reply."""
-    from ctxprobe.record import record_response
+    from ctxprobe.scores.record import record_response
 
     def sink(item: Attempted) -> None:
         store.save_case(run_id, item.case)
@@ -50,7 +50,7 @@ def run_cases(spec: Spec, store_path: str | Path, *, executor: Executor | None =
     """``run_sweep`` with issue 8's knobs given as arguments (tests and benchmarks): an
     executor callable (e.g. ``execute_ray`` with test hooks), build workers, the live-token
     gate, an explicit plan and the sharing flag. Same run identity, store and resume."""
-    from ctxprobe.sweep import run_sweep
+    from ctxprobe.sweep.run import run_sweep
 
     update = {k: v for k, v in (("build_workers", build_workers), ("live_tokens", live_tokens),
                                 ("share_prefix", share_prefix)) if v is not None}

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.model_names import canonical_model, location_free
+from ctxprobe.spec.names import canonical_model, location_free
 
 _LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 _UNITS = {"": 1, "k": 1024, "m": 1024 * 1024}

@@ -160,10 +160,10 @@ def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
                     tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
                     force: bool = False, allow_edited: bool = False) -> PackResult:
-    from ctxprobe.claiming import finish_run, send_claimed
+    from ctxprobe.sweep.claiming import finish_run, send_claimed
     from ctxprobe.models import resolve_provider
     from ctxprobe.runner import Attempted, RunnerConfig, execute
-    from ctxprobe.record import record_response
+    from ctxprobe.scores.record import record_response
     from ctxprobe.store import Store
     from ctxprobe.store.claims import Coordinator
     from ctxprobe.tasks import BuildContext, make_family

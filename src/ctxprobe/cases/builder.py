@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.plan import PlannedCase
+from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import PromptLayout, Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tasks.base import Family, derive_seed
@@ -56,7 +56,7 @@ def share_prefix_of(spec: Spec) -> bool:
 
 
 def tokenizer_name_of(spec: Spec) -> str:
-    from ctxprobe.sweep import infer_tokenizer
+    from ctxprobe.tokenizers import infer_tokenizer
 
     return spec.tokenizer or infer_tokenizer(spec.model)
 

@@ -52,9 +52,9 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     tokenizer is loaded then); otherwise the families are built and asked."""
     if not needs_building(spec):
         return None
-    from ctxprobe.sweep import build_families, infer_tokenizer
+    from ctxprobe.cases.families import build_families
     from ctxprobe.tasks import BuildContext
-    from ctxprobe.tokenizers import resolve_tokenizer
+    from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     name = spec.tokenizer or infer_tokenizer(spec.model)
     ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack,

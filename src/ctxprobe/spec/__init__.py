@@ -1,0 +1,31 @@
+"""The spec: what to measure (model, tokenizer, families, lengths, depths, repetitions,
+seed, decoding), typed and validated (:mod:`.schema`), the model names people type
+(:mod:`.names`) and how lengths are written and shown (:mod:`.units`).
+
+The first stage of the pipeline: every later stage reads a :class:`Spec`; the spec imports
+none of them.
+"""
+
+from ctxprobe.spec.schema import (
+    OUTPUT_FLOOR,
+    OUTPUT_LEAD_IN,
+    OUTPUT_TOKENS_PER_ITEM,
+    TRANSPORT_FIELDS,
+    Decoding,
+    PromptLayout,
+    Spec,
+    answer_items,
+    default_output_limit,
+    describe_layout,
+    load_spec,
+    make_spec,
+    parse_depths,
+    parse_length,
+    parse_lengths,
+)
+
+__all__ = [
+    "OUTPUT_FLOOR", "OUTPUT_LEAD_IN", "OUTPUT_TOKENS_PER_ITEM", "TRANSPORT_FIELDS", "Decoding", "PromptLayout",
+    "Spec", "answer_items", "default_output_limit", "describe_layout", "load_spec", "make_spec", "parse_depths",
+    "parse_length", "parse_lengths",
+]

@@ -1,0 +1,43 @@
+"""Run ids (and the cases a run holds) stay the same across refactors of the code layout:
+a rerun of an unchanged spec must resume its stored run, never start a new one.
+
+The literals below were computed from commit b7405e5 (before issue 17 moved the modules
+into the pipeline's folders), with the same calls as here. A change of the run identity
+on purpose (a new identity field, a new ctxprobe version) updates them with a note."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import pytest
+
+import ctxprobe
+from ctxprobe.sweep.run import run_id_for
+
+
+@pytest.mark.parametrize("spec, run_id", [
+    ({"model": "sim:perfect"}, "f2504807b91a"),
+    ({"model": "openai:gpt-4o-mini", "families": "niah,multihop", "lengths": "4k,8k"}, "e6e58f19de58"),
+    ({"model": "sim:decay", "families": {"phonebook": {}}, "depths": [0]}, "3444b23fbb02"),
+])
+def test_run_id_of_a_fixed_spec_is_pinned(spec: dict, run_id: str) -> None:
+    assert run_id_for(ctxprobe.make_spec(spec)) == run_id
+
+
+def test_a_stored_sweep_keeps_its_run_id_and_its_cases(tmp_path) -> None:
+    spec = ctxprobe.make_spec({"model": "sim:perfect", "families": {"niah": {"distractors": 2}, "vartrack": {}},
+                               "lengths": "1k,2k", "depths": [0.25, 0.75], "reps": 2, "seed": 7})
+    store = tmp_path / "s.sqlite"
+    result = ctxprobe.run_sweep(spec, store, progress=False)
+    assert result.run_id == "228d66fc189e"
+    with sqlite3.connect(store) as db:
+        rows = [r[0] for r in db.execute("SELECT case_id || prompt_hash FROM cases WHERE run_id = ? ORDER BY case_id",
+                                         (result.run_id,))]
+    # every case id and every prompt byte for byte (prompt_hash) as b7405e5 built them
+    assert len(rows) == 16
+    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "fef7f6c62947dc71"
+    # and a rerun resumes it: nothing new is sent
+    again = ctxprobe.run_sweep(spec, store, progress=False)
+    assert again.run_id == result.run_id and again.resumed and again.sent == 0 and again.already_done == 16
