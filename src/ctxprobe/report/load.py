@@ -1,8 +1,7 @@
-"""Reading a stored run back: profiles for the report, JSON for CI, JSONL export."""
+"""Reading a stored run back: profiles for the report and JSON for CI (exports: report/export.py)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
