@@ -103,7 +103,9 @@ def _sum_words(wc: WordCounts, tokenizer: Tokenizer, split: list[list[str] | Non
     if unknown:
         new = list(unknown)
         wc.word_calls += len(new)
-        cache.update(zip(new, count_many(tokenizer, [" " + w for w in new])))
+        texts = [" " + w for w in new]
+        segments = getattr(tokenizer, "count_segments", None)
+        cache.update(zip(new, segments(texts) if segments is not None else count_many(tokenizer, texts)))
     return [None if words is None else sum([cache[w] for w in words]) for words in split]
 
 
