@@ -17,14 +17,40 @@ gap, shorter later sentences fill it, then one sentence trimmed at a word bounda
 
 from __future__ import annotations
 
+import array
 import bisect
-from collections.abc import Callable, Iterator
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.counting import count_many, count_sentences
 from ctxprobe.haystack.fill import Filler, fill_tolerance, select
 from ctxprobe.tokenizers.base import Message, Tokenizer
+
+#: Whether prompts are encoded into compact 4-byte arrays (set in build workers, whose cases
+#: cross a process boundary; in-process callers keep lists).
+_COMPACT = False
+#: Held around each full-prompt encode when set (build workers share a semaphore sized to
+#: the cores: a 1M-token llama.cpp encode needs ~150 MB while it runs, and more encodes at
+#: once than cores only add memory, not speed).
+_ENCODE_GUARD: Any = None
+
+
+def compact_ids(on: bool = True, guard: Any = None) -> None:
+    """Encode prompts as ``array('i')`` where the tokenizer can (``encode_chat_compact``),
+    each encode inside ``guard`` (a lock or semaphore) when given."""
+    global _COMPACT, _ENCODE_GUARD
+    _COMPACT, _ENCODE_GUARD = on, guard
+
+
+def _encode(tokenizer: Tokenizer, messages: list[Message]) -> Sequence[int]:
+    compact = getattr(tokenizer, "encode_chat_compact", None) if _COMPACT else None
+    guard = _ENCODE_GUARD if _ENCODE_GUARD is not None else contextlib.nullcontext()
+    with guard:
+        return compact(messages) if compact is not None else tokenizer.encode_chat(messages)
+
 
 #: How many sentences to count in one batched tokenizer call.
 _BATCH = 256
@@ -193,13 +219,13 @@ def pack(
         lead = lead_sentences(pool, lead_tokens, min(n, filler.n))
         text, offsets, hay_tokens = assemble(filler, n, inserts, insert_counts, lead)
         messages = render(text)
-        ids = tokenizer.encode_chat(messages)
+        ids = _encode(tokenizer, messages)
         encodes += 1
         actual = len(ids)
         predicted = needed + filler.total
         if actual <= target:
             if best is None or actual > best.token_count:
-                best = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,
+                best = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,  # type: ignore[arg-type]
                               filler.tokens(lead))
             if actual >= predicted or actual == target:
                 break  # the counts held (or erred short): what is left is below one sentence
@@ -219,15 +245,18 @@ def pack(
     return best
 
 
-def find_subsequence(ids: list[int], needle: list[int], start: int = 0) -> int | None:
-    """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``."""
+def find_subsequence(ids: Sequence[int], needle: list[int], start: int = 0) -> int | None:
+    """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``
+    (``ids`` a list, or a compact ``array`` from a build worker)."""
     if not needle:
         return None
+    if isinstance(ids, array.array) and not isinstance(needle, array.array):
+        needle = array.array(ids.typecode, needle)  # type: ignore[assignment]
     first, k = needle[0], len(needle)
     i = start
     try:
         while True:
-            i = ids.index(first, i)
+            i = ids.index(first, i)  # type: ignore[call-arg]
             if ids[i : i + k] == needle:
                 return i
             i += 1

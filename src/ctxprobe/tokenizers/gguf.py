@@ -20,6 +20,7 @@ file we fall back to ChatML, as llama.cpp's server does (llama-cpp-python picks 
 
 from __future__ import annotations
 
+import array
 import atexit
 import ctypes
 import threading
@@ -47,6 +48,8 @@ class _Vocab:
 
 
 _LOADED: dict[str, _Vocab] = {}
+#: Largest tokenize buffer (in ids) kept per thread between calls.
+_KEEP_BUFFER = 1 << 16
 _LOAD_LOCK = threading.Lock()
 
 
@@ -150,6 +153,8 @@ class GGUFTokenizer:
 
     # -- raw llama.cpp calls -------------------------------------------------------
     def _buffer(self, size: int) -> Any:
+        if size > _KEEP_BUFFER:  # a long prompt's buffer (4 bytes per byte of text) is not kept
+            return (self._llama_cpp.llama_token * size)()
         buf = getattr(self._local, "buf", None)
         if buf is None or len(buf) < size:
             buf = (self._llama_cpp.llama_token * max(size, 4096))()
@@ -259,6 +264,24 @@ class GGUFTokenizer:
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))
+
+    def encode_chat_compact(self, messages: list[Message]) -> array.array[int]:
+        """``encode_chat`` as a 4-byte ``array``, written by llama.cpp straight into it: no
+        list of Python ints (36 MB for a 1M-token prompt) and no separate buffer. Build
+        workers use it (see :func:`ctxprobe.haystack.packer.compact_ids`)."""
+        rendered = self.render_chat(messages)
+        data = rendered.encode("utf-8")
+        size = len(data) + 1
+        for _ in range(2):
+            ids = array.array("i", [0]) * size
+            view = (self._llama_cpp.llama_token * size).from_buffer(ids)
+            n = self._llama_cpp.llama_tokenize(self._vocab, data, len(data), view, size, False, True)
+            del view
+            if n >= 0:
+                del ids[n:]
+                return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)  # type: ignore[arg-type]
+            size = -n
+        raise CtxprobeError(f"llama.cpp failed to tokenize {len(data)} bytes (code {n})")
 
     def decode(self, ids: list[int]) -> str:
         """Text of ids (special tokens shown), for debugging and needle positions."""
