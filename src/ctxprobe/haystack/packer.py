@@ -32,9 +32,8 @@ from ctxprobe.tokenizers.base import Message, Tokenizer
 #: Whether prompts are encoded into compact 4-byte arrays (set in build workers, whose cases
 #: cross a process boundary; in-process callers keep lists).
 _COMPACT = False
-#: Held around each full-prompt encode when set (build workers share a semaphore sized to
-#: the cores: a 1M-token llama.cpp encode needs ~150 MB while it runs, and more encodes at
-#: once than cores only add memory, not speed).
+#: Held around each full-prompt encode when set (build workers share a semaphore of half
+#: the cores: a 1M-token llama.cpp encode needs ~150 MB while it runs).
 _ENCODE_GUARD: Any = None
 
 

@@ -107,7 +107,7 @@ def _init_worker(settings: BuildSettings, encodes: Any = None) -> None:
     from ctxprobe.haystack.packer import compact_ids
 
     compact_ids(True, encodes)  # ids go back as 4-byte arrays anyway: encode them so; and
-    # at most one full-prompt encode per core at a time across the workers
+    # a bounded number of full-prompt encodes at a time across the workers
     _WORKER = CaseBuilder(settings)  # the tokenizer is loaded once per worker
 
 
@@ -174,7 +174,7 @@ def default_workers() -> int:
 
 
 def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *, tokenizer: str | None = None,
-                lookahead: int = 1, builder: CaseBuilder | None = None,
+                lookahead: int = 0, builder: CaseBuilder | None = None,
                 settings: BuildSettings | None = None, ids: str = "keep") -> Iterator[Case]:
     """Cases for ``planned``, in order; built on ``workers`` processes when > 1.
 
@@ -194,7 +194,9 @@ def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *,
         return
     # spawn, not fork: the parent may hold llama.cpp state and threads that fork would copy
     ctx = multiprocessing.get_context("spawn")
-    encodes = ctx.BoundedSemaphore(max(1, min(n, default_workers())))
+    # full-prompt encodes at once: half the cores (the sweep's own process needs the rest);
+    # each 1M-token llama.cpp encode holds ~150 MB while it runs
+    encodes = ctx.BoundedSemaphore(max(1, min(n, default_workers() // 2)))
     pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
                                   initargs=(settings, encodes))
     pending: deque[cf.Future[list[Case]]] = deque()
