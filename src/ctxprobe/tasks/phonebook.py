@@ -277,6 +277,15 @@ class Phonebook:
         book.extend(least)
         fixed = tok.count_chat(self._prompt(p, book, least, n, qseed)[0]) - book.prefix[least]
         m = max(least, book.fit(target - fixed))
+        for _ in range(3):
+            # the questions and worked examples name entries picked for M, so the prompt
+            # around the book changes with M: recount it for this M over a short book (cheap)
+            # until M settles, so the one full encode below usually is the last
+            fixed = tok.count_chat(self._prompt(p, book, m, n, qseed, (0, least))[0]) - book.prefix[least]
+            settled = max(least, book.fit(target - fixed))
+            if settled == m:
+                break
+            m = settled
         best: tuple[int, list[Message], list[int]] | None = None
         tried: set[int] = set()
         encodes = 0
