@@ -2,7 +2,9 @@
 included: when two modules need each other, the shared piece belongs a layer below both.
 
 The graph is read from the source with `ast` (nothing is imported), so a circle hidden
-behind a lazy import inside a function is found as surely as a top-level one."""
+behind a lazy import inside a function is found as surely as a top-level one. Imports
+under ``if TYPE_CHECKING:`` never run (they only name types for annotations), so they are
+not edges."""
 
 from __future__ import annotations
 
@@ -50,11 +52,30 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of the module except the bodies of ``if TYPE_CHECKING:`` blocks."""
+    out: list[ast.AST] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every ctxprobe module `name` imports, at any depth of its code."""
     is_package = path.name == "__init__.py"
     targets: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         found: list[str] = []
         if isinstance(node, ast.Import):
             found = [alias.name for alias in node.names]
@@ -177,6 +198,12 @@ def test_the_graph_sees_deferred_and_relative_imports(tmp_path: Path) -> None:
         assert cycles and set(cycles[0]) == {"ctxprobe.a", "ctxprobe.sub", "ctxprobe.sub.b"}
         (pkg / "sub" / "b.py").write_text("thing = 1\n")
         assert find_cycles(import_graph()) == []
+        # a type-only import never runs: no edge; the same import at run time is one
+        typed = "from typing import TYPE_CHECKING\nthing = 1\nif TYPE_CHECKING:\n    from ctxprobe.a import x\n"
+        (pkg / "sub" / "b.py").write_text(typed)
+        assert find_cycles(import_graph()) == []
+        (pkg / "sub" / "b.py").write_text(typed.replace("if TYPE_CHECKING:", "if not TYPE_CHECKING:"))
+        assert find_cycles(import_graph())
         (pkg / "a.py").write_text("import ctxprobe.a\n")
         assert find_cycles(import_graph()) == [["ctxprobe.a", "ctxprobe.a"]]
     finally:

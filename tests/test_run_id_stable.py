@@ -1,9 +1,15 @@
 """Run ids (and the cases a run holds) stay the same across refactors of the code layout:
 a rerun of an unchanged spec must resume its stored run, never start a new one.
 
-The literals below were computed from commit b7405e5 (before issue 17 moved the modules
-into the pipeline's folders), with the same calls as here. A change of the run identity
-on purpose (a new identity field, a new ctxprobe version) updates them with a note."""
+The run ids and case ids below were computed from commit b7405e5 (before issue 17 moved
+the modules into the pipeline's folders), with the same calls as here. A change of the run
+identity on purpose (a new identity field, a new ctxprobe version) updates them with a note.
+
+The prompts themselves are pinned too, as built since issue 16's builder (main 0d428ce):
+its fill tolerance changed 12 of these 16 prompts (b7405e5: digest fef7f6c62947dc71) while
+run and case ids stayed the same, so a run stored before it and resumed after it holds
+prompts of both builders. A builder change that alters prompts must update this digest on
+purpose, and say what it means for resumed runs."""
 
 from __future__ import annotations
 
@@ -26,6 +32,10 @@ def test_run_id_of_a_fixed_spec_is_pinned(spec: dict, run_id: str) -> None:
     assert run_id_for(ctxprobe.make_spec(spec)) == run_id
 
 
+def _digest(items: list[str]) -> str:
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()[:16]
+
+
 def test_a_stored_sweep_keeps_its_run_id_and_its_cases(tmp_path) -> None:
     spec = ctxprobe.make_spec({"model": "sim:perfect", "families": {"niah": {"distractors": 2}, "vartrack": {}},
                                "lengths": "1k,2k", "depths": [0.25, 0.75], "reps": 2, "seed": 7})
@@ -33,11 +43,13 @@ def test_a_stored_sweep_keeps_its_run_id_and_its_cases(tmp_path) -> None:
     result = ctxprobe.run_sweep(spec, store, progress=False)
     assert result.run_id == "228d66fc189e"
     with sqlite3.connect(store) as db:
-        rows = [r[0] for r in db.execute("SELECT case_id || prompt_hash FROM cases WHERE run_id = ? ORDER BY case_id",
-                                         (result.run_id,))]
-    # every case id and every prompt byte for byte (prompt_hash) as b7405e5 built them
+        rows = db.execute("SELECT case_id, prompt_hash FROM cases WHERE run_id = ? ORDER BY case_id",
+                          (result.run_id,)).fetchall()
     assert len(rows) == 16
-    assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == "fef7f6c62947dc71"
+    # every case id as b7405e5 built it
+    assert _digest([case_id for case_id, _ in rows]) == "9c5acb654716207a"
+    # every prompt byte for byte (prompt_hash), as issue 16's builder builds it
+    assert _digest([case_id + prompt for case_id, prompt in rows]) == "811c0e35e8a822ac"
     # and a rerun resumes it: nothing new is sent
     again = ctxprobe.run_sweep(spec, store, progress=False)
     assert again.run_id == result.run_id and again.resumed and again.sent == 0 and again.already_done == 16

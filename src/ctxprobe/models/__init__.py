@@ -6,6 +6,7 @@ Built-in providers are resolved here; optional heavy ones are imported lazily in
 
 from __future__ import annotations
 
+from ctxprobe.cases.memory import IdsPolicy
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import canonical_model
 from ctxprobe.models.base import (
@@ -97,6 +98,19 @@ def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:
     return LlamaCppProvider(spec, path, tokenizer, n_ctx=n_ctx or trained or DEFAULT_N_CTX, trained_context=trained)
 
 
+def ids_policy(provider: object) -> IdsPolicy:
+    """What a provider needs of ``prompt_ids`` (how :func:`ctxprobe.cases.memory.slim_case` keeps
+    them): remote ones nothing, llama.cpp a real list."""
+    if isinstance(provider, OpenAICompatProvider):
+        return "drop"
+    module = type(provider).__module__
+    if module.endswith((".openai_api", ".anthropic_api", ".gemini_api")):
+        return "drop"
+    if module.endswith(".llamacpp"):
+        return "keep"  # llama-cpp-python only takes a list of ints as a token prompt
+    return "compact"  # sims read len(); hf_local copies with list()
+
+
 __all__ = [
     "ACCEPTED_FORMS",
     "GenerateRequest",
@@ -108,6 +122,7 @@ __all__ = [
     "SimModel",
     "SimServer",
     "TransientError",
+    "ids_policy",
     "make_sim",
     "parse_model_spec",
     "resolve_provider",

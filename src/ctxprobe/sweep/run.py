@@ -20,13 +20,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import check_model_form, resolve_provider
+from ctxprobe.models import check_model_form, ids_policy, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.sweep.preflight import PreflightReport, run_preflight
 from ctxprobe.plan.grid import PlannedCase, planned_cases, summarize
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
-from ctxprobe.runner.memory import MemoryGate, ids_policy, slim_case
+from ctxprobe.cases.memory import MemoryGate, slim_case
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.scores.record import record_response
@@ -278,7 +278,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
         # which stores each case itself (on the event-loop thread, with its response).
-        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder):
+        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder,
+                                ids=policy):
             window = provider.context_window
             out_tokens = case.max_tokens or spec.decoding.max_tokens
             if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:

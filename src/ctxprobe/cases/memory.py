@@ -35,20 +35,6 @@ IdsPolicy = Literal["keep", "compact", "drop"]
 DEFAULT_LIVE_TOKENS = 4 * 1024 * 1024
 
 
-def ids_policy(provider: object) -> IdsPolicy:
-    """What a provider needs of ``prompt_ids``: remote ones nothing, llama.cpp a real list."""
-    from ctxprobe.models.openai_compat import OpenAICompatProvider
-
-    if isinstance(provider, OpenAICompatProvider):
-        return "drop"
-    module = type(provider).__module__
-    if module.endswith((".openai_api", ".anthropic_api", ".gemini_api")):
-        return "drop"
-    if module.endswith(".llamacpp"):
-        return "keep"  # llama-cpp-python only takes a list of ints as a token prompt
-    return "compact"  # sims read len(); hf_local copies with list()
-
-
 def slim_case(case: Case, policy: IdsPolicy) -> Case:
     """``case`` with its prompt ids dropped or packed (in place; returns it for chaining)."""
     ids = case.prompt_ids
