@@ -102,3 +102,25 @@ def test_trim_cuts_at_a_word_boundary_and_never_over() -> None:
             continue
         text, count = cut
         assert count == tok.count(" " + text) <= budget and s.startswith(text[:-1]) and text.endswith(".")
+
+
+def test_user_haystack_cases_land_within_tolerance_with_the_real_tokenizer(tmp_path) -> None:
+    """A user's markdown: one-word headings, short list items and 60-word run-on sentences.
+    Every niah case is at most its target, recounts exactly, and is at most
+    max(0.5%, 16 tokens) short of it (the old packer left up to a sentence: 60+ tokens)."""
+    from ctxprobe.haystack.fill import fill_tolerance as tol
+    from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+
+    long = " ".join(f"word{chr(97 + i % 26)}{'x' * (i % 7)}" for i in range(60)).replace("word", "the ")
+    text = "\n\n".join(f"# Heading {chr(65 + i % 26)}\n\n- item {chr(97 + i % 26)} here\n\nA {long} end.\n\n"
+                       f"Short one {chr(97 + i % 26)}." for i in range(40))
+    (tmp_path / "notes.md").write_text(text)
+    tok = resolve_tokenizer("local")
+    fam = make_family("niah", BuildContext(tokenizer=tok, haystack=str(tmp_path)))
+    params = validate_params("niah", {})
+    for length in (1024, 1500, 3000, 8192):
+        for rep in range(2):
+            for depth in (0.0, 0.5, 1.0):
+                case = fam.generate(Cell("niah", length, depth), rep, seed=3, params=params)
+                assert case.token_count == tok.count_chat(case.messages) <= length
+                assert length - case.token_count <= tol(length), (length, rep, depth, case.token_count)
