@@ -14,8 +14,8 @@ from ctxprobe.tokenizers import resolve_tokenizer
 
 class PieceTokenizer:
     """Words cut into pieces of at most three characters, a leading space joining the
-    first; with ``merge_spaces`` a space followed by a space-led word is one more token
-    only when counted alone (a SentencePiece-like dummy prefix: sums disagree)."""
+    first; with ``dummy_prefix`` a text starting with a space counts one more token
+    (a SentencePiece-like dummy prefix: word sums disagree with sentence counts)."""
 
     name = "pieces"
 
@@ -51,8 +51,9 @@ def test_words_are_counted_once_across_calls() -> None:
     tok = PieceTokenizer()
     count_sentences(tok, ["Alpha beta gamma."] * (CHECK_SENTENCES + 1))
     before = tok.calls
-    assert count_sentences(tok, ["Gamma. Alpha beta gamma."]) == [tok.count(" Gamma. Alpha beta gamma.")]
-    assert tok.calls - before == 1 + 1  # one new word ("Gamma."), one check call here
+    assert count_sentences(tok, ["Gamma. Alpha beta gamma."]) == [8]
+    assert tok.calls - before == 1  # one new word ("Gamma."); the rest came from the cache
+    assert tok.count(" Gamma. Alpha beta gamma.") == 8  # " Gam" "ma." " Alp" "ha" " bet" "a" " gam" "ma."
 
 
 def test_fill_tolerance_boundaries() -> None:
