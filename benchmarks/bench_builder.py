@@ -152,7 +152,9 @@ def families(tok_name: str, lengths: str, haystack: str | None) -> dict[str, lis
          "answer": "Marisol Tenby"})) + "\n")
     fams = {"niah": {}, "vartrack": {}, "multihop": {},
             "documents": {"docs": str(d / "docs"), "qa": str(d / "qa.jsonl")},
-            "aggregation-cwe": {"variant": "common-words"}, "aggregation-fwe": {"variant": "frequent-words"}}
+            "aggregation-cwe": {"variant": "common-words"}, "aggregation-fwe": {"variant": "frequent-words"},
+            # --preset ruler: RULER's own prompts, sized by RULER-style search (interpolated)
+            "ruler-niah": {"task": "niah_single_1"}, "ruler-vt": {"task": "vt"}, "ruler-cwe": {"task": "cwe"}}
     out: dict[str, list] = {}
     for label, params in fams.items():
         spec = make_spec({"model": "sim:perfect", "tokenizer": tok_name, "lengths": lengths, "reps": 2,
@@ -175,7 +177,9 @@ def report_families(tok_name: str, lengths: str, haystack: str | None) -> None:
         encodes = [c.meta.get("encodes") for c in cases]
         missing = sum(e is None for e in encodes)
         e = [x for x in encodes if x is not None]
-        short = [c.cell.length - c.token_count for c in cases]
+        # a ruler case's length holds its output too (RULER's convention): its target is less
+        short = [c.cell.length - ((c.max_tokens or 0) if c.cell.family == "ruler" else 0) - c.token_count
+                 for c in cases]
         outside = sum(s > max(0.005 * c.cell.length, 16) for s, c in zip(short, cases))
         over = sum(s < 0 for s in short)
         print(f"  {label:<16} {len(cases):>5} {statistics.mean(e) if e else float('nan'):>12.2f} "
@@ -195,7 +199,7 @@ def main() -> None:
     args = ap.parse_args()
     tok = resolve_tokenizer(args.tokenizer)
     print(f"tokenizer: {tok.name} ({type(tok).__name__}); CPU seconds per case, ours vs RULER-style binary search")
-    for target in parse_lengths(args.lengths):
+    for target in parse_lengths(args.lengths) if args.lengths else []:
         compare(tok, target, args.cases, args.groups, args.depths)
     report_families(args.tokenizer, args.family_lengths, None)
     if args.haystack:

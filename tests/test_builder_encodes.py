@@ -12,7 +12,7 @@ from ctxprobe.tokenizers import resolve_tokenizer
 @pytest.mark.parametrize("family,params,depth", [
     ("niah", {}, 0.5), ("vartrack", {}, 0.5), ("multihop", {}, 0.5),
     ("aggregation", {"variant": "common-words"}, 0.5), ("aggregation", {"variant": "frequent-words"}, 0.5),
-    ("phonebook", {}, 0.0), ("phonebook", {"shards": 2}, 0.0),
+    ("phonebook", {}, 0.0), ("phonebook", {"shards": 2}, 0.0), ("ruler", {"task": "niah_single_1"}, 0.5),
 ])
 def test_encodes_recorded_and_ids_exact(family: str, params: dict, depth: float) -> None:
     tok = resolve_tokenizer("local")
