@@ -40,8 +40,8 @@ def _plan_meeting_every_kind(spec) -> FaultPlan:
     meets which fault is fixed by its hash, so a plan seed is chosen for the prompts the
     builder makes (a precondition of the test, not of its outcome: the labels are checked
     per case below)."""
-    from ctxprobe.plan import planned_cases
-    from ctxprobe.runner.parallel import build_cases
+    from ctxprobe.plan.grid import planned_cases
+    from ctxprobe.cases.builder import build_cases
 
     hashes = [_messages_hash(c.messages) for c in build_cases(spec, planned_cases(spec))]
     for i in range(1000):
