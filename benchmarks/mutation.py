@@ -11,11 +11,17 @@ mutation-testing practice does. Printed per module: mutants, killed, equivalent,
 score = killed / (killed + survived); then every unexplained survivor as a diff, to be
 killed by a new test or explained.
 
-Everything runs in a scratch copy of ``src/`` and ``tests/``: the working tree is never
-mutated, even if the run is interrupted.
+Everything runs in a scratch copy of ``src/`` and ``tests/`` (one per module): the working
+tree is never mutated, even if the run is interrupted. Each mutant's tests run with
+``--assert=plain`` (pass or fail is all that counts; rewriting the asserts of every plugin
+module on each run doubled the start-up time) and the hypothesis profile ``mutation``
+(derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
+the timeout (by default 5 x the unmutated run + 10 s) counts as killed: it made the code
+hang. ``--jobs 2`` runs two modules at once, each in its own copy.
 
     .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
     .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
+    nice -n 10 .venv/bin/python benchmarks/mutation.py --jobs 2 grid packer   # two at once
     .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
 
 ``--named`` instead applies, by hand, the deliberate bugs that once passed every relevant
@@ -38,6 +44,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,6 +94,19 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
     ("stats", "lo = 0.0 if p <= 0.0 else max(0.0, centre - half)"): "p is clamped to >= 0 just above",
     ("stats", "hi = 1.0 if p >= 1.0 else min(1.0, centre + half)"): "p is clamped to <= 1 just above",
+    ("niah", 'if variant <= "multiquery":'):
+        "only multivalue and multiquery reach it (the Variant literal; single and multikey return above), "
+        "and 'multivalue' > 'multiquery', so <= selects exactly what == does",
+    ("niah", "if has_number(output, case.expected[ -1]):"):
+        "single and multikey cases have exactly one expected value (generate), so [-1] is [0]",
+    ("multihop", "if has_word(output, case.expected[ -1]):"):
+        "a multihop case has exactly one expected city (generate), so [-1] is [0]",
+    ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):
+        "p and r share the numerator len(hits): both are 0 or both are > 0, so p*r and p+r are 0 together",
+    ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
+        "an aggregation case is one user message (render), so messages[0] is messages[-1]",
+    ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):
+        "an aggregation case is one user message (render), so messages[0] is messages[-1]",
 }
 
 
@@ -212,18 +233,38 @@ class Outcome:
 
     def line(self) -> str:
         total = self.killed + len(self.equivalent) + len(self.survivors)
-        return (f"{self.module:16} {total:7} {self.killed:7} {len(self.equivalent):6} {len(self.survivors):8} "
-                f"{self.score:7.1%}")
+        score = f"{self.score:7.1%}" if self.killed + len(self.survivors) else f"{'-':>7}"
+        return f"{self.module:16} {total:7} {self.killed:7} {len(self.equivalent):6} {len(self.survivors):8} {score}"
 
 
 HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'equiv':>6} {'survived':>8} {'score':>7}"
 
 
-def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome:
-    """Killed, equivalent and surviving mutants of one module."""
+PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--assert=plain", "-m", "not slow")
+
+
+def scratch_copy(work: Path) -> None:
+    """Copy what the tests need into ``work``."""
+    shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+
+
+def run_module(name: str, target: Target, work: Path, timeout: float | None) -> Outcome:
+    """Killed, equivalent and surviving mutants of one module (``timeout`` None: from the
+    unmutated run's duration)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1",
+           "CTXPROBE_HYPOTHESIS_PROFILE": "mutation"}
+    started = time.monotonic()
+    baseline = subprocess.run([sys.executable, *PYTEST, *target.tests], cwd=work, env=env, capture_output=True,
+                              text=True)
+    if baseline.returncode != 0:
+        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
+    if timeout is None:
+        timeout = round(5 * (time.monotonic() - started) + 10, 1)
     tests = " ".join(target.tests)
     excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
     config = work / f"{name}.toml"
@@ -232,7 +273,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
         module-path = "{target.path}"
         timeout = {timeout}
         excluded-modules = []
-        test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider -m 'not slow' {tests}"
+        test-command = "{sys.executable} {' '.join(PYTEST[:-1])} 'not slow' {tests}"
 
         [cosmic-ray.distributor]
         name = "local"
@@ -241,7 +282,6 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
         exclude-operators = [{excluded}]
         """))
     session = work / f"{name}.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
     bindir = Path(sys.executable).parent
 
     def cr(*args: str) -> None:
@@ -263,10 +303,6 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
                 why = "inert: an annotation or a signature marker"
             if why:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
-    baseline = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                               *target.tests], cwd=work, env=env, capture_output=True, text=True)
-    if baseline.returncode != 0:
-        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
     cr("cosmic-ray", "exec", str(config), str(session))
 
     out = Outcome(name)
@@ -292,7 +328,9 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
-    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds per mutant's test run (default: 5 x the unmutated run + 10)")
+    ap.add_argument("--jobs", type=int, default=1, help="modules mutated at once, each in its own copy")
     ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
     ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
     args = ap.parse_args()
@@ -311,18 +349,21 @@ def main() -> None:
     except ImportError:
         raise SystemExit("cosmic-ray is not installed: pip install -e '.[dev]'") from None
 
-    results: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
-        work = Path(tmp)
-        shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
-        if args.named:
-            raise SystemExit(0 if run_named(work) else 1)
-        print(HEADER, flush=True)
-        for name in chosen:
-            results.append(run_module(name, TARGETS[name], work, args.timeout))
-            print(results[-1].line(), flush=True)
+    if args.named:
+        with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
+            scratch_copy(Path(tmp))
+            raise SystemExit(0 if run_named(Path(tmp)) else 1)
+
+    def one(name: str) -> Outcome:
+        with tempfile.TemporaryDirectory(prefix=f"ctxprobe-mutation-{name}-") as tmp:
+            scratch_copy(Path(tmp))
+            outcome = run_module(name, TARGETS[name], Path(tmp), args.timeout)
+        print(outcome.line(), flush=True)
+        return outcome
+
+    print(HEADER, flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(one, chosen))
     if len(results) > 1:
         total = Outcome("all", sum(r.killed for r in results), [e for r in results for e in r.equivalent],
                         [s for r in results for s in r.survivors])
