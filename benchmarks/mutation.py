@@ -17,7 +17,9 @@ tree is never mutated, even if the run is interrupted. Each mutant's tests run w
 module on each run doubled the start-up time) and the hypothesis profile ``mutation``
 (derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
 the timeout (by default 5 x the unmutated run + 10 s) counts as killed: it made the code
-hang. ``--jobs 2`` runs two modules at once, each in its own copy.
+hang. ``--jobs 2`` runs two modules at once, each in its own copy. Each test run is a fork
+of a process that already imported pytest and the third-party modules the tests use, never
+ctxprobe (``benchmarks/mutation_forkserver.py``; ``--no-fork``: a fresh interpreter each).
 
     .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
     .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
@@ -250,7 +252,10 @@ def scratch_copy(work: Path) -> None:
     shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
 
 
-def run_module(name: str, target: Target, work: Path, timeout: float | None) -> Outcome:
+FORKSERVER = Path(__file__).resolve().with_name("mutation_forkserver.py")
+
+
+def run_module(name: str, target: Target, work: Path, timeout: float | None, fork: bool = True) -> Outcome:
     """Killed, equivalent and surviving mutants of one module (``timeout`` None: from the
     unmutated run's duration)."""
     from cosmic_ray.work_db import WorkDB, use_db
@@ -266,6 +271,9 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None) -> 
     if timeout is None:
         timeout = round(5 * (time.monotonic() - started) + 10, 1)
     tests = " ".join(target.tests)
+    sock = work / "forkserver.sock"
+    command = (f"{sys.executable} -S {FORKSERVER} run {sock}" if fork
+               else f"{sys.executable} {' '.join(PYTEST[:-1])} 'not slow' {tests}")
     excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
     config = work / f"{name}.toml"
     config.write_text(textwrap.dedent(f"""\
@@ -273,7 +281,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None) -> 
         module-path = "{target.path}"
         timeout = {timeout}
         excluded-modules = []
-        test-command = "{sys.executable} {' '.join(PYTEST[:-1])} 'not slow' {tests}"
+        test-command = "{command}"
 
         [cosmic-ray.distributor]
         name = "local"
@@ -303,7 +311,19 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None) -> 
                 why = "inert: an annotation or a signature marker"
             if why:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
-    cr("cosmic-ray", "exec", str(config), str(session))
+    server = None
+    if fork:
+        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", str(sock), str(work), *PYTEST[2:],
+                                   *target.tests], cwd=work, stdout=subprocess.PIPE, text=True,
+                                  env={**env, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+        if server.stdout is None or server.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{name}: the pytest fork server did not start")
+    try:
+        cr("cosmic-ray", "exec", str(config), str(session))
+    finally:
+        if server is not None:
+            subprocess.run([sys.executable, "-S", str(FORKSERVER), "stop", str(sock)], check=False)
+            server.wait(timeout=30)
 
     out = Outcome(name)
     with use_db(str(session), WorkDB.Mode.open) as db:
@@ -330,6 +350,8 @@ def main() -> None:
     ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds per mutant's test run (default: 5 x the unmutated run + 10)")
+    ap.add_argument("--no-fork", action="store_true",
+                    help="start a fresh interpreter per mutant instead of forking a pre-warmed one")
     ap.add_argument("--jobs", type=int, default=1, help="modules mutated at once, each in its own copy")
     ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
     ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
@@ -357,7 +379,7 @@ def main() -> None:
     def one(name: str) -> Outcome:
         with tempfile.TemporaryDirectory(prefix=f"ctxprobe-mutation-{name}-") as tmp:
             scratch_copy(Path(tmp))
-            outcome = run_module(name, TARGETS[name], Path(tmp), args.timeout)
+            outcome = run_module(name, TARGETS[name], Path(tmp), args.timeout, fork=not args.no_fork)
         print(outcome.line(), flush=True)
         return outcome
 
