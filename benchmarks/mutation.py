@@ -105,6 +105,26 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a multihop case has exactly one expected city (generate), so [-1] is [0]",
     ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):
         "p and r share the numerator len(hits): both are 0 or both are > 0, so p*r and p+r are 0 together",
+    ("phonebook_score", 'if len(digits) >= 11 and digits.startswith("1"):'):
+        "12 or more digits minus a leading 1 are still not 10: None either way",
+    ("phonebook_score", 'if needle_outcomes and all(o <= "correct" for o in needle_outcomes):'):
+        "no needle label sorts before 'correct' (distractor, empty, not_found, parse_error, wrong), so <= is ==",
+    ("phonebook_score", 'if any(o <= "correct" for o in needle_outcomes):'):
+        "no needle label sorts before 'correct' (distractor, empty, not_found, parse_error, wrong), so <= is ==",
+    ("phonebook_score", "end = hits[i + 1].start() if i + 1 != len(hits) else len(line)"):
+        "i + 1 <= len(hits) always, so != is <",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), ~_FAILURE_RANK.index(o)))"):
+        "~i = -i - 1 orders the labels as -i does",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), not _FAILURE_RANK.index(o)))"):
+        "max keeps the first of tied keys in _FAILURE_RANK order, and 'distractor' (index 0) wins its ties "
+        "either way: the same label",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, -1), -_FAILURE_RANK.index(o)))"):
+        "some failure label occurs (count >= 1) whenever this line runs, so an absent label's default never wins",
+    ("phonebook_score", 'finder = re.compile(r"(?<![A-Za-z])(" + "|".join(sorted(map(re.escape, wanted), '
+                        'key=len, reverse=False))'):
+        "the look-arounds reject a name inside a longer one, so the regex backtracks to the longer name in any order",
+    ("phonebook_score", "name = hit.group( 0).lower()"):
+        "the look-arounds are zero-width: group 0 is group 1",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

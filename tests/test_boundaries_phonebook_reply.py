@@ -170,7 +170,52 @@ def test_post_matches_normalise_takes_second_word_and_rewrites_two_dash_numbers(
 def test_post_correct_is_exact() -> None:
     matches = {A: "(210) 300-4519", B: "310-555-0000"}
     assert post_correct(matches, A, "(210) 300-4519")
+    assert post_correct(post_matches(f"{A} : (210) 300-4519"), A, "".join(["(210) ", "300-4519"]))  # equal, not same
     assert not post_correct(matches, B, "(310) 555-0000")  # formatting differs: wrong for the post
     assert not post_correct(matches, "someoneelse", "(210) 300-4519")
     assert not post_correct({}, A, None)
     assert not post_correct({A: "NOT_FOUND"}, A, None)
+
+
+def test_three_names_on_one_line_each_take_only_what_follows_them() -> None:
+    C = "zyxwvutsrqponml"
+    got = parse_reply(f"{A} : (210) 300-4519; {B} : NOT_FOUND; {C} : (310) 555-0000", [A, B, C])
+    assert got == {A: Answer("number", RIGHT), B: Answer("not_found"), C: Answer("number", "3105550000")}
+
+
+def test_hundreds_of_names_on_one_line() -> None:
+    """A model may answer every needle of N=100 (or more) on one line."""
+    import string
+
+    names = ["".join(string.ascii_lowercase[(i // 26**k) % 26] for k in range(3)) + "qqqqqqqqqqqq" for i in range(300)]
+    line = ", ".join(f"{n} : (210) 300-{i:04d}" for i, n in enumerate(names))
+    got = parse_reply(line, names)
+    assert got == {n: Answer("number", f"210300{i:04d}") for i, n in enumerate(names)}
+
+
+def test_a_line_that_repeats_an_answered_name_still_answers_the_others() -> None:
+    got = parse_reply(f"{A} : (210) 300-4519\n{A} : (999) 999-9999, {B} : (310) 555-0000", [A, B])
+    assert got == {A: Answer("number", RIGHT), B: Answer("number", "3105550000")}
+
+
+def test_labels_decoded_from_json_compare_by_value() -> None:
+    """Statuses and labels may be read back from stored JSON: equal strings, not the literals."""
+    import json
+
+    status, correct, empty = json.loads('["number", "correct", "empty"]')
+    assert needle_outcome(Answer(status, RIGHT), RIGHT, {}) == "correct"
+    assert case_outcome([correct, correct], "") == "correct"
+    assert case_outcome([correct, empty], "") == "partial"
+    assert case_outcome([empty, empty], "I'm sorry, I can't help with that.") == "refusal"
+
+
+def test_only_distractors_is_a_distractor_case_not_a_classified_miss() -> None:
+    assert case_outcome(["distractor"], "") == "distractor"
+    assert case_outcome(["distractor", "distractor"], "I'm sorry, I can't help with that.") == "distractor"
+
+
+def test_answer_is_immutable() -> None:
+    import dataclasses
+
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Answer("number", RIGHT).status = "empty"  # type: ignore[misc]
