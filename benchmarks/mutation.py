@@ -84,7 +84,8 @@ TARGETS: dict[str, Target] = {
     "stats": Target("src/ctxprobe/analysis/stats.py",
                     ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
     "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
-                        ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+                        ("tests/test_phonebook_analysis_units.py", "tests/test_phonebook_metrics_by_hand.py",
+                         "tests/test_phonebook_metrics.py")),
     "phonebook_post": Target("src/ctxprobe/analysis/phonebook_post.py", ("tests/test_phonebook_post.py",)),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
 }

@@ -1,0 +1,275 @@
+"""Phone-book analysis on small hand-built needle results (no sweep, no server): records to
+needles (filters, shard merging), the per-bin table, the fits, every robust metric, the
+MUC walk at its bar, the notes, paired differences. Expectations follow the module's
+documented formulas, computed here by hand; fast enough to guard each mutant."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ctxprobe.analysis.phonebook import (
+    METRICS,
+    NeedleResult,
+    _edge_note,
+    analyse,
+    compare_runs,
+    needle_results,
+    paired_difference,
+)
+from ctxprobe.analysis.stats import wilson_interval
+
+RUNS = 4
+
+
+def needles(length: int, n: int, correct_by_bin: list[int], *, runs: int = RUNS, entries: int = 1000,
+            exact: bool | None = None, unit: str = "entries") -> list[NeedleResult]:
+    """``correct_by_bin[b]`` of the runs answer bin b right."""
+    return [NeedleResult(length, entries, n, run, b, (b + 0.5) / n, f"L{length}n{n}b{b}r{run}",
+                         "correct" if run < k else "wrong", (run < k) if exact else exact, unit)
+            for b, k in enumerate(correct_by_bin) for run in range(runs)]
+
+
+def coarse_means(correct_by_bin: list[int], k: int = 5) -> list[float]:
+    n = len(correct_by_bin)
+    groups: list[list[int]] = [[] for _ in range(k)]
+    for b, c in enumerate(correct_by_bin):
+        groups[int((b + 0.5) / n * k)].append(c)
+    return [sum(g) / (len(g) * RUNS) for g in groups]
+
+
+def fall(g: list[float]) -> float:
+    return max(max(g[i] - min(g[i:]) for i in range(len(g))), 0.0)
+
+
+# Two lengths, N = 5 and 10. At 1000: N=5 all right, N=10 falls from the start to the end.
+# At 2000: worse everywhere.
+SHORT5, SHORT10 = [4, 4, 4, 4, 4], [4, 4, 4, 4, 3, 3, 2, 2, 4, 4]
+LONG5, LONG10 = [4, 4, 3, 3, 2], [4, 3, 2, 2, 1, 1, 0, 0, 1, 1]
+
+
+@pytest.fixture(scope="module")
+def an():
+    rows = (needles(1000, 5, SHORT5) + needles(1000, 10, SHORT10) + needles(2000, 5, LONG5)
+            + needles(2000, 10, LONG10))
+    return analyse(rows, bootstrap=0)
+
+
+def total(bins: list[int]) -> float:
+    return sum(bins) / (len(bins) * RUNS)
+
+
+def test_shape_of_the_analysis(an) -> None:
+    assert an.lengths == [1000, 2000] and an.needles == [5, 10]
+    assert an.n_ref == 10 and an.length_ref == 1000
+    assert an.entries == {1000: 1000.0, 2000: 1000.0}
+    assert len(an.bins) == 2 * (5 + 10)
+
+
+def test_bins_accuracy_and_fits_by_hand(an) -> None:
+    table = {(1000, 5): SHORT5, (1000, 10): SHORT10, (2000, 5): LONG5, (2000, 10): LONG10}
+    for b in an.bins:
+        k = table[(b.length, b.needles)][b.bin]
+        assert b.x == pytest.approx((b.bin + 0.5) / b.needles)
+        assert (b.n, b.mean) == (RUNS, k / RUNS)
+        assert (b.lo, b.hi) == pytest.approx(wilson_interval(k, RUNS))
+    for key, bins in table.items():
+        s, n = sum(bins), len(bins) * RUNS
+        assert an.accuracy[key] == pytest.approx((s / n, *wilson_interval(s, n)))
+        x = (np.arange(len(bins)) + 0.5) / len(bins)
+        assert an.fits[key] == pytest.approx(list(np.polyfit(x, np.array(bins) / RUNS, 3)), abs=1e-9)
+
+
+def test_robust_metrics_by_hand(an) -> None:
+    a_ref = total(SHORT10)
+    for length, few, many in ((1000, SHORT5, SHORT10), (2000, LONG5, LONG10)):
+        csi = max(0.0, a_ref - total(many))
+        adi = fall(coarse_means(many))
+        noi = max(0.0, total(few) - total(many))
+        rrs = 1 - (csi + adi + noi) / 3
+        got = {name: an.metric(name, "robust", length).value for name in ("CSI", "ADI", "NOI", "RRS", "LCRDS")}
+        assert got == pytest.approx({"CSI": csi, "ADI": adi, "NOI": noi, "RRS": rrs,
+                                     "LCRDS": 100 * total(many) * rrs}, abs=1e-9)
+    assert an.metric("CSI", "robust", 1000).value == 0.0
+    assert an.metric("ADI", "robust", 1000).value == pytest.approx(0.5)  # 1.0 at the start, 0.5 at bins 6-7
+    # MUC: 1000's lowest coarse bin is 0.5 < 0.8: no length qualifies
+    assert an.metric("MUC", "robust").value is None
+
+
+def test_metrics_are_listed_in_order_and_without_intervals_when_not_bootstrapped(an) -> None:
+    keys = [(m.metric, m.variant, m.length) for m in an.metrics][:-1]  # the post's n/a row comes last
+    assert an.metrics[-1].variant == "post" and keys == sorted(keys, key=lambda k: (METRICS.index(k[0]), k[1], k[2] or 0))
+    assert all(m.lo is None and m.hi is None and m.undefined == 0.0 for m in an.metrics)
+    with pytest.raises(KeyError):
+        an.metric("CSI", "robust", 3000)
+    with pytest.raises(KeyError):
+        an.metric("CSI", "nosuchvariant", 1000)
+    # no exact-match verdicts were recorded: the post's metrics say why they are missing
+    post = [m for m in an.metrics if m.variant == "post"]
+    assert len(post) == 1 and post[0].value is None and "exact-match" in post[0].note
+
+
+@pytest.mark.parametrize(("k", "muc"), [(100, 2000), (80, 2000), (79, 1000)])
+def test_muc_walk_at_its_bar(k: int, muc: int) -> None:
+    """MUC: the longest length, walking up, whose every coarse bin is >= 0.8 (equality passes);
+    4000 clears the bar too but comes after 3000, which does not."""
+    runs = 100  # the middle bin of 2000 is k / runs
+    rows = (needles(1000, 5, [runs] * 5, runs=runs) + needles(2000, 5, [runs, runs, k, runs, runs], runs=runs)
+            + needles(3000, 5, [0] * 5, runs=runs) + needles(4000, 5, [runs] * 5, runs=runs))
+    an = analyse(rows, bootstrap=0)
+    assert an.metric("MUC", "robust").value == (2000 if k / runs >= 0.8 else 1000) == muc
+
+
+def test_a_single_n_leaves_noi_undefined_and_rrs_over_the_rest() -> None:
+    an = analyse(needles(1000, 10, [4] * 10) + needles(2000, 10, [4, 4, 4, 4, 4, 2, 2, 2, 2, 2]), bootstrap=0)
+    assert an.metric("NOI", "robust", 2000).value is None
+    csi, adi = 1.0 - 0.75, 1.0 - 0.5
+    assert an.metric("RRS", "robust", 2000).value == pytest.approx(1 - (csi + adi) / 2)
+    assert an.metric("MUC", "robust").value == 1000
+
+
+def test_nothing_recalled_gives_a_note_on_rrs() -> None:
+    an = analyse(needles(1000, 5, [0] * 5) + needles(1000, 10, [0] * 10), bootstrap=0)
+    rrs = an.metric("RRS", "robust", 1000)
+    assert rrs.value == 1.0 and an.metric("LCRDS", "robust", 1000).value == 0.0
+    assert rrs.note is not None and rrs.note.startswith("no drops because nothing was recalled")
+    ok = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
+    assert ok.metric("RRS", "robust", 1000).note is None
+
+
+def test_a_bin_nobody_answered_is_left_out_of_its_fit() -> None:
+    rows = [r for r in needles(1000, 5, [4, 3, 2, 1, 0]) if r.bin != 2]  # bin 2 never measured
+    an = analyse(rows, bootstrap=0)
+    b2 = next(b for b in an.bins if b.bin == 2)
+    assert (b2.n, b2.mean, b2.lo, b2.hi) == (0, None, 0.0, 1.0)
+    x = np.array([0.1, 0.3, 0.7, 0.9])
+    assert an.fits[(1000, 5)] == pytest.approx(list(np.polyfit(x, [1.0, 0.75, 0.25, 0.0], 3)), abs=1e-9)
+    two = analyse([r for r in needles(1000, 5, [4, 3, 2, 1, 0]) if r.bin in (0, 4)], bootstrap=0)
+    assert two.fits[(1000, 5)] == pytest.approx([-1.25, 1.125])  # two points: a line through them
+
+
+def test_bootstrap_intervals_bracket_a_clear_drop_and_count_undefined_draws() -> None:
+    rows = needles(1000, 5, [4] * 5) + needles(2000, 5, [4, 4, 0, 0, 0])
+    an = analyse(rows, bootstrap=50, seed=3)
+    adi = an.metric("ADI", "robust", 2000)
+    assert adi.value == 1.0 and adi.lo == 1.0 and adi.hi == 1.0 and adi.undefined == 0.0
+    noi = an.metric("NOI", "robust", 2000)
+    assert noi.value is None and noi.undefined == 1.0  # one N: NOI is undefined in every draw
+    muc = an.metric("MUC", "robust")
+    assert muc.value == 1000 and (muc.lo, muc.hi) == (1000.0, 1000.0)
+
+
+def test_edge_notes() -> None:
+    draws = [0.0] * 6 + [0.5] * 4
+    assert "point outside its interval" in _edge_note(0.9, 0.0, 0.5, draws)
+    assert "point outside its interval" in _edge_note(-0.1, 0.0, 0.5, draws)
+    assert "20% of resamples equal the point" in _edge_note(0.9, 0.0, 0.5, draws[2:] + [0.9, 0.9])
+    assert _edge_note(0.5 + 1e-10, 0.0, 0.5, draws).startswith("point on the edge of its interval: 40%")
+    assert _edge_note(0.0, 0.0, 0.5, draws).startswith("point on the edge of its interval: 60%")
+    assert _edge_note(0.25, 0.0, 0.5, draws) is None
+    assert _edge_note(0.3, 0.3, 0.3, [0.3] * 3) is None  # a degenerate interval: nothing to say
+
+
+# -- records to needles -------------------------------------------------------------------
+
+def _rec(length: int, run: int, outcomes: list[str], *, family: str = "phonebook", score: float | None = 1.0,
+         outcome: str = "partial", shard: int | None = None, shards: int = 1, in_shard: list[bool] | None = None,
+         **meta) -> dict:
+    n = len(outcomes)
+    needles_ = [{"bin": b, "pos": (b + 0.5) / n, "name": f"name{b}", "outcome": o, "exact": o == "correct",
+                 **({"in_shard": in_shard[b]} if in_shard else {})} for b, o in enumerate(outcomes)]
+    m = {"needles": n, "run": run, "entries": 500 + length, **({"shard": shard, "shards": shards} if shard is not None
+                                                             else {}), **meta}
+    return {"family": family, "length": length, "score": score, "outcome": outcome, "meta": m,
+            "detail": {"needles": needles_}}
+
+
+def test_needle_results_keeps_scored_phonebook_needles_only() -> None:
+    recs = [
+        _rec(1000, 0, ["correct", "wrong"]),
+        _rec(1000, 1, ["correct", "correct"], family="niah"),
+        _rec(1000, 2, ["correct", "correct"], score=None),
+        _rec(1000, 3, ["correct", "correct"], outcome="error"),
+        _rec(1000, 4, ["correct", "correct"], outcome="input_truncated"),
+        {**_rec(1000, 5, ["correct"]), "detail": None},
+        {**_rec(1000, 6, ["correct"]), "detail": {"other": 1}},
+        _rec(2000, 0, ["wrong", "correct"], unit="tokens"),
+    ]
+    got = needle_results(recs)
+    assert [(r.length, r.run, r.bin, r.outcome, r.exact, r.unit, r.entries, r.needles) for r in got] == [
+        (1000, 0, 0, "correct", True, "entries", 1500, 2), (1000, 0, 1, "wrong", False, "entries", 1500, 2),
+        (2000, 0, 0, "wrong", False, "tokens", 2500, 2), (2000, 0, 1, "correct", True, "tokens", 2500, 2)]
+    assert [r.correct for r in got] == [True, False, False, True]
+
+
+def test_sharded_books_are_merged_against_the_one_long_book() -> None:
+    own = [True, False, False]
+    other = [False, True, True]
+    recs = [
+        # shard 1 of 2 listed first: merging goes by shard number
+        _rec(1000, 0, ["correct", "correct", "wrong"], shard=1, shards=2, in_shard=other),
+        _rec(1000, 0, ["correct", "not_found", "correct"], shard=0, shards=2, in_shard=own),
+        # run 1 lost a shard: its merged answer is unknown
+        _rec(1000, 1, ["correct", "correct", "correct"], shard=0, shards=2, in_shard=own),
+    ]
+    got = needle_results(recs)
+    # bin 0: owner right, the other shard returned nothing wrong -> correct
+    # bin 1: owner (shard 1) right, but shard 0 said not_found -> that label
+    # bin 2: owner (shard 1) wrong -> wrong
+    assert [(r.run, r.bin, r.outcome, r.exact) for r in got] == [(0, 0, "correct", None), (0, 1, "not_found", None),
+                                                                   (0, 2, "wrong", None)]
+
+
+def test_a_needle_no_shard_owns_is_empty() -> None:
+    recs = [_rec(1000, 0, ["correct"], shard=0, shards=2, in_shard=[False]),
+            _rec(1000, 0, ["correct"], shard=1, shards=2, in_shard=[False])]
+    assert [r.outcome for r in needle_results(recs)] == ["empty"]
+
+
+def test_post_variant_needs_exact_verdicts_and_n100() -> None:
+    an = analyse(needles(1000, 5, [4] * 5, exact=True) + needles(1000, 10, [4] * 10, exact=True), bootstrap=0)
+    post = [m for m in an.metrics if m.variant == "post"]
+    assert len(post) == 1 and post[0].note == "the post's metrics need N=100 needles (the grid has N=[5, 10])"
+
+
+def test_post_variant_on_n100_and_n10() -> None:
+    rows = needles(1000, 100, [4] * 100, exact=True) + needles(1000, 10, [4] * 10, exact=True)
+    an = analyse(rows, bootstrap=0)
+    assert an.metric("ADI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)
+    assert an.metric("NOI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)
+    assert an.metric("CSI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)  # M=1000 is its own reference
+    assert an.metric("LCRDS", "post", 1000).value == pytest.approx(100.0)
+    tokens = analyse(needles(1000, 100, [4] * 100, exact=True, unit="tokens"), bootstrap=0)
+    csi = tokens.metric("CSI", "post", 1000)
+    assert csi.value is None and "books sized in tokens" in csi.note
+
+
+def test_empty_analysis_is_refused() -> None:
+    with pytest.raises(ValueError, match="no scored phonebook needles"):
+        analyse([])
+
+
+# -- paired differences and side-by-side rows ---------------------------------------------
+
+def test_paired_difference_by_hand() -> None:
+    a = needles(1000, 5, [2, 2, 2, 2, 2])  # runs 0-1 right
+    b = needles(1000, 5, [4, 4, 4, 4, 2])  # bins 0-3 right in every run
+    extra = needles(3000, 5, [4] * 5)  # only b has these: left out
+    d = paired_difference(a, b + extra, bootstrap=200, seed=1)
+    assert d.pairs == 20 and d.mean_a == 0.5 and d.mean_b == 0.9 and d.diff == pytest.approx(0.4)
+    # per run: 0, 0, 0.8, 0.8 -- every resampled mean lies in [0, 0.8]
+    assert 0.0 <= d.lo < 0.4 < d.hi <= 0.8 + 1e-9
+    same = paired_difference(a, a, bootstrap=50)
+    assert (same.diff, same.lo, same.hi) == (0.0, 0.0, 0.0)
+    none = paired_difference(a, b, bootstrap=0)
+    assert (none.lo, none.hi) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="share no needles"):
+        paired_difference(a, extra)
+
+
+def test_compare_runs_rows(an) -> None:
+    rows = compare_runs({"x": an})
+    assert len(rows) == len(an.metrics)
+    m = an.metrics[0]
+    assert rows[0] == {"run": "x", "metric": m.metric, "variant": m.variant, "length": m.length,
+                       "value": m.value, "lo": m.lo, "hi": m.hi}
