@@ -126,6 +126,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the look-arounds reject a name inside a longer one, so the regex backtracks to the longer name in any order",
     ("phonebook_score", "name = hit.group( 0).lower()"):
         "the look-arounds are zero-width: group 0 is group 1",
+    ("phonebook_post", "for m in sorted({k[0] for k in per_bin if k[1] is N_REF}):"):
+        "N is a Python int and CPython keeps one object per int up to 256: N == 100 is N is 100",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):
