@@ -1,0 +1,161 @@
+"""The packer's pieces one at a time, with a word tokenizer whose counts are known by eye
+(one token per word, two template tokens): the filler pool's prefix sums and fit at their
+edges, the lead before depth 0, the refusal of a length that is too short, subsequence
+search and located depths. Fast and direct; the property tests cover the whole."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from ctxprobe.haystack.packer import (
+    FillerPool,
+    Insert,
+    LengthTooShort,
+    count_many,
+    find_subsequence,
+    lead_sentences,
+    locate,
+    pack,
+    tolerance,
+)
+
+
+class WordTokenizer:
+    """One token per whitespace-separated word; the chat template adds a start and an end token."""
+
+    name = "words"
+
+    def __init__(self, batched: bool = True) -> None:
+        self.calls: list[int] = []
+        self.vocab: dict[str, int] = {}
+        if batched:
+            self.count_many = self._count_many
+
+    def encode(self, text: str) -> list[int]:
+        return [self.vocab.setdefault(w, len(self.vocab) + 10) for w in text.split()]
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+    def _count_many(self, texts: list[str]) -> list[int]:
+        self.calls.append(len(texts))
+        return [self.count(t) for t in texts]
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        return [1] + self.encode("".join(m["content"] for m in messages)) + [2]
+
+    def count_chat(self, messages: list[dict[str, str]]) -> int:
+        return len(self.encode_chat(messages))
+
+
+def render(haystack: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Q {haystack} A"}]
+
+
+def cycle(*sentences: str):
+    return itertools.cycle(sentences)
+
+
+def test_count_many_uses_the_batched_counter_when_there_is_one() -> None:
+    tok = WordTokenizer()
+    assert count_many(tok, ["a b", "c", ""]) == [2, 1, 0] and tok.calls == [3]
+    plain = WordTokenizer(batched=False)
+    assert count_many(plain, ["a b", "c"]) == [2, 1] and plain.calls == []
+
+
+def test_pool_prefix_sums_and_fit_at_their_edges() -> None:
+    pool = FillerPool(cycle("one.", "two words.", "and three words."), WordTokenizer())
+    assert [pool.count(i) for i in range(4)] == [1, 2, 3, 1]
+    assert [pool.tokens(n) for n in range(5)] == [0, 1, 3, 6, 7]
+    assert pool.fit(0) == 0 and pool.fit(-5) == 0
+    assert [pool.fit(b) for b in (1, 2, 3, 5, 6, 7)] == [1, 1, 2, 2, 3, 4]
+    # past the first batch of sentences: the pool extends itself
+    assert pool.fit(600) == 300 and pool.tokens(300) == 600 and len(pool.sentences) >= 301
+    assert pool.count(1000) == [1, 2, 3][1000 % 3]
+
+
+def test_fit_extends_until_the_budget_is_covered() -> None:
+    tok = WordTokenizer()
+    pool = FillerPool(cycle("a b c d."), tok)
+    assert pool.fit(4 * 256) == 256  # exactly the first batch
+    assert pool.fit(4 * 256 + 3) == 256
+    assert pool.fit(4 * 600) == 600
+    assert all(c == 256 for c in tok.calls)  # counted in batches of 256
+
+
+def test_lead_sentences_are_the_fewest_that_hold_the_lead() -> None:
+    pool = FillerPool(cycle("a b c."), WordTokenizer())  # 3 tokens each
+    assert lead_sentences(pool, 0, 10) == 0 and lead_sentences(pool, -3, 10) == 0
+    assert [lead_sentences(pool, t, 10) for t in (1, 3, 4, 6, 7)] == [1, 1, 2, 2, 3]
+    assert lead_sentences(pool, 30, 4) == 4  # capped at the sentences there are
+
+
+def test_tolerance_is_one_percent_or_the_next_sentence() -> None:
+    pool = FillerPool(cycle("a b c.", "d."), WordTokenizer())
+    assert tolerance(1000, pool, 0) == 10 and tolerance(1001, pool, 0) == 11
+    assert tolerance(100, pool, 0) == 3 and tolerance(100, pool, 1) == 1
+
+
+def test_pack_hits_an_additive_target_exactly_in_one_encode() -> None:
+    tok = WordTokenizer()
+    pool = FillerPool(cycle("f f f."), tok)
+    needle = Insert("the code is 42.", 0.5, "target")
+    packed = pack(tok, render, pool, [needle], 4 + 4 + 3 * 10)  # template+Q+A, needle, 10 sentences
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (38, 10, 1)
+    assert packed.insert_counts == [4] and packed.haystack_tokens == 34 and packed.lead_tokens == 0
+    assert packed.insert_offsets == [18]  # depth 0.5 of 34 is 17: the nearest boundary is 18 (6 sentences), not 15
+    assert packed.prompt_ids == tok.encode_chat(packed.messages)
+
+
+def test_pack_keeps_the_lead_before_depth_zero() -> None:
+    tok = WordTokenizer()
+    pool = FillerPool(cycle("f f f."), tok)
+    needle = Insert("the code is 42.", 0.0, "target")
+    packed = pack(tok, render, pool, [needle], 38, lead_tokens=7)  # 7 tokens: 3 sentences of 3
+    assert packed.lead_tokens == 9 and packed.insert_offsets == [9]
+    assert packed.haystack.startswith("f f f. f f f. f f f. the code is 42.")
+    pos, realised = locate(tok, packed, 0, needle.text)
+    assert pos == 1 + 1 + 9 and realised == 0.0
+    end = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 1.0, "t")], 38,
+               lead_tokens=7)
+    assert locate(tok, end, 0, "the code is 42.")[1] == 1.0
+
+
+def test_a_length_too_short_is_refused_with_what_it_needs() -> None:
+    tok = WordTokenizer()
+    needle = Insert("the code is 42.", 0.5, "target")
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, FillerPool(cycle("f."), tok), [needle], 7)
+    assert info.value.needed == 8 and "length 7 is below the 8 tokens" in str(info.value)
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, FillerPool(cycle("f."), tok), [needle], 10, lead_tokens=3)
+    assert info.value.needed == 11
+    # exactly the tokens needed with no filler: a prompt without filler
+    packed = pack(tok, render, FillerPool(cycle("f f."), tok), [needle], 8)
+    assert (packed.token_count, packed.n_filler) == (8, 0)
+
+
+def test_find_subsequence() -> None:
+    ids = [5, 1, 2, 1, 2, 3, 1, 2, 3]
+    assert find_subsequence(ids, [1, 2, 3]) == 3
+    assert find_subsequence(ids, [1, 2, 3], 4) == 6
+    assert find_subsequence(ids, [1, 2, 3], 7) is None
+    assert find_subsequence(ids, [5]) == 0 and find_subsequence(ids, [9]) is None
+    assert find_subsequence(ids, []) is None
+    assert find_subsequence(ids, [2, 3, 1, 2, 3, 4]) is None  # runs off the end
+
+
+def test_locate_without_filler_before_the_insert_and_with_no_rest() -> None:
+    tok = WordTokenizer()
+    packed = pack(tok, render, FillerPool(cycle("f f."), tok), [Insert("x y z.", 0.0, "t")], 7)
+    assert packed.n_filler == 0 and packed.haystack == "x y z."
+    assert locate(tok, packed, 0, "x y z.") == (2, 0.0)  # nothing but the insert: depth 0
+    assert locate(tok, packed, 0, "not there") == (None, 0.0)
+
+
+def test_insert_is_immutable() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Insert("a.", 0.5, "t").depth = 0.1  # type: ignore[misc]
