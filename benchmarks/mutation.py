@@ -129,6 +129,19 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the look-arounds are zero-width: group 0 is group 1",
     ("phonebook_post", "for m in sorted({k[0] for k in per_bin if k[1] is N_REF}):"):
         "N is a Python int and CPython keeps one object per int up to 256: N == 100 is N is 100",
+    ("store", "return cur.rowcount <= 0"): "an INSERT's rowcount is 0 or 1, never negative",
+    ("store", "return cur.rowcount != 0"): "an INSERT's rowcount is 0 or 1, never negative",
+    ("store", "exact = [r for r in rows if r[0] <= run_id]"):
+        "rows are the ids LIKE run_id || '%': each starts with run_id, so none sorts before it and <= is ==",
+    ("store", 'if status >= "running" and not live_sessions(self.db, run_id):'):
+        "stored statuses are running, complete and incomplete: none sorts after 'running', so >= is ==",
+    ("store", "merged = {**(json.loads(row[ -1]) if row else {}), **meta}"): "a one-column row: [-1] is [0]",
+    ("store", "return self._record(exact[ -1])"): "run_id is the primary key: at most one exact row",
+    ("store", "return self._record(rows[ -1]) if rows else None"): "reached with one row only (more raise above)",
+    ("store", "return {r[ -1] for r in rows}"): "a one-column row: [-1] is [0]",
+    ("store", 'return {r[ -1] for r in self.db.execute("SELECT case_id FROM cases WHERE run_id=?", (run_id,))}'):
+        "a one-column row: [-1] is [0]",
+    ("store", "return float(row[ -1])"): "a one-column row: [-1] is [0]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

@@ -162,3 +162,43 @@ def test_cache_totals_count_only_responses_that_report_a_cache_figure(tmp_path) 
         _respond(store, b, "correct", reported=None, cached=0)  # no prompt count: the built 1000
         _respond(store, c, "correct", reported=1020, cached=None)
         assert store.cache_totals("r") == (600, 2, 2010)
+
+
+def test_an_empty_run_counts_zero_everywhere(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        run = store.get_run("r")
+        assert (run.n_cases, run.n_responses, run.n_final, run.n_planned) == (0, 0, 0, 0)
+        assert store.case_ids("r") == set() and store.done_case_ids("r") == set()
+        assert store.outcome_counts("r") == {} and store.spent("r") == 0.0
+
+
+def test_run_record_is_immutable_and_counts_default_to_zero() -> None:
+    import dataclasses
+
+    from ctxprobe.store.db import RunRecord
+
+    rec = RunRecord("r", "t0", "t1", "m", "t", "niah", "0", {}, {}, "running")
+    assert (rec.n_cases, rec.n_responses, rec.n_planned, rec.n_final) == (0, 0, 0, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.status = "complete"  # type: ignore[misc]
+
+
+def test_text_is_stored_as_itself_not_escaped(tmp_path) -> None:
+    """Prompts, metadata and details keep non-ASCII text readable in the SQLite file."""
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        case = Case(cell=Cell("niah", 1024, 0.5), rep=0, seed=7, messages=[{"role": "user", "content": "café 東京"}],
+                    expected=["1234567"], meta={"doc": "naïve"}, token_count=1000)
+        store.save_case("r", case)
+        store.save_response("r", case.case_id, output="x", finish_reason="stop", reported_prompt_tokens=1000,
+                            completion_tokens=1, latency_s=0.0, attempts=1, error=None, score=0.0, outcome="wrong",
+                            detail={"note": "größer"})
+        raw = store.db.execute("SELECT p.messages_json, c.meta_json, s.detail_json FROM prompts p JOIN cases c"
+                               " USING (prompt_hash) JOIN responses s USING (run_id, case_id)").fetchone()
+        assert "café 東京" in raw[0] and "naïve" in raw[1] and "größer" in raw[2]
+
+
+def test_the_store_waits_30_s_for_another_process_lock(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
