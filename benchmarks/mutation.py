@@ -7,7 +7,8 @@ module's own test files (``pytest -x -m "not slow"``) against it. A mutant is *k
 the tests fail (or time out), *survives* when they pass. A survivor listed in
 ``EQUIVALENT`` below (matched by module and mutated line) changes no behaviour a caller can
 see, with the reason written there; it is reported apart and left out of the score, as
-mutation-testing practice does. Printed per module: mutants, killed, equivalent, survived,
+mutation-testing practice does. Printed per module: mutants, killed (hung: of them, killed by
+the timeout), equivalent, survived,
 score = killed / (killed + survived); then every unexplained survivor as a diff, to be
 killed by a new test or explained.
 
@@ -16,8 +17,8 @@ tree is never mutated, even if the run is interrupted. Each mutant's tests run w
 ``--assert=plain`` (pass or fail is all that counts; rewriting the asserts of every plugin
 module on each run doubled the start-up time) and the hypothesis profile ``mutation``
 (derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
-the timeout (by default 5 x the unmutated run + 10 s) counts as killed: it made the code
-hang. ``--jobs 2`` runs two modules at once, each in its own copy. Each test run is a fork
+the timeout (by default 4 x the unmutated forked run + 3 s; 5 x + 10 s with ``--no-fork``)
+counts as killed: it made the code hang. ``--jobs 2`` runs two modules at once, each in its own copy. Each test run is a fork
 of a process that already imported pytest and the third-party modules the tests use, never
 ctxprobe (``benchmarks/mutation_forkserver.py``; ``--no-fork``: a fresh interpreter each).
 
@@ -262,6 +263,7 @@ def _inside(pos: tuple[int, int], span: Span) -> bool:
 class Outcome:
     module: str
     killed: int = 0
+    hung: int = 0  # killed by the timeout (included in killed)
     equivalent: list[str] = field(default_factory=list)
     survivors: list[str] = field(default_factory=list)
 
@@ -273,10 +275,11 @@ class Outcome:
     def line(self) -> str:
         total = self.killed + len(self.equivalent) + len(self.survivors)
         score = f"{self.score:7.1%}" if self.killed + len(self.survivors) else f"{'-':>7}"
-        return f"{self.module:16} {total:7} {self.killed:7} {len(self.equivalent):6} {len(self.survivors):8} {score}"
+        return (f"{self.module:16} {total:7} {self.killed:7} {self.hung:5} {len(self.equivalent):6} "
+                f"{len(self.survivors):8} {score}")
 
 
-HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'equiv':>6} {'survived':>8} {'score':>7}"
+HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'hung':>5} {'equiv':>6} {'survived':>8} {'score':>7}"
 
 
 PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--assert=plain", "-m", "not slow")
@@ -295,9 +298,6 @@ FORKSERVER = Path(__file__).resolve().with_name("mutation_forkserver.py")
 def run_module(name: str, target: Target, work: Path, timeout: float | None, fork: bool = True) -> Outcome:
     """Killed, equivalent and surviving mutants of one module (``timeout`` None: from the
     unmutated run's duration)."""
-    from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
-
     env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1",
            "CTXPROBE_HYPOTHESIS_PROFILE": "mutation"}
     started = time.monotonic()
@@ -305,11 +305,40 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None, for
                               text=True)
     if baseline.returncode != 0:
         raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
-    if timeout is None:
-        timeout = round(5 * (time.monotonic() - started) + 10, 1)
-    tests = " ".join(target.tests)
+    fresh = time.monotonic() - started
     sock = work / "forkserver.sock"
-    command = (f"{sys.executable} -S {FORKSERVER} run {sock}" if fork
+    server = None
+    if fork:
+        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", str(sock), str(work), *PYTEST[2:],
+                                   *target.tests], cwd=work, stdout=subprocess.PIPE, text=True,
+                                  env={**env, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+        if server.stdout is None or server.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{name}: the pytest fork server did not start")
+    try:
+        if fork:
+            started = time.monotonic()
+            warm = subprocess.run([sys.executable, "-S", str(FORKSERVER), "run", str(sock)], check=False)
+            if warm.returncode != 0:
+                raise SystemExit(f"{name}: the tests fail in the fork server without any mutation")
+            if timeout is None:  # a forked run is fast and steady: 4 x its time + 3 s catches a hang early
+                timeout = round(4 * (time.monotonic() - started) + 3, 1)
+        if timeout is None:
+            timeout = round(5 * fresh + 10, 1)
+        _exec(name, target, work, env, timeout, sock if fork else None)
+    finally:
+        if server is not None:
+            subprocess.run([sys.executable, "-S", str(FORKSERVER), "stop", str(sock)], check=False)
+            server.wait(timeout=30)
+    return _collect(name, target, work)
+
+
+def _exec(name: str, target: Target, work: Path, env: dict[str, str], timeout: float, sock: Path | None) -> None:
+    """Make the module's mutants with cosmic-ray, mark those out of scope, run the rest."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    tests = " ".join(target.tests)
+    command = (f"{sys.executable} -S {FORKSERVER} run {sock}" if sock is not None
                else f"{sys.executable} {' '.join(PYTEST[:-1])} 'not slow' {tests}")
     excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
     config = work / f"{name}.toml"
@@ -348,20 +377,15 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None, for
                 why = "inert: an annotation or a signature marker"
             if why:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
-    server = None
-    if fork:
-        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", str(sock), str(work), *PYTEST[2:],
-                                   *target.tests], cwd=work, stdout=subprocess.PIPE, text=True,
-                                  env={**env, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
-        if server.stdout is None or server.stdout.readline().strip() != "ready":
-            raise SystemExit(f"{name}: the pytest fork server did not start")
-    try:
-        cr("cosmic-ray", "exec", str(config), str(session))
-    finally:
-        if server is not None:
-            subprocess.run([sys.executable, "-S", str(FORKSERVER), "stop", str(sock)], check=False)
-            server.wait(timeout=30)
+    cr("cosmic-ray", "exec", str(config), str(session))
 
+
+def _collect(name: str, target: Target, work: Path) -> Outcome:
+    """Killed, equivalent and surviving mutants from the module's session."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    session = work / f"{name}.sqlite"
     out = Outcome(name)
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
@@ -369,6 +393,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None, for
                 continue  # skipped (filtered or outside scope), or no mutation possible
             if result.test_outcome != TestOutcome.SURVIVED:
                 out.killed += 1
+                out.hung += result.output == "timeout"
                 continue
             m = item.mutations[0]
             where = f"{m.operator_name} at {target.path}:{m.start_pos[0]}"
@@ -386,7 +411,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
     ap.add_argument("--timeout", type=float, default=None,
-                    help="seconds per mutant's test run (default: 5 x the unmutated run + 10)")
+                    help="seconds per mutant's test run (default: 4 x the unmutated forked run + 3)")
     ap.add_argument("--no-fork", action="store_true",
                     help="start a fresh interpreter per mutant instead of forking a pre-warmed one")
     ap.add_argument("--jobs", type=int, default=1, help="modules mutated at once, each in its own copy")
@@ -424,8 +449,8 @@ def main() -> None:
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         results = list(pool.map(one, chosen))
     if len(results) > 1:
-        total = Outcome("all", sum(r.killed for r in results), [e for r in results for e in r.equivalent],
-                        [s for r in results for s in r.survivors])
+        total = Outcome("all", sum(r.killed for r in results), sum(r.hung for r in results),
+                        [e for r in results for e in r.equivalent], [s for r in results for s in r.survivors])
         print(total.line())
     for r in results:
         if r.equivalent:
