@@ -94,6 +94,9 @@ TARGETS: dict[str, Target] = {
 
 EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShift|RShift)$",)
 
+_FIT_END = ("fit's loop first extends the pool until its last prefix sum exceeds the budget, so the search "
+            "never reaches the last index: an upper bound one past it changes nothing")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -143,6 +146,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("store", 'return {r[ -1] for r in self.db.execute("SELECT case_id FROM cases WHERE run_id=?", (run_id,))}'):
         "a one-column row: [-1] is [0]",
     ("store", "return float(row[ -1])"): "a one-column row: [-1] is [0]",
+    ("packer", "lo, hi = 0, len(self._prefix) ** 1"): _FIT_END,
+    ("packer", "lo, hi = 0, len(self._prefix) * 1"): _FIT_END,
+    ("packer", "lo, hi = 0, len(self._prefix) - 0"): _FIT_END,
+    ("packer", "lead_tokens: int = -1,"):
+        "a default lead of -1 only lets a target exactly one token below the no-filler prompt past the early "
+        "check; the loop then refuses it too (LengthTooShort, naming the encoded size instead of the summed one)",
+    ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
+    ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

@@ -159,3 +159,27 @@ def test_locate_without_filler_before_the_insert_and_with_no_rest() -> None:
 def test_insert_is_immutable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         Insert("a.", 0.5, "t").depth = 0.1  # type: ignore[misc]
+
+
+class OneMoreWithFiller(WordTokenizer):
+    """The template adds one token the summed counts cannot know of whenever filler is in
+    the prompt: every first guess overshoots by exactly one token."""
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        ids = super().encode_chat(messages)
+        return ids + [99] if " f " in messages[0]["content"] else ids
+
+
+def test_an_overshoot_drops_the_fewest_sentences_that_cover_it() -> None:
+    tok = OneMoreWithFiller()
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    # first guess: 10 sentences = 38 + 1 over; one sentence (3 tokens) covers it: 36, and
+    # the next sentence would not fit (36 + 3 > 38): done after two encodes
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (36, 9, 2)
+
+
+def test_the_pool_counts_one_batch_at_a_time_and_no_more() -> None:
+    tok = WordTokenizer()
+    pool = FillerPool(cycle("a b."), tok)
+    assert pool.tokens(256) == 512 and tok.calls == [256] and len(pool.sentences) == 256
+    assert pool.count(256) == 2 and tok.calls == [256, 256]
