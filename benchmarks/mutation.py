@@ -152,6 +152,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "lead_tokens: int = -1,"):
         "a default lead of -1 only lets a target exactly one token below the no-filler prompt past the early "
         "check; the loop then refuses it too (LengthTooShort, naming the encoded size instead of the summed one)",
+    ("packer", "nxt = n - 2"): "reached only with n == 0 (any n > 0 drops a sentence above): -2 is refused like -1",
+    ("packer", "offsets = [ 1] * len(inserts)"):
+        "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
+    ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

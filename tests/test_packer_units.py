@@ -183,3 +183,85 @@ def test_the_pool_counts_one_batch_at_a_time_and_no_more() -> None:
     pool = FillerPool(cycle("a b."), tok)
     assert pool.tokens(256) == 512 and tok.calls == [256] and len(pool.sentences) == 256
     assert pool.count(256) == 2 and tok.calls == [256, 256]
+
+
+class MoreWithFiller(WordTokenizer):
+    """Like OneMoreWithFiller with ``extra`` hidden tokens."""
+
+    def __init__(self, extra: int) -> None:
+        super().__init__()
+        self.extra = extra
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        ids = super().encode_chat(messages)
+        return ids + [99] * self.extra if " f " in messages[0]["content"] else ids
+
+
+def test_an_overshoot_of_more_than_a_sentence_is_dropped_at_once() -> None:
+    tok = MoreWithFiller(4)
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    # 10 sentences: 38 + 4 over; two sentences (6 tokens) cover 4: 8 sentences = 36
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (36, 8, 2)
+
+
+class OneMoreWithTheNeedle(WordTokenizer):
+    """The needle costs one token more in the prompt than counted alone."""
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        ids = super().encode_chat(messages)
+        return ids + [99] if "code" in messages[0]["content"] else ids
+
+
+def test_a_prompt_over_the_target_without_any_filler_names_its_real_size() -> None:
+    tok = OneMoreWithTheNeedle()
+    with pytest.raises(LengthTooShort) as info:  # summed: 8 tokens, encoded: 9
+        pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 8)
+    assert info.value.needed == 9
+
+
+class NeverFits(WordTokenizer):
+    """Every prompt with filler is one token over however many sentences are dropped."""
+
+    def __init__(self, target: int) -> None:
+        super().__init__()
+        self.target, self.encodes = target, 0
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        ids = super().encode_chat(messages)
+        if " f" in messages[0]["content"]:
+            self.encodes += 1
+            return ids + [99] * (self.target + 1 - len(ids))
+        return ids
+
+
+def test_a_tokenizer_that_never_converges_is_given_up_after_12_encodes() -> None:
+    tok = NeverFits(100)
+    with pytest.raises(LengthTooShort):
+        pack(tok, render, FillerPool(cycle("f."), tok), [Insert("the code is 42.", 0.5, "t")], 100)
+    assert tok.encodes == 12
+
+
+def test_boundaries_nearest_the_depth_ties_and_the_end() -> None:
+    tok = WordTokenizer()
+
+    def offset(depth: float) -> int:
+        packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("code 42.", depth, "t")], 36)
+        assert packed.n_filler == 10 and packed.haystack_tokens == 32
+        return packed.insert_offsets[0]
+
+    assert offset(4.5 / 32) == 3  # want 4.5: boundaries 3 and 6 tie, the earlier is taken
+    assert offset(4.6 / 32) == 6
+    assert offset(30 / 32) == 30  # want 30, the last boundary itself
+    assert offset(1.0) == 30
+
+
+def test_fit_when_the_budget_ends_one_sentence_before_the_counted_batch() -> None:
+    for budget in (254, 255, 256, 767, 768):  # 1 token each: batches end at 256, 512, 768
+        assert FillerPool(cycle("a."), WordTokenizer()).fit(budget) == budget
+
+
+def test_packed_defaults() -> None:
+    from ctxprobe.haystack.packer import Packed
+
+    p = Packed([], [], 0, "", [], 0, 0, 1)
+    assert p.insert_counts == [] and p.lead_tokens == 0
