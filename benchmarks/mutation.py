@@ -156,6 +156,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "offsets = [ 1] * len(inserts)"):
         "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
     ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
+    ("packer", "mid = (lo + hi + 2) // 2"):
+        "mid stays in (lo, hi] and the answer in [lo, hi] either way: the search still ends on it",
+    ("packer", "offsets = [ -1] * len(inserts)"):
+        "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

@@ -265,3 +265,50 @@ def test_packed_defaults() -> None:
 
     p = Packed([], [], 0, "", [], 0, 0, 1)
     assert p.insert_counts == [] and p.lead_tokens == 0
+
+
+class ByFillerCount(WordTokenizer):
+    """Hidden tokens that depend on how many filler sentences the prompt holds."""
+
+    def __init__(self, hidden: dict[int, int]) -> None:
+        super().__init__()
+        self.hidden = hidden
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        ids = super().encode_chat(messages)
+        k = self.hidden.get(messages[0]["content"].count("f f f."), 0)
+        return ids[:k] if k < 0 else ids + [99] * k
+
+
+def test_a_first_guess_under_the_target_steps_up_by_what_fits() -> None:
+    tok = ByFillerCount({10: -4, 11: -4})  # 10 sentences encode 4 tokens short of their counts
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 11, 2)
+
+
+def test_an_overshoot_of_most_of_the_filler_drops_most_of_it() -> None:
+    tok = MoreWithFiller(20)
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    # 10 sentences: 20 over; seven sentences (21 tokens) cover it: 3 sentences = 8 + 9 + 20
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 3, 2)
+
+
+def test_the_longest_prompt_under_the_target_is_kept_over_a_later_shorter_one() -> None:
+    # 10 sentences: 34 (4 under); 11: 20 over, so 8 are dropped: 3 sentences = 17; then 10 again: stop
+    tok = ByFillerCount({10: -4, 11: 20})
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (34, 10, 3)
+
+
+def test_assemble_without_a_lead_spans_the_whole_haystack() -> None:
+    from ctxprobe.haystack.packer import assemble
+
+    pool = FillerPool(cycle("f f f."), WordTokenizer())
+    text, offsets, tokens = assemble(pool, 4, [Insert("x.", 0.5, "t")], [1])
+    assert (text, offsets, tokens) == ("f f f. f f f. x. f f f. f f f.", [6], 13)
+
+
+def test_an_overshoot_beyond_all_the_filler_leaves_none() -> None:
+    tok = MoreWithFiller(40)  # any filler at all puts the prompt 40 tokens up: only none fits
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (8, 0, 2)
