@@ -160,6 +160,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "mid stays in (lo, hi] and the answer in [lo, hi] either way: the search still ends on it",
     ("packer", "offsets = [ -1] * len(inserts)"):
         "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
+    ("packer", "if nxt >= n:"): "nxt only ever decreases from n: >= is ==",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n // 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

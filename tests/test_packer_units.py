@@ -71,6 +71,8 @@ def test_pool_prefix_sums_and_fit_at_their_edges() -> None:
     assert [pool.count(i) for i in range(4)] == [1, 2, 3, 1]
     assert [pool.tokens(n) for n in range(5)] == [0, 1, 3, 6, 7]
     assert pool.fit(0) == 0 and pool.fit(-5) == 0
+    idle = WordTokenizer()
+    assert FillerPool(cycle("a."), idle).fit(0) == 0 and idle.calls == []  # nothing to fit: nothing counted
     assert [pool.fit(b) for b in (1, 2, 3, 5, 6, 7)] == [1, 1, 2, 2, 3, 4]
     # past the first batch of sentences: the pool extends itself
     assert pool.fit(600) == 300 and pool.tokens(300) == 600 and len(pool.sentences) >= 301
