@@ -97,6 +97,9 @@ EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShi
 _FIT_END = ("fit's loop first extends the pool until its last prefix sum exceeds the budget, so the search "
             "never reaches the last index: an upper bound one past it changes nothing")
 
+_FIT_NEG = ("a budget below 0 skips the pool's extension (prefix[-1] >= 0 > budget) and the search can only "
+            "return 0: the early return changes nothing")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -164,6 +167,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n // 1)"):
         "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
         "turns into n anyway",
+    ("packer", "if budget == 0:"): _FIT_NEG,
+    ("packer", "if budget <= -1:"): _FIT_NEG,
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n * 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "if i > n or (i is not lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "i >= lo, so 'is not lo' differs from '> lo' only at i == lo (or equal large ints), and stepping back to "
+        "lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "return pos, ((packed.insert_offsets[index] - packed.lead_tokens) / rest if rest != 0 else 0.0)"):
+        "rest >= 0: the haystack's tokens include the insert and the lead",
+    ("packer", "nxt = n + max(step, 0)"):
+        "step >= 1 whenever it is computed: gap >= count(n) means the next sentence fits, so fit() returns > n",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

@@ -314,3 +314,21 @@ def test_an_overshoot_beyond_all_the_filler_leaves_none() -> None:
     tok = MoreWithFiller(40)  # any filler at all puts the prompt 40 tokens up: only none fits
     packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
     assert (packed.token_count, packed.n_filler, packed.encodes) == (8, 0, 2)
+
+
+def test_counting_one_sentence_counts_its_batch_only() -> None:
+    tok = WordTokenizer()
+    pool = FillerPool(cycle("a b."), tok)
+    assert pool.count(255) == 2 and tok.calls == [256]
+
+
+def test_find_subsequence_needs_equal_ids_not_larger_ones() -> None:
+    assert find_subsequence([1, 3, 1, 2], [1, 2]) == 2
+    assert find_subsequence([1, 3], [1, 2]) is None
+
+
+def test_of_two_attempts_with_the_same_count_the_first_is_kept() -> None:
+    # 10 sentences: 34; 11: also 34 (7 hidden fewer); 12: over, back to 10: stop
+    tok = ByFillerCount({10: -4, 11: -7})
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    assert (packed.token_count, packed.n_filler) == (34, 10)
