@@ -179,6 +179,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "rest >= 0: the haystack's tokens include the insert and the lead",
     ("packer", "nxt = n + max(step, 0)"):
         "step >= 1 whenever it is computed: gap >= count(n) means the next sentence fits, so fit() returns > n",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n ** 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n + 0)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "lo, hi = -1, len(self._prefix) - 1"):
+        "prefix[0] = 0 <= budget (> 0 here), so the search always moves lo to 0 or beyond",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

@@ -332,3 +332,15 @@ def test_of_two_attempts_with_the_same_count_the_first_is_kept() -> None:
     tok = ByFillerCount({10: -4, 11: -7})
     packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
     assert (packed.token_count, packed.n_filler) == (34, 10)
+
+
+def test_find_subsequence_restarts_right_after_a_false_start() -> None:
+    assert find_subsequence([1, 1, 2], [1, 2]) == 1
+    assert find_subsequence([7, 1, 1, 1, 2], [1, 2]) == 3
+
+
+def test_located_depth_over_a_single_filler_token() -> None:
+    tok = WordTokenizer()
+    packed = pack(tok, render, FillerPool(cycle("f."), tok), [Insert("x y z.", 1.0, "t")], 8)
+    assert packed.haystack == "f. x y z." and packed.haystack_tokens == 4
+    assert locate(tok, packed, 0, "x y z.") == (3, 1.0)  # after the whole (one-token) rest
