@@ -273,3 +273,92 @@ def test_compare_runs_rows(an) -> None:
     m = an.metrics[0]
     assert rows[0] == {"run": "x", "metric": m.metric, "variant": m.variant, "length": m.length,
                        "value": m.value, "lo": m.lo, "hi": m.hi}
+
+
+# -- bootstrap, notes and variants ------------------------------------------------------------
+
+def _runs(length: int, n: int, pattern: list[list[bool]], **kw) -> list[NeedleResult]:
+    """pattern[run][bin]: that needle right or wrong."""
+    return [NeedleResult(length, kw.get("entries", 1000), n, run, b, (b + 0.5) / n, f"L{length}r{run}b{b}",
+                         "correct" if ok else "wrong", kw.get("exact", ok), kw.get("unit", "entries"))
+            for run, row in enumerate(pattern) for b, ok in enumerate(row)]
+
+
+def test_bootstrap_interval_is_the_2_5_and_97_5_percentiles_of_resampled_runs() -> None:
+    short = [[True] * 5] * 6
+    long_ = [[True] * 5, [True, False, True, False, True], [False] * 5, [True] * 5, [True, True, False, False, False],
+             [False, True, False, True, False]]
+    an = analyse(_runs(1000, 5, short) + _runs(2000, 5, long_), bootstrap=200, seed=5)
+    # by hand: resample the 6 runs with the same generator; CSI(2000) = 1 - A(2000) per draw
+    rng = np.random.default_rng(5)
+    right = np.array([sum(r) for r in long_], float)
+    draws = []
+    for _ in range(200):
+        w = rng.multinomial(6, np.full(6, 1 / 6)).astype(float)
+        draws.append(max(0.0, round(1.0 - float(w @ right) / (5 * w.sum()), 9)))
+    csi = an.metric("CSI", "robust", 2000)
+    assert csi.value == pytest.approx(1 - right.sum() / 30)
+    assert (csi.lo, csi.hi) == pytest.approx((np.percentile(draws, 2.5), np.percentile(draws, 97.5)))
+    assert csi.undefined == 0.0
+
+
+def test_a_point_on_the_edge_of_its_interval_is_noted() -> None:
+    # both lengths 50% right overall, in opposite runs: CSI(2000) is 0 at the point, > 0 in many resamples
+    a = [[True] * 4, [False] * 4] * 3
+    b = [[False] * 4, [True] * 4] * 3
+    an = analyse(_runs(1000, 4, a) + _runs(2000, 4, b), bootstrap=100, seed=2)
+    csi = an.metric("CSI", "robust", 2000)
+    assert csi.value == 0.0 and csi.lo == 0.0 and csi.hi > 0.0
+    assert csi.note is not None and csi.note.startswith("point on the edge of its interval")
+
+
+def test_edge_notes_inside_an_interval_around_zero() -> None:
+    assert _edge_note(0.0, -0.5, 0.5, [0.0, 0.1]) is None
+    assert _edge_note(0.25, -0.25, 0.5, [0.0, 0.1]) is None
+
+
+def test_muc_none_in_a_resample_counts_as_below_the_shortest_length() -> None:
+    an = analyse(needles(1000, 5, [0] * 5) + needles(2000, 5, [0] * 5), bootstrap=20)
+    muc = an.metric("MUC", "robust")
+    assert muc.value is None and (muc.lo, muc.hi) == (0.0, 0.0) and muc.undefined == 0.0
+
+
+def test_a_post_metric_na_in_every_resample_is_undefined_not_zero() -> None:
+    an = analyse(needles(1000, 100, [4] * 100, exact=True, unit="tokens"), bootstrap=5)
+    csi = an.metric("CSI", "post", 1000)
+    assert csi.value is None and csi.undefined == 1.0 and csi.lo is None and csi.hi is None
+    adi = an.metric("ADI", "post", 1000)
+    assert adi.undefined == 0.0 and adi.lo is not None
+
+
+def test_post_metrics_use_the_exact_verdict_not_the_lenient_one() -> None:
+    rows = [NeedleResult(1000, 1000, 100, run, b, (b + 0.5) / 100, f"r{run}b{b}", "correct", False)
+            for run in range(2) for b in range(100)]  # right by ctxprobe's reading, wrong by the post's
+    an = analyse(rows, bootstrap=0)
+    assert an.metric("LCRDS", "robust", 1000).value == pytest.approx(100.0)
+    assert an.metric("ADI", "robust", 1000).value == 0.0
+    assert an.metric("ADI", "post", 1000).value == 1.0  # all wrong: a zero peak counts as a full drop
+
+
+def test_entries_are_averaged_per_length() -> None:
+    an = analyse(needles(1000, 5, [4] * 5, entries=800) + needles(2000, 5, [4] * 5, entries=1600), bootstrap=0)
+    assert an.entries == {1000: 800.0, 2000: 1600.0}
+
+
+def test_a_length_without_the_reference_n_has_no_robust_metrics() -> None:
+    an = analyse(needles(1000, 5, [4] * 5) + needles(1000, 10, [4] * 10) + needles(2000, 5, [2] * 5), bootstrap=0)
+    assert an.metric("CSI", "robust", 1000).value == 0.0
+    with pytest.raises(KeyError):
+        an.metric("CSI", "robust", 2000)
+    assert an.metric("MUC", "robust").value == 1000
+
+
+def test_results_are_immutable() -> None:
+    import dataclasses
+
+    an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
+    d = paired_difference(needles(1000, 5, [4] * 5), needles(1000, 5, [2] * 5), bootstrap=0)
+    for obj, attr in ((needles(1000, 1, [1])[0], "outcome"), (an.bins[0], "mean"), (an.metrics[0], "value"),
+                      (d, "diff")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, attr, None)
