@@ -198,6 +198,23 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("phonebook", "if L <= 0:"): "lengths are positive: L is 0 never, and a failure is marked negative",
     ("phonebook", 'in_entries = all(r.unit <= "entries" for r in results)'):
         "units are 'entries' or 'tokens', and 'tokens' sorts after 'entries': <= is ==",
+    ("phonebook", "if len(recs) != shards:"):
+        "a (length, N, run) group holds one record per shard at most (one case each): more never happens",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] or -1)):"): "the only key without a length is MUC's, alone under its name",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][ 1] or 0)):"):
+        "the point's keys are inserted length by length in ascending order, so the stable sort keeps that order",
+    ("phonebook", "if lo >= hi:"): "percentiles: lo <= hi always, so >= is ==",
+    ("phonebook", "if note is None and d and value_for_edge is not None and lo is not None or hi is not None:"):
+        "a metric undefined at the point is undefined in every resample (resamples re-weight the same runs), so "
+        "hi is None whenever the other conditions fail",
+    ("phonebook", 'wrong_elsewhere = [p["outcome"] for p in parts if not p["in_shard"] and p["outcome"] > "correct"]'):
+        "every needle label other than 'correct' sorts after it",
+    ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else ~1)"):
+        "any negative marks a failed length: the walk only tests L < 0",
+    ("phonebook", "if not np.isnan(g[i]) or later.size:"):
+        "a NaN start gives a NaN drop, and max(best, nan) keeps best; a non-NaN start makes later non-empty",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

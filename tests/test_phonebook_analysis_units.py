@@ -362,3 +362,64 @@ def test_results_are_immutable() -> None:
                       (d, "diff")):
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(obj, attr, None)
+
+
+def test_muc_none_at_the_point_with_qualifying_resamples_is_on_the_edge() -> None:
+    # bin 4 right in 3 of 5 runs (0.6 < 0.8): no MUC at the point, 1000 in resamples that
+    # draw the right runs more often
+    rows = _runs(1000, 5, [[True] * 5] * 3 + [[True] * 4 + [False]] * 2)
+    an = analyse(rows, bootstrap=100, seed=4)
+    muc = an.metric("MUC", "robust")
+    assert muc.value is None and (muc.lo, muc.hi) == (0.0, 1000.0)
+    assert muc.note is not None and muc.note.startswith("point on the edge of its interval")
+
+
+def test_edge_note_boundaries_and_a_degenerate_interval_of_distinct_floats() -> None:
+    assert _edge_note(-1e-9, 0.0, 0.5, [0.0, 0.5]).startswith("point on the edge")  # within 1e-9: on the edge
+    assert _edge_note(float("0.3"), float("0.3"), float("0.3"), [0.3, 0.3]) is None
+
+
+def test_drops_read_float_noise_as_zero_and_nan_as_unmeasured() -> None:
+    from ctxprobe.analysis.phonebook import _drop, _fall
+
+    assert _drop(0.5, 0.5 - 1.23e-9) == 1e-9  # rounded to 9 places
+    assert _drop(0.5, 0.5 + 1e-12) == 0.0
+    assert np.isnan(_drop(float("nan"), 0.5)) and np.isnan(_drop(0.5, float("nan")))
+    assert _fall(np.array([0.5, 0.5 - 1.5e-10, 0.5])) == 0.0
+    assert _fall(np.array([0.9, float("nan"), 0.4])) == 0.5
+    assert _fall(np.array([0.9, 0.5 - 1.234e-9])) == round(0.4 + 1.234e-9, 9)
+
+
+def test_defaults_are_1000_resamples_with_seed_0() -> None:
+    a, b = needles(1000, 5, [2, 3, 1, 4, 2]), needles(1000, 5, [4, 4, 2, 4, 3])
+    assert paired_difference(a, b) == paired_difference(a, b, bootstrap=1000, seed=0)
+    rows = needles(1000, 5, [4, 3, 2, 1, 0]) + needles(2000, 5, [3, 3, 1, 1, 0])
+    assert analyse(rows).metrics == analyse(rows, bootstrap=1000, seed=0).metrics
+
+
+def test_a_lost_shard_skips_only_its_own_run() -> None:
+    own, other = [True, False], [False, True]
+    recs = [
+        _rec(1000, 1, ["correct", "correct"], shard=0, shards=2, in_shard=own),  # run 1 lost shard 1
+        _rec(1000, 2, ["correct", "correct"], shard=0, shards=2, in_shard=own),
+        _rec(1000, 2, ["correct", "correct"], shard=1, shards=2, in_shard=other),
+    ]
+    assert [(r.run, r.outcome) for r in needle_results(recs)] == [(2, "correct"), (2, "correct")]
+
+
+def test_a_shard_that_rightly_said_not_found_does_not_hide_one_that_answered_wrong() -> None:
+    # three shards; the needle belongs to shard 0, which is right; shard 1 rightly says not
+    # found ("correct" for a name outside it), shard 2 answers a number: wrong overall
+    recs = [_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
+            for s, o in enumerate(["correct", "correct", "distractor"])]
+    assert [r.outcome for r in needle_results(recs)] == ["distractor"]
+
+
+def test_records_and_lookups_read_back_from_json() -> None:
+    """Families and variants arrive as equal strings, not the literals."""
+    import json
+
+    rec = json.loads(json.dumps(_rec(1000, 0, ["correct", "wrong"])))
+    assert [r.outcome for r in needle_results([rec])] == ["correct", "wrong"]
+    an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
+    assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), 1000).value == 0.0
