@@ -101,6 +101,9 @@ _FIT_END = ("fit's loop first extends the pool until its last prefix sum exceeds
 _FIT_NEG = ("a budget below 0 skips the pool's extension (prefix[-1] >= 0 > budget) and the search can only "
             "return 0: the early return changes nothing")
 
+_PB_NONE = ("only MUC can be None at the point with defined resamples; any other metric None at the point has "
+            "a reason or no defined resample, so its edge note is never computed")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -215,6 +218,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "any negative marks a failed length: the walk only tests L < 0",
     ("phonebook", "if not np.isnan(g[i]) or later.size:"):
         "a NaN start gives a NaN drop, and max(best, nan) keeps best; a non-NaN start makes later non-empty",
+    ("phonebook", 'if name == "RRS" and L is not None and point.get(("LCRDS", "robust", L)) <= 0.0:'):
+        "LCRDS = 100 x a share x (1 - a mean of drops <= 1) is never negative, and is defined wherever RRS is",
+    ("phonebook", "ref = next((L for L in lengths if (L, max(ns)) in counts), lengths[ -1])"):
+        "max(ns) is some result's N, so some length has it: the default is never used",
+    ("phonebook", 'return self.outcome <= "correct"'): "no needle label sorts before 'correct'",
+    ("phonebook", '"NOI": _drop(total[lo_key], total[key]) if n_lo is not n_ref and lo_key in counts else None,'):
+        "n_lo and n_ref are min and max of one set: the same object when equal",
+    ("phonebook", 'if name <= "MUC":'): _PB_NONE,
+    ("phonebook", 'if name >= "MUC":'): _PB_NONE,
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

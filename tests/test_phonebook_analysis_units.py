@@ -132,7 +132,8 @@ def test_nothing_recalled_gives_a_note_on_rrs() -> None:
     an = analyse(needles(1000, 5, [0] * 5) + needles(1000, 10, [0] * 10), bootstrap=0)
     rrs = an.metric("RRS", "robust", 1000)
     assert rrs.value == 1.0 and an.metric("LCRDS", "robust", 1000).value == 0.0
-    assert rrs.note is not None and rrs.note.startswith("no drops because nothing was recalled")
+    assert rrs.note == ("no drops because nothing was recalled at this length: a resilience of 1 here means "
+                        "nothing to lose; read LCRDS (0)")
     ok = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
     assert ok.metric("RRS", "robust", 1000).note is None
 
@@ -230,6 +231,7 @@ def test_post_variant_needs_exact_verdicts_and_n100() -> None:
     an = analyse(needles(1000, 5, [4] * 5, exact=True) + needles(1000, 10, [4] * 10, exact=True), bootstrap=0)
     post = [m for m in an.metrics if m.variant == "post"]
     assert len(post) == 1 and post[0].note == "the post's metrics need N=100 needles (the grid has N=[5, 10])"
+    assert post[0].undefined == 0.0 and post[0].lo is None
 
 
 def test_post_variant_on_n100_and_n10() -> None:
@@ -423,3 +425,11 @@ def test_records_and_lookups_read_back_from_json() -> None:
     assert [r.outcome for r in needle_results([rec])] == ["correct", "wrong"]
     an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
     assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), 1000).value == 0.0
+
+
+def test_small_helpers_at_their_edges() -> None:
+    from ctxprobe.analysis.phonebook import MetricValue, _fall
+
+    assert _fall(np.array([float("nan")] * 3)) == 0.0  # nothing measured: no drop
+    assert MetricValue("ADI", "robust", 1000, 0.1, 0.0, 0.2).undefined == 0.0
+    assert "50% of resamples equal it" in _edge_note(0.0, 0.0, 0.5, [1e-9, 0.5])  # 1e-9 away counts as equal
