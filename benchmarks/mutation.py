@@ -227,6 +227,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "n_lo and n_ref are min and max of one set: the same object when equal",
     ("phonebook", 'if name <= "MUC":'): _PB_NONE,
     ("phonebook", 'if name >= "MUC":'): _PB_NONE,
+    ("phonebook", 'outcome = own[ -1]["outcome"] if own else "empty"'): "a needle has exactly one owning shard",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] or 1)):"): "the only key without a length is MUC's, alone under its name",
+    ("phonebook", "deg = max( -1, min(degree, int(ok.sum()) - 1))"):
+        "reached with ok.sum() >= 1 only (no measured bin returns NaN below), so the inner value is >= 0",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

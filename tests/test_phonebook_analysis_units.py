@@ -241,6 +241,9 @@ def test_post_variant_on_n100_and_n10() -> None:
     assert an.metric("NOI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)
     assert an.metric("CSI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)  # M=1000 is its own reference
     assert an.metric("LCRDS", "post", 1000).value == pytest.approx(100.0)
+    keys = [(m.metric, m.variant, m.length) for m in an.metrics]
+    assert keys == sorted(keys, key=lambda k: (METRICS.index(k[0]), k[1], k[2] or 0))
+    assert ("ADI", "post", 1000) in keys and ("ADI", "robust", 1000) in keys
     tokens = analyse(needles(1000, 100, [4] * 100, exact=True, unit="tokens"), bootstrap=0)
     csi = tokens.metric("CSI", "post", 1000)
     assert csi.value is None and "books sized in tokens" in csi.note
@@ -412,8 +415,10 @@ def test_a_lost_shard_skips_only_its_own_run() -> None:
 def test_a_shard_that_rightly_said_not_found_does_not_hide_one_that_answered_wrong() -> None:
     # three shards; the needle belongs to shard 0, which is right; shard 1 rightly says not
     # found ("correct" for a name outside it), shard 2 answers a number: wrong overall
-    recs = [_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
-            for s, o in enumerate(["correct", "correct", "distractor"])]
+    import json
+
+    recs = json.loads(json.dumps([_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
+                                  for s, o in enumerate(["correct", "correct", "distractor"])]))
     assert [r.outcome for r in needle_results(recs)] == ["distractor"]
 
 
@@ -433,3 +438,10 @@ def test_small_helpers_at_their_edges() -> None:
     assert _fall(np.array([float("nan")] * 3)) == 0.0  # nothing measured: no drop
     assert MetricValue("ADI", "robust", 1000, 0.1, 0.0, 0.2).undefined == 0.0
     assert "50% of resamples equal it" in _edge_note(0.0, 0.0, 0.5, [1e-9, 0.5])  # 1e-9 away counts as equal
+
+
+def test_coarse_bins_do_not_depend_on_the_length() -> None:
+    """Five coarse position ranges whatever the length (even one shorter than five)."""
+    bins = [4, 4, 4, 4, 3, 3, 2, 2, 4, 4]
+    an = analyse(needles(3, 10, bins), bootstrap=0)
+    assert an.metric("ADI", "robust", 3).value == pytest.approx(fall(coarse_means(bins)))
