@@ -104,6 +104,9 @@ _FIT_NEG = ("a budget below 0 skips the pool's extension (prefix[-1] >= 0 > budg
 _PB_NONE = ("only MUC can be None at the point with defined resamples; any other metric None at the point has "
             "a reason or no defined resample, so its edge note is never computed")
 
+_PB_GROUP = ("the records of one (length, N, run) group are one book: one record unsharded, one per shard "
+             "otherwise, all with the same shard count and entries")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -232,6 +235,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
                   "kv[0][2] or 1)):"): "the only key without a length is MUC's, alone under its name",
     ("phonebook", "deg = max( -1, min(degree, int(ok.sum()) - 1))"):
         "reached with ok.sum() >= 1 only (no measured bin returns NaN below), so the inner value is >= 0",
+    ("phonebook", 'shards = recs[ -1]["meta"].get("shards", 1)'): _PB_GROUP,
+    ("phonebook", 'shards = recs[0]["meta"].get("shards", 0)'):
+        "no shard count means one book: 0 and 1 both take the unsharded path (shards > 1 is false)",
+    ("phonebook", 'needles = recs[ -1]["detail"]["needles"]'): _PB_GROUP,
+    ("phonebook", 'm = recs[ -1]["meta"]["entries"]'): _PB_GROUP,
+    ("phonebook", "if L < 1:"): "lengths are positive: a failure is marked negative",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

@@ -400,6 +400,12 @@ def test_defaults_are_1000_resamples_with_seed_0() -> None:
     assert paired_difference(a, b) == paired_difference(a, b, bootstrap=1000, seed=0)
     rows = needles(1000, 5, [4, 3, 2, 1, 0]) + needles(2000, 5, [3, 3, 1, 1, 0])
     assert analyse(rows).metrics == analyse(rows, bootstrap=1000, seed=0).metrics
+    # and 5 coarse bins, a bar of 0.8, a degree-3 fit
+    rows = needles(1000, 10, [4, 3, 2, 1, 0, 4, 4, 3, 2, 4]) + needles(2000, 10, [3, 3, 1, 1, 0, 2, 4, 4, 1, 0])
+    got = analyse(rows, bootstrap=0)
+    assert got.metrics == analyse(rows, coarse=5, bar=0.8, bootstrap=0).metrics
+    assert got.metrics != analyse(rows, coarse=6, bootstrap=0).metrics  # the coarse bins matter
+    assert got.fits == analyse(rows, degree=3, bootstrap=0).fits
 
 
 def test_a_lost_shard_skips_only_its_own_run() -> None:
@@ -445,3 +451,25 @@ def test_coarse_bins_do_not_depend_on_the_length() -> None:
     bins = [4, 4, 4, 4, 3, 3, 2, 2, 4, 4]
     an = analyse(needles(3, 10, bins), bootstrap=0)
     assert an.metric("ADI", "robust", 3).value == pytest.approx(fall(coarse_means(bins)))
+
+
+def test_a_single_measured_bin_fits_a_constant() -> None:
+    rows = [r for r in needles(1000, 5, [4, 3, 2, 1, 0]) if r.bin == 1]
+    assert analyse(rows, bootstrap=0).fits[(1000, 5)] == pytest.approx([0.75])
+
+
+def test_paired_difference_interval_is_the_2_5_and_97_5_percentiles_by_hand() -> None:
+    a = needles(1000, 5, [2, 2, 2, 2, 2])
+    b = needles(1000, 5, [4, 3, 1, 4, 2])
+    d = paired_difference(a, b, bootstrap=300, seed=7)
+    per_run = np.zeros((RUNS, 3))  # needles, right in a, right in b
+    right_a = {(r.run, r.bin): r.correct for r in a}
+    for r in b:
+        per_run[r.run] += (1.0, float(right_a[(r.run, r.bin)]), float(r.correct))
+    rng = np.random.default_rng(7)
+    diffs = []
+    for _ in range(300):
+        w = rng.multinomial(RUNS, np.full(RUNS, 1 / RUNS))
+        n, sa, sb = w @ per_run
+        diffs.append((sb - sa) / n)
+    assert (d.lo, d.hi) == pytest.approx((np.percentile(diffs, 2.5), np.percentile(diffs, 97.5)))
