@@ -194,6 +194,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "turns into n anyway",
     ("packer", "lo, hi = -1, len(self._prefix) - 1"):
         "prefix[0] = 0 <= budget (> 0 here), so the search always moves lo to 0 or beyond",
+    ("packer", "lo, hi = 0, len(self._prefix) - 2"):
+        "the answer is at most len - 2 (the last prefix sum exceeds the budget), so len - 2 still bounds it",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

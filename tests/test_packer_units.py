@@ -344,3 +344,12 @@ def test_located_depth_over_a_single_filler_token() -> None:
     packed = pack(tok, render, FillerPool(cycle("f."), tok), [Insert("x y z.", 1.0, "t")], 8)
     assert packed.haystack == "f. x y z." and packed.haystack_tokens == 4
     assert locate(tok, packed, 0, "x y z.") == (3, 1.0)  # after the whole (one-token) rest
+
+
+def test_depths_span_the_haystack_after_the_lead() -> None:
+    tok = WordTokenizer()
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38,
+                  lead_tokens=7)
+    # lead: 3 sentences (9 tokens); the rest holds 7 sentences + the needle = 25 tokens, so
+    # depth 0.5 wants 9 + 12.5 = 21.5: the nearest boundary is 21
+    assert packed.lead_tokens == 9 and packed.insert_offsets == [21]
