@@ -18,11 +18,12 @@ tree is never mutated, even if the run is interrupted. Each mutant's tests run w
 module on each run doubled the start-up time) and the hypothesis profile ``mutation``
 (derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
 the timeout (by default 4 x the unmutated forked run + 3 s; 5 x + 10 s with ``--no-fork``)
-counts as killed: it made the code hang. ``--jobs 2`` runs two modules at once, each in its own copy. Each test run is a fork
-of a process that already imported pytest and the third-party modules the tests use, never
-ctxprobe (``benchmarks/mutation_forkserver.py``; ``--no-fork``: a fresh interpreter each).
+counts as killed: it made the code hang. ``--jobs 2`` runs two modules at once, each in its
+own copy. Each test run is a fork of a process that already imported pytest and the
+third-party modules the tests use, never ctxprobe (``benchmarks/mutation_forkserver.py``;
+``--no-fork``: a fresh interpreter each).
 
-    .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
+    .venv/bin/python benchmarks/mutation.py                    # every module below (~1 hour)
     .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
     nice -n 10 .venv/bin/python benchmarks/mutation.py --jobs 2 grid packer   # two at once
     .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
@@ -84,7 +85,8 @@ TARGETS: dict[str, Target] = {
     "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
                                                       "tests/test_properties_scoring.py")),
     "stats": Target("src/ctxprobe/analysis/stats.py",
-                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
+                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py",
+                     "tests/test_properties_stats.py")),
     # the sweep-based tests/test_phonebook_metrics.py (2 s a run) is left out of the mutation
     # guard: the direct tests stand in for it, at a tenth of the time per mutant
     "phonebook": Target("src/ctxprobe/analysis/phonebook.py",

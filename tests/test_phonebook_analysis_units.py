@@ -98,7 +98,8 @@ def test_robust_metrics_by_hand(an) -> None:
 
 def test_metrics_are_listed_in_order_and_without_intervals_when_not_bootstrapped(an) -> None:
     keys = [(m.metric, m.variant, m.length) for m in an.metrics][:-1]  # the post's n/a row comes last
-    assert an.metrics[-1].variant == "post" and keys == sorted(keys, key=lambda k: (METRICS.index(k[0]), k[1], k[2] or 0))
+    assert an.metrics[-1].variant == "post"
+    assert keys == sorted(keys, key=lambda k: (METRICS.index(k[0]), k[1], k[2] or 0))
     assert all(m.lo is None and m.hi is None and m.undefined == 0.0 for m in an.metrics)
     with pytest.raises(KeyError):
         an.metric("CSI", "robust", 3000)
