@@ -198,6 +198,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "prefix[0] = 0 <= budget (> 0 here), so the search always moves lo to 0 or beyond",
     ("packer", "lo, hi = 0, len(self._prefix) - 2"):
         "the answer is at most len - 2 (the last prefix sum exceeds the budget), so len - 2 still bounds it",
+    ("packer", "lo, hi = 0, len(self._prefix) // 1"): _FIT_END,
+    ("packer", "if nxt is n:"): "nxt equals n only when it was never changed: then it is n itself",
+    ("packer", "if i != n:"): "i runs over 0..n: != n is < n",
+    ("packer", "if i > n or (i != lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "i >= lo, so != lo is > lo",
+    ("packer", "while nxt != 0 and pool.tokens(n) - pool.tokens(nxt) < over:"):
+        "nxt starts at n >= 0 and the loop stops at 0: it is never negative, so != 0 is > 0",
+    ("packer", "while self._prefix[-1] < budget:"):
+        "when the counted total equals the budget the last index is the answer either way (every sentence "
+        "counts >= 1 token); the original only counts one batch more",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",

@@ -353,3 +353,9 @@ def test_depths_span_the_haystack_after_the_lead() -> None:
     # lead: 3 sentences (9 tokens); the rest holds 7 sentences + the needle = 25 tokens, so
     # depth 0.5 wants 9 + 12.5 = 21.5: the nearest boundary is 21
     assert packed.lead_tokens == 9 and packed.insert_offsets == [21]
+
+
+def test_a_gap_of_exactly_one_sentence_is_filled() -> None:
+    tok = ByFillerCount({10: -3, 11: -3})  # 10 sentences: 35, 3 under; an 11th fits exactly
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
+    assert (packed.token_count, packed.n_filler) == (38, 11)
