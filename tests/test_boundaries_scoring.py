@@ -290,5 +290,9 @@ def test_set_match_edges_and_rounding() -> None:
     assert m.detail()["f1"] == 0.2
     m = match_set(["a", "b", "c"], ["a", "b", "x", "y", "z", "w"])  # P = 1/3, R = 2/3, F1 = 4/9
     assert m.detail()["f1"] == 0.444444
+    from ctxprobe.tasks.setscore import score_set
+
+    scored = score_set(m, "a b x y z w")
+    assert (scored.score, scored.outcome) == (0.444444, "partial")  # a partial score is rounded to 6 places too
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.answered = ("a",)  # type: ignore[misc]
