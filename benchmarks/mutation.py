@@ -255,6 +255,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("phonebook", 'needles = recs[ -1]["detail"]["needles"]'): _PB_GROUP,
     ("phonebook", 'm = recs[ -1]["meta"]["entries"]'): _PB_GROUP,
     ("phonebook", "if L < 1:"): "lengths are positive: a failure is marked negative",
+    ("grid", 'return stat.n != 0 and not stat.outcomes.get("input_truncated")'):
+        "n counts scored cases: never negative, so != 0 is > 0",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):
