@@ -257,6 +257,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("phonebook", "if L < 1:"): "lengths are positive: a failure is marked negative",
     ("grid", 'return stat.n != 0 and not stat.outcomes.get("input_truncated")'):
         "n counts scored cases: never negative, so != 0 is > 0",
+    ("phonebook", 'merged.append({**parts[ 1], "outcome": outcome, "exact": None})'):
+        "every shard lists the same needles (bin, position, name) in the same order, and outcome and exact are "
+        "overwritten",
+    ("phonebook", 'if k[0] is "MUC":'): "metric names are the module's own (interned) literals",
+    ("phonebook", 'if name is "MUC":'): "metric names are the module's own (interned) literals",
+    ("phonebook", 'if outcome <= "correct" and wrong_elsewhere:'): "no needle label sorts before 'correct'",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] and 0)):"):
+        "the point's keys are inserted length by length in ascending order, so the stable sort keeps that order",
+    ("phonebook", '"NOI": _drop(total[lo_key], total[key]) if n_lo < n_ref and lo_key in counts else None,'):
+        "n_lo = min(ns) <= max(ns) = n_ref: < is !=",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

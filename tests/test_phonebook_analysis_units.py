@@ -135,6 +135,7 @@ def test_nothing_recalled_gives_a_note_on_rrs() -> None:
     assert rrs.value == 1.0 and an.metric("LCRDS", "robust", 1000).value == 0.0
     assert rrs.note == ("no drops because nothing was recalled at this length: a resilience of 1 here means "
                         "nothing to lose; read LCRDS (0)")
+    assert all(an.metric(name, "robust", 1000).note is None for name in ("CSI", "ADI", "NOI", "LCRDS"))
     ok = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
     assert ok.metric("RRS", "robust", 1000).note is None
 
@@ -435,6 +436,7 @@ def test_records_and_lookups_read_back_from_json() -> None:
 
     rec = json.loads(json.dumps(_rec(1000, 0, ["correct", "wrong"])))
     assert [r.outcome for r in needle_results([rec])] == ["correct", "wrong"]
+    assert [r.correct for r in needle_results([rec])] == [True, False]
     an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
     assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), 1000).value == 0.0
 
@@ -474,3 +476,38 @@ def test_paired_difference_interval_is_the_2_5_and_97_5_percentiles_by_hand() ->
         n, sa, sb = w @ per_run
         diffs.append((sb - sa) / n)
     assert (d.lo, d.hi) == pytest.approx((np.percentile(diffs, 2.5), np.percentile(diffs, 97.5)))
+
+
+def _sometimes_unmeasured() -> list[NeedleResult]:
+    """2000 has needles in run 0 only: a resample without run 0 cannot measure it."""
+    return needles(1000, 5, [4, 3, 2, 1, 0]) + [r for r in needles(2000, 5, [1] * 5) if r.run == 0]
+
+
+def test_the_undefined_share_is_a_fraction_of_the_resamples() -> None:
+    csi = analyse(_sometimes_unmeasured(), bootstrap=200, seed=1).metric("CSI", "robust", 2000)
+    assert 0.1 < csi.undefined < 0.6  # P(no run 0 in 4 draws) = (3/4)^4 = 0.32
+    # and the default is 1000 resamples: the share has 1000 as its denominator
+    default = analyse(_sometimes_unmeasured()).metric("CSI", "robust", 2000)
+    assert default == analyse(_sometimes_unmeasured(), bootstrap=1000, seed=0).metric("CSI", "robust", 2000)
+    assert round(default.undefined * 1000, 6) == int(round(default.undefined * 1000))
+
+
+def test_several_wrong_shards_give_the_first_ones_label() -> None:
+    recs = [_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
+            for s, o in enumerate(["correct", "distractor", "wrong"])]
+    assert [r.outcome for r in needle_results(recs)] == ["distractor"]
+
+
+def test_post_metrics_see_partial_bin_accuracy() -> None:
+    rows = needles(1000, 100, [2] * 100, exact=True) + needles(1000, 10, [2] * 10, exact=True)
+    an = analyse(rows, bootstrap=0)
+    assert an.metric("LCRDS", "post", 1000).value == pytest.approx(50.0)  # flat 0.5: no drops, half right
+
+
+def test_edge_note_at_exactly_1e9_above_the_interval() -> None:
+    assert _edge_note(1e-9, -0.5, 0.0, [0.0, -0.5]).startswith("point on the edge")
+
+
+def test_entries_average_every_result_of_a_length() -> None:
+    rows = needles(int("1000"), 5, [4] * 5, entries=800) + needles(int("1000"), 10, [4] * 10, entries=1200)
+    assert analyse(rows, bootstrap=0).entries == {1000: pytest.approx((800 * 20 + 1200 * 40) / 60)}
