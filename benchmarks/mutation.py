@@ -109,6 +109,9 @@ _PB_NONE = ("only MUC can be None at the point with defined resamples; any other
 _PB_GROUP = ("the records of one (length, N, run) group are one book: one record unsharded, one per shard "
              "otherwise, all with the same shard count and entries")
 
+_PB_NOTE = ("a metric with a reason (post n/a) is undefined in every resample, so lo and hi are None; one None "
+            "at the point without a reason has no defined resample: the changed conditions never differ")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -268,6 +271,20 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the point's keys are inserted length by length in ascending order, so the stable sort keeps that order",
     ("phonebook", '"NOI": _drop(total[lo_key], total[key]) if n_lo < n_ref and lo_key in counts else None,'):
         "n_lo = min(ns) <= max(ns) = n_ref: < is !=",
+    ("phonebook", 'if name >= "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:'):
+        "no metric name sorts after 'RRS' (RRI < RRS): >= is ==",
+    ("phonebook", 'if name is "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:'):
+        "metric names are the module's own (interned) literals",
+    ("phonebook", "if len(recs) is not shards:"):
+        "a group holds at most one record per shard, and small ints are one object each: 'is not' is <",
+    ("phonebook", "if shards != 1:"): "shard counts are >= 1: != 1 is > 1",
+    ("phonebook", "if note is None and d or value_for_edge is not None and lo is not None and hi is not None:"):
+        _PB_NOTE,
+    ("phonebook", "if note is None and d and value_for_edge is not None or lo is not None and hi is not None:"):
+        _PB_NOTE,
+    ("phonebook", 'merged.append({**parts[ -1], "outcome": outcome, "exact": None})'):
+        "every shard lists the same needles (bin, position, name) in the same order, and outcome and exact are "
+        "overwritten",
     ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
         "an aggregation case is one user message (render), so messages[0] is messages[-1]",
     ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):

@@ -353,10 +353,12 @@ def test_entries_are_averaged_per_length() -> None:
 
 
 def test_a_length_without_the_reference_n_has_no_robust_metrics() -> None:
-    an = analyse(needles(1000, 5, [4] * 5) + needles(1000, 10, [4] * 10) + needles(2000, 5, [2] * 5), bootstrap=0)
+    an = analyse(needles(1000, 5, [4] * 5) + needles(1000, 10, [4] * 10) + needles(2000, 5, [2] * 5)
+                 + needles(3000, 10, [2] * 10), bootstrap=0)
     assert an.metric("CSI", "robust", 1000).value == 0.0
     with pytest.raises(KeyError):
         an.metric("CSI", "robust", 2000)
+    assert an.metric("CSI", "robust", 3000).value == 0.5  # a length after the gap still has its metrics
     assert an.metric("MUC", "robust").value == 1000
 
 
@@ -438,7 +440,12 @@ def test_records_and_lookups_read_back_from_json() -> None:
     assert [r.outcome for r in needle_results([rec])] == ["correct", "wrong"]
     assert [r.correct for r in needle_results([rec])] == [True, False]
     an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
-    assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), 1000).value == 0.0
+    assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), json.loads("1000")).value == 0.0
+    unit = json.loads('"entries"')
+    post = analyse(needles(1000, 100, [4] * 100, exact=True, unit=unit), bootstrap=0)
+    assert post.metric("CSI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)  # entries: CSI defined
+    other = json.loads(json.dumps(_rec(1000, 1, ["correct"], family="vartrack")))
+    assert needle_results([other]) == []
 
 
 def test_small_helpers_at_their_edges() -> None:
@@ -496,6 +503,9 @@ def test_several_wrong_shards_give_the_first_ones_label() -> None:
     recs = [_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
             for s, o in enumerate(["correct", "distractor", "wrong"])]
     assert [r.outcome for r in needle_results(recs)] == ["distractor"]
+    # the owner's own failure stands, whatever the other shards said
+    recs = [_rec(1000, 0, [o], shard=s, shards=2, in_shard=[s == 0]) for s, o in enumerate(["wrong", "distractor"])]
+    assert [r.outcome for r in needle_results(recs)] == ["wrong"]
 
 
 def test_post_metrics_see_partial_bin_accuracy() -> None:
@@ -511,3 +521,32 @@ def test_edge_note_at_exactly_1e9_above_the_interval() -> None:
 def test_entries_average_every_result_of_a_length() -> None:
     rows = needles(int("1000"), 5, [4] * 5, entries=800) + needles(int("1000"), 10, [4] * 10, entries=1200)
     assert analyse(rows, bootstrap=0).entries == {1000: pytest.approx((800 * 20 + 1200 * 40) / 60)}
+
+
+def _varied(seed: int) -> list[NeedleResult]:
+    rng = np.random.default_rng(seed)
+    return _runs(1000, 10, [list(rng.random(10) < p) for p in np.linspace(0.05, 0.95, 40)])
+
+
+def test_paired_difference_on_many_runs() -> None:
+    a, b = _varied(1), _varied(2)
+    d = paired_difference(a, b)
+    assert d == paired_difference(a, b, bootstrap=1000, seed=0)  # the defaults
+    assert d != paired_difference(a, b, bootstrap=1000, seed=1)  # (so a different seed would show)
+    assert d != paired_difference(a, b, bootstrap=999, seed=0) != paired_difference(a, b, bootstrap=1001, seed=0)
+    right_a = sum(r.correct for r in a) / len(a)
+    right_b = sum(r.correct for r in b) / len(b)
+    assert (d.mean_a, d.mean_b, d.diff) == pytest.approx((right_a, right_b, right_b - right_a))
+    weak = paired_difference(needles(1000, 5, [1] * 5), needles(1000, 5, [4] * 5), bootstrap=0)
+    assert weak.diff == pytest.approx(0.75)  # 5 right of 20 against 20 of 20
+    # the interval: percentiles 2.5 and 97.5 of the per-run resampled differences
+    per_run = np.zeros((40, 3))
+    right = {(r.run, r.bin): r.correct for r in a}
+    for r in b:
+        per_run[r.run] += (1.0, float(right[(r.run, r.bin)]), float(r.correct))
+    rng = np.random.default_rng(0)
+    diffs = []
+    for _ in range(1000):
+        n, sa, sb = rng.multinomial(40, np.full(40, 1 / 40)) @ per_run
+        diffs.append((sb - sa) / n)
+    assert (d.lo, d.hi) == pytest.approx((np.percentile(diffs, 2.5), np.percentile(diffs, 97.5)))
