@@ -1,57 +1,91 @@
-"""Peak memory of a sweep of 1M-token cases vs the size of its cases.
+"""Peak memory (total PSS of the process tree) of a sweep of 1M-token cases.
 
-Each variant runs in its own subprocess (so ``ru_maxrss`` is that sweep's peak alone):
+Each variant runs as its own subprocess; this script samples every 0.1 s the proportional
+set size (``Pss`` of ``/proc/<pid>/smaps_rollup``: shared pages split between the processes
+that map them, so the sum over processes is the machine's real cost) of that process and
+every descendant (build workers), and reports the peak of the sum, the peak of the main
+process alone, and the peak of the workers together.
 
-- ``sweep``: ``ctxprobe.sweep.run_sweep`` as wired today (cases keep ``prompt_ids`` as a
-  Python list; the runner's queue holds 2 × concurrency cases);
-- ``fixed``: the same spec through :func:`ctxprobe.runner.standalone.run_cases` with the
-  issue-8 bounds — ``slim_case`` (ids packed into a 4-byte array for the sim) and a
-  :class:`~ctxprobe.runner.memory.MemoryGate` of ``--live`` tokens of live cases.
+- ``serial``: ``--build-workers 1`` (cases built in the sweep's own process);
+- ``workers``: ``--build-workers N`` (default 4; spawn workers build whole (length, rep)
+  groups and hand back compact cases).
 
-The model is ``sim:perfect`` (in process), the tokenizer the embedded GGUF's. Prints the
-baseline RSS (imports + tokenizer), the peak, the grid's total prompt size, and ratios.
+Both use ``sim:perfect`` (in process), the embedded GGUF's tokenizer, depths 0..1 (5),
+``--reps`` repetitions, ``--concurrency`` and the live-token gate ``--live``.
 
-    python benchmarks/bench_memory.py [--length 1m] [--reps 2] [--concurrency 8] [--live 4m]
+    python benchmarks/bench_memory.py [--length 1m] [--reps 2] [--concurrency 8] [--live 4m] [--workers 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-#: Bytes a built case holds per prompt token: a list slot (8) + an int object (28), ~4.4
-#: bytes of prompt text; measured: ~45 MB for a 1M-token niah case.
-_CASE_BYTES_PER_TOKEN = 8 + 28 + 4.4
+
+def pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
-def child(variant: str, store: str, args: argparse.Namespace) -> None:
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (read from /proc/*/stat parent ids)."""
+    parent: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    stat = f.read()
+                parent[int(name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    out, frontier = [], [root]
+    while frontier:
+        p = frontier.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        frontier += kids
+    return out
+
+
+def child(args: argparse.Namespace) -> None:
+    from ctxprobe.runner.standalone import run_cases
     from ctxprobe.spec import make_spec, parse_length
-    from ctxprobe.tokenizers import resolve_tokenizer
 
-    resolve_tokenizer("local").count("warm up")
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": args.length,
                       "depths": "0,0.25,0.5,0.75,1", "reps": args.reps, "concurrency": args.concurrency})
     start = time.perf_counter()
-    if variant == "sweep":
-        from ctxprobe.sweep import run_sweep
-
-        sent = run_sweep(spec, store, progress=False).sent
-        peak_live = None
-    else:
-        from ctxprobe.runner.standalone import run_cases
-
-        result = run_cases(spec, store, live_tokens=parse_length(args.live))
-        sent, peak_live = result.sent, result.peak_live_tokens
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"variant": variant, "base": base, "peak": peak, "sent": sent, "peak_live_tokens": peak_live,
+    result = run_cases(spec, args.store, build_workers=args.build_workers, live_tokens=parse_length(args.live))
+    print(json.dumps({"sent": result.sent, "peak_live_tokens": result.peak_live_tokens,
                       "seconds": time.perf_counter() - start}))
+
+
+def measure(cmd: list[str]) -> tuple[dict, int, int, int, int]:
+    """Run ``cmd``; (its JSON line, peak total PSS, peak main PSS, peak workers PSS, most processes) in KiB."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak_total = peak_main = peak_workers = most = 0
+    while proc.poll() is None:
+        main = pss_kib(proc.pid)
+        kids = descendants(proc.pid)
+        workers = sum(pss_kib(k) for k in kids)
+        peak_total, peak_main = max(peak_total, main + workers), max(peak_main, main)
+        peak_workers, most = max(peak_workers, workers), max(most, 1 + len(kids))
+        time.sleep(0.1)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(err[-3000:])
+    return json.loads(out.strip().splitlines()[-1]), peak_total, peak_main, peak_workers, most
 
 
 def main() -> None:
@@ -59,38 +93,29 @@ def main() -> None:
     ap.add_argument("--length", default="1m")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--live", default="4m", help="token budget of live cases for the fixed variant")
-    ap.add_argument("--variants", default="sweep,fixed")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--live", default="4m", help="token budget of live cases (--live-tokens)")
+    ap.add_argument("--workers", type=int, default=4, help="build workers of the 'workers' variant")
+    ap.add_argument("--variants", default="serial,workers")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--store", help=argparse.SUPPRESS)
+    ap.add_argument("--build-workers", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.store, args)
+        child(args)
         return
-
-    from ctxprobe.spec import parse_length
-
-    tokens = parse_length(args.length)
-    n_cases = 5 * args.reps
-    grid_bytes = n_cases * tokens * _CASE_BYTES_PER_TOKEN
-    print(f"{n_cases} cases of {tokens:,} tokens, concurrency {args.concurrency}; the grid's cases built at "
-          f"once would hold ~{grid_bytes / 2**30:.2f} GiB (~{tokens * _CASE_BYTES_PER_TOKEN / 2**20:.0f} MiB each)")
+    print(f"{5 * args.reps} cases of {args.length} tokens, concurrency {args.concurrency}, --live-tokens {args.live}; "
+          "peak PSS summed over the sweep's process and its build workers (sampled every 0.1 s)")
     with tempfile.TemporaryDirectory() as d:
         for variant in args.variants.split(","):
-            cmd = [sys.executable, __file__, "--child", variant, "--store", str(Path(d) / f"{variant}.sqlite"),
+            workers = 1 if variant == "serial" else args.workers
+            cmd = [sys.executable, __file__, "--child", "--store", str(Path(d) / f"{variant}.sqlite"),
                    "--length", args.length, "--reps", str(args.reps), "--concurrency", str(args.concurrency),
-                   "--live", args.live]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if out.returncode != 0:
-                print(f"  {variant}: failed\n{out.stderr[-2000:]}")
-                continue
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            over = r["peak"] - r["base"]
-            live = f", peak live tokens {r['peak_live_tokens']:,}" if r["peak_live_tokens"] else ""
-            print(f"  {variant:<6} peak RSS {r['peak'] / 2**20:6.0f} MiB (baseline {r['base'] / 2**20:.0f} MiB, "
-                  f"sweep adds {over / 2**20:.0f} MiB = {over / grid_bytes:.2f} of the grid's case size, "
-                  f"{over / (tokens * _CASE_BYTES_PER_TOKEN):.1f} cases' worth){live}; "
-                  f"{'UNDER' if r['peak'] < 2**30 else 'OVER'} 1 GiB; {r['sent']} sent in {r['seconds']:.0f} s")
+                   "--live", args.live, "--build-workers", str(workers)]
+            r, total, main_, kids, most = measure(cmd)
+            print(f"  {variant:<8} --build-workers {workers}: total PSS {total / 1024:6.0f} MiB "
+                  f"(main {main_ / 1024:.0f} MiB, workers {kids / 1024:.0f} MiB, {most} processes); "
+                  f"{'UNDER' if total < 1024 * 1024 else 'OVER'} 1 GiB; {r['sent']} sent in {r['seconds']:.0f} s; "
+                  f"peak live tokens {r['peak_live_tokens']:,}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Property tests of the budget packer (hypothesis): for any filler sentence lengths, any
 target and any depth, the prompt is never over the target, never further under it than
-the packer's contract allows, and the needle sits where the case says it does.
+the packer's contract allows (max(0.5%, 16 tokens), with any sentence lengths: a user's
+haystack mixes 2-token headings with 100-token sentences), and the needle sits where the
+case says it does.
 
 The tokenizer is a small deterministic one written here: words cut into pieces of at most
 three characters (a leading space joins the piece), runs of newlines one token, a full
@@ -15,12 +17,12 @@ first guess.
 from __future__ import annotations
 
 import itertools
-import math
 import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, locate, pack
 
 # ". X" merges across a sentence boundary, except before "T": the needles start with "The"
@@ -83,9 +85,8 @@ def test_never_over_target_and_within_the_contract(filler: list[str], target: in
     ids = tok.encode_chat(packed.messages)
     assert packed.token_count == len(ids) == len(packed.prompt_ids)  # the count is a real encode
     assert packed.token_count <= target
-    # contract: no further under than max(1% of target, the next filler sentence)
-    next_sentence = tok.count(" " + filler[packed.n_filler % len(filler)])
-    assert target - packed.token_count <= max(math.ceil(0.01 * target), next_sentence)
+    # contract: no further under than max(0.5% of target, 16 tokens), whatever the sentences
+    assert target - packed.token_count <= fill_tolerance(target)
 
 
 @settings(max_examples=60, deadline=None)
@@ -171,3 +172,25 @@ def test_target_depth_counts_the_inserts_before_it(d: float, k: int, target: int
     latest = packed.haystack_tokens - packed.insert_counts[0]
     want = min(d * packed.haystack_tokens, latest)
     assert abs(packed.insert_offsets[0] - want) <= 2  # half a 4-token sentence
+
+
+# a user's haystack: headings of one word next to run-on sentences of up to 60 words
+odd_sentence = st.one_of(
+    st.lists(words, min_size=1, max_size=2).map(lambda ws: " ".join(ws).capitalize()),
+    st.lists(words, min_size=20, max_size=60).map(lambda ws: " ".join(ws).capitalize() + "."),
+    sentence)
+
+
+@settings(max_examples=60, deadline=None)
+@given(filler=st.lists(odd_sentence, min_size=1, max_size=30), target=st.integers(min_value=200, max_value=6_000),
+       d=depth)
+def test_a_user_haystack_of_odd_sentence_lengths_lands_within_tolerance(filler: list[str], target: int, d: float
+                                                                        ) -> None:
+    try:
+        tok, pool, packed = build(filler, target, d)
+    except LengthTooShort:
+        assert ToyTokenizer().count_chat(render(NEEDLE)) > target - fill_tolerance(target)
+        return
+    assert packed.token_count == len(tok.encode_chat(packed.messages)) <= target
+    assert target - packed.token_count <= fill_tolerance(target)
+    assert packed.haystack.count(NEEDLE) == 1

@@ -54,3 +54,19 @@ def test_a_clean_run_exits_0(tmp_path) -> None:
         store = tmp_path / "ok.sqlite"
         assert _run(url, store) == 0
         assert _outcomes(store) == {"correct": 6}
+
+
+def test_a_run_stopped_by_the_spending_cap_exits_3_then_0_once_raised(tmp_path, capsys) -> None:
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
+        url = server.start()
+        store = tmp_path / "c.sqlite"
+        prices = tmp_path / "prices.yaml"
+        prices.write_text(f'"openai-compat:sim@{url}": {{input: 1000.0, output: 0.0}}\n')  # ~$0.5 per case
+        assert _run(url, store, "--prices", str(prices), "--max-cost", "1.6", "--concurrency", "1") == 3
+        err = capsys.readouterr().err
+        assert "3 of 6 planned cases were never sent" in err and "--max-cost" in err
+        assert _outcomes(store) == {"correct": 3}
+        # the same command with a cap that covers the rest resumes and completes
+        assert _run(url, store, "--prices", str(prices), "--max-cost", "10", "--concurrency", "1") == 0
+        assert _outcomes(store) == {"correct": 6}

@@ -32,6 +32,13 @@ def test_parallel_build_is_identical_and_ordered() -> None:
     parallel = [_key(c) for c in build_cases(spec, planned, workers=2, lookahead=1)]
     assert [c[0]["case_id"] for c in parallel] == [p.case_id for p in planned]
     assert parallel == serial
+    # workers hand back compact ids: lists again for a consumer that keeps them (the
+    # default, e.g. llama.cpp), 4-byte arrays for one that compacts them (sims), same values
+    kept = list(build_cases(spec, planned[:3], workers=2))
+    compact = list(build_cases(spec, planned[:3], workers=2, ids="compact"))
+    assert all(type(c.prompt_ids) is list for c in kept)
+    assert all(isinstance(c.prompt_ids, array.array) and c.prompt_ids.itemsize == 4 for c in compact)
+    assert [list(c.prompt_ids) for c in compact] == [c.prompt_ids for c in kept] == [k[1] for k in serial[:3]]
 
 
 def test_closing_early_stops_the_pool() -> None:

@@ -75,11 +75,17 @@ class Completeness:
     final: int  # cases with a final (non-`error`) response
     errors: int  # cases whose last attempt ended in `error` (retried by the next run)
     input_truncated: int  # cases the server silently cut (its prompt-token count fell short)
+    unsent: int = 0  # planned cases with no stored response at all (a spending cap stopped the run)
 
     @property
     def harness_incomplete(self) -> bool:
-        """`error` cases remain or prompts were truncated: the run is incomplete (exit code 3)."""
+        """`error` cases remain or prompts were truncated: harness failures, not the model's."""
         return self.errors > 0 or self.input_truncated > 0
+
+    @property
+    def incomplete(self) -> bool:
+        """Harness failures remain or planned cases were never sent: the run exits 3."""
+        return self.harness_incomplete or self.unsent > 0
 
     def line(self) -> str:
         parts = []
@@ -89,6 +95,9 @@ class Completeness:
         if self.input_truncated:
             parts.append(f"{self.input_truncated} prompt{'s were' if self.input_truncated != 1 else ' was'} "
                          "truncated by the server (`input_truncated`: raise its context length or drop those lengths)")
+        if self.unsent:
+            parts.append(f"{self.unsent} of {self.planned} planned case{'s were' if self.planned != 1 else ' was'} "
+                         "never sent (a spending cap stopped the run: raise --max-cost and rerun the same command)")
         return f"run {self.run_id} incomplete: " + "; ".join(parts)
 
 
@@ -97,7 +106,7 @@ def run_completeness(run_id: str, store_path: str | Path) -> Completeness:
         run = store.require_run(run_id)
         counts = store.outcome_counts(run.run_id)
     return Completeness(run.run_id, run.status, run.n_planned, run.n_final, counts.get("error", 0),
-                        counts.get("input_truncated", 0))
+                        counts.get("input_truncated", 0), max(0, run.n_planned - sum(counts.values())))
 
 
 def open_existing(store_path: str | Path) -> Store:

@@ -289,7 +289,8 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
         # which stores each case itself (on the event-loop thread, with its response).
-        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder):
+        for case in build_cases(spec, mine, spec.build_workers, tokenizer=tokenizer_name, builder=builder,
+                                ids=policy):
             window = provider.context_window
             out_tokens = case.max_tokens or spec.decoding.max_tokens
             if window and case.token_count + out_tokens > window and not spec.allow_beyond_window:

@@ -150,3 +150,16 @@ def test_no_template_and_add_bos_variant(gguf_tokenizer: GGUFTokenizer, bos_vari
     assert ids[0] == 0 and ids[1] == 1 and ids.count(0) == 1
     doubled = _with_template(tok, "{{ bos_token }}{{ messages[0]['content'] }}", add_bos=True)
     assert doubled.encode_chat(USER).count(0) == 1
+
+
+def test_count_segments_equals_count_many_on_random_text(gguf_tokenizer: GGUFTokenizer, make_sentences) -> None:
+    """One llama.cpp call over many texts, tokens attributed by bytes: the same counts as
+    one call per text, including texts ending in whitespace, empty texts, digits, emoji,
+    and texts a token would straddle (those are recounted alone)."""
+    import random
+
+    rnd = random.Random(5)
+    odd = ["".join(rnd.choice("ab c.\n'1é😀\t") for _ in range(rnd.randrange(0, 8))) for _ in range(4000)]
+    words = sorted({" " + w for s in make_sentences(300, seed=4) for w in s.split(" ")})
+    for texts in (odd, words, ["12", "34", " 5", "6 ", "\n", "x"] * 3):
+        assert gguf_tokenizer.count_segments(texts) == gguf_tokenizer.count_many(texts)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
+from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.tasks.case import HARNESS_OUTCOMES
 
@@ -142,7 +143,7 @@ class PhonebookAnalysis:
     length_ref: int
     entries: dict[int, float]  # mean M per length
     bins: list[BinStat]
-    accuracy: dict[Key, tuple[float, float, float]]  # A with its Wilson interval
+    accuracy: dict[Key, tuple[float, float, float]]  # A with its 95% interval, clustered by book (prompt)
     fits: dict[Key, list[float]]  # polyfit coefficients, highest power first
     metrics: list[MetricValue] = field(default_factory=list)
 
@@ -340,7 +341,8 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
         for b in range(n):
             lo, hi = wilson_interval(float(s[b]), int(cnt[b]))
             bins.append(BinStat(L, n, b, float(x[b]), int(cnt[b]), float(a[b]) if cnt[b] else None, lo, hi))
-        accuracy[(L, n)] = (float(s.sum() / cnt.sum()), *wilson_interval(float(s.sum()), int(cnt.sum())))
+        per_book = grid.present[(L, n)].sum(axis=1)  # needles of one book share its prompt: a cluster
+        accuracy[(L, n)] = clustered_interval(grid.c[(L, n)].sum(axis=1).tolist(), per_book.astype(int).tolist())
         fits[(L, n)] = [float(c) for c in _fit(x, a, degree)]
     entries = {L: float(np.mean([r.entries for r in results if r.length == L])) for L in lengths}
     ref = next((L for L in lengths if (L, max(ns)) in counts), lengths[0])

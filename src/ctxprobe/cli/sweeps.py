@@ -91,11 +91,11 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _exit_code(run_id: str, store: str, err: Console) -> int:
-    """0, or 3 when the run is incomplete because of harness failures (README: exit codes)."""
+    """0, or 3 when the run is incomplete: harness failures, or cases never sent (README: exit codes)."""
     from ctxprobe.results import run_completeness
 
     health = run_completeness(run_id, store)
-    if health.harness_incomplete:
+    if health.incomplete:
         err.print(health.line(), highlight=False, soft_wrap=True)
         return 3
     return 0

@@ -7,30 +7,53 @@ summed; one encode of the final, fully chat-templated prompt then verifies the c
 corrects the rare tokenizer where the sum does not hold exactly. Building is linear in the
 length.
 
-Contract of :func:`pack`: the templated prompt counts ``<= target`` tokens and no more
-than ``max(1% of target, one filler sentence)`` below it.
+Contract of :func:`pack`: the templated prompt counts ``<= target`` tokens and, with any
+haystack (built-in prose or a user's text), no more than ``max(0.5% of target, 16 tokens)``
+below it (:func:`~ctxprobe.haystack.fill.fill_tolerance`): when whole sentences leave a
+gap, shorter later sentences fill it, then one sentence trimmed at a word boundary
+(:mod:`ctxprobe.haystack.fill`). Filler sentences are counted from cached word counts
+(:mod:`ctxprobe.haystack.counting`).
 """
 
 from __future__ import annotations
 
+import array
 import bisect
-import math
-from collections.abc import Callable, Iterator
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack.counting import count_many, count_sentences
+from ctxprobe.haystack.fill import Filler, fill_tolerance, select
 from ctxprobe.tokenizers.base import Message, Tokenizer
+
+#: Whether prompts are encoded into compact 4-byte arrays (set in build workers, whose cases
+#: cross a process boundary; in-process callers keep lists).
+_COMPACT = False
+#: Held around each full-prompt encode when set (build workers share a semaphore of half
+#: the cores: a 1M-token llama.cpp encode needs ~150 MB while it runs).
+_ENCODE_GUARD: Any = None
+
+
+def compact_ids(on: bool = True, guard: Any = None) -> None:
+    """Encode prompts as ``array('i')`` where the tokenizer can (``encode_chat_compact``),
+    each encode inside ``guard`` (a lock or semaphore) when given."""
+    global _COMPACT, _ENCODE_GUARD
+    _COMPACT, _ENCODE_GUARD = on, guard
+
+
+def _encode(tokenizer: Tokenizer, messages: list[Message]) -> Sequence[int]:
+    compact = getattr(tokenizer, "encode_chat_compact", None) if _COMPACT else None
+    guard = _ENCODE_GUARD if _ENCODE_GUARD is not None else contextlib.nullcontext()
+    with guard:
+        return compact(messages) if compact is not None else tokenizer.encode_chat(messages)
+
 
 #: How many sentences to count in one batched tokenizer call.
 _BATCH = 256
 _MAX_ROUNDS = 12
-
-
-def count_many(tokenizer: Tokenizer, texts: list[str]) -> list[int]:
-    batched = getattr(tokenizer, "count_many", None)
-    if batched is not None:
-        return list(batched(texts))
-    return [tokenizer.count(t) for t in texts]
 
 
 class FillerPool:
@@ -49,7 +72,7 @@ class FillerPool:
     def _extend(self, at_least: int) -> None:
         while len(self.sentences) < at_least:
             batch = [next(self._source) for _ in range(_BATCH)]
-            counts = count_many(self._tokenizer, [" " + s for s in batch])
+            counts = count_sentences(self._tokenizer, batch)
             for s, c in zip(batch, counts):
                 self.sentences.append(s)
                 self.counts.append(c)
@@ -123,23 +146,24 @@ def lead_sentences(pool: FillerPool, lead_tokens: int, n: int) -> int:
     return min(pool.fit(lead_tokens - 1) + 1, n)
 
 
-def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: list[int],
+def assemble(filler: Filler | FillerPool, n: int, inserts: list[Insert], insert_counts: list[int],
              lead: int = 0) -> tuple[str, list[int], int]:
     """Join n filler sentences with each insert at the sentence boundary nearest its depth,
     measured in tokens of the haystack (inserts included), so a target at depth 0.5 sits at
     half the haystack's tokens however many distractors precede it. The first ``lead``
     sentences (the layout's separator) come before depth 0: depths span the rest."""
-    base = pool.tokens(lead)
-    total = pool.tokens(n) - base + sum(insert_counts)
+    base = filler.tokens(lead)
+    total = filler.tokens(n) - base + sum(insert_counts)
     order = sorted(range(len(inserts)), key=lambda j: inserts[j].depth)
     boundary: dict[int, int] = {}
     before = 0  # tokens of inserts placed before the current one
     lo = lead
+    prefix = filler._prefix
     for j in order:
         want = base + inserts[j].depth * total - before
-        # nearest filler boundary i >= lo with pool.tokens(i) closest to want
-        i = bisect.bisect_left(pool._prefix, want, lo, n + 1)
-        if i > n or (i > lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):
+        # nearest filler boundary i >= lo with filler.tokens(i) closest to want
+        i = bisect.bisect_left(prefix, want, lo, n + 1)
+        if i > n or (i > lo and want - prefix[i - 1] <= prefix[i] - want):
             i -= 1
         i = min(max(i, lo), n)
         boundary[j] = lo = i
@@ -156,13 +180,9 @@ def assemble(pool: FillerPool, n: int, inserts: list[Insert], insert_counts: lis
             parts.append(inserts[j].text)
             tok += insert_counts[j]
         if i < n:
-            parts.append(pool.sentences[i])
-            tok += pool.counts[i]
+            parts.append(filler.sentences[i])
+            tok += filler.counts[i]
     return " ".join(parts), offsets, tok
-
-
-def tolerance(target: int, pool: FillerPool, n: int) -> int:
-    return max(math.ceil(0.01 * target), pool.count(n))
 
 
 def pack(
@@ -176,62 +196,66 @@ def pack(
 ) -> Packed:
     """Build ``render(haystack)`` to ``target`` tokens (see module docstring), with at least
     ``lead_tokens`` of filler before the first insert position (depth 0)."""
-    fixed = tokenizer.count_chat(render(""))
     insert_counts = count_many(tokenizer, [" " + i.text for i in inserts])
+    # the prompt around the filler, measured with one real sentence in place (an empty
+    # haystack would let the template's blank lines merge into fewer tokens)
+    first = pool.count(0)
+    fixed = tokenizer.count_chat(render(pool.sentences[0])) - first
     needed = fixed + sum(insert_counts)
     if needed + lead_tokens > target:
-        raise LengthTooShort(target, needed + lead_tokens)
-    n = pool.fit(target - needed)
-    best: tuple[int, Packed] | None = None
+        needed = min(needed, tokenizer.count_chat(render("")) + sum(insert_counts))
+        if needed + lead_tokens > target:
+            raise LengthTooShort(target, needed + lead_tokens)
+    tol = fill_tolerance(target)
+    budget = target - needed
+    best: Packed | None = None
     tried: set[int] = set()
     encodes = 0
     for _ in range(_MAX_ROUNDS):
-        tried.add(n)
-        lead = lead_sentences(pool, lead_tokens, n)
-        text, offsets, hay_tokens = assemble(pool, n, inserts, insert_counts, lead)
+        tried.add(budget)
+        filler = select(pool, tokenizer, budget, tol)
+        n = len(filler.sentences)
+        lead = lead_sentences(pool, lead_tokens, min(n, filler.n))
+        text, offsets, hay_tokens = assemble(filler, n, inserts, insert_counts, lead)
         messages = render(text)
-        ids = tokenizer.encode_chat(messages)
+        ids = _encode(tokenizer, messages)
         encodes += 1
         actual = len(ids)
+        predicted = needed + filler.total
         if actual <= target:
-            packed = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,
-                            pool.tokens(lead))
-            if best is None or actual > best[1].token_count:
-                best = (n, packed)
-            gap = target - actual
-            if gap < pool.count(n):  # not even one more sentence fits: done
-                break
-            step = pool.fit(pool.tokens(n) + gap) - n
-            nxt = n + max(step, 1)
+            if best is None or actual > best.token_count:
+                best = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,  # type: ignore[arg-type]
+                              filler.tokens(lead))
+            if actual >= predicted or actual == target:
+                break  # the counts held (or erred short): what is left is below one sentence
+            nxt = budget + (predicted - actual)  # the counts overestimated: aim higher
         else:
-            over = actual - target
-            # drop sentences from the end until their summed counts cover the overshoot
-            nxt = n
-            while nxt > 0 and pool.tokens(n) - pool.tokens(nxt) < over:
-                nxt -= 1
-            if nxt == n:
-                nxt = n - 1
+            nxt = min(budget - (actual - target), budget - 1)
             if nxt < 0:
-                raise LengthTooShort(target, actual)
+                raise LengthTooShort(target, actual - filler.total)
+        while nxt in tried and nxt < budget:  # already tried lower: go lower still
+            nxt -= 1
         if nxt in tried:
             break
-        n = nxt
+        budget = nxt
     if best is None:
         raise LengthTooShort(target, needed)
-    packed = best[1]
-    packed.encodes = encodes
-    return packed
+    best.encodes = encodes
+    return best
 
 
-def find_subsequence(ids: list[int], needle: list[int], start: int = 0) -> int | None:
-    """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``."""
+def find_subsequence(ids: Sequence[int], needle: list[int], start: int = 0) -> int | None:
+    """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``
+    (``ids`` a list, or a compact ``array`` from a build worker)."""
     if not needle:
         return None
+    if isinstance(ids, array.array) and not isinstance(needle, array.array):
+        needle = array.array(ids.typecode, needle)  # type: ignore[assignment]
     first, k = needle[0], len(needle)
     i = start
     try:
         while True:
-            i = ids.index(first, i)
+            i = ids.index(first, i)  # type: ignore[call-arg]
             if ids[i : i + k] == needle:
                 return i
             i += 1

@@ -52,7 +52,7 @@ def phonebook_sentence(an: PhonebookAnalysis) -> str:
     muc = an.metric("MUC", "robust", None).value
     parts = [f"at the largest book ({_size(an, longest)}, N={an.n_ref})"]
     if acc is not None:
-        parts.append(f" {acc[0]:.0%} of needles were recalled (Wilson 95% {acc[1]:.0%}–{acc[2]:.0%})")
+        parts.append(f" {acc[0]:.0%} of needles were recalled (95% {acc[1]:.0%}–{acc[2]:.0%}, needles of one book counted as one cluster)")
     if muc is None:
         parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
                      "in the smallest book.")

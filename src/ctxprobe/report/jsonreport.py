@@ -55,6 +55,7 @@ def phonebook_to_dict(an: Any) -> dict[str, Any]:
         "lengths": an.lengths, "needles": an.needles, "n_ref": an.n_ref, "length_ref": an.length_ref,
         "entries": {str(k): v for k, v in an.entries.items()},
         "interval": "percentile bootstrap over runs (books), 95%",
+        "accuracy_interval": "exact 95% at n/deff, clustered by book (Kish design effect at its 95% upper bound)",
         "metrics": [asdict(m) for m in an.metrics],
         "accuracy": [{"length": L, "needles": n, "mean": a[0], "lo": a[1], "hi": a[2]}
                      for (L, n), a in sorted(an.accuracy.items())],

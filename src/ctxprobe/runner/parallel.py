@@ -102,14 +102,55 @@ class CaseBuilder:
 _WORKER: CaseBuilder | None = None
 
 
-def _init_worker(settings: BuildSettings) -> None:
+def _init_worker(settings: BuildSettings, encodes: Any = None) -> None:
     global _WORKER
+    from ctxprobe.haystack.packer import compact_ids
+
+    compact_ids(True, encodes)  # ids go back as 4-byte arrays anyway: encode them so; and
+    # a bounded number of full-prompt encodes at a time across the workers
     _WORKER = CaseBuilder(settings)  # the tokenizer is loaded once per worker
 
 
-def _build_group(group: list[PlannedCase]) -> list[Case]:
+def _build_group(group: list[PlannedCase], ids: str = "compact") -> list[Case]:
+    """A group's cases, each made compact as soon as it is built (ids packed into 4-byte
+    arrays, or dropped for providers that never read them): a 1M-token case crosses the
+    process boundary as ~9 MB instead of ~45 MB, and the worker holds no list of ids
+    while it builds the next depth."""
     assert _WORKER is not None, "worker not initialised"
-    return [_WORKER.build(p) for p in group]
+    from ctxprobe.runner.memory import slim_case
+
+    policy = "drop" if ids == "drop" else "compact"
+    cases = []
+    for p in group:
+        cases.append(slim_case(_WORKER.build(p), policy))  # type: ignore[arg-type]
+        _give_back_memory()
+    return cases
+
+
+def _give_back_memory() -> None:
+    """Return freed heap pages to the system (glibc ``malloc_trim``): a 1M-token encode
+    leaves ~100 MB of freed but mapped heap behind, which a worker would otherwise keep
+    for its whole life. A no-op where there is no glibc."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            import ctypes
+
+            _TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM: Any = None
+
+
+def _restore(case: Case, ids: str) -> Case:
+    """Ids back to a list for providers that need one (llama.cpp), on the consumer's side."""
+    if ids == "keep" and case.prompt_ids is not None and not isinstance(case.prompt_ids, list):
+        case.prompt_ids = list(case.prompt_ids)
+    return case
 
 
 # -- driver side ---------------------------------------------------------------------------
@@ -133,15 +174,17 @@ def default_workers() -> int:
 
 
 def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *, tokenizer: str | None = None,
-                lookahead: int = 1, builder: CaseBuilder | None = None,
-                settings: BuildSettings | None = None) -> Iterator[Case]:
+                lookahead: int = 0, builder: CaseBuilder | None = None,
+                settings: BuildSettings | None = None, ids: str = "keep") -> Iterator[Case]:
     """Cases for ``planned``, in order; built on ``workers`` processes when > 1.
 
     ``workers=0`` means all cores. ``lookahead`` bounds how many groups beyond one per
     worker may be built ahead of the consumer. ``builder`` reuses an in-process builder
     (the serial path, e.g. the sweep's already-resolved families). Closing the iterator
     early cancels pending work and stops the pool. ``settings`` overrides what is read
-    from ``spec`` (e.g. the sharing flag)."""
+    from ``spec`` (e.g. the sharing flag). ``ids`` is what the consumer needs of
+    ``prompt_ids`` (:func:`ctxprobe.runner.memory.ids_policy`): workers hand back compact
+    cases either way, and ``"keep"`` turns the ids back into a list as each case is yielded."""
     settings = settings or (builder.settings if builder is not None else BuildSettings.of(spec, tokenizer))
     n = default_workers() if workers == 0 else max(1, workers)
     if n == 1:
@@ -151,21 +194,26 @@ def build_cases(spec: Spec, planned: Iterable[PlannedCase], workers: int = 1, *,
         return
     # spawn, not fork: the parent may hold llama.cpp state and threads that fork would copy
     ctx = multiprocessing.get_context("spawn")
-    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(settings,))
+    # full-prompt encodes at once: half the cores (the sweep's own process needs the rest);
+    # each 1M-token llama.cpp encode holds ~150 MB while it runs
+    encodes = ctx.BoundedSemaphore(max(1, min(n, default_workers() // 2)))
+    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
+                                  initargs=(settings, encodes))
     pending: deque[cf.Future[list[Case]]] = deque()
     groups = groups_of(planned)
     try:
         for group in groups:
-            pending.append(pool.submit(_build_group, group))
+            pending.append(pool.submit(_build_group, group, ids))
             if len(pending) >= n + max(0, lookahead):
                 break
         while pending:
             cases = pending.popleft().result()
             nxt = next(groups, None)
             if nxt is not None:
-                pending.append(pool.submit(_build_group, nxt))
+                pending.append(pool.submit(_build_group, nxt, ids))
+            cases.reverse()
             while cases:
-                yield cases.pop(0)  # drop each case from the list as it is handed on
+                yield _restore(cases.pop(), ids)  # drop each case from the list as it is handed on
     finally:
         for f in pending:
             f.cancel()

@@ -227,6 +227,8 @@ class Phonebook:
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx
         self._books: OrderedDict[tuple[int, bool], _Book] = OrderedDict()
+        #: Sizing results of the last few books, so the shards of one book solve it once.
+        self._solved: dict[tuple[int, int, int, int, str], tuple[_Book, int, list[Message], list[int]]] = {}
 
     def _book(self, seed: int, counted: bool) -> _Book:
         key = (seed, counted)
@@ -260,20 +262,42 @@ class Phonebook:
         lines = [book.line(i) for i in range(lo, hi)]
         return render(p, lines, [book.names[i] for i in picks], examples), picks
 
-    def _solve(self, p: PhonebookParams, book: _Book, target: int, n: int, qseed: int) -> int:
-        """Largest M (within one entry) whose full, unsharded prompt fits ``target`` tokens."""
+    def _solve(self, p: PhonebookParams, book: _Book, target: int, n: int, qseed: int
+               ) -> tuple[int, list[Message], list[int], int]:
+        """Largest M (within one entry) whose full, unsharded prompt fits ``target`` tokens:
+        (M, that prompt, its ids, full-prompt encodes spent). Entries are counted once
+        (``"\n" + line``) and summed; each try is one encode, and the last good one is the
+        case's own verifying encode when the book is not sharded."""
+        key = (id(book), target, n, qseed, p.model_dump_json())
+        cached = self._solved.get(key)
+        if cached is not None and cached[0] is book:
+            return cached[1], cached[2], cached[3], 0  # another shard of the same book: no new encode
         tok = self.ctx.tokenizer
         least = n + 2 * p.examples  # one entry per bin, two more per worked example
         book.extend(least)
         fixed = tok.count_chat(self._prompt(p, book, least, n, qseed)[0]) - book.prefix[least]
         m = max(least, book.fit(target - fixed))
-        best: int | None = None
+        for _ in range(3):
+            # the questions and worked examples name entries picked for M, so the prompt
+            # around the book changes with M: recount it for this M over a short book (cheap)
+            # until M settles, so the one full encode below usually is the last
+            fixed = tok.count_chat(self._prompt(p, book, m, n, qseed, (0, least))[0]) - book.prefix[least]
+            settled = max(least, book.fit(target - fixed))
+            if settled == m:
+                break
+            m = settled
+        best: tuple[int, list[Message], list[int]] | None = None
         tried: set[int] = set()
+        encodes = 0
         for _ in range(_MAX_ROUNDS):
             tried.add(m)
-            actual = tok.count_chat(self._prompt(p, book, m, n, qseed)[0])
+            messages = self._prompt(p, book, m, n, qseed)[0]
+            ids = tok.encode_chat(messages)
+            encodes += 1
+            actual = len(ids)
             if actual <= target:
-                best = max(best or 0, m)
+                if best is None or m > best[0]:
+                    best = (m, messages, ids)
                 book.extend(m + 1)
                 gap = target - actual
                 if gap < book.prefix[m + 1] - book.prefix[m]:
@@ -292,7 +316,10 @@ class Phonebook:
             raise CtxprobeError(
                 f"phonebook: length {target} tokens cannot hold {n} entries with {n} needles; "
                 "use longer lengths or fewer needles")
-        return best
+        self._solved[key] = (book, *best)
+        while len(self._solved) > 4:
+            self._solved.pop(next(iter(self._solved)))
+        return best[0], best[1], best[2], encodes
 
     @staticmethod
     def sized_in_tokens(params: PhonebookParams) -> bool:
@@ -322,24 +349,31 @@ class Phonebook:
         book_seed = derive_seed(seed, self.name, cell.length, run)
         qseed = derive_seed(book_seed, "queries", n)
         book = self._book(book_seed, counted=p.unit == "tokens")
+        solved: list[int] | None = None
+        solved_messages: list[Message] = []
+        encodes = 0
         if p.unit == "entries":
             m = cell.length
             if m < n:
                 raise CtxprobeError(f"phonebook: {m} entries cannot hold {n} needles (one per bin)")
             book.extend(m)
         else:
-            m = self._solve(p.model_copy(update={"shards": 1}), book, cell.length, n, qseed)
+            m, solved_messages, solved, encodes = self._solve(p.model_copy(update={"shards": 1}), book, cell.length, n, qseed)
         sub = (shard * m // p.shards, (shard + 1) * m // p.shards)
         messages, picks = self._prompt(p, book, m, n, qseed, sub if p.shards > 1 else None)
         names = [book.names[i] for i in picks]
         self._check(messages, book, m, names, sub)
-        ids = self.ctx.tokenizer.encode_chat(messages)
+        if solved is not None and p.shards == 1 and solved_messages == messages:
+            ids = solved  # the sizing's last good encode is of exactly this prompt
+        else:
+            ids = self.ctx.tokenizer.encode_chat(messages)
+            encodes += 1
         return Case(
             cell=cell, rep=rep, seed=book_seed, messages=messages,
             expected=[format_number(book.digits[i]) for i in picks],
             meta={
                 "unit": p.unit, "entries": m, "needles": n, "run": run, "shard": shard, "shards": p.shards,
-                "shard_range": list(sub), "names": names, "indices": picks,
+                "shard_range": list(sub), "names": names, "indices": picks, "encodes": encodes,
                 "bins": [list(b) for b in bin_bounds(m, n, p.method)],
                 "method": p.method, "cot": p.cot, "post_normalise": p.post_normalise,
                 "layout": {"book_in": p.book_in, "system_role": p.system_role,

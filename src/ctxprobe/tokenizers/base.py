@@ -42,6 +42,10 @@ class Tokenizer(Protocol):
     :class:`SupportsCountMany`): batched counting is the hot path of the case builder.
     It is kept out of this protocol so that backends without it still satisfy
     ``isinstance(x, Tokenizer)``; callers fall back to ``[count(t) for t in texts]``.
+    ``count_segments(texts)`` (GGUF) gives the same counts from one call over the joined
+    texts; the filler word cache (:mod:`ctxprobe.haystack.counting`) uses it when present,
+    and ``encode_chat_compact(messages)`` (GGUF) returns the ids as a 4-byte ``array``
+    for build workers.
     """
 
     #: The spec string that names this tokenizer, e.g. ``gguf:/path/model.gguf``.

@@ -20,7 +20,9 @@ file we fall back to ChatML, as llama.cpp's server does (llama-cpp-python picks 
 
 from __future__ import annotations
 
+import array
 import atexit
+import ctypes
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,8 @@ class _Vocab:
 
 
 _LOADED: dict[str, _Vocab] = {}
+#: Largest tokenize buffer (in ids) kept per thread between calls.
+_KEEP_BUFFER = 1 << 16
 _LOAD_LOCK = threading.Lock()
 
 
@@ -149,6 +153,8 @@ class GGUFTokenizer:
 
     # -- raw llama.cpp calls -------------------------------------------------------
     def _buffer(self, size: int) -> Any:
+        if size > _KEEP_BUFFER:  # a long prompt's buffer (4 bytes per byte of text) is not kept
+            return (self._llama_cpp.llama_token * size)()
         buf = getattr(self._local, "buf", None)
         if buf is None or len(buf) < size:
             buf = (self._llama_cpp.llama_token * max(size, 4096))()
@@ -191,6 +197,62 @@ class GGUFTokenizer:
         count = self._count
         return [count(t.encode("utf-8")) for t in texts]
 
+    def _piece_bytes(self, ids: list[int]) -> list[int]:
+        """Bytes of text each id stands for (plain text, no special rendering); cached."""
+        table: dict[int, int] = self.__dict__.setdefault("_piece_len", {})
+        missing = [i for i in set(ids) if i not in table]
+        if missing:
+            buf = (ctypes.c_char * 256)()
+            for i in missing:
+                n = self._llama_cpp.llama_token_to_piece(self._vocab, i, buf, 256, 0, False)
+                table[i] = n if n >= 0 else -1
+        return [table[i] for i in ids]
+
+    def count_segments(self, texts: list[str]) -> list[int]:
+        """Counts of many short texts from one llama.cpp call over their concatenation: each
+        token is attributed to the text its bytes fall in. A text some token straddles, a
+        text that ends in whitespace (``\\s+(?!\\S)`` looks ahead) or follows one, and every
+        text of a vocabulary whose pieces do not add up to the text's bytes is counted on
+        its own. Checked against ``count_many`` on random text (tests/tokenizers)."""
+        data = [t.encode("utf-8") for t in texts]
+        joined = b"".join(data)
+        if len(texts) < 8 or not joined:
+            return self.count_many(texts)
+        ids = self._tokenize(joined.decode("utf-8"), special=False)
+        lens = self._piece_bytes(ids)
+        if min(lens, default=0) < 0 or sum(lens) != len(joined):
+            return self.count_many(texts)
+        ends, acc = [], 0
+        for d in data:
+            acc += len(d)
+            ends.append(acc)
+        counts = [0] * len(texts)
+        recount: set[int] = set()
+        after_space = False  # the last non-empty text ended in whitespace
+        for i, t in enumerate(texts):
+            if t and (after_space or t[-1].isspace()):
+                recount.add(i)
+            if t:
+                after_space = t[-1].isspace()
+        seg, pos = 0, 0
+        for length in lens:
+            end = pos + length
+            while ends[seg] <= pos:
+                seg += 1
+            if end > ends[seg]:  # the token crosses into the next text(s)
+                last = seg
+                while ends[last] < end:
+                    last += 1
+                recount.update(range(seg, last + 1))
+            else:
+                counts[seg] += 1
+            pos = end
+        if recount:
+            order = sorted(recount)
+            for i, c in zip(order, self.count_many([texts[i] for i in order])):
+                counts[i] = c
+        return counts
+
     def render_chat(self, messages: list[Message]) -> str:
         return self.template.render(messages, add_generation_prompt=True)
 
@@ -202,6 +264,24 @@ class GGUFTokenizer:
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))
+
+    def encode_chat_compact(self, messages: list[Message]) -> array.array[int]:
+        """``encode_chat`` as a 4-byte ``array``, written by llama.cpp straight into it: no
+        list of Python ints (36 MB for a 1M-token prompt) and no separate buffer. Build
+        workers use it (see :func:`ctxprobe.haystack.packer.compact_ids`)."""
+        rendered = self.render_chat(messages)
+        data = rendered.encode("utf-8")
+        size = len(data) + 1
+        for _ in range(2):
+            ids = array.array("i", [0]) * size
+            view = (self._llama_cpp.llama_token * size).from_buffer(ids)
+            n = self._llama_cpp.llama_tokenize(self._vocab, data, len(data), view, size, False, True)
+            del view
+            if n >= 0:
+                del ids[n:]
+                return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)  # type: ignore[arg-type]
+            size = -n
+        raise CtxprobeError(f"llama.cpp failed to tokenize {len(data)} bytes (code {n})")
 
     def decode(self, ids: list[int]) -> str:
         """Text of ids (special tokens shown), for debugging and needle positions."""

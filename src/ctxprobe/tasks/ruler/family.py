@@ -163,16 +163,34 @@ class Ruler:
         else:
             assert params.qa_file is not None
             gen = QuestionAnswering(load_qa(params.qa_file, args["dataset"]), case_seed)
-        n, rendered, _ = fit(gen.render, tok.count_chat, cell.length - ttg, gen.min_n, cell.length)
+        budget = cell.length - ttg
+        encodes = 0
+        fitting: tuple[int, list[Message], list[int]] | None = None  # the longest probe that fit
+
+        def count(probe: list[Message]) -> int:
+            nonlocal encodes, fitting
+            probe_ids = tok.encode_chat(probe)
+            # full-prompt encodes: the search's calibration probes (min_n units, a few
+            # more) are small next to the case and are not counted, as in the other families
+            encodes += len(probe_ids) > budget // 2
+            if len(probe_ids) <= budget and (fitting is None or len(probe_ids) > fitting[0]):
+                fitting = (len(probe_ids), probe, probe_ids)
+            return len(probe_ids)
+
+        n, rendered, _ = fit(gen.render, count, budget, gen.min_n, cell.length)
         messages = messages_for(rendered)
-        ids = tok.encode_chat(messages)
+        if fitting is not None and fitting[1] == messages:
+            ids = fitting[2]  # the search's own encode of this prompt
+        else:
+            ids = tok.encode_chat(messages)
+            encodes += 1
         if task["task"] == "niah":
             self._check(rendered)
         return Case(
             cell=cell, rep=rep, seed=case_seed, messages=messages, expected=rendered.answers,
             distractors=rendered.distractors,
             meta={"ruler_task": params.task, "metric": base["metric"], "answer_prefix": rendered.prefix,
-                  "tokens_to_generate": ttg, "haystack_units": n, **rendered.meta},
+                  "tokens_to_generate": ttg, "haystack_units": n, "encodes": encodes, **rendered.meta},
             token_count=len(ids), realised_depth=self._realised_depth(rendered), prompt_ids=ids, max_tokens=ttg,
         )
 
