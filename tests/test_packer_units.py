@@ -10,16 +10,15 @@ import itertools
 
 import pytest
 
+from ctxprobe.haystack.counting import count_many
 from ctxprobe.haystack.packer import (
     FillerPool,
     Insert,
     LengthTooShort,
-    count_many,
     find_subsequence,
     lead_sentences,
     locate,
     pack,
-    tolerance,
 )
 
 
@@ -79,26 +78,11 @@ def test_pool_prefix_sums_and_fit_at_their_edges() -> None:
     assert pool.count(1000) == [1, 2, 3][1000 % 3]
 
 
-def test_fit_extends_until_the_budget_is_covered() -> None:
-    tok = WordTokenizer()
-    pool = FillerPool(cycle("a b c d."), tok)
-    assert pool.fit(4 * 256) == 256  # exactly the first batch
-    assert pool.fit(4 * 256 + 3) == 256
-    assert pool.fit(4 * 600) == 600
-    assert all(c == 256 for c in tok.calls)  # counted in batches of 256
-
-
 def test_lead_sentences_are_the_fewest_that_hold_the_lead() -> None:
     pool = FillerPool(cycle("a b c."), WordTokenizer())  # 3 tokens each
     assert lead_sentences(pool, 0, 10) == 0 and lead_sentences(pool, -3, 10) == 0
     assert [lead_sentences(pool, t, 10) for t in (1, 3, 4, 6, 7)] == [1, 1, 2, 2, 3]
     assert lead_sentences(pool, 30, 4) == 4  # capped at the sentences there are
-
-
-def test_tolerance_is_one_percent_or_the_next_sentence() -> None:
-    pool = FillerPool(cycle("a b c.", "d."), WordTokenizer())
-    assert tolerance(1000, pool, 0) == 10 and tolerance(1001, pool, 0) == 11
-    assert tolerance(100, pool, 0) == 3 and tolerance(100, pool, 1) == 1
 
 
 def test_pack_hits_an_additive_target_exactly_in_one_encode() -> None:
@@ -163,49 +147,6 @@ def test_insert_is_immutable() -> None:
         Insert("a.", 0.5, "t").depth = 0.1  # type: ignore[misc]
 
 
-class OneMoreWithFiller(WordTokenizer):
-    """The template adds one token the summed counts cannot know of whenever filler is in
-    the prompt: every first guess overshoots by exactly one token."""
-
-    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
-        ids = super().encode_chat(messages)
-        return ids + [99] if " f " in messages[0]["content"] else ids
-
-
-def test_an_overshoot_drops_the_fewest_sentences_that_cover_it() -> None:
-    tok = OneMoreWithFiller()
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    # first guess: 10 sentences = 38 + 1 over; one sentence (3 tokens) covers it: 36, and
-    # the next sentence would not fit (36 + 3 > 38): done after two encodes
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (36, 9, 2)
-
-
-def test_the_pool_counts_one_batch_at_a_time_and_no_more() -> None:
-    tok = WordTokenizer()
-    pool = FillerPool(cycle("a b."), tok)
-    assert pool.tokens(256) == 512 and tok.calls == [256] and len(pool.sentences) == 256
-    assert pool.count(256) == 2 and tok.calls == [256, 256]
-
-
-class MoreWithFiller(WordTokenizer):
-    """Like OneMoreWithFiller with ``extra`` hidden tokens."""
-
-    def __init__(self, extra: int) -> None:
-        super().__init__()
-        self.extra = extra
-
-    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
-        ids = super().encode_chat(messages)
-        return ids + [99] * self.extra if " f " in messages[0]["content"] else ids
-
-
-def test_an_overshoot_of_more_than_a_sentence_is_dropped_at_once() -> None:
-    tok = MoreWithFiller(4)
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    # 10 sentences: 38 + 4 over; two sentences (6 tokens) cover 4: 8 sentences = 36
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (36, 8, 2)
-
-
 class OneMoreWithTheNeedle(WordTokenizer):
     """The needle costs one token more in the prompt than counted alone."""
 
@@ -219,28 +160,6 @@ def test_a_prompt_over_the_target_without_any_filler_names_its_real_size() -> No
     with pytest.raises(LengthTooShort) as info:  # summed: 8 tokens, encoded: 9
         pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 8)
     assert info.value.needed == 9
-
-
-class NeverFits(WordTokenizer):
-    """Every prompt with filler is one token over however many sentences are dropped."""
-
-    def __init__(self, target: int) -> None:
-        super().__init__()
-        self.target, self.encodes = target, 0
-
-    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
-        ids = super().encode_chat(messages)
-        if " f" in messages[0]["content"]:
-            self.encodes += 1
-            return ids + [99] * (self.target + 1 - len(ids))
-        return ids
-
-
-def test_a_tokenizer_that_never_converges_is_given_up_after_12_encodes() -> None:
-    tok = NeverFits(100)
-    with pytest.raises(LengthTooShort):
-        pack(tok, render, FillerPool(cycle("f."), tok), [Insert("the code is 42.", 0.5, "t")], 100)
-    assert tok.encodes == 12
 
 
 def test_boundaries_nearest_the_depth_ties_and_the_end() -> None:
@@ -282,19 +201,6 @@ class ByFillerCount(WordTokenizer):
         return ids[:k] if k < 0 else ids + [99] * k
 
 
-def test_a_first_guess_under_the_target_steps_up_by_what_fits() -> None:
-    tok = ByFillerCount({10: -4, 11: -4})  # 10 sentences encode 4 tokens short of their counts
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 11, 2)
-
-
-def test_an_overshoot_of_most_of_the_filler_drops_most_of_it() -> None:
-    tok = MoreWithFiller(20)
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    # 10 sentences: 20 over; seven sentences (21 tokens) cover it: 3 sentences = 8 + 9 + 20
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 3, 2)
-
-
 def test_the_longest_prompt_under_the_target_is_kept_over_a_later_shorter_one() -> None:
     # 10 sentences: 34 (4 under); 11: 20 over, so 8 are dropped: 3 sentences = 17; then 10 again: stop
     tok = ByFillerCount({10: -4, 11: 20})
@@ -310,28 +216,9 @@ def test_assemble_without_a_lead_spans_the_whole_haystack() -> None:
     assert (text, offsets, tokens) == ("f f f. f f f. x. f f f. f f f.", [6], 13)
 
 
-def test_an_overshoot_beyond_all_the_filler_leaves_none() -> None:
-    tok = MoreWithFiller(40)  # any filler at all puts the prompt 40 tokens up: only none fits
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (8, 0, 2)
-
-
-def test_counting_one_sentence_counts_its_batch_only() -> None:
-    tok = WordTokenizer()
-    pool = FillerPool(cycle("a b."), tok)
-    assert pool.count(255) == 2 and tok.calls == [256]
-
-
 def test_find_subsequence_needs_equal_ids_not_larger_ones() -> None:
     assert find_subsequence([1, 3, 1, 2], [1, 2]) == 2
     assert find_subsequence([1, 3], [1, 2]) is None
-
-
-def test_of_two_attempts_with_the_same_count_the_first_is_kept() -> None:
-    # 10 sentences: 34; 11: also 34 (7 hidden fewer); 12: over, back to 10: stop
-    tok = ByFillerCount({10: -4, 11: -7})
-    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38)
-    assert (packed.token_count, packed.n_filler) == (34, 10)
 
 
 def test_find_subsequence_restarts_right_after_a_false_start() -> None:
