@@ -73,9 +73,15 @@ def test_bins_accuracy_and_fits_by_hand(an) -> None:
         assert b.x == pytest.approx((b.bin + 0.5) / b.needles)
         assert (b.n, b.mean) == (RUNS, k / RUNS)
         assert (b.lo, b.hi) == pytest.approx(wilson_interval(k, RUNS))
+    from ctxprobe.analysis.clustered import clustered_interval
+
     for key, bins in table.items():
         s, n = sum(bins), len(bins) * RUNS
-        assert an.accuracy[key] == pytest.approx((s / n, *wilson_interval(s, n)))
+        # one book per run: its needles are a cluster (run r answers bin b right when r < bins[b])
+        per_book = [sum(1 for k in bins if run < k) for run in range(RUNS)]
+        assert sum(per_book) == s
+        assert an.accuracy[key] == pytest.approx(clustered_interval(per_book, [len(bins)] * RUNS))
+        assert an.accuracy[key][0] == pytest.approx(s / n)
         x = (np.arange(len(bins)) + 0.5) / len(bins)
         assert an.fits[key] == pytest.approx(list(np.polyfit(x, np.array(bins) / RUNS, 3)), abs=1e-9)
 
