@@ -68,7 +68,8 @@ class Target:
 TARGETS: dict[str, Target] = {
     "scoring": Target("src/ctxprobe/scoring.py", ("tests/test_boundaries_scoring.py",)),
     "packer": Target("src/ctxprobe/haystack/packer.py",
-                     ("tests/test_packer_units.py", "tests/test_properties_packer.py")),
+                     ("tests/test_packer_units.py", "tests/test_properties_packer.py",
+                      "tests/haystack/test_counting_fill.py", "tests/test_builder_encodes.py")),
     "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
                    ("score", "has_number", "count_exact")),
     "setscore": Target("src/ctxprobe/tasks/setscore.py",
