@@ -113,6 +113,9 @@ _PB_GROUP = ("the records of one (length, N, run) group are one book: one record
 _PB_NOTE = ("a metric with a reason (post n/a) is undefined in every resample, so lo and hi are None; one None "
             "at the point without a reason has no defined resample: the changed conditions never differ")
 
+_BISECT_N = ("with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next "
+             "line turns into n anyway")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -212,6 +215,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "while self._prefix[-1] < budget:"):
         "when the counted total equals the budget the last index is the answer either way (every sentence "
         "counts >= 1 token); the original only counts one batch more",
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n + 0)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n // 1)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n * 1)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n ** 1)"): _BISECT_N,
+    ("packer", "if i > n or (i != lo and want - prefix[i - 1] <= prefix[i] - want):"): "i >= lo, so != lo is > lo",
+    ("packer", "if i > n or (i >= lo and want - prefix[i - 1] <= prefix[i] - want):"):
+        "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "if i > n or (i is not lo and want - prefix[i - 1] <= prefix[i] - want):"):
+        "i >= lo; stepping back at i == lo is undone by the clamp to [lo, n] on the next line",
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
