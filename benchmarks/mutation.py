@@ -7,15 +7,25 @@ module's own test files (``pytest -x -m "not slow"``) against it. A mutant is *k
 the tests fail (or time out), *survives* when they pass. A survivor listed in
 ``EQUIVALENT`` below (matched by module and mutated line) changes no behaviour a caller can
 see, with the reason written there; it is reported apart and left out of the score, as
-mutation-testing practice does. Printed per module: mutants, killed, equivalent, survived,
+mutation-testing practice does. Printed per module: mutants, killed (hung: of them, killed by
+the timeout), equivalent, survived,
 score = killed / (killed + survived); then every unexplained survivor as a diff, to be
 killed by a new test or explained.
 
-Everything runs in a scratch copy of ``src/`` and ``tests/``: the working tree is never
-mutated, even if the run is interrupted.
+Everything runs in a scratch copy of ``src/`` and ``tests/`` (one per module): the working
+tree is never mutated, even if the run is interrupted. Each mutant's tests run with
+``--assert=plain`` (pass or fail is all that counts; rewriting the asserts of every plugin
+module on each run doubled the start-up time) and the hypothesis profile ``mutation``
+(derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
+the timeout (by default 4 x the unmutated forked run + 3 s; 5 x + 10 s with ``--no-fork``)
+counts as killed: it made the code hang. ``--jobs 2`` runs two modules at once, each in its
+own copy. Each test run is a fork of a process that already imported pytest and the
+third-party modules the tests use, never ctxprobe (``benchmarks/mutation_forkserver.py``;
+``--no-fork``: a fresh interpreter each).
 
-    .venv/bin/python benchmarks/mutation.py                    # every module below (hours)
+    .venv/bin/python benchmarks/mutation.py                    # every module below (~1 hour)
     .venv/bin/python benchmarks/mutation.py scoring stats      # chosen modules only
+    nice -n 10 .venv/bin/python benchmarks/mutation.py --jobs 2 grid packer   # two at once
     .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
 
 ``--named`` instead applies, by hand, the deliberate bugs that once passed every relevant
@@ -38,6 +48,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,7 +67,9 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "scoring": Target("src/ctxprobe/scores/outcome.py", ("tests/test_boundaries_scoring.py",)),
-    "packer": Target("src/ctxprobe/haystack/packer.py", ("tests/test_properties_packer.py",)),
+    "packer": Target("src/ctxprobe/haystack/packer.py",
+                     ("tests/test_packer_units.py", "tests/test_properties_packer.py",
+                      "tests/haystack/test_counting_fill.py", "tests/test_builder_encodes.py")),
     "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
                    ("score", "has_number", "count_exact")),
     "setscore": Target("src/ctxprobe/tasks/setscore.py",
@@ -72,20 +86,222 @@ TARGETS: dict[str, Target] = {
     "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
                                                       "tests/test_properties_scoring.py")),
     "stats": Target("src/ctxprobe/analysis/stats.py",
-                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py", "tests/test_properties_stats.py")),
+                    ("tests/analysis/test_stats.py", "tests/test_boundaries_grid.py",
+                     "tests/test_properties_stats.py")),
+    # the sweep-based tests/test_phonebook_metrics.py (2 s a run) is left out of the mutation
+    # guard: the direct tests stand in for it, at a tenth of the time per mutant
     "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
-                        ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
+                        ("tests/test_phonebook_analysis_units.py", "tests/test_phonebook_metrics_by_hand.py")),
     "phonebook_post": Target("src/ctxprobe/analysis/phonebook_post.py", ("tests/test_phonebook_post.py",)),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
 }
 
 EXCLUDED_OPERATORS = (r"core/ReplaceBinaryOperator_\w+_(BitOr|BitAnd|BitXor|LShift|RShift)$",)
 
+_FIT_END = ("fit's loop first extends the pool until its last prefix sum exceeds the budget, so the search "
+            "never reaches the last index: an upper bound one past it changes nothing")
+
+_FIT_NEG = ("a budget below 0 skips the pool's extension (prefix[-1] >= 0 > budget) and the search can only "
+            "return 0: the early return changes nothing")
+
+_PB_NONE = ("only MUC can be None at the point with defined resamples; any other metric None at the point has "
+            "a reason or no defined resample, so its edge note is never computed")
+
+_PB_GROUP = ("the records of one (length, N, run) group are one book: one record unsharded, one per shard "
+             "otherwise, all with the same shard count and entries")
+
+_PB_NOTE = ("a metric with a reason (post n/a) is undefined in every resample, so lo and hi are None; one None "
+            "at the point without a reason has no defined resample: the changed conditions never differ")
+
+_BISECT_N = ("with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next "
+             "line turns into n anyway")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
     ("stats", "lo = 0.0 if p <= 0.0 else max(0.0, centre - half)"): "p is clamped to >= 0 just above",
     ("stats", "hi = 1.0 if p >= 1.0 else min(1.0, centre + half)"): "p is clamped to <= 1 just above",
+    ("niah", 'if variant <= "multiquery":'):
+        "only multivalue and multiquery reach it (the Variant literal; single and multikey return above), "
+        "and 'multivalue' > 'multiquery', so <= selects exactly what == does",
+    ("niah", "if has_number(output, case.expected[ -1]):"):
+        "single and multikey cases have exactly one expected value (generate), so [-1] is [0]",
+    ("multihop", "if has_word(output, case.expected[ -1]):"):
+        "a multihop case has exactly one expected city (generate), so [-1] is [0]",
+    ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):
+        "p and r share the numerator len(hits): both are 0 or both are > 0, so p*r and p+r are 0 together",
+    ("phonebook_score", 'if len(digits) >= 11 and digits.startswith("1"):'):
+        "12 or more digits minus a leading 1 are still not 10: None either way",
+    ("phonebook_score", 'if needle_outcomes and all(o <= "correct" for o in needle_outcomes):'):
+        "no needle label sorts before 'correct' (distractor, empty, not_found, parse_error, wrong), so <= is ==",
+    ("phonebook_score", 'if any(o <= "correct" for o in needle_outcomes):'):
+        "no needle label sorts before 'correct' (distractor, empty, not_found, parse_error, wrong), so <= is ==",
+    ("phonebook_score", "end = hits[i + 1].start() if i + 1 != len(hits) else len(line)"):
+        "i + 1 <= len(hits) always, so != is <",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), ~_FAILURE_RANK.index(o)))"):
+        "~i = -i - 1 orders the labels as -i does",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), not _FAILURE_RANK.index(o)))"):
+        "max keeps the first of tied keys in _FAILURE_RANK order, and 'distractor' (index 0) wins its ties "
+        "either way: the same label",
+    ("phonebook_score", "return max(_FAILURE_RANK, key=lambda o: (counts.get(o, -1), -_FAILURE_RANK.index(o)))"):
+        "some failure label occurs (count >= 1) whenever this line runs, so an absent label's default never wins",
+    ("phonebook_score", 'finder = re.compile(r"(?<![A-Za-z])(" + "|".join(sorted(map(re.escape, wanted), '
+                        'key=len, reverse=False))'):
+        "the look-arounds reject a name inside a longer one, so the regex backtracks to the longer name in any order",
+    ("phonebook_score", "name = hit.group( 0).lower()"):
+        "the look-arounds are zero-width: group 0 is group 1",
+    ("phonebook_post", "for m in sorted({k[0] for k in per_bin if k[1] is N_REF}):"):
+        "N is a Python int and CPython keeps one object per int up to 256: N == 100 is N is 100",
+    ("store", "return cur.rowcount <= 0"): "an INSERT's rowcount is 0 or 1, never negative",
+    ("store", "return cur.rowcount != 0"): "an INSERT's rowcount is 0 or 1, never negative",
+    ("store", "exact = [r for r in rows if r[0] <= run_id]"):
+        "rows are the ids LIKE run_id || '%': each starts with run_id, so none sorts before it and <= is ==",
+    ("store", 'if status >= "running" and not live_sessions(self.db, run_id):'):
+        "stored statuses are running, complete and incomplete: none sorts after 'running', so >= is ==",
+    ("store", "merged = {**(json.loads(row[ -1]) if row else {}), **meta}"): "a one-column row: [-1] is [0]",
+    ("store", "return self._record(exact[ -1])"): "run_id is the primary key: at most one exact row",
+    ("store", "return self._record(rows[ -1]) if rows else None"): "reached with one row only (more raise above)",
+    ("store", "return {r[ -1] for r in rows}"): "a one-column row: [-1] is [0]",
+    ("store", 'return {r[ -1] for r in self.db.execute("SELECT case_id FROM cases WHERE run_id=?", (run_id,))}'):
+        "a one-column row: [-1] is [0]",
+    ("store", "return float(row[ -1])"): "a one-column row: [-1] is [0]",
+    ("packer", "lo, hi = 0, len(self._prefix) ** 1"): _FIT_END,
+    ("packer", "lo, hi = 0, len(self._prefix) * 1"): _FIT_END,
+    ("packer", "lo, hi = 0, len(self._prefix) - 0"): _FIT_END,
+    ("packer", "lead_tokens: int = -1,"):
+        "a default lead of -1 only lets a target exactly one token below the no-filler prompt past the early "
+        "check; the loop then refuses it too (LengthTooShort, naming the encoded size instead of the summed one)",
+    ("packer", "nxt = n - 2"): "reached only with n == 0 (any n > 0 drops a sentence above): -2 is refused like -1",
+    ("packer", "offsets = [ 1] * len(inserts)"):
+        "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
+    ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
+    ("packer", "mid = (lo + hi + 2) // 2"):
+        "mid stays in (lo, hi] and the answer in [lo, hi] either way: the search still ends on it",
+    ("packer", "offsets = [ -1] * len(inserts)"):
+        "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
+    ("packer", "if nxt >= n:"): "nxt only ever decreases from n: >= is ==",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n // 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "if budget == 0:"): _FIT_NEG,
+    ("packer", "if budget <= -1:"): _FIT_NEG,
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n * 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "if i > n or (i is not lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "i >= lo, so 'is not lo' differs from '> lo' only at i == lo (or equal large ints), and stepping back to "
+        "lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "return pos, ((packed.insert_offsets[index] - packed.lead_tokens) / rest if rest != 0 else 0.0)"):
+        "rest >= 0: the haystack's tokens include the insert and the lead",
+    ("packer", "nxt = n + max(step, 0)"):
+        "step >= 1 whenever it is computed: gap >= count(n) means the next sentence fits, so fit() returns > n",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n ** 1)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "i = bisect.bisect_left(pool._prefix, want, lo, n + 0)"):
+        "with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next line "
+        "turns into n anyway",
+    ("packer", "lo, hi = -1, len(self._prefix) - 1"):
+        "prefix[0] = 0 <= budget (> 0 here), so the search always moves lo to 0 or beyond",
+    ("packer", "lo, hi = 0, len(self._prefix) - 2"):
+        "the answer is at most len - 2 (the last prefix sum exceeds the budget), so len - 2 still bounds it",
+    ("packer", "lo, hi = 0, len(self._prefix) // 1"): _FIT_END,
+    ("packer", "if nxt is n:"): "nxt equals n only when it was never changed: then it is n itself",
+    ("packer", "if i != n:"): "i runs over 0..n: != n is < n",
+    ("packer", "if i > n or (i != lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "i >= lo, so != lo is > lo",
+    ("packer", "while nxt != 0 and pool.tokens(n) - pool.tokens(nxt) < over:"):
+        "nxt starts at n >= 0 and the loop stops at 0: it is never negative, so != 0 is > 0",
+    ("packer", "while self._prefix[-1] < budget:"):
+        "when the counted total equals the budget the last index is the answer either way (every sentence "
+        "counts >= 1 token); the original only counts one batch more",
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n + 0)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n // 1)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n * 1)"): _BISECT_N,
+    ("packer", "i = bisect.bisect_left(prefix, want, lo, n ** 1)"): _BISECT_N,
+    ("packer", "if i > n or (i != lo and want - prefix[i - 1] <= prefix[i] - want):"): "i >= lo, so != lo is > lo",
+    ("packer", "if i > n or (i >= lo and want - prefix[i - 1] <= prefix[i] - want):"):
+        "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "if i > n or (i is not lo and want - prefix[i - 1] <= prefix[i] - want):"):
+        "i >= lo; stepping back at i == lo is undone by the clamp to [lo, n] on the next line",
+    ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
+    ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
+        "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("phonebook", 'unit = recs[ -1]["meta"].get("unit", "entries")'):
+        "the records of one (length, N, run) group come from one spec, so they share one unit",
+    ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else - 2)"):
+        "any negative marks a failed length: the walk only tests L < 0",
+    ("phonebook", "if L <= 0:"): "lengths are positive: L is 0 never, and a failure is marked negative",
+    ("phonebook", 'in_entries = all(r.unit <= "entries" for r in results)'):
+        "units are 'entries' or 'tokens', and 'tokens' sorts after 'entries': <= is ==",
+    ("phonebook", "if len(recs) != shards:"):
+        "a (length, N, run) group holds one record per shard at most (one case each): more never happens",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] or -1)):"): "the only key without a length is MUC's, alone under its name",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][ 1] or 0)):"):
+        "the point's keys are inserted length by length in ascending order, so the stable sort keeps that order",
+    ("phonebook", "if lo >= hi:"): "percentiles: lo <= hi always, so >= is ==",
+    ("phonebook", "if note is None and d and value_for_edge is not None and lo is not None or hi is not None:"):
+        "a metric undefined at the point is undefined in every resample (resamples re-weight the same runs), so "
+        "hi is None whenever the other conditions fail",
+    ("phonebook", 'wrong_elsewhere = [p["outcome"] for p in parts if not p["in_shard"] and p["outcome"] > "correct"]'):
+        "every needle label other than 'correct' sorts after it",
+    ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else ~1)"):
+        "any negative marks a failed length: the walk only tests L < 0",
+    ("phonebook", "if not np.isnan(g[i]) or later.size:"):
+        "a NaN start gives a NaN drop, and max(best, nan) keeps best; a non-NaN start makes later non-empty",
+    ("phonebook", 'if name == "RRS" and L is not None and point.get(("LCRDS", "robust", L)) <= 0.0:'):
+        "LCRDS = 100 x a share x (1 - a mean of drops <= 1) is never negative, and is defined wherever RRS is",
+    ("phonebook", "ref = next((L for L in lengths if (L, max(ns)) in counts), lengths[ -1])"):
+        "max(ns) is some result's N, so some length has it: the default is never used",
+    ("phonebook", 'return self.outcome <= "correct"'): "no needle label sorts before 'correct'",
+    ("phonebook", '"NOI": _drop(total[lo_key], total[key]) if n_lo is not n_ref and lo_key in counts else None,'):
+        "n_lo and n_ref are min and max of one set: the same object when equal",
+    ("phonebook", 'if name <= "MUC":'): _PB_NONE,
+    ("phonebook", 'if name >= "MUC":'): _PB_NONE,
+    ("phonebook", 'outcome = own[ -1]["outcome"] if own else "empty"'): "a needle has exactly one owning shard",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] or 1)):"): "the only key without a length is MUC's, alone under its name",
+    ("phonebook", "deg = max( -1, min(degree, int(ok.sum()) - 1))"):
+        "reached with ok.sum() >= 1 only (no measured bin returns NaN below), so the inner value is >= 0",
+    ("phonebook", 'shards = recs[ -1]["meta"].get("shards", 1)'): _PB_GROUP,
+    ("phonebook", 'shards = recs[0]["meta"].get("shards", 0)'):
+        "no shard count means one book: 0 and 1 both take the unsharded path (shards > 1 is false)",
+    ("phonebook", 'needles = recs[ -1]["detail"]["needles"]'): _PB_GROUP,
+    ("phonebook", 'm = recs[ -1]["meta"]["entries"]'): _PB_GROUP,
+    ("phonebook", "if L < 1:"): "lengths are positive: a failure is marked negative",
+    ("grid", 'return stat.n != 0 and not stat.outcomes.get("input_truncated")'):
+        "n counts scored cases: never negative, so != 0 is > 0",
+    ("phonebook", 'merged.append({**parts[ 1], "outcome": outcome, "exact": None})'):
+        "every shard lists the same needles (bin, position, name) in the same order, and outcome and exact are "
+        "overwritten",
+    ("phonebook", 'if k[0] is "MUC":'): "metric names are the module's own (interned) literals",
+    ("phonebook", 'if name is "MUC":'): "metric names are the module's own (interned) literals",
+    ("phonebook", 'if outcome <= "correct" and wrong_elsewhere:'): "no needle label sorts before 'correct'",
+    ("phonebook", "for key, v in sorted(point.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], "
+                  "kv[0][2] and 0)):"):
+        "the point's keys are inserted length by length in ascending order, so the stable sort keeps that order",
+    ("phonebook", '"NOI": _drop(total[lo_key], total[key]) if n_lo < n_ref and lo_key in counts else None,'):
+        "n_lo = min(ns) <= max(ns) = n_ref: < is !=",
+    ("phonebook", 'if name >= "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:'):
+        "no metric name sorts after 'RRS' (RRI < RRS): >= is ==",
+    ("phonebook", 'if name is "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:'):
+        "metric names are the module's own (interned) literals",
+    ("phonebook", "if len(recs) is not shards:"):
+        "a group holds at most one record per shard, and small ints are one object each: 'is not' is <",
+    ("phonebook", "if shards != 1:"): "shard counts are >= 1: != 1 is > 1",
+    ("phonebook", "if note is None and d or value_for_edge is not None and lo is not None and hi is not None:"):
+        _PB_NOTE,
+    ("phonebook", "if note is None and d and value_for_edge is not None or lo is not None and hi is not None:"):
+        _PB_NOTE,
+    ("phonebook", 'merged.append({**parts[ -1], "outcome": outcome, "exact": None})'):
+        "every shard lists the same needles (bin, position, name) in the same order, and outcome and exact are "
+        "overwritten",
+    ("aggregation", 'vocabulary = set(list_words(case.messages[not 1]["content"]))'):
+        "an aggregation case is one user message (render), so messages[0] is messages[-1]",
+    ("aggregation", 'vocabulary = set(list_words(case.messages[- 0]["content"]))'):
+        "an aggregation case is one user message (render), so messages[0] is messages[-1]",
 }
 
 
@@ -202,6 +418,7 @@ def _inside(pos: tuple[int, int], span: Span) -> bool:
 class Outcome:
     module: str
     killed: int = 0
+    hung: int = 0  # killed by the timeout (included in killed)
     equivalent: list[str] = field(default_factory=list)
     survivors: list[str] = field(default_factory=list)
 
@@ -212,19 +429,72 @@ class Outcome:
 
     def line(self) -> str:
         total = self.killed + len(self.equivalent) + len(self.survivors)
-        return (f"{self.module:16} {total:7} {self.killed:7} {len(self.equivalent):6} {len(self.survivors):8} "
-                f"{self.score:7.1%}")
+        score = f"{self.score:7.1%}" if self.killed + len(self.survivors) else f"{'-':>7}"
+        return (f"{self.module:16} {total:7} {self.killed:7} {self.hung:5} {len(self.equivalent):6} "
+                f"{len(self.survivors):8} {score}")
 
 
-HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'equiv':>6} {'survived':>8} {'score':>7}"
+HEADER = f"{'module':16} {'mutants':>7} {'killed':>7} {'hung':>5} {'equiv':>6} {'survived':>8} {'score':>7}"
 
 
-def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome:
-    """Killed, equivalent and surviving mutants of one module."""
+PYTEST = ("-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--assert=plain", "-m", "not slow")
+
+
+def scratch_copy(work: Path) -> None:
+    """Copy what the tests need into ``work``."""
+    shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+
+
+FORKSERVER = Path(__file__).resolve().with_name("mutation_forkserver.py")
+
+
+def run_module(name: str, target: Target, work: Path, timeout: float | None, fork: bool = True) -> Outcome:
+    """Killed, equivalent and surviving mutants of one module (``timeout`` None: from the
+    unmutated run's duration)."""
+    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1",
+           "CTXPROBE_HYPOTHESIS_PROFILE": "mutation"}
+    started = time.monotonic()
+    baseline = subprocess.run([sys.executable, *PYTEST, *target.tests], cwd=work, env=env, capture_output=True,
+                              text=True)
+    if baseline.returncode != 0:
+        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
+    fresh = time.monotonic() - started
+    sock = work / "forkserver.sock"
+    server = None
+    if fork:
+        server = subprocess.Popen([sys.executable, str(FORKSERVER), "serve", str(sock), str(work), *PYTEST[2:],
+                                   *target.tests], cwd=work, stdout=subprocess.PIPE, text=True,
+                                  env={**env, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+        if server.stdout is None or server.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{name}: the pytest fork server did not start")
+    try:
+        if fork:
+            started = time.monotonic()
+            warm = subprocess.run([sys.executable, "-S", str(FORKSERVER), "run", str(sock)], check=False)
+            if warm.returncode != 0:
+                raise SystemExit(f"{name}: the tests fail in the fork server without any mutation")
+            if timeout is None:  # a forked run is fast and steady: 4 x its time + 3 s catches a hang early
+                timeout = round(4 * (time.monotonic() - started) + 3, 1)
+        if timeout is None:
+            timeout = round(5 * fresh + 10, 1)
+        _exec(name, target, work, env, timeout, sock if fork else None)
+    finally:
+        if server is not None:
+            subprocess.run([sys.executable, "-S", str(FORKSERVER), "stop", str(sock)], check=False)
+            server.wait(timeout=30)
+    return _collect(name, target, work)
+
+
+def _exec(name: str, target: Target, work: Path, env: dict[str, str], timeout: float, sock: Path | None) -> None:
+    """Make the module's mutants with cosmic-ray, mark those out of scope, run the rest."""
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
     tests = " ".join(target.tests)
+    command = (f"{sys.executable} -S {FORKSERVER} run {sock}" if sock is not None
+               else f"{sys.executable} {' '.join(PYTEST[:-1])} 'not slow' {tests}")
     excluded = ", ".join(f"'{e}'" for e in EXCLUDED_OPERATORS)  # TOML literal strings: no escapes
     config = work / f"{name}.toml"
     config.write_text(textwrap.dedent(f"""\
@@ -232,7 +502,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
         module-path = "{target.path}"
         timeout = {timeout}
         excluded-modules = []
-        test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider -m 'not slow' {tests}"
+        test-command = "{command}"
 
         [cosmic-ray.distributor]
         name = "local"
@@ -241,7 +511,6 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
         exclude-operators = [{excluded}]
         """))
     session = work / f"{name}.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
     bindir = Path(sys.executable).parent
 
     def cr(*args: str) -> None:
@@ -263,12 +532,15 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
                 why = "inert: an annotation or a signature marker"
             if why:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=why))
-    baseline = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                               *target.tests], cwd=work, env=env, capture_output=True, text=True)
-    if baseline.returncode != 0:
-        raise SystemExit(f"{name}: the tests fail without any mutation; fix them first:\n{baseline.stdout[-2000:]}")
     cr("cosmic-ray", "exec", str(config), str(session))
 
+
+def _collect(name: str, target: Target, work: Path) -> Outcome:
+    """Killed, equivalent and surviving mutants from the module's session."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    session = work / f"{name}.sqlite"
     out = Outcome(name)
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item, result in db.completed_work_items:
@@ -276,6 +548,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
                 continue  # skipped (filtered or outside scope), or no mutation possible
             if result.test_outcome != TestOutcome.SURVIVED:
                 out.killed += 1
+                out.hung += result.output == "timeout"
                 continue
             m = item.mutations[0]
             where = f"{m.operator_name} at {target.path}:{m.start_pos[0]}"
@@ -292,7 +565,11 @@ def run_module(name: str, target: Target, work: Path, timeout: float) -> Outcome
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"modules to mutate (default all): {', '.join(TARGETS)}")
-    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="seconds per mutant's test run (default: 4 x the unmutated forked run + 3)")
+    ap.add_argument("--no-fork", action="store_true",
+                    help="start a fresh interpreter per mutant instead of forking a pre-warmed one")
+    ap.add_argument("--jobs", type=int, default=1, help="modules mutated at once, each in its own copy")
     ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
     ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
     args = ap.parse_args()
@@ -311,21 +588,24 @@ def main() -> None:
     except ImportError:
         raise SystemExit("cosmic-ray is not installed: pip install -e '.[dev]'") from None
 
-    results: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
-        work = Path(tmp)
-        shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
-        if args.named:
-            raise SystemExit(0 if run_named(work) else 1)
-        print(HEADER, flush=True)
-        for name in chosen:
-            results.append(run_module(name, TARGETS[name], work, args.timeout))
-            print(results[-1].line(), flush=True)
+    if args.named:
+        with tempfile.TemporaryDirectory(prefix="ctxprobe-mutation-") as tmp:
+            scratch_copy(Path(tmp))
+            raise SystemExit(0 if run_named(Path(tmp)) else 1)
+
+    def one(name: str) -> Outcome:
+        with tempfile.TemporaryDirectory(prefix=f"ctxprobe-mutation-{name}-") as tmp:
+            scratch_copy(Path(tmp))
+            outcome = run_module(name, TARGETS[name], Path(tmp), args.timeout, fork=not args.no_fork)
+        print(outcome.line(), flush=True)
+        return outcome
+
+    print(HEADER, flush=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        results = list(pool.map(one, chosen))
     if len(results) > 1:
-        total = Outcome("all", sum(r.killed for r in results), [e for r in results for e in r.equivalent],
-                        [s for r in results for s in r.survivors])
+        total = Outcome("all", sum(r.killed for r in results), sum(r.hung for r in results),
+                        [e for r in results for e in r.equivalent], [s for r in results for s in r.survivors])
         print(total.line())
     for r in results:
         if r.equivalent:

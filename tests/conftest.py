@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 
 from ctxprobe.models.sim_server import SimServer, _messages_hash
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
@@ -20,7 +20,14 @@ from ctxprobe.sweep.preflight import PROBE_MESSAGES
 # Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
 # red CI run always reproduces. Each test bounds its own max_examples.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
+# benchmarks/mutation.py runs the property tests once per mutant: the same examples every
+# run (so a mutant's fate is reproducible), no example database, and no shrinking (a
+# failure is all it needs, not the smallest one).
+settings.register_profile("mutation", derandomize=True, database=None,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
+if os.environ.get("CTXPROBE_HYPOTHESIS_PROFILE") == "mutation":
+    settings.load_profile("mutation")
+elif os.environ.get("CI"):
     settings.load_profile("ci")
 
 

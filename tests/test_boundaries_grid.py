@@ -89,3 +89,44 @@ def test_wilson_bounds_stay_in_the_unit_interval_near_its_edges() -> None:
     for successes, n in [(1e-16, 1), (8.904445039371489e-09, 5), (7 - 1e-12, 7), (7 - 1e-9, 7)]:
         lo, hi = wilson_interval(successes, n)
         assert 0.0 <= lo <= successes / n <= hi <= 1.0, (successes, n, lo, hi)
+
+
+def test_profiles_of_several_families_keep_each_familys_own_stats() -> None:
+    """Rows read back from a store carry their own (equal, not identical) family strings."""
+    import json
+
+    rows = [ResultRow(json.loads(f'"{fam}"'), length, depth, rep, "correct", 1.0)
+            for fam in ("aggregation", "niah", "vartrack") for length in (1024, 2048) for depth in (0.0, 1.0)
+            for rep in range(2)]
+    profiles = profile(rows)
+    assert [p.family for p in profiles] == ["aggregation", "niah", "vartrack"]
+    for p in profiles:
+        assert {c.family for c in p.cells} == {p.family} and len(p.cells) == 4
+        assert {s.family for s in p.lengths} == {p.family} and [s.length for s in p.lengths] == [1024, 2048]
+        assert all(c.n == 2 for c in p.cells) and all(s.n == 4 for s in p.lengths)
+
+
+def test_measured_needs_a_scored_case_and_no_truncated_prompt() -> None:
+    from ctxprobe.analysis.grid import LengthStat, measured
+
+    assert not measured(LengthStat("niah", 1024, 0, None, 0.0, 1.0, {"error": 3}, 3))
+    assert measured(LengthStat("niah", 1024, 1, 0.0, 0.0, 0.8, {"wrong": 1}))
+    assert not measured(LengthStat("niah", 1024, 5, 1.0, 0.5, 1.0, {"correct": 5, "input_truncated": 1}, 1))
+
+
+def test_effective_length_of_nothing_is_none() -> None:
+    assert effective_length([]) is None
+
+
+def test_stats_are_immutable_and_exclude_nothing_by_default() -> None:
+    import dataclasses
+
+    from ctxprobe.analysis.grid import CellStat, LengthStat
+
+    cell = CellStat("niah", 1024, 0.5, 2, 1.0, 0.3, 1.0)
+    length = LengthStat("niah", 1024, 2, 1.0, 0.3, 1.0)
+    assert cell.n_excluded == 0 and length.n_excluded == 0
+    prof = profile(_rows(1024, 1, 1))[0]
+    for obj, attr in ((cell, "mean"), (length, "mean"), (prof, "effective_length")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, attr, None)

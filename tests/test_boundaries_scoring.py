@@ -255,3 +255,44 @@ def test_aggregation_counts_whole_list_words_only() -> None:
     assert s.outcome == "partial" and s.detail["missing"] == ["dog"]
     s = family.score(case, "cat, dog, owl")  # a list word that is not among the top: an extra
     assert s.outcome == "partial" and s.detail["extras"] == ["owl"]
+
+
+def test_a_multiquery_case_read_back_from_the_store_is_scored_per_key(niah) -> None:
+    """The variant of a rescored case comes out of stored JSON: an equal string, not the
+    literal, and it must still select the per-key detail."""
+    import json
+
+    variant = json.loads('"multiquery"')
+    needles = [{"key": "red-fox-101", "value": "1111111"}, {"key": "blue-owl-202", "value": "2222222"}]
+    case = niah_case(variant=variant, expected=["1111111", "2222222"], distractors=[], meta={"needles": needles})
+    s, label = score(niah, case, "1111111")
+    assert label.outcome == "partial"
+    assert label.detail["per_key"] == {"red-fox-101": True, "blue-owl-202": False}
+    assert "per_value" not in label.detail
+
+
+# --- the set scorer's arithmetic at its edges ----------------------------------------------------
+
+def test_set_match_edges_and_rounding() -> None:
+    import dataclasses
+
+    from ctxprobe.tasks.setscore import match_set
+
+    nothing_expected = match_set([], ["a"])
+    assert (nothing_expected.recall, nothing_expected.precision, nothing_expected.f1) == (0.0, 0.0, 0.0)
+    nothing_answered = match_set(["a"], [])
+    assert (nothing_answered.recall, nothing_answered.precision, nothing_answered.f1) == (0.0, 0.0, 0.0)
+    disjoint = match_set(["a"], ["b"])
+    assert disjoint.f1 == 0.0
+    # P = 1/3, R = 1/7, F1 = 2PR/(P+R) = 1/5: the detail rounds to 6 places
+    m = match_set(["a", "b", "c", "d", "e", "f", "g"], ["a", "x", "y"])
+    assert m.detail()["precision"] == 0.333333 and m.detail()["recall"] == 0.142857
+    assert m.detail()["f1"] == 0.2
+    m = match_set(["a", "b", "c"], ["a", "b", "x", "y", "z", "w"])  # P = 1/3, R = 2/3, F1 = 4/9
+    assert m.detail()["f1"] == 0.444444
+    from ctxprobe.tasks.setscore import score_set
+
+    scored = score_set(m, "a b x y z w")
+    assert (scored.score, scored.outcome) == (0.444444, "partial")  # a partial score is rounded to 6 places too
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.answered = ("a",)  # type: ignore[misc]

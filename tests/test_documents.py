@@ -168,3 +168,33 @@ def test_scoring(output: str, match: str, score: float, outcome: str) -> None:
     s = Documents(BuildContext(resolve_tokenizer("local"), None)).score(_case(match), output)
     assert (s.score, s.outcome) == (score, outcome)
     assert re.fullmatch(r"(correct|wrong|not_found)", s.outcome)
+
+
+@pytest.mark.parametrize(("output", "exact", "contains"), [
+    ("Marisol Tenby", True, True),
+    ("The Marisol Tenby.", True, True),
+    ("It is marisol tenby.", False, True),
+    ("Zebedee", False, False),  # sorts after the answer
+    ("Abel", False, False),  # sorts before it
+    ("M. Tenby", True, True),  # an alias
+])
+def test_scoring_detail_flags(output: str, exact: bool, contains: bool) -> None:
+    fam = Documents(BuildContext(resolve_tokenizer("local"), None))
+    for match in ("exact", "contains"):
+        s = fam.score(_case(match), output)
+        assert (s.detail["exact"], s.detail["contains"]) == (exact, contains)
+        assert s.score == float(exact if match == "exact" else contains)
+
+
+def test_exact_match_mode_read_back_from_the_store() -> None:
+    """meta["match"] of a rescored case comes out of stored JSON: an equal string, not the literal."""
+    case = _case(json.loads('"exact"'))
+    s = Documents(BuildContext(resolve_tokenizer("local"), None)).score(case, "It is marisol tenby.")
+    assert (s.score, s.outcome) == (0.0, "wrong")
+
+
+def test_a_judge_case_scored_by_the_family_falls_back_to_contains() -> None:
+    """Without a judge's grade (none configured, or a rescore), ``match: judge`` cases are
+    scored by the family's own rule, ``contains``: never the stricter exact match."""
+    s = Documents(BuildContext(resolve_tokenizer("local"), None)).score(_case("judge"), "It is marisol tenby.")
+    assert (s.score, s.outcome) == (1.0, "correct")

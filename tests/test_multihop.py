@@ -177,3 +177,21 @@ def test_second_depth_parameters() -> None:
     assert second_hop_depth(0.9, MultihopParams(gap=0.3)) == pytest.approx(0.6)
     assert second_hop_depth(0.9, MultihopParams(gap=0.95)) == 0.0
     assert second_hop_depth(0.9, MultihopParams(second_depth=0.1)) == 0.1
+
+
+@pytest.mark.parametrize(("output", "detail"), [
+    ("Tamber.", {"stopped_at_first_hop": True}),  # the organisation's own name (its first word) is enough
+    ("It is a lab somewhere.", {}),  # "lab" alone names no organisation
+    ("No idea.", {}),
+])
+def test_stopped_at_first_hop_needs_the_organisation_name(output: str, detail: dict) -> None:
+    s = Multihop(BuildContext(resolve_tokenizer("local"), None)).score(_case(), output)
+    assert s.score == 0.0 and s.detail == detail
+
+
+def test_a_case_without_an_organisation_never_says_first_hop() -> None:
+    case = _case()
+    case = Case(cell=case.cell, rep=0, seed=0, messages=[], expected=case.expected, distractors=case.distractors,
+                meta={"question": QUESTION})
+    s = Multihop(BuildContext(resolve_tokenizer("local"), None)).score(case, "Somewhere.")
+    assert s.score == 0.0 and s.detail == {}

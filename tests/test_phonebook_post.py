@@ -257,6 +257,37 @@ def test_missing_references_are_na_with_a_reason() -> None:
     assert post_metrics({(1000, 10): [1.0] * 10}, in_entries=True) == {}
 
 
+def test_unmeasured_or_empty_configurations_and_other_ns() -> None:
+    nan_bin = [0.9] * 99 + [float("nan")]
+    got = post_metrics({(500, 100): nan_bin, (1000, 100): [0.8] * 100, (1000, 10): [], (2000, 200): [0.5] * 200},
+                       in_entries=True)
+    # M=500 has an unmeasured bin: every metric n/a with the reason; M=1000 (sorted after it) still computed
+    assert got[("ADI", 500)].value is None and "no measured needle" in (got[("ADI", 500)].reason or "")
+    assert got[("ADI", 1000)].value == pytest.approx(0.0, abs=1e-9)
+    # an empty N=10 list is as missing as no list
+    assert got[("NOI", 1000)].value is None and "N=10" in (got[("NOI", 1000)].reason or "")
+    assert {m for _, m in got} == {500, 1000}  # N=200 is not the post's reference N
+    empty = post_metrics({(1000, 100): []}, in_entries=True)
+    assert empty[("ADI", 1000)].value is None and "no measured needle" in (empty[("ADI", 1000)].reason or "")
+
+
+def test_relative_drop_rule_and_reference_check() -> None:
+    import dataclasses
+
+    from ctxprobe.analysis.phonebook_post import PostValue, _rel_drop, needs_reference
+
+    assert _rel_drop(0.8, 0.2) == pytest.approx(0.75)
+    assert _rel_drop(0.5, 0.9) == 0.0
+    assert _rel_drop(0.0, 0.0) == 1.0
+    assert _rel_drop(-1e-17, 0.0) == 1.0  # a fit of all-zero accuracies can peak a hair below 0: not positive
+    assert needs_reference([10, 100]) is None
+    assert needs_reference([20, 10]) == "the post's metrics need N=100 needles (the grid has N=[10, 20])"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        PostValue(0.5).value = 0.1  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        post_stats([0.5] * 10).min_y = 0.0  # type: ignore[misc]
+
+
 def test_needle_overload_against_known_truth(tmp_path) -> None:
     """sim:decay with load=L answers each of n asked names right with probability 1 − L·n."""
     load = 0.006  # N=10: 0.94, N=100: 0.40

@@ -62,3 +62,143 @@ def test_missing_run_message(tmp_path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         with pytest.raises(CtxprobeError, match="ctxprobe runs"):
             store.require_run("nope")
+
+
+# -- what a run record and the per-run queries report ---------------------------------------
+
+def _run(store: Store, run_id: str = "r", meta: dict | None = None) -> None:
+    store.ensure_run(run_id, model="m", tokenizer="t", family="niah", version="0", spec={"s": 1}, meta=meta or {})
+
+
+def _respond(store: Store, case: Case, outcome: str, *, reported: int | None = 1000, cached: int | None = None,
+             cost: float | None = None) -> bool:
+    return store.save_response("r", case.case_id, output=None if outcome == "error" else "1234567",
+                               finish_reason="stop", reported_prompt_tokens=reported, completion_tokens=1,
+                               latency_s=0.0, attempts=1, error="boom" if outcome == "error" else None,
+                               score=None if outcome == "error" else (1.0 if outcome == "correct" else 0.0),
+                               outcome=outcome, detail={}, cost_usd=cost, cached_prompt_tokens=cached)
+
+
+def test_run_record_counts_and_status(tmp_path) -> None:
+    from ctxprobe.store.claims import Coordinator
+
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store, meta={"planned_cases": 5})
+        a, b, c = _case(0.0), _case(0.5), _case(1.0)
+        for case in (a, b, c):
+            store.save_case("r", case)
+        assert _respond(store, a, "correct") is True
+        assert _respond(store, b, "error") is True
+        run = store.get_run("r")
+        assert (run.n_cases, run.n_responses, run.n_final, run.n_planned) == (3, 2, 1, 5)
+        assert (run.model, run.tokenizer, run.family, run.spec, run.meta) == ("m", "t", "niah", {"s": 1},
+                                                                              {"planned_cases": 5})
+        assert run.status == "interrupted"  # stored as running, and no process holds it
+        coord = Coordinator(tmp_path / "s.sqlite", "r").start(heartbeat=False)
+        try:
+            assert store.get_run("r").status == "running"  # a live session holds it
+        finally:
+            coord.end()
+        store.update_run("r", status="done", meta={"extra": 1})
+        run = store.get_run("r")
+        assert run.status == "done" and run.meta == {"planned_cases": 5, "extra": 1}
+        assert store.case_ids("r") == {a.case_id, b.case_id, c.case_id}
+        assert store.outcome_counts("r") == {"correct": 1, "error": 1}
+        # a final answer is kept, whatever arrives later; an error is replaced
+        assert _respond(store, a, "wrong") is False
+        assert _respond(store, b, "correct") is True
+        assert store.outcome_counts("r") == {"correct": 2}
+
+
+def test_planned_cases_fall_back_to_the_built_ones(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store, meta={"planned_cases": "5"})  # not an int: an older or foreign run
+        store.save_case("r", _case(0.0))
+        assert store.get_run("r").n_planned == 1
+        _run(store, "q")
+        assert store.get_run("q").n_planned == 0
+
+
+def test_an_exact_run_id_wins_over_longer_ids_it_prefixes(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        for run_id in ("abc", "abcd", "abce"):
+            _run(store, run_id)
+        assert store.get_run("abc").run_id == "abc"
+        assert store.get_run("abcd").run_id == "abcd"
+        assert store.get_run("zzz") is None
+        assert [r.run_id for r in store.list_runs()] == ["abc", "abcd", "abce"]
+
+
+@pytest.mark.parametrize(("built", "reported", "over"), [
+    (600, 604, False),  # 4 over: the slack of 4 tokens (0.5% of 600 is 3)
+    (600, 605, True),
+    (1000, 1005, False),  # 0.5% of 1000 = 5
+    (1000, 1006, True),
+    (2000, 2010, False),  # 0.5% of 2000 = 10
+    (2000, 2011, True),
+    (1999, 2008, False),  # int(0.5% of 1999) = 9
+    (1999, 2009, True),
+    (1000, 900, False),  # under is truncation, not an overcount
+])
+def test_prompt_overcounts_one_token_either_side_of_the_slack(tmp_path, built: int, reported: int,
+                                                              over: bool) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        case = Case(cell=Cell("niah", built, 0.5), rep=0, seed=7, messages=[{"role": "user", "content": "hi"}],
+                    expected=["1234567"], token_count=built)
+        store.save_case("r", case)
+        _respond(store, case, "correct", reported=reported)
+        assert store.prompt_overcounts("r") == ((1, reported - built) if over else (0, 0))
+
+
+def test_cache_totals_count_only_responses_that_report_a_cache_figure(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        a, b, c = _case(0.0), _case(0.5), _case(1.0)
+        for case in (a, b, c):
+            store.save_case("r", case)
+        assert store.cache_totals("r") == (0, 0, 0)
+        _respond(store, a, "correct", reported=1010, cached=600)
+        _respond(store, b, "correct", reported=None, cached=0)  # no prompt count: the built 1000
+        _respond(store, c, "correct", reported=1020, cached=None)
+        assert store.cache_totals("r") == (600, 2, 2010)
+
+
+def test_an_empty_run_counts_zero_everywhere(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        run = store.get_run("r")
+        assert (run.n_cases, run.n_responses, run.n_final, run.n_planned) == (0, 0, 0, 0)
+        assert store.case_ids("r") == set() and store.done_case_ids("r") == set()
+        assert store.outcome_counts("r") == {} and store.spent("r") == 0.0
+
+
+def test_run_record_is_immutable_and_counts_default_to_zero() -> None:
+    import dataclasses
+
+    from ctxprobe.store.db import RunRecord
+
+    rec = RunRecord("r", "t0", "t1", "m", "t", "niah", "0", {}, {}, "running")
+    assert (rec.n_cases, rec.n_responses, rec.n_planned, rec.n_final) == (0, 0, 0, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.status = "complete"  # type: ignore[misc]
+
+
+def test_text_is_stored_as_itself_not_escaped(tmp_path) -> None:
+    """Prompts, metadata and details keep non-ASCII text readable in the SQLite file."""
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        case = Case(cell=Cell("niah", 1024, 0.5), rep=0, seed=7, messages=[{"role": "user", "content": "café 東京"}],
+                    expected=["1234567"], meta={"doc": "naïve"}, token_count=1000)
+        store.save_case("r", case)
+        store.save_response("r", case.case_id, output="x", finish_reason="stop", reported_prompt_tokens=1000,
+                            completion_tokens=1, latency_s=0.0, attempts=1, error=None, score=0.0, outcome="wrong",
+                            detail={"note": "größer"})
+        raw = store.db.execute("SELECT p.messages_json, c.meta_json, s.detail_json FROM prompts p JOIN cases c"
+                               " USING (prompt_hash) JOIN responses s USING (run_id, case_id)").fetchone()
+        assert "café 東京" in raw[0] and "naïve" in raw[1] and "größer" in raw[2]
+
+
+def test_the_store_waits_30_s_for_another_process_lock(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
