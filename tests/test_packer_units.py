@@ -92,7 +92,7 @@ def test_pack_hits_an_additive_target_exactly_in_one_encode() -> None:
     packed = pack(tok, render, pool, [needle], 4 + 4 + 3 * 10)  # template+Q+A, needle, 10 sentences
     assert (packed.token_count, packed.n_filler, packed.encodes) == (38, 10, 1)
     assert packed.insert_counts == [4] and packed.haystack_tokens == 34 and packed.lead_tokens == 0
-    assert packed.insert_offsets == [18]  # depth 0.5 of 34 is 17: the nearest boundary is 18 (6 sentences), not 15
+    assert packed.insert_offsets == [15]  # depth 0.5 of the 30 tokens around the needle: 15 before, 15 after
     assert packed.prompt_ids == tok.encode_chat(packed.messages)
 
 
@@ -170,10 +170,27 @@ def test_boundaries_nearest_the_depth_ties_and_the_end() -> None:
         assert packed.n_filler == 10 and packed.haystack_tokens == 32
         return packed.insert_offsets[0]
 
-    assert offset(4.5 / 32) == 3  # want 4.5: boundaries 3 and 6 tie, the earlier is taken
-    assert offset(4.6 / 32) == 6
-    assert offset(30 / 32) == 30  # want 30, the last boundary itself
-    assert offset(1.0) == 30
+    # depths are shares of the 30 tokens other than the insert's own 2
+    assert offset(4.5 / 30) == 3  # want 4.5: boundaries 3 and 6 tie, the earlier is taken
+    assert offset(4.6 / 30) == 6
+    assert offset(28 / 30) == 27  # want 28: 27 is nearer than 30
+    assert offset(29.5 / 30) == 30
+    assert offset(1.0) == 30  # the last boundary itself
+
+
+@pytest.mark.parametrize("depth, offset", [(0.0, 0), (0.5, 15), (0.2, 6), (1.0, 30)])
+def test_placed_depth_is_the_recorded_depth(depth: float, offset: int) -> None:
+    """The insert is placed at ``depth`` of the haystack without itself, as RULER places a
+    needle among the haystack's sentences and as ``locate`` records it: 10 sentences of 3
+    tokens (30) and a 4-token needle. At 0.5 it has 15 tokens before it and 15 after; the
+    placement over the haystack *with* the needle (0.5 × 34 = 17 → 18) recorded 0.6."""
+    tok = WordTokenizer()
+    packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", depth, "t")], 38)
+    assert packed.n_filler == 10 and packed.haystack_tokens == 34
+    assert packed.insert_offsets == [offset]
+    pos, realised = locate(tok, packed, 0, "the code is 42.")
+    assert realised == depth  # exactly: the boundary asked for exists
+    assert pos == 2 + offset  # after the template's start token and "Q"
 
 
 def test_fit_when_the_budget_ends_one_sentence_before_the_counted_batch() -> None:
@@ -237,9 +254,10 @@ def test_depths_span_the_haystack_after_the_lead() -> None:
     tok = WordTokenizer()
     packed = pack(tok, render, FillerPool(cycle("f f f."), tok), [Insert("the code is 42.", 0.5, "t")], 38,
                   lead_tokens=7)
-    # lead: 3 sentences (9 tokens); the rest holds 7 sentences + the needle = 25 tokens, so
-    # depth 0.5 wants 9 + 12.5 = 21.5: the nearest boundary is 21
-    assert packed.lead_tokens == 9 and packed.insert_offsets == [21]
+    # lead: 3 sentences (9 tokens); the rest without the needle holds 7 sentences = 21
+    # tokens, so depth 0.5 wants 9 + 10.5 = 19.5: boundaries 18 and 21 tie, the earlier wins
+    assert packed.lead_tokens == 9 and packed.insert_offsets == [18]
+    assert locate(tok, packed, 0, "the code is 42.")[1] == 9 / 21
 
 
 def test_a_gap_of_exactly_one_sentence_is_filled() -> None:

@@ -109,12 +109,11 @@ def test_needle_is_where_the_case_says(filler: list[str], target: int, d: float)
     n_after = sum(tok.count(" " + s) for s in _sentences(after))
     assert n_before + n_after > 0
     assert realised == n_before / (n_before + n_after)
-    # and it is the sentence boundary nearest the asked depth: off by at most the longest
-    # filler sentence plus the needle itself (depth is placed over the haystack with the
-    # needle in it, the realised depth is measured without it)
+    # and it is the sentence boundary nearest the asked depth: off by at most half the
+    # longest filler sentence (depth is placed and measured over the haystack without the
+    # needle, as RULER places it)
     longest = max(tok.count(" " + s) for s in filler)
-    needle_tokens = tok.count(" " + NEEDLE)
-    assert abs(realised - d) <= (longest / 2 + d * needle_tokens) / (n_before + n_after) + 1e-9
+    assert abs(realised - d) <= (longest / 2) / (n_before + n_after) + 1e-9
 
 
 @settings(max_examples=40, deadline=None)
@@ -164,13 +163,12 @@ def test_a_prompt_exactly_at_target_is_used() -> None:
        target=st.integers(min_value=800, max_value=3_000))
 @example(d=1.0, k=3, target=1_000)
 def test_target_depth_counts_the_inserts_before_it(d: float, k: int, target: int) -> None:
-    """A target at depth d starts at d of the whole haystack's tokens, distractors included,
-    however many distractors precede it (4-token filler sentences: boundaries are dense);
-    it cannot start later than the haystack's end minus itself."""
+    """A target at depth d starts at d of the rest of the haystack's tokens (everything but
+    itself, distractors included), however many distractors precede it (4-token filler
+    sentences: boundaries are dense); at d = 1 it ends the haystack."""
     extra = [Insert(f"The code for owl{i} is 55501{i:02d}.", 0.05, "distractor") for i in range(k)]
     tok, pool, packed = build(["Abc def ghi."], target, d, extra)
-    latest = packed.haystack_tokens - packed.insert_counts[0]
-    want = min(d * packed.haystack_tokens, latest)
+    want = d * (packed.haystack_tokens - packed.insert_counts[0])
     assert abs(packed.insert_offsets[0] - want) <= 2  # half a 4-token sentence
 
 

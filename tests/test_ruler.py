@@ -263,8 +263,8 @@ def test_fit_boundary_one_token() -> None:
     def render(n: int) -> Rendered:
         return Rendered("x" * n, "", [])
 
-    def count(messages) -> int:
-        return 10 + 3 * len(messages[0]["content"])
+    def count(r: Rendered) -> int:
+        return 10 + 3 * len(r.text)
 
     for n in (1, 7, 100, 4321):
         assert fit(render, count, 10 + 3 * n, 1, 99999)[0] == n

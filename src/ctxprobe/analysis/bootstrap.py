@@ -33,6 +33,7 @@ from typing import Literal, TypeVar
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
 from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.threshold import check_threshold
 
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85
@@ -61,8 +62,7 @@ class ThresholdRule:
     def __post_init__(self) -> None:
         if self.kind not in ("absolute", "relative"):
             raise CtxprobeError(f"unknown threshold rule '{self.kind}': use absolute or relative")
-        if not 0.0 <= self.value <= 1.0:
-            raise CtxprobeError(f"threshold {self.value:g} is outside [0, 1]")
+        check_threshold(self.value)
 
     @classmethod
     def relative(cls, fraction: float = DEFAULT_RELATIVE_FRACTION) -> ThresholdRule:

@@ -198,6 +198,14 @@ def _fall(g: np.ndarray) -> float:
     return round(best, 9)
 
 
+def _clears_every_bin(g: np.ndarray, bar: float) -> bool:
+    """Every measured coarse bin is at the bar. A length with no measured bin (a bootstrap
+    resample that drew none of the books holding it) is not cleared: nothing shows it
+    works, so the walk stops there — decided here, not by ``nanmin`` of an all-NaN slice."""
+    measured = g[~np.isnan(g)]
+    return bool(measured.size) and float(measured.min()) >= bar
+
+
 def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int], ns: list[int],
             coarse: int, bar: float) -> dict[MKey, float | None]:
     n_ref, n_lo = max(ns), min(ns)
@@ -228,7 +236,7 @@ def _robust(counts: dict[Key, tuple[np.ndarray, np.ndarray]], lengths: list[int]
         vals["RRS"] = rrs
         vals["LCRDS"] = 100.0 * total[key] * rrs if rrs is not None else None
         out.update({(name, "robust", L): v for name, v in vals.items()})
-        walk.append(L if float(np.nanmin(groups[key])) >= bar else -1)
+        walk.append(L if _clears_every_bin(groups[key], bar) else -1)
     best = None
     for L in walk:  # RULER's rule: stop at the first length that fails
         if L < 0:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
+from ctxprobe.tokenizers.base import Tokenizer
 
 Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its largest case
 
@@ -60,3 +62,49 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack,
                        layout=spec.layout)
     return case_sizes(spec, build_families(spec, ctx))
+
+
+def _includes_output(family: object) -> bool:
+    return bool(getattr(family, "length_includes_output", False))
+
+
+def beyond_trained_warning(spec: Spec, provider: object | None, tokenizer: Tokenizer, sizes: Sizes,
+                           families: Mapping[str, tuple[Any, object]] | None = None) -> str | None:
+    """A warning (said before anything is sent) when some cases pass the model's trained
+    context: those lengths measure extrapolation, not the window the model was built for.
+    The trained context is the provider's when it knows one, else the tokenizer's (a GGUF's
+    or a config's); ``provider`` None (``ctxprobe plan``: nothing is resolved) reads the
+    tokenizer's only."""
+    trained = getattr(provider, "trained_context", None) or tokenizer.trained_context
+    if not trained:
+        return None
+
+    def output(label: str) -> int:  # as in check_lengths: some families' lengths include the output
+        family = (families or {}).get(label)
+        return 0 if family and _includes_output(family[0]) else spec.decoding.max_tokens
+
+    beyond = sorted({length for (label, length), tokens in sizes.items() if tokens + output(label) > trained})
+    if not beyond:
+        return None
+    shown = ", ".join(f"{n:,}" for n in beyond)
+    return (f"length(s) {shown} (+ {spec.decoding.max_tokens} output tokens) pass {spec.model}'s trained context of "
+            f"{trained:,} tokens: results there measure the model beyond its training")
+
+
+def plan_beyond_trained(spec: Spec, sizes: Sizes | None) -> str | None:
+    """``ctxprobe plan``'s trained-window warning, from the tokenizer alone (no model is
+    loaded, nothing is sent). Silent when the tokenizer cannot be loaded here or knows no
+    trained context: the plan only counts; ``run`` checks the window for real."""
+    from ctxprobe.tasks import FAMILIES
+    from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
+
+    try:
+        tokenizer = resolve_tokenizer(spec.tokenizer or infer_tokenizer(spec.model), model=spec.model)
+        if not tokenizer.trained_context:
+            return None
+    except CtxprobeError:
+        return None
+    classes = {label: (FAMILIES.get(str(params.get("family", label))), None) for label, params in spec.families.items()}
+    if sizes is None:
+        sizes = {(label, length): length for label in spec.families for length in spec.lengths}
+    return beyond_trained_warning(spec, None, tokenizer, sizes, classes)

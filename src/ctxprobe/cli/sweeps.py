@@ -187,10 +187,14 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.plan.prices import load_prices, price_for
 
     spec = _spec_from_args(args)
-    from ctxprobe.cases.sizing import plan_sizes
+    from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
 
-    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), plan_sizes(spec)).lines():
+    sizes = plan_sizes(spec)
+    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
         out.print(line)
+    beyond = plan_beyond_trained(spec, sizes)
+    if beyond:
+        err.print(f"warning: {beyond}", style="yellow", highlight=False)
     return 0
 
 

@@ -148,10 +148,13 @@ def lead_sentences(pool: FillerPool, lead_tokens: int, n: int) -> int:
 
 def assemble(filler: Filler | FillerPool, n: int, inserts: list[Insert], insert_counts: list[int],
              lead: int = 0) -> tuple[str, list[int], int]:
-    """Join n filler sentences with each insert at the sentence boundary nearest its depth,
-    measured in tokens of the haystack (inserts included), so a target at depth 0.5 sits at
-    half the haystack's tokens however many distractors precede it. The first ``lead``
-    sentences (the layout's separator) come before depth 0: depths span the rest."""
+    """Join n filler sentences with each insert at the sentence boundary nearest its depth.
+
+    Depth is RULER's and :func:`locate`'s: the share of the haystack *other than the insert
+    itself* that precedes it — 0 nothing before, 1 nothing after. The other inserts count
+    as haystack, so a target at depth 0.5 sits with half the rest's tokens before it however
+    many distractors precede it. The first ``lead`` sentences (the layout's separator) come
+    before depth 0: depths span the rest."""
     base = filler.tokens(lead)
     total = filler.tokens(n) - base + sum(insert_counts)
     order = sorted(range(len(inserts)), key=lambda j: inserts[j].depth)
@@ -160,7 +163,7 @@ def assemble(filler: Filler | FillerPool, n: int, inserts: list[Insert], insert_
     lo = lead
     prefix = filler._prefix
     for j in order:
-        want = base + inserts[j].depth * total - before
+        want = base + inserts[j].depth * (total - insert_counts[j]) - before
         # nearest filler boundary i >= lo with filler.tokens(i) closest to want
         i = bisect.bisect_left(prefix, want, lo, n + 1)
         if i > n or (i > lo and want - prefix[i - 1] <= prefix[i] - want):

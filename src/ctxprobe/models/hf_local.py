@@ -7,7 +7,10 @@ the same template), else ``apply_chat_template(add_generation_prompt=True)``, so
 sees exactly the counted prompt. Decoding is greedy at temperature 0.
 
 Like ``llamacpp:``, generation runs in a worker thread behind a lock: one in-process model
-computes one request at a time (``max_concurrency = 1``).
+computes one request at a time (``max_concurrency = 1``). Python cannot stop a thread, so a
+cancelled request (Ctrl-C) sets an event that a ``StoppingCriteria`` reads after every
+decode step: ``generate`` returns at its next token, the result is dropped (never stored),
+and the model is free for the next request.
 
 Options: ``dtype`` (float32 default: CPU-friendly and exact), ``thinking`` (extra new
 tokens for reasoning on top of the answer budget), ``enable_thinking`` (passed to
@@ -47,6 +50,21 @@ def model_path_from_spec(spec: str) -> tuple[Path, dict[str, str]]:
     return path, query
 
 
+class GenerationAborted(Exception):
+    """The request was cancelled and ``generate`` stopped at its next step (never stored)."""
+
+
+def _abort_criteria(transformers: Any, torch: Any, abort: threading.Event, steps: list[int]) -> Any:
+    """A ``StoppingCriteria`` that ends generation once ``abort`` is set (and counts steps)."""
+
+    class _Abort(transformers.StoppingCriteria):  # type: ignore[misc,name-defined]
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+            steps[0] += 1
+            return torch.full((input_ids.shape[0],), abort.is_set(), dtype=torch.bool, device=input_ids.device)
+
+    return transformers.StoppingCriteriaList([_Abort()])
+
+
 class HFLocalProvider:
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
 
@@ -58,6 +76,9 @@ class HFLocalProvider:
         self._model: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._current_abort: threading.Event | None = None  # the running request's abort flag
+        #: Decode steps of the last request (its stopping criteria's calls); read by tests.
+        self.last_steps = 0
 
     @classmethod
     def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> HFLocalProvider:
@@ -96,8 +117,11 @@ class HFLocalProvider:
         ids = list(out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out)
         return ids + (tokenizer.encode(prefix, add_special_tokens=False) if prefix else [])
 
-    def _generate_sync(self, request: GenerateRequest) -> GenerateResult:
+    def _generate_sync(self, request: GenerateRequest, abort: threading.Event | None = None) -> GenerateResult:
+        abort = abort or threading.Event()
         with self._lock:
+            if abort.is_set():  # cancelled while waiting for the model
+                raise GenerationAborted()
             torch, model, tokenizer = self._load()
             ids = self._prompt_ids(tokenizer, request)
             budget = request.max_tokens + (self.options.thinking or 0)
@@ -114,10 +138,20 @@ class HFLocalProvider:
                     torch.manual_seed(request.seed)
             eos = _eos_ids(model, tokenizer)
             pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos[0] if eos else 0)
-            with torch.inference_mode():
-                input_ids = torch.tensor([ids], dtype=torch.long)
-                output = model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
-                                        pad_token_id=pad, **kwargs)
+            _, transformers = _import_backend()
+            steps = [0]
+            self._current_abort = abort
+            try:
+                with torch.inference_mode():
+                    input_ids = torch.tensor([ids], dtype=torch.long)
+                    output = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), pad_token_id=pad,
+                                            stopping_criteria=_abort_criteria(transformers, torch, abort, steps),
+                                            **kwargs)
+            finally:
+                self._current_abort = None
+                self.last_steps = steps[0]
+            if abort.is_set():  # stopped by the cancellation (or it came after the last step): drop it
+                raise GenerationAborted()
             new = output[0, len(ids):].tolist()
         stopped = bool(new) and new[-1] in eos
         if stopped:
@@ -127,9 +161,17 @@ class HFLocalProvider:
         return finalize(text, finish, prompt_tokens=len(ids), completion_tokens=len(new) + int(stopped))
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
-        return await asyncio.to_thread(self._generate_sync, request)
+        abort = threading.Event()
+        try:
+            return await asyncio.to_thread(self._generate_sync, request, abort)
+        except asyncio.CancelledError:
+            abort.set()  # the worker thread's generate() stops after its current step
+            raise
 
     async def aclose(self) -> None:
+        running = self._current_abort
+        if running is not None:
+            running.set()  # closing mid-request (e.g. after Ctrl-C): stop computing it first
         with self._lock:
             self._model = None
             self._tokenizer = None

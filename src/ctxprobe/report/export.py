@@ -195,6 +195,11 @@ def _input_and_prefix(rec: dict[str, Any]) -> tuple[str, str]:
     prefix = ""
     if len(messages) > 1 and messages[-1].get("role") == "assistant":
         prefix = str(messages.pop().get("content") or "")
+    if (rec.get("meta") or {}).get("ruler_task"):
+        # RULER's base rendering of a worked example's exchange (cwe): the reply follows
+        # its question directly, a newline before the next question
+        return "".join(str(m.get("content") or "") + ("\n" if m.get("role") == "assistant" else "")
+                       for m in messages), prefix
     return "\n\n".join(str(m.get("content") or "") for m in messages), prefix
 
 

@@ -17,6 +17,7 @@ from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.threshold import check_threshold
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     published RULER tables; harness failures stay excluded either way."""
     if scorer not in ("strict", "ruler"):
         raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
+    if threshold is not None:
+        check_threshold(threshold)
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.threshold import check_threshold
 from ctxprobe.spec.names import canonical_model, location_free
 
 _LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
@@ -185,7 +186,7 @@ class Spec(BaseModel):
     concurrency: int = Field(4, ge=1, le=1024)
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(4, ge=0, le=100)
-    threshold: float = Field(0.856, ge=0.0, le=1.0)
+    threshold: float = Field(0.856, description="accuracy bar for effective length, in (0, 1]")
     rpm: float | None = Field(None, gt=0, description="requests per minute limit")
     tpm: float | None = Field(None, gt=0, description="tokens per minute limit (prompt + max output)")
     max_cost: float | None = Field(None, ge=0, description="stop before spending more than this many USD")
@@ -214,6 +215,11 @@ class Spec(BaseModel):
             self.decoding.max_tokens = max(default_output_limit(params.get("family", label), params)
                                            for label, params in self.families.items())
         return self
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_in_range(cls, v: float) -> float:
+        return check_threshold(v)  # the same one-line refusal as report, compare and plan
 
     @field_validator("live_tokens", mode="before")
     @classmethod

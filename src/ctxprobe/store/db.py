@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
 from ctxprobe.tasks.case import Case
@@ -81,7 +82,7 @@ class Store:
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, created_at, updated_at, model, tokenizer, family,"
                 " ctxprobe_version, spec_json, meta_json, status) VALUES (?,?,?,?,?,?,?,?,?, 'running')",
-                (run_id, now, now, model, tokenizer, family, version, json.dumps(spec), json.dumps(meta)),
+                (run_id, now, now, model, tokenizer, family, version, json.dumps(spec), json.dumps(scrub_obj(meta))),
             )
         return cur.rowcount == 0
 
@@ -92,6 +93,7 @@ class Store:
             if meta is not None:
                 row = self.db.execute("SELECT meta_json FROM runs WHERE run_id=?", (run_id,)).fetchone()
                 merged = {**(json.loads(row[0]) if row else {}), **meta}
+                merged = scrub_obj(merged)  # API keys never reach the store, run meta included
                 self.db.execute("UPDATE runs SET meta_json=?, updated_at=? WHERE run_id=?",
                                 (json.dumps(merged), _now(), run_id))
             if status is not None:
@@ -99,7 +101,7 @@ class Store:
 
     def _record(self, row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
         (run_id, created, updated, model, tok, fam, ver, spec, meta, status, n_cases, n_resp, n_final) = row
-        meta_d = json.loads(meta)
+        meta_d = scrub_obj(json.loads(meta))  # runs stored before meta was scrubbed on write
         if status == "running" and not live_sessions(self.db, run_id):
             status = "interrupted"  # stored as running, but no process holds it (killed)
         planned = meta_d.get("planned_cases")

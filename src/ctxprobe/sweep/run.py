@@ -30,7 +30,7 @@ from ctxprobe.cases.memory import MemoryGate, slim_case
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.scores.record import record_response
-from ctxprobe.cases.sizing import Sizes, case_sizes
+from ctxprobe.cases.sizing import Sizes, beyond_trained_warning, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
@@ -115,26 +115,6 @@ def progress_label(case: Case, outcome: str, unit: str = "tokens") -> str:
         where = f"{length:>5} d={case.cell.depth:<4g}"
     family = case.cell.family if len(case.cell.family) <= 10 else case.cell.family[:9] + "…"
     return f"{family:<10} {where:<15} {outcome:<16}"
-
-
-def beyond_trained_warning(spec: Spec, provider: Provider, tokenizer: Tokenizer, sizes: Sizes,
-                           families: dict[str, tuple[Family, object]] | None = None) -> str | None:
-    """A warning (said before anything is sent) when some cases pass the model's trained
-    context: those lengths measure extrapolation, not the window the model was built for."""
-    trained = getattr(provider, "trained_context", None) or tokenizer.trained_context
-    if not trained:
-        return None
-
-    def output(label: str) -> int:  # as in check_lengths: some families' lengths include the output
-        family = (families or {}).get(label)
-        return 0 if family and getattr(family[0], "length_includes_output", False) else spec.decoding.max_tokens
-
-    beyond = sorted({length for (label, length), tokens in sizes.items() if tokens + output(label) > trained})
-    if not beyond:
-        return None
-    shown = ", ".join(f"{n:,}" for n in beyond)
-    return (f"length(s) {shown} (+ {spec.decoding.max_tokens} output tokens) pass {spec.model}'s trained context of "
-            f"{trained:,} tokens: results there measure the model beyond its training")
 
 
 class _Display:

@@ -83,7 +83,28 @@ def _build(name: str) -> Tokenizer:
         return HFTokenizer(path, name=name)
     if path.exists():
         raise _bad(name, "not a .gguf file, a tokenizer.json, or a folder holding one")
-    raise _bad(name, "no such file or folder")
+    raise _unknown(name)
+
+
+#: Names a bare word is compared with for "did you mean" (the fixed forms' spellings).
+_KNOWN_NAMES = ("local", "approx", "endpoint", "tiktoken:o200k_base", "tiktoken:cl100k_base", "gguf:", "hf:",
+                "anthropic-count:", "gemini-count:")
+
+
+def _unknown(name: str) -> CtxprobeError:
+    """A name that is no form and no existing path: most often a typo or a hub model id."""
+    import difflib
+
+    if name.startswith(("/", ".", "~")) or "\\" in name or name.lower().endswith((".gguf", ".json")):
+        return _bad(name, "no such file or folder")
+    close = difflib.get_close_matches(name.lower(), _KNOWN_NAMES, n=1, cutoff=0.6)
+    if close:
+        hint = f"; did you mean '{close[0]}'"
+    elif "/" in name:
+        hint = " (not a local path; nothing is downloaded: for a hub model give hf:/path/to/its/folder)"
+    else:
+        hint = ""
+    return CtxprobeError(f"unknown tokenizer '{name}'{hint}; accepted forms: {ACCEPTED_FORMS}")
 
 
 def _build_remote_or_estimate(name: str, scheme: str, rest: str) -> Tokenizer:

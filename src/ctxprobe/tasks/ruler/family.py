@@ -3,9 +3,11 @@
 ``task`` names a task of RULER's ``synthetic.yaml``. A case is RULER's prompt for that task
 (:mod:`ctxprobe.tasks.ruler.render`) as one user turn plus the answer prefix as a trailing
 assistant message, which the tokenizer renders after the chat template — RULER's
-``model template + answer prefix``. The haystack size is the largest whose templated
-prompt plus the task's ``tokens_to_generate`` fits the length (RULER's convention: prompt +
-generation ≤ L); the case asks for exactly that many output tokens.
+``model template + answer prefix`` (under a chat template, cwe's worked example is an
+exchange of its own before it, as RULER's model template renders it). The haystack size is
+the largest whose templated prompt plus the task's ``tokens_to_generate`` fits the length
+(RULER's convention: prompt + generation ≤ L; fwe: RULER's stepped word counts); the case
+asks for exactly that many output tokens.
 
 Strict score (ctxprobe's own, beside RULER's ``string_match_all``): each reference must
 appear as a whole token (``123`` inside ``91234`` does not count), and naming a value bound
@@ -30,7 +32,7 @@ from ctxprobe.tasks.classify import classify_miss
 from ctxprobe.tasks.ruler import constants as C
 from ctxprobe.tasks.ruler.metrics import STRING_MATCH_PART
 from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa
-from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking
+from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking, VtExample
 from ctxprobe.tokenizers.base import Message
 
 RulerTask = Literal["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
@@ -54,8 +56,19 @@ class RulerParams(BaseModel):
         return self
 
 
-def messages_for(r: Rendered) -> list[Message]:
-    return [{"role": "user", "content": r.text}, {"role": "assistant", "content": r.prefix}]
+def messages_for(r: Rendered, chat: bool = False) -> list[Message]:
+    """The case's chat: RULER's input as one user turn and the answer prefix as a trailing
+    assistant message. ``chat`` (the tokenizer renders a chat template): a task's worked
+    examples (cwe) come first as user/assistant exchanges of their own, as RULER's model
+    template renders them."""
+    turns: list[Message] = []
+    if chat and r.shots and r.question is not None:
+        for question, reply in r.shots:
+            turns += [{"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+        turns.append({"role": "user", "content": r.question})
+    else:
+        turns.append({"role": "user", "content": r.text})
+    return [*turns, {"role": "assistant", "content": r.prefix}]
 
 
 class _Essay:
@@ -80,7 +93,7 @@ class _Essay:
         return first
 
 
-def fit(render: Callable[[int], Rendered], count: Callable[[list[Message]], int], budget: int,
+def fit(render: Callable[[int], Rendered], count: Callable[[Rendered], int], budget: int,
         min_n: int, length: int) -> tuple[int, Rendered, int]:
     """Largest n ≥ min_n whose prompt counts ≤ budget tokens: interpolation on a bracket.
 
@@ -88,7 +101,7 @@ def fit(render: Callable[[int], Rendered], count: Callable[[list[Message]], int]
     interpolating between the best fitting and the smallest failing n needs a few encodes."""
     def probe(n: int) -> tuple[int, Rendered]:
         r = render(n)
-        return count(messages_for(r)), r
+        return count(r), r
 
     lo = min_n
     c_lo, r_lo = probe(lo)
@@ -141,6 +154,23 @@ class Ruler:
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx
         self._essay = _Essay(ctx.haystack)
+        self._vt_examples: OrderedDict[tuple[int, int], VtExample] = OrderedDict()
+        self._chat: bool | None = None
+
+    def _templated(self) -> bool:
+        """Whether the tokenizer renders a chat template (then RULER's model template applies)."""
+        if self._chat is None:
+            self._chat = self.ctx.tokenizer.chat_template_hash is not None
+        return self._chat
+
+    def _vt_example(self, seed: int, task: str, hops: int) -> VtExample:
+        """RULER's one vt example per run (per task: each task is its own RULER run)."""
+        key = (derive_seed(seed, self.name, "vt-example", task), hops)
+        if key not in self._vt_examples:
+            self._vt_examples[key] = VtExample.build(hops, key[0], self.ctx.tokenizer.count)
+            while len(self._vt_examples) > 8:
+                self._vt_examples.popitem(last=False)
+        return self._vt_examples[key]
 
     def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
         assert isinstance(params, RulerParams)
@@ -155,20 +185,23 @@ class Ruler:
             gen: Niah | VariableTracking | CommonWords | FrequentWords | QuestionAnswering = \
                 Niah(args, case_seed, cell.depth, essay)
         elif task["task"] == "variable_tracking":
-            gen = VariableTracking(args, case_seed, tok.count)
+            gen = VariableTracking(args, case_seed, self._vt_example(seed, params.task, args["num_hops"]))
         elif task["task"] == "common_words_extraction":
             gen = CommonWords(args, case_seed, cell.length)
         elif task["task"] == "freq_words_extraction":
             gen = FrequentWords(args, case_seed, cell.length, ttg)
         else:
             assert params.qa_file is not None
-            gen = QuestionAnswering(load_qa(params.qa_file, args["dataset"]), case_seed)
+            gen = QuestionAnswering(load_qa(params.qa_file, args["dataset"]), case_seed, rep, params.qa_file)
         budget = cell.length - ttg
         encodes = 0
         fitting: tuple[int, list[Message], list[int]] | None = None  # the longest probe that fit
 
-        def count(probe: list[Message]) -> int:
+        chat = self._templated()
+
+        def count(r: Rendered) -> int:
             nonlocal encodes, fitting
+            probe = messages_for(r, chat)
             probe_ids = tok.encode_chat(probe)
             # full-prompt encodes: the search's calibration probes (min_n units, a few
             # more) are small next to the case and are not counted, as in the other families
@@ -177,8 +210,11 @@ class Ruler:
                 fitting = (len(probe_ids), probe, probe_ids)
             return len(probe_ids)
 
-        n, rendered, _ = fit(gen.render, count, budget, gen.min_n, cell.length)
-        messages = messages_for(rendered)
+        if isinstance(gen, FrequentWords):
+            n, rendered, _ = gen.size(count, budget, cell.length)  # RULER's stepped word counts
+        else:
+            n, rendered, _ = fit(gen.render, count, budget, gen.min_n, cell.length)
+        messages = messages_for(rendered, chat)
         if fitting is not None and fitting[1] == messages:
             ids = fitting[2]  # the search's own encode of this prompt
         else:

@@ -5,6 +5,7 @@ ctxprobe ships neither dataset: the user passes RULER's files (SQuAD v2.0 dev JS
 ``qa_1``, HotpotQA dev "distractor" JSON for ``qa_2``), read here exactly as RULER reads
 them. Sampling follows RULER: the question's own paragraphs first, then other paragraphs
 of the same article (SQuAD), then any others; the list is shuffled with RULER's fixed seed.
+Sample ``i`` (repetition ``i``) asks the file's ``i``-th answerable question, as in RULER.
 """
 
 from __future__ import annotations
@@ -68,10 +69,19 @@ def load_qa(path: str, dataset: str) -> QASet:
 
 
 class QuestionAnswering:
-    def __init__(self, qa: QASet, seed: int) -> None:
+    """RULER's sample ``i`` asks the ``i``-th question (``generate_input_output(index, …)``):
+    here repetition ``i`` of a length asks question ``i``. Depth does not place anything in
+    QA; each depth of a repetition asks the same question over its own seeded draw of the
+    other documents (sweep one depth to have RULER's sample set)."""
+
+    def __init__(self, qa: QASet, seed: int, sample: int, path: str = "the QA file") -> None:
+        if not 0 <= sample < len(qa.qas):
+            raise CtxprobeError(f"RULER's QA asks question i for sample i: repetition {sample} needs question "
+                                f"{sample + 1}, and {path} holds {len(qa.qas)} answerable questions; "
+                                f"use --reps {len(qa.qas)} or fewer")
         self.qa = qa
         self.rng_seed = seed
-        self.index = random.Random(seed).randrange(len(qa.qas))
+        self.index = sample
         item = qa.qas[self.index]
         self.min_n = len(item["context"])
 
