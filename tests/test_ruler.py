@@ -182,13 +182,16 @@ def test_vt_is_rulers_chain_with_its_worked_example(family, tok) -> None:
 
 def test_cwe_is_rulers_numbered_list_with_example(family) -> None:
     case = build(family, "cwe")
-    user, prefill = case.messages
+    # under a chat template the worked example is its own user/assistant exchange
+    # (tests/test_ruler_rules.py); together they are RULER's example text
+    shot, reply, user, prefill = case.messages
     head = ("Below is a numbered list of words. In these words, some appear more often than others. "
             "Memorize the ones that appear most often.\n")
     question = "\nQuestion: What are the 10 most common words in the above list?"
     prefix = " Answer: The top 10 words that appear most often in the list are:"
     assert prefill["content"] == prefix
-    example, main = user["content"].split("\n" + head)
+    assert user["content"].startswith(head)
+    example, main = shot["content"] + reply["content"], user["content"][len(head):]
     assert example.startswith(head)
     for text, common, rare in ((example.split(question)[0][len(head):], 10, 3), (main.split(question)[0], 30, 3)):
         items = re.findall(r"(\d+)\. (\S+)", text)
