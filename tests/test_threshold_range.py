@@ -16,7 +16,7 @@ from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.threshold import check_threshold
+from ctxprobe.spec.threshold import check_threshold
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

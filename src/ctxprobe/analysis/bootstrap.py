@@ -33,7 +33,7 @@ from typing import Literal, TypeVar
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
 from ctxprobe.tasks.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.threshold import check_threshold
+from ctxprobe.spec.threshold import check_threshold
 
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85

@@ -17,7 +17,7 @@ from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
-from ctxprobe.threshold import check_threshold
+from ctxprobe.spec.threshold import check_threshold
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.threshold import check_threshold
+from ctxprobe.spec.threshold import check_threshold
 from ctxprobe.spec.names import canonical_model, location_free
 
 _LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
