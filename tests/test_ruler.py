@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from ctxprobe.tasks import FAMILIES, BuildContext, Cell, make_family, validate_params
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
+from ctxprobe.tasks import FAMILIES, BuildContext, make_family, validate_params
 from ctxprobe.tasks.ruler import (
     STRING_MATCH_ALL,
     STRING_MATCH_PART,

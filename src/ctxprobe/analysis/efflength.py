@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.units import fmt_length
 

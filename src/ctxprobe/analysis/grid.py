@@ -18,9 +18,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES
 
 #: RULER's bar: Llama-2-7B's mean score at 4K tokens.
 DEFAULT_THRESHOLD = 0.856

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.tasks.case import HARNESS_OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES
 
 #: (text, kind) with kind None (plain), "evidence" or "distractor".
 Segment = tuple[str, "str | None"]

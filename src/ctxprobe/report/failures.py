@@ -18,7 +18,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.evidence import Excerpt, Failure
 from ctxprobe.report.format import fmt_depth, fmt_tokens
 from ctxprobe.report.redact import redact
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES
 
 EVIDENCE_STYLE = "bold black on green3"
 DISTRACTOR_STYLE = "bold black on dark_orange"

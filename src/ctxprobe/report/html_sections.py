@@ -20,7 +20,7 @@ from ctxprobe.report.format import (effective_length_line, effective_length_note
 from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES
 
 _OPEN_CELLS = 30  # outcome tables up to this many cells start expanded
 

@@ -10,7 +10,7 @@ from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
 from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
                                         trained_context_notes)
 from ctxprobe.analysis.grid import Profile, profile
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit

@@ -26,7 +26,7 @@ from ctxprobe.report.format import (
     fmt_threshold,
     fmt_tokens,
 )
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES
 
 # Red → amber → green, picked to stay legible as foreground on dark and light terminals.
 _STOPS = ((0.0, (215, 48, 39)), (0.5, (215, 160, 0)), (1.0, (26, 160, 70)))

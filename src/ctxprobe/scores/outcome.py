@@ -6,8 +6,9 @@ labelled as such and carry no score: they are never counted as the model's misse
 
 from __future__ import annotations
 
-from ctxprobe.tasks.base import Family, Scored
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.family import Family
+from ctxprobe.core.outcome import Scored
+from ctxprobe.core.case import Case
 
 
 def truncation_tolerance(token_count: int, *, exact: bool = False) -> int:

@@ -7,8 +7,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks.base import BuildContext, Family, Scored, derive_seed
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES, Case, Cell
+from ctxprobe.core.family import Family
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tasks.niah import Niah
 from ctxprobe.tasks.documents import Documents
 from ctxprobe.tasks.multihop import Multihop
@@ -20,10 +20,7 @@ from ctxprobe.tasks.ruler.family import Ruler
 FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook,
                              "vartrack": Vartrack, "aggregation": Aggregation, "ruler": Ruler}
 
-__all__ = [
-    "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",
-    "Scored", "derive_seed", "make_family", "validate_params",
-]
+__all__ = ["BuildContext", "FAMILIES", "make_family", "validate_params"]
 
 
 def _family_class(name: str) -> type:

@@ -59,10 +59,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording, arrange
 from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
 from ctxprobe.tokenizers.base import Message

@@ -47,8 +47,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import count_many
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tasks.phonebook_score import (
     book_numbers,
     case_outcome,

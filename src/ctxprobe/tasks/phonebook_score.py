@@ -4,7 +4,7 @@ Each queried name is scored on its own, so one malformed or missing line fails o
 own needle. A reply is read line by line: the first line that mentions a queried name
 answers it, with whatever follows the name up to the next queried name on that line.
 
-Needle labels (a subset of the case taxonomy, :data:`ctxprobe.tasks.case.OUTCOMES`):
+Needle labels (a subset of the case taxonomy, :data:`ctxprobe.core.outcome.OUTCOMES`):
 
 ``correct``      the right number, after normalising its formatting
 ``not_found``    the line says NOT_FOUND (or "not found", "unknown", "n/a")
@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tokenizers.base import Message
 
 #: One book entry as the family writes it (``name : (xxx) xxx-xxxx``).

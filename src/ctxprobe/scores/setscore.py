@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.tasks.base import Scored
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.core.outcome import Scored
+from ctxprobe.scores.classify import classify_miss
 
 
 @dataclass(frozen=True)
