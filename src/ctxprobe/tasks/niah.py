@@ -45,7 +45,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.outcome import Scored
+from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
@@ -239,10 +239,10 @@ class Niah:
         hits = [v for v in case.distractors if has_number(output, v)]
         if hits:
             by_value = {str(d["value"]): d for d in case.meta.get("distractor_needles", [])}
-            return Scored(0.0, "distractor", {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
+            return Scored(0.0, Outcome.DISTRACTOR, {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
         if variant in ("single", "multikey"):
             if has_number(output, case.expected[0]):
-                return Scored(1.0, "correct")
+                return Scored(1.0, Outcome.CORRECT)
             return Scored(0.0, classify_miss(output))
         match = match_set(case.expected, _NUMBER.findall(output))
         got = set(match.hits)
