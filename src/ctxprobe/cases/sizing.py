@@ -20,14 +20,16 @@ Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its la
 
 def needs_building(spec: Spec) -> bool:
     """Whether any family of the spec sizes its cases in units other than tokens."""
-    from ctxprobe.tasks import FAMILIES, validate_params
+    from ctxprobe.core import registry
+    from ctxprobe.tasks import validate_params
 
     for label, params in spec.families.items():
         params = dict(params)
         name = str(params.pop("family", label))
-        cls = FAMILIES.get(name)
-        if cls is None:
+        entry = registry.find("families", name)
+        if entry is None:
             continue
+        cls = entry.load()
         sized = getattr(cls, "sized_in_tokens", None)
         if sized is not None and not sized(validate_params(name, params)):
             return True
