@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -30,10 +31,11 @@ PLUGIN = ROOT / "tests" / "plugins" / "ctxprobe_demo_plugin"
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The plugin package installed (offline, no build isolation) into its own folder."""
     target = tmp_path_factory.mktemp("site")
-    build = tmp_path_factory.mktemp("build")
+    source = tmp_path_factory.mktemp("build") / PLUGIN.name  # a copy: the build writes beside its sources
+    shutil.copytree(PLUGIN, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(PLUGIN)],
-                   check=True, cwd=build, env={**os.environ, "PIP_NO_CACHE_DIR": "1"}, timeout=300)
+                    "--no-index", "--target", str(target), str(source)],
+                   check=True, cwd=source.parent, env={**os.environ, "PIP_NO_CACHE_DIR": "1"}, timeout=300)
     assert list(target.glob("ctxprobe_demo_plugin-*.dist-info"))
     return target
 
