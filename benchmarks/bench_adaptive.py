@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ctxprobe.sweep.adaptive import BUDGET_CASES_PER_LENGTH, Settings, AdaptivePlan, run_adaptive  # noqa: E402
 from ctxprobe.analysis.bootstrap import ThresholdRule, walk  # noqa: E402
-from ctxprobe.tasks.rows import ResultRow  # noqa: E402
+from ctxprobe.core.rows import ResultRow# noqa: E402
 from ctxprobe.plan.grid import PlannedCase  # noqa: E402
 
 LENGTHS = [512, 1024, 2048, 3072, 4096]

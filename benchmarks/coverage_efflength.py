@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ctxprobe.analysis.efflength import effective_lengths  # noqa: E402
-from ctxprobe.tasks.rows import ResultRow  # noqa: E402
+from ctxprobe.core.rows import ResultRow# noqa: E402
 
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -131,7 +131,7 @@ class _Bernoulli:
     def send(self, cases) -> None:
         import random
 
-        from ctxprobe.tasks.rows import ResultRow
+        from ctxprobe.core.rows import ResultRow
 
         for c in cases:
             ok = random.Random(f"{self.seed}/{c.case_id}").random() < self.rates[c.cell.length]

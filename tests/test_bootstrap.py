@@ -17,7 +17,7 @@ from ctxprobe.analysis.bootstrap import (
     walk,
 )
 from ctxprobe.analysis.grid import effective_length, length_stats
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.errors import CtxprobeError
 
@@ -145,7 +145,8 @@ REPS = 8
 @pytest.fixture(scope="module")
 def decay_cases():
     """Cases built once; every model seed then answers the same prompts (as in a sweep)."""
-    from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+    from ctxprobe.core.case import Cell
+    from ctxprobe.tasks import BuildContext, make_family, validate_params
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.analysis.grid import cell_stats, effective_length, is_harness_failure, length_stats, profile
-from ctxprobe.tasks.rows import ResultRow
-from ctxprobe.tasks.case import OUTCOMES
+from ctxprobe.core.rows import ResultRow
+from ctxprobe.core.outcome import OUTCOMES
 
 
 def _rows(length: int, correct: int, n: int) -> list[ResultRow]:

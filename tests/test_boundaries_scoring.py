@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.scores.outcome import score_response
-from ctxprobe.tasks import BuildContext, Case, Cell, make_family
+from ctxprobe.core.case import Case, Cell
+from ctxprobe.tasks import BuildContext, make_family
 from ctxprobe.tasks.niah import count_exact, has_number
 from ctxprobe.tasks.vartrack import NAME_RE
 
@@ -229,7 +230,7 @@ def test_labels_decoded_from_a_response_compare_by_value(niah) -> None:
     finish = json.loads('{"finish_reason": "length"}')["finish_reason"]
     s, label = score(niah, niah_case(), "The special magic number for the key is", finish=finish)
     assert (s, label.outcome) == (0.0, "output_truncated")
-    from ctxprobe.tasks.base import Scored
+    from ctxprobe.core.outcome import Scored
 
     grade = Scored(0.0, json.loads('"error"'), {"error": "judge unreachable"})
     s, label = score_response(niah, niah_case(), text="4819203", finish_reason="stop",
@@ -276,7 +277,7 @@ def test_a_multiquery_case_read_back_from_the_store_is_scored_per_key(niah) -> N
 def test_set_match_edges_and_rounding() -> None:
     import dataclasses
 
-    from ctxprobe.tasks.setscore import match_set
+    from ctxprobe.scores.setscore import match_set
 
     nothing_expected = match_set([], ["a"])
     assert (nothing_expected.recall, nothing_expected.precision, nothing_expected.f1) == (0.0, 0.0, 0.0)
@@ -290,7 +291,7 @@ def test_set_match_edges_and_rounding() -> None:
     assert m.detail()["f1"] == 0.2
     m = match_set(["a", "b", "c"], ["a", "b", "x", "y", "z", "w"])  # P = 1/3, R = 2/3, F1 = 4/9
     assert m.detail()["f1"] == 0.444444
-    from ctxprobe.tasks.setscore import score_set
+    from ctxprobe.scores.setscore import score_set
 
     scored = score_set(m, "a b x y z w")
     assert (scored.score, scored.outcome) == (0.444444, "partial")  # a partial score is rounded to 6 places too

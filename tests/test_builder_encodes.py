@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.store.migrations import MIGRATIONS
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 
 RUN = "r1"
 

@@ -68,7 +68,7 @@ def test_progress_label_names_the_family_and_keeps_its_width() -> None:
     from types import SimpleNamespace
 
     from ctxprobe.sweep.run import progress_label
-    from ctxprobe.tasks.case import Cell
+    from ctxprobe.core.case import Cell
 
     labels = [progress_label(SimpleNamespace(cell=Cell(f, n, d)), o)  # type: ignore[arg-type]
               for f, n, d, o in [("niah", 512, 0.0, "correct"), ("aggregation_cw", 131072, 0.25, "output_truncated"),

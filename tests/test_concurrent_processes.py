@@ -20,7 +20,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.models.faults import FaultPlan
 from ctxprobe.models.sim_server import SimServer, _messages_hash
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
-from ctxprobe.tasks.case import prompt_hash
+from ctxprobe.core.case import prompt_hash
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from ctxprobe.analysis.diagnose import trained_context_notes
 from ctxprobe.analysis.grid import profile
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 
 
 def _rows(means: dict[int, float], n: int = 10) -> list[ResultRow]:

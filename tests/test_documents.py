@@ -13,8 +13,8 @@ from ctxprobe.store import iter_export
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell, validate_params
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
+from ctxprobe.tasks import BuildContext, validate_params
 from ctxprobe.tasks.documents import Documents, DocumentsParams, normalize_answer
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -9,7 +9,8 @@ from ctxprobe.scores.outcome import score_response, truncation_tolerance
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 
@@ -92,7 +93,7 @@ def test_progress_names_books_in_entries() -> None:
     from rich.console import Console
 
     from ctxprobe.sweep.run import _Display
-    from ctxprobe.tasks.case import Case
+    from ctxprobe.core.case import Case
 
     shown = _Display(2, 0, False, Console(), {"phonebook": "entries"})
     book = Case.__new__(Case)

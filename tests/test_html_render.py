@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.analysis.grid import profile
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.report.html import render_html
 from ctxprobe.report.load import Report
 from ctxprobe.store import RunRecord

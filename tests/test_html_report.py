@@ -27,7 +27,7 @@ from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "html-report"
 EVIL_OUTPUT = "<script>alert(1)</script></table></pre><img src=x onerror=alert(2)> & [bold]not markup[/bold]"

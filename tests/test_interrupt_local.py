@@ -19,7 +19,8 @@ import pytest
 import ctxprobe
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 pytestmark = pytest.mark.slow

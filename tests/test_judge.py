@@ -21,8 +21,7 @@ from ctxprobe.scores.judge import (
     synthetic_labelled_set,
 )
 from ctxprobe.models.sim_judge import SimJudge
-from ctxprobe.tasks import Cell
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -18,7 +18,8 @@ from ctxprobe.haystack import split_sentences
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import PromptLayout, make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 # The instructions as the families state them before the text, and as they must read after it.

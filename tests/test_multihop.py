@@ -12,8 +12,8 @@ from ctxprobe.store import iter_export
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
+from ctxprobe.tasks import BuildContext
 from ctxprobe.tasks.multihop import Multihop, MultihopParams, second_hop_depth
 from ctxprobe.tasks.overlap import STOPWORDS
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.spec import OUTPUT_FLOOR, OUTPUT_LEAD_IN, answer_items, default_output_limit, make_spec
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 #: the words a model puts around an answer, measured as our own lead-in sentence

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks import BuildContext, Cell
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext
 from ctxprobe.tasks import multihop as mh
 from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, max_overlap, overlap
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -9,7 +9,8 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import parse_entries, phonebook_spec
 from ctxprobe.tasks.phonebook_score import normalise_number
 from ctxprobe.tokenizers import resolve_tokenizer

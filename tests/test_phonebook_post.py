@@ -27,7 +27,8 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.export import export_jsonl
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxprobe.analysis.grid import effective_length, length_stats
-from ctxprobe.tasks.rows import ResultRow
-from ctxprobe.tasks.setscore import match_set, score_set
+from ctxprobe.core.rows import ResultRow
+from ctxprobe.scores.setscore import match_set, score_set
 
 items = st.sampled_from([f"{n:07d}" for n in (1111111, 2222222, 3333333, 4444444, 5555555, 6666666, 7777777)])
 item_sets = st.lists(items, min_size=0, max_size=6)

@@ -13,7 +13,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.models.sim_server import SimServer
 from ctxprobe.store import iter_export
 from ctxprobe.store import Store
-from ctxprobe.tasks.case import prompt_hash
+from ctxprobe.core.case import prompt_hash
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -10,8 +10,8 @@ from collections import Counter
 
 import pytest
 
-from ctxprobe.tasks import FAMILIES, BuildContext, Cell, make_family, validate_params
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
+from ctxprobe.tasks import BuildContext, family_names, make_family, validate_params
 from ctxprobe.tasks.ruler import (
     STRING_MATCH_ALL,
     STRING_MATCH_PART,
@@ -53,7 +53,7 @@ def test_all_thirteen_tasks_map_to_valid_params(tmp_path) -> None:
     tasks = ruler_families(docs=str(tmp_path), qa_squad="squad.jsonl", qa_hotpot="hotpot.jsonl")
     assert set(tasks) == RULER_TASKS
     for name, t in tasks.items():
-        assert t["family"] in FAMILIES, name
+        assert t["family"] in family_names(), name
         validate_params(t["family"], t["params"])  # raises on a parameter the family does not know
         assert t["metric"] == (STRING_MATCH_PART if name.startswith("qa") else STRING_MATCH_ALL)
     assert {n for n, t in tasks.items() if t["family"] == "ruler"} == RULER_TASKS

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
@@ -26,7 +26,7 @@ from ctxprobe.report.load import load_report
 from ctxprobe.runner import RunnerConfig, execute
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 from ctxprobe.tasks.ruler import ruler_families
 from ctxprobe.tokenizers import resolve_tokenizer
 from ctxprobe.tokenizers.base import fold_prefill

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks import BuildContext, Cell, make_family, validate_params
+from ctxprobe.core.case import Cell
+from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tasks.ruler import ruler_families, skipped_line
 from ctxprobe.tokenizers import resolve_tokenizer
 

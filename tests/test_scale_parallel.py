@@ -13,7 +13,7 @@ from ctxprobe.cases.builder import build_cases, generation_seed
 from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.case import Cell
+from ctxprobe.core.case import Cell
 
 
 def _spec(**extra):

@@ -7,7 +7,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.store import Store
 from ctxprobe.store.migrations import MIGRATIONS
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 
 
 def _case(depth: float = 0.5) -> Case:

@@ -23,7 +23,7 @@ from ctxprobe.store import Store
 _WRITER = r"""
 import os, sys
 from ctxprobe.store import Store
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 
 store = Store(sys.argv[1])
 stop_after = sys.argv[2]
@@ -76,7 +76,7 @@ def test_run_update_survives_and_a_rerun_sees_the_response_as_done(tmp_path) -> 
 
 
 def test_a_second_connection_sees_a_response_while_the_writer_is_still_open(tmp_path) -> None:
-    from ctxprobe.tasks.case import Case, Cell
+    from ctxprobe.core.case import Case, Cell
 
     path = tmp_path / "live.sqlite"
     case = Case(cell=Cell("niah", 512, 0.0), rep=1, seed=3, messages=[{"role": "user", "content": "x"}],
@@ -95,7 +95,7 @@ def test_a_second_connection_sees_a_response_while_the_writer_is_still_open(tmp_
 
 
 def _case(depth: float):
-    from ctxprobe.tasks.case import Case, Cell
+    from ctxprobe.core.case import Case, Cell
 
     return Case(cell=Cell("niah", 512, depth), rep=0, seed=3, messages=[{"role": "user", "content": f"x{depth}"}],
                 expected=["7654321"], token_count=500)

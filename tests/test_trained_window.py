@@ -123,7 +123,7 @@ def test_trained_row_marks_the_boundary() -> None:
 def test_plots_draw_the_trained_window(monkeypatch, tmp_path) -> None:
     pytest.importorskip("matplotlib")
     from ctxprobe.analysis.grid import profile
-    from ctxprobe.tasks.rows import ResultRow
+    from ctxprobe.core.rows import ResultRow
     from ctxprobe.report import plots
 
     figs = []

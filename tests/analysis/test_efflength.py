@@ -14,7 +14,7 @@ from ctxprobe.analysis.efflength import (
     effective_lengths,
 )
 from ctxprobe.analysis.grid import effective_length, length_stats
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -9,7 +9,7 @@ from ctxprobe.analysis.grid import (
     length_stats,
     profile,
 )
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 
 

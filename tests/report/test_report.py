@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from ctxprobe.analysis.grid import Profile, profile
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.report import (
     curve_png,
     fmt_depth,

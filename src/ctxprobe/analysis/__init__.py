@@ -1,6 +1,6 @@
 """Grid statistics, Wilson intervals and effective context length.
 
-Works on plain :class:`ResultRow` values (``tasks.rows``); never imports models, runner or
+Works on plain :class:`ResultRow` values (``core.rows``); never imports models, runner or
 store.
 """
 
@@ -18,7 +18,7 @@ from ctxprobe.analysis.grid import (
     length_stats,
     profile,
 )
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
 
 __all__ = [

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import check_threshold
 

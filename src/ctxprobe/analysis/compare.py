@@ -53,7 +53,7 @@ from ctxprobe.analysis.bootstrap import (
 )
 from ctxprobe.analysis.compare_needles import agreement_note, discordant, same_needles, signflip_p
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks.case import HARNESS_OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.spec.units import fmt_depth, fmt_tokens
 
 Needles = tuple[tuple[str, bool], ...]

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.core.outcome import Outcome
+
 #: Up to this many non-zero differences the test enumerates every sign pattern.
 EXACT_LIMIT = 16
 MONTE_CARLO_DRAWS = 20000
@@ -34,7 +36,7 @@ def needle_verdicts(rec: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, bool]
     if rec.get("family") != "phonebook" or not needles:
         return None
     exact = detail.get("method") == "post"
-    verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == "correct") for d in needles)
+    verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == Outcome.CORRECT) for d in needles)
     return f"phonebook N={rec['meta']['needles']}", verdicts
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxprobe.analysis.grid import Profile
+from ctxprobe.core.outcome import Outcome
 
 #: A fall this large right past the trained window is a cliff, not a slope.
 COLLAPSE_DROP = 0.25
@@ -77,7 +78,7 @@ def output_truncated_notes(profiles: list[Profile], max_tokens: int | None,
     task fixes its own output budget (RULER's ``tokens_to_generate``) to that budget."""
     out = []
     for p in profiles:
-        cut = sum(c.outcomes.get("output_truncated", 0) for c in p.cells)
+        cut = sum(c.outcomes.get(Outcome.OUTPUT_TRUNCATED, 0) for c in p.cells)
         if not cut:
             continue
         total = sum(sum(c.outcomes.values()) for c in p.cells)

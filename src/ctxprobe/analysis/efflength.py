@@ -39,9 +39,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.units import fmt_length
+from ctxprobe.core.outcome import Outcome
 
 DEFAULT_DRAWS = 4000
 
@@ -132,7 +133,7 @@ def evidence_by_family(rows: Iterable[ResultRow]) -> dict[str, list[LengthEviden
     for row in rows:
         key = (row.family, row.length)
         cells[key]  # noqa: B018 -- a length seen only through harness failures still exists
-        if row.outcome == "input_truncated":
+        if row.outcome == Outcome.INPUT_TRUNCATED:
             truncated[key] += 1
         if not is_harness_failure(row):
             cells[key][row.depth].append(float(row.score))  # type: ignore[arg-type]

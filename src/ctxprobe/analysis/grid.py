@@ -18,9 +18,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.stats import wilson_interval
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 #: RULER's bar: Llama-2-7B's mean score at 4K tokens.
 DEFAULT_THRESHOLD = 0.856
@@ -150,7 +150,7 @@ def clears(mean: float | None, threshold: float) -> bool:
 
 def measured(stat: LengthStat) -> bool:
     """False when nothing was scored at this length or the server truncated any of its prompts."""
-    return stat.n > 0 and not stat.outcomes.get("input_truncated")
+    return stat.n > 0 and not stat.outcomes.get(Outcome.INPUT_TRUNCATED)
 
 
 def effective_length(

@@ -43,7 +43,7 @@ import numpy as np
 from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
-from ctxprobe.tasks.case import HARNESS_OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES
 
 FAMILY = "phonebook"
 METRICS = ("CSI", "ADI", "NOI", "RRS", "RRI", "LCRDS", "MUC")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.tasks.ruler.constants import RULER_BAR
 from ctxprobe.tasks.ruler.metrics import task_score
 

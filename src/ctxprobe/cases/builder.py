@@ -30,8 +30,8 @@ from typing import Any
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import PromptLayout, Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.base import Family, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import Family
 
 #: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).
 SHARED, INDEPENDENT = "shared", "independent"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.base import Family
+from ctxprobe.core.family import Family
 
 
 def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:

@@ -28,7 +28,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 
 IdsPolicy = Literal["keep", "compact", "drop"]
 #: Default token budget of live cases: about four 1M-token cases, ~200 MB slimmed.

@@ -22,14 +22,16 @@ Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its la
 
 def needs_building(spec: Spec) -> bool:
     """Whether any family of the spec sizes its cases in units other than tokens."""
-    from ctxprobe.tasks import FAMILIES, validate_params
+    from ctxprobe.core import registry
+    from ctxprobe.tasks import validate_params
 
     for label, params in spec.families.items():
         params = dict(params)
         name = str(params.pop("family", label))
-        cls = FAMILIES.get(name)
-        if cls is None:
+        entry = registry.find("families", name)
+        if entry is None:
             continue
+        cls = entry.load()
         sized = getattr(cls, "sized_in_tokens", None)
         if sized is not None and not sized(validate_params(name, params)):
             return True
@@ -95,7 +97,7 @@ def plan_beyond_trained(spec: Spec, sizes: Sizes | None) -> str | None:
     """``ctxprobe plan``'s trained-window warning, from the tokenizer alone (no model is
     loaded, nothing is sent). Silent when the tokenizer cannot be loaded here or knows no
     trained context: the plan only counts; ``run`` checks the window for real."""
-    from ctxprobe.tasks import FAMILIES
+    from ctxprobe.tasks import family_class, family_names
     from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     try:
@@ -104,7 +106,9 @@ def plan_beyond_trained(spec: Spec, sizes: Sizes | None) -> str | None:
             return None
     except CtxprobeError:
         return None
-    classes = {label: (FAMILIES.get(str(params.get("family", label))), None) for label, params in spec.families.items()}
+    known = set(family_names())
+    classes = {label: (family_class(name) if (name := str(params.get("family", label))) in known else None, None)
+               for label, params in spec.families.items()}
     if sizes is None:
         sizes = {(label, length): length for label in spec.families for length in spec.lengths}
     return beyond_trained_warning(spec, None, tokenizer, sizes, classes)

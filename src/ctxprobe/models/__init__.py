@@ -1,14 +1,15 @@
 """Models behind one thin protocol: ``provider:name`` spec strings → :class:`Provider`.
 
-Built-in providers are resolved here; optional heavy ones are imported lazily inside
-:func:`resolve_provider` so ``import ctxprobe.models`` stays cheap.
+Providers are found in the registry (:mod:`ctxprobe.core.registry`, group ``providers``;
+ctxprobe's own factories are in :mod:`ctxprobe.models.factories`); optional heavy ones are
+imported only when resolved, so ``import ctxprobe.models`` stays cheap.
 """
 
 from __future__ import annotations
 
 from ctxprobe.cases.memory import IdsPolicy
-from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.names import canonical_model
+from ctxprobe.core import registry
+from ctxprobe.spec.names import ModelRef, parse_model
 from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
@@ -22,97 +23,37 @@ from ctxprobe.models.skills.reader import Reader
 from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
 
-#: Accepted model spec forms, shown in the error for an unknown one.
-ACCEPTED_FORMS: tuple[str, ...] = (
-    "sim:KIND (" + ", ".join(SIM_KINDS) + ")",
-    "openai-compat:NAME@BASE_URL",
-    "openai-api/NAME, vllm/NAME or sglang/NAME with --base-url or OPENAI_BASE_URL",
-    "openai/MODEL, anthropic/MODEL, gemini/MODEL (= openai:MODEL, ...)",
-    "local (embedded SmolLM2-135M-Instruct)",
-    "llamacpp:/path/model.gguf",
-    "openai:MODEL[?reasoning_effort=low&thinking=N]",
-    "anthropic:MODEL[?thinking=N]",
-    "gemini:MODEL[?thinking=N]",
-    "hf:/path/to/model-folder[?dtype=float32&thinking=N]",
-)
-
-
-def resolve_provider(model: str, tokenizer: Tokenizer, n_ctx: int | None = None,
+def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer, n_ctx: int | None = None,
                      options: dict[str, object] | None = None) -> Provider:
-    """Build the provider a model spec names, or raise a one-line :class:`CtxprobeError`.
+    """Build the provider a model reference names, or raise a one-line :class:`CtxprobeError`.
 
     ``tokenizer`` is the spec's tokenizer: simulated and in-process models count and read
     with it; remote servers tokenize on their side and ignore it. ``options`` are
     provider options from a spec file; ``?name=value`` options in ``model`` override them
-    (see :mod:`ctxprobe.models.options`). SDK-backed providers import their SDK here, so
-    a missing extra or API key fails before anything is planned or sent.
+    (see :mod:`ctxprobe.models.options`). The provider comes from the registry (a
+    plugin's as a built-in's); SDK-backed ones import their SDK here, so a missing extra
+    or API key fails before anything is planned or sent.
     """
-    spec = canonical_model(model)
-    for prefix, module, cls in _SDK_PROVIDERS:
-        if spec.startswith(prefix):
-            import importlib
-
-            provider_cls = getattr(importlib.import_module(f"ctxprobe.models.{module}"), cls)
-            return provider_cls.from_spec(spec, dict(options or {}))
-    if spec.startswith("sim:"):
-        return make_sim(spec, tokenizer)
-    if spec.startswith("openai-compat:"):
-        return OpenAICompatProvider.from_spec(spec)
-    if spec == "local" or spec.startswith("llamacpp:"):
-        return _llamacpp(spec, tokenizer, n_ctx)
-    raise CtxprobeError(f"unknown model '{model}': accepted forms are {'; '.join(ACCEPTED_FORMS)}")
+    ref = model if isinstance(model, ModelRef) else parse_model(model)
+    factory = registry.load("providers", ref.provider, what="model provider")
+    return factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {}))  # type: ignore[no-any-return]
 
 
 def check_model_form(model: str) -> None:
     """A one-line error (with a "did you mean") for a model name no provider accepts."""
-    canonical_model(model)
-
-
-#: (spec prefix, module under ctxprobe.models, class): imported only when used.
-_SDK_PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    ("openai:", "openai_api", "OpenAIProvider"),
-    ("anthropic:", "anthropic_api", "AnthropicProvider"),
-    ("gemini:", "gemini_api", "GeminiProvider"),
-    ("hf:", "hf_local", "HFLocalProvider"),
-)
-
-
-def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:
-    """``local`` = the embedded GGUF; ``llamacpp:/path.gguf`` = any GGUF, run in process."""
-    from pathlib import Path
-
-    from ctxprobe.embedded import embedded_model_path
-    from ctxprobe.models.llamacpp import DEFAULT_N_CTX, LlamaCppProvider
-
-    if spec == "local":
-        path = embedded_model_path()
-    else:
-        path = Path(spec.split(":", 1)[1]).expanduser()
-        if not path.is_file():
-            raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
-    from ctxprobe.tokenizers.gguf import gguf_trained_context
-
-    # The trained window (GGUF metadata) is the default runtime window: positions past it
-    # were never trained, so lengths beyond it need --allow-beyond-window (which passes n_ctx).
-    trained = gguf_trained_context(path)
-    return LlamaCppProvider(spec, path, tokenizer, n_ctx=n_ctx or trained or DEFAULT_N_CTX, trained_context=trained)
+    parse_model(model)
 
 
 def ids_policy(provider: object) -> IdsPolicy:
     """What a provider needs of ``prompt_ids`` (how :func:`ctxprobe.cases.memory.slim_case` keeps
-    them): remote ones nothing, llama.cpp a real list."""
-    if isinstance(provider, OpenAICompatProvider):
-        return "drop"
-    module = type(provider).__module__
-    if module.endswith((".openai_api", ".anthropic_api", ".gemini_api")):
-        return "drop"
-    if module.endswith(".llamacpp"):
-        return "keep"  # llama-cpp-python only takes a list of ints as a token prompt
-    return "compact"  # sims read len(); hf_local copies with list()
+    them): its declared ``ids_policy`` (remote ones ``"drop"``, llama.cpp ``"keep"``), by
+    default ``"compact"`` (sims read len(); hf_local copies with list())."""
+    policy = getattr(provider, "ids_policy", "compact")
+    return policy if policy in ("drop", "compact", "keep") else "compact"
 
 
 __all__ = [
-    "ACCEPTED_FORMS",
+    "ModelRef",
     "GenerateRequest",
     "GenerateResult",
     "OpenAICompatProvider",

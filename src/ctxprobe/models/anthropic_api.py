@@ -84,6 +84,10 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
 class AnthropicProvider:
     """Messages through ``anthropic.AsyncAnthropic`` (one client per event loop)."""
 
+    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
+    #: the server tokenizes.
+    ids_policy = "drop"
+
     max_concurrency: int | None = None
 
     def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,

@@ -78,6 +78,8 @@ class Provider(Protocol):
     max_concurrency: int | None
     #: The model's context window if known (prompt + output tokens).
     context_window: int | None
+    # Optional, with a default where absent: ``ids_policy`` ("drop" | "compact" | "keep",
+    # default "compact"), what the provider needs of a case's prompt ids (models.ids_policy).
 
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 

@@ -129,6 +129,10 @@ def classify_error(exc: BaseException, genai_errors: Any, where: str, secrets: t
 class GeminiProvider:
     """generateContent through ``google.genai.Client(...).aio``."""
 
+    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
+    #: the server tokenizes.
+    ids_policy = "drop"
+
     max_concurrency: int | None = None
 
     def __init__(self, model: str, options: GeminiOptions, *, name: str | None = None,

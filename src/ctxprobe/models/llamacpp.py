@@ -50,6 +50,9 @@ class GenerationAborted(Exception):
 
 
 class LlamaCppProvider:
+    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): a real
+    #: list (llama-cpp-python only takes a list of ints as a token prompt).
+    ids_policy = "keep"
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
 
     def __init__(self, name: str, path: Path, tokenizer: Tokenizer, *, n_ctx: int = DEFAULT_N_CTX,

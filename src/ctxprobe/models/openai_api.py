@@ -72,6 +72,10 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
 class OpenAIProvider:
     """Chat completions through ``openai.AsyncOpenAI`` (one client per event loop)."""
 
+    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
+    #: the server tokenizes.
+    ids_policy = "drop"
+
     max_concurrency: int | None = None
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,

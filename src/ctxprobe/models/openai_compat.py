@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import os
-import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.names import served_ref
 from ctxprobe.redaction import register_secret, scrub
 from ctxprobe.models.base import (
     GenerateRequest,
@@ -39,27 +39,16 @@ from ctxprobe.tokenizers.base import split_prefill
 
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai-compat:"
-_SPEC_HINT = "expected openai-compat:NAME@BASE_URL, e.g. openai-compat:qwen2.5@http://127.0.0.1:8000/v1"
-_SPEC_RE = re.compile(r"^(?P<name>[^\s]+?)@(?P<url>https?://\S+)$")
 _MAX_REASON = 200
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:
-    """``openai-compat:NAME@BASE_URL`` → ``(NAME, BASE_URL)`` (trailing ``/`` dropped)."""
+    """``openai-compat:NAME@BASE_URL`` → ``(NAME, BASE_URL)`` (trailing ``/`` dropped), by
+    the one grammar of served models (:func:`ctxprobe.spec.names.served_ref`)."""
     body = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
-    match = _SPEC_RE.match(body)
-    if not match:
-        raise CtxprobeError(f"bad model spec '{spec}': {_SPEC_HINT}")
-    name, url = match.group("name"), match.group("url").rstrip("/")
-    parts = urlsplit(url)
-    if not parts.hostname:
-        raise CtxprobeError(f"bad model spec '{spec}': the base URL has no host; {_SPEC_HINT}")
-    if parts.username or parts.password:
-        # A credential in the URL would end up in the run's identity and in reports.
-        raise CtxprobeError(
-            f"bad model spec for '{name}': put credentials in CTXPROBE_API_KEY, not in the URL"
-        )
-    return name, url
+    ref = served_ref(spec, PREFIX[:-1], body)
+    assert ref.base_url is not None
+    return ref.name, ref.base_url
 
 
 def api_key_from_env() -> str | None:
@@ -110,6 +99,10 @@ def _server_message(response: httpx.Response) -> str:
 
 class OpenAICompatProvider:
     """Chat completions over HTTP against an OpenAI-compatible server."""
+
+    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
+    #: the server tokenizes.
+    ids_policy = "drop"
 
     def __init__(
         self,

@@ -50,7 +50,7 @@ _BadRequest = BadRequest
 
 
 def _messages_hash(messages: list[Message]) -> str:
-    # Same canonical form as ctxprobe.tasks.case.prompt_hash, so tests can match cases.
+    # Same canonical form as ctxprobe.core.case.prompt_hash, so tests can match cases.
     blob = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
-from ctxprobe.tasks.case import Cell, make_case_id
+from ctxprobe.core.case import Cell, make_case_id
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.tasks.case import HARNESS_OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
 
 #: (text, kind) with kind None (plain), "evidence" or "distractor".
 Segment = tuple[str, "str | None"]
@@ -139,7 +139,7 @@ def failure_of(rec: dict[str, Any], window: int = DEFAULT_WINDOW) -> Failure:
     # For a distractor hit, also show the distractor the model answered with.
     output = rec.get("output") or ""
     for value in distractors:
-        if rec.get("outcome") == "distractor" and _value_spans(output, value, 0, len(output)):
+        if rec.get("outcome") == Outcome.DISTRACTOR and _value_spans(output, value, 0, len(output)):
             spans = _value_spans(text, value, 0, len(text))
             if spans:
                 excerpts.append(excerpt(text, spans[0], f"distractor {value} (answered)", "distractor value",
@@ -164,7 +164,7 @@ def is_failure(rec: dict[str, Any], outcome: str | None = None) -> bool:
         return False
     if outcome is not None:
         return got == outcome
-    return got != "correct"
+    return got != Outcome.CORRECT
 
 
 class FailureSampler:

@@ -28,7 +28,7 @@ from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.load import family_names
 from ctxprobe.store import iter_export, open_existing
-from ctxprobe.tasks.case import content_hash
+from ctxprobe.core.case import content_hash
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
 COLUMNS: tuple[str, ...] = (

@@ -18,7 +18,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.evidence import Excerpt, Failure
 from ctxprobe.report.format import fmt_depth, fmt_tokens
 from ctxprobe.report.redact import redact
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 EVIDENCE_STYLE = "bold black on green3"
 DISTRACTOR_STYLE = "bold black on dark_orange"
@@ -27,7 +27,7 @@ DISTRACTOR_STYLE = "bold black on dark_orange"
 def check_outcome(outcome: str | None) -> None:
     if outcome is not None and outcome not in OUTCOMES:
         raise CtxprobeError(f"unknown outcome '{outcome}': use one of {', '.join(OUTCOMES)}")
-    if outcome == "correct":
+    if outcome == Outcome.CORRECT:
         raise CtxprobeError("'correct' cases are not failures: pick another --outcome")
 
 

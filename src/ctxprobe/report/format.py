@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ctxprobe.spec.units import fmt_depth, fmt_length, fmt_tokens  # noqa: F401  (re-exported: report's callers use them)
+from ctxprobe.core.outcome import Outcome
 
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile
@@ -59,7 +60,7 @@ def effective_length_note(profile: Profile) -> str | None:
     if profile.effective_length == ordered[-1].length:
         return "every tested length clears the bar: the real limit may be longer"
     nxt = next(s for s in ordered if s.length > profile.effective_length)
-    if nxt.outcomes.get("input_truncated"):
+    if nxt.outcomes.get(Outcome.INPUT_TRUNCATED):
         return (f"stopped at {fmt_tokens(nxt.length)}: not measured there — {nxt.outcomes['input_truncated']} "
                 "prompts truncated by the server")
     if nxt.n == 0:

@@ -37,6 +37,7 @@ from ctxprobe.report.html_sections import (
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.core.outcome import Outcome
 
 #: The ability each family measures, in the words the summary uses.
 ABILITY = {
@@ -184,7 +185,7 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
 
     if not stats:
         return say("no results.")
-    if stats[0].n == 0 or stats[0].outcomes.get("input_truncated"):
+    if stats[0].n == 0 or stats[0].outcomes.get(Outcome.INPUT_TRUNCATED):
         return say(f"undetermined — the shortest length {fmt_tokens(stats[0].length)} was not measured "
                    "(harness failures or prompts truncated by the server); fix the serving path and rerun.")
     if prof.family not in view.intervals:
@@ -210,7 +211,7 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
                    "may be longer — extend the sweep before planning prompts beyond it.", verdict)
     nxt = next(s for s in stats if s.length > lo)
     after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
-             if nxt.n and not nxt.outcomes.get("input_truncated") else effective_length_note(prof) or "")
+             if nxt.n and not nxt.outcomes.get(Outcome.INPUT_TRUNCATED) else effective_length_note(prof) or "")
     return say(confidence + f"; {after}. Products that rely on {ability} should keep the whole prompt "
                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
                "model and serving stack, and size RAG chunks and prompt layouts to that budget.", verdict)

@@ -17,6 +17,7 @@ from typing import Any
 import jinja2
 
 from ctxprobe.report.format import fmt_interval, fmt_score
+from ctxprobe.core.outcome import Outcome
 
 # ColorBrewer RdYlGn (the map matplotlib's "RdYlGn" is built from), so table cells and
 # PNG heatmaps mean the same accuracy by the same colour.
@@ -24,9 +25,10 @@ _RDYLGN = ((165, 0, 38), (215, 48, 39), (244, 109, 67), (253, 174, 97), (254, 22
            (217, 239, 139), (166, 217, 106), (102, 189, 99), (26, 152, 80), (0, 104, 55))
 
 #: Outcomes with a colour of their own in badges (others are neutral grey).
-OUTCOME_CLASS = {"correct": "ok", "distractor": "bad", "wrong": "bad", "partial": "warn", "not_found": "bad",
-                 "refusal": "warn", "empty": "warn", "parse_error": "warn", "output_truncated": "warn",
-                 "input_truncated": "harness", "error": "harness"}
+OUTCOME_CLASS: dict[str, str] = {
+    Outcome.CORRECT: "ok", Outcome.DISTRACTOR: "bad", Outcome.WRONG: "bad", Outcome.PARTIAL: "warn",
+    Outcome.NOT_FOUND: "bad", Outcome.REFUSAL: "warn", Outcome.EMPTY: "warn", Outcome.PARSE_ERROR: "warn",
+    Outcome.OUTPUT_TRUNCATED: "warn", Outcome.INPUT_TRUNCATED: "harness", Outcome.ERROR: "harness"}
 
 
 @lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ from ctxprobe.report.format import (effective_length_line, effective_length_note
 from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 _OPEN_CELLS = 30  # outcome tables up to this many cells start expanded
 
@@ -119,7 +119,7 @@ def audit_tables(views: list[RunView]) -> list[Table]:
             rows.append([a.family, f"{fmt_tokens(a.length)} ({a.length:,})", str(a.n), built, reported,
                          "—" if a.max_gap is None else f"{a.max_gap:+,}", str(a.truncated)])
         tables.append(Table(["family", "target", "cases", "built", "server-reported", "max built − reported",
-                             "input_truncated"], rows, caption=v.label))
+                             Outcome.INPUT_TRUNCATED.value], rows, caption=v.label))
     return tables
 
 

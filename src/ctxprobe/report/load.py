@@ -10,7 +10,7 @@ from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
 from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
                                         trained_context_notes)
 from ctxprobe.analysis.grid import Profile, profile
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
@@ -18,6 +18,7 @@ from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.spec.threshold import check_threshold
+from ctxprobe.core.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,8 @@ def run_completeness(run_id: str, store_path: str | Path) -> Completeness:
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         counts = store.outcome_counts(run.run_id)
-    return Completeness(run.run_id, run.status, run.n_planned, run.n_final, counts.get("error", 0),
-                        counts.get("input_truncated", 0), max(0, run.n_planned - sum(counts.values())))
+    return Completeness(run.run_id, run.status, run.n_planned, run.n_final, counts.get(Outcome.ERROR, 0),
+                        counts.get(Outcome.INPUT_TRUNCATED, 0), max(0, run.n_planned - sum(counts.values())))
 
 
 def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
@@ -135,7 +136,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
                      f"+{over_max}): the server's template or tokenizer differs from the one counted — with an "
                      "answer prefix, the server may have closed that turn instead of continuing it")
-    if any(c.outcomes.get("output_truncated") for p in profiles for c in p.cells):
+    if any(c.outcomes.get(Outcome.OUTPUT_TRUNCATED) for p in profiles for c in p.cells):
         notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
                                         _answer_needs(store_path, run), _fixed_budgets(run))
     if cached_n and cached_of:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.report.evidence import DEFAULT_WINDOW, Failure, FailureSampler
+from ctxprobe.core.outcome import Outcome
 
 
 @dataclass(frozen=True)
@@ -111,11 +112,11 @@ def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, ou
             cached += int(rec["cached_prompt_tokens"])
             cached_n += 1
             cached_of += int(reported if reported is not None else built)
-        if rec.get("outcome") == "input_truncated":
+        if rec.get("outcome") == Outcome.INPUT_TRUNCATED:
             g.truncated += 1
         if rec.get("outcome") is not None:
             answered += 1
-            if rec.get("latency_s") is not None and rec.get("outcome") != "error":
+            if rec.get("latency_s") is not None and rec.get("outcome") != Outcome.ERROR:
                 g.latency.append(float(rec["latency_s"]))
             if (rec.get("attempts") or 1) > 1:
                 g.retried += 1

@@ -26,7 +26,7 @@ from ctxprobe.report.format import (
     fmt_threshold,
     fmt_tokens,
 )
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 # Red → amber → green, picked to stay legible as foreground on dark and light terminals.
 _STOPS = ((0.0, (215, 48, 39)), (0.5, (215, 160, 0)), (1.0, (26, 160, 70)))
@@ -128,7 +128,7 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
                 else Text("·", style="dim")
             )
         row.append(_stat_text(stat, length_n, truecolor, interval=True))
-        if stat.outcomes.get("input_truncated"):
+        if stat.outcomes.get(Outcome.INPUT_TRUNCATED):
             row.append(Text("n/m", style="magenta"))  # the server cut prompts: neither pass nor fail
         elif stat.n == 0:
             row.append(Text("n/a", style="grey50"))
@@ -149,7 +149,7 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
         legend += "; ◀ marks the effective length"
     if any(s.n_excluded for s in profile.lengths):
         legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
-    if any(s.outcomes.get("input_truncated") for s in profile.lengths):
+    if any(s.outcomes.get(Outcome.INPUT_TRUNCATED) for s in profile.lengths):
         legend += "\nn/m = not measured: the server truncated prompts there (neither pass nor fail)"
     if not cell_intervals:
         legend += "\nper-depth intervals omitted to fit the terminal; widen it or use --json"
@@ -202,7 +202,7 @@ COMPACT = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "colla
 
 
 def _outcome_style(outcome: str) -> str:
-    if outcome == "correct":
+    if outcome == Outcome.CORRECT:
         return "green"
     if outcome in HARNESS_OUTCOMES:
         return "magenta"

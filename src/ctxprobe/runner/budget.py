@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.prices import Price
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 
 
 class Ledger:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.runner.limits import RateLimits
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.runner.execute import RunnerConfig, Sink, execute
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 
 #: Model spec prefixes whose actors host a model in process (they get a CPU each).
 _HOSTED = ("local", "llamacpp:", "hf:")

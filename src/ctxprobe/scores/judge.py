@@ -31,9 +31,9 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.models.sim_judge import SimJudge
-from ctxprobe.tasks.base import Scored
-from ctxprobe.tasks.case import Case
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.core.outcome import Scored
+from ctxprobe.core.case import Case
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.multihop import city_name, person_name
 from ctxprobe.tokenizers.base import Tokenizer
 

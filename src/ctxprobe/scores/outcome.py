@@ -6,8 +6,9 @@ labelled as such and carry no score: they are never counted as the model's misse
 
 from __future__ import annotations
 
-from ctxprobe.tasks.base import Family, Scored
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.family import Family
+from ctxprobe.core.outcome import CUT_MISSES, Outcome, Scored
+from ctxprobe.core.case import Case
 
 
 def truncation_tolerance(token_count: int, *, exact: bool = False) -> int:
@@ -37,14 +38,14 @@ def score_response(
     judge's grade, used instead of the family's own scorer for open-ended answers.
     ``exact_counts``: the server's token counts agreed exactly at preflight (no tolerance)."""
     if error is not None or text is None:
-        return None, Scored(0.0, "error", {"error": error or "no output"})
+        return None, Scored(0.0, Outcome.ERROR, {"error": error or "no output"})
     tolerance = truncation_tolerance(case.token_count, exact=exact_counts)
     if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - tolerance:
-        return None, Scored(0.0, "input_truncated", {
+        return None, Scored(0.0, Outcome.INPUT_TRUNCATED, {
             "built": case.token_count, "reported": reported_prompt_tokens, "tolerance": tolerance})
     scored = judged if judged is not None else family.score(case, text)
-    if scored.outcome == "error":  # the judge could not grade: a harness failure
+    if scored.outcome == Outcome.ERROR:  # the judge could not grade: a harness failure
         return None, scored
-    if scored.outcome in ("wrong", "empty", "not_found") and finish_reason == "length":
-        scored = Scored(scored.score, "output_truncated", scored.detail)
+    if scored.outcome in CUT_MISSES and finish_reason == "length":
+        scored = Scored(scored.score, Outcome.OUTPUT_TRUNCATED, scored.detail)
     return scored.score, scored

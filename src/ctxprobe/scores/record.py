@@ -10,7 +10,8 @@ from ctxprobe.redaction import scrub
 from ctxprobe.runner.execute import Attempted
 from ctxprobe.scores.outcome import score_response
 from ctxprobe.store import Store
-from ctxprobe.tasks.base import Family, Scored
+from ctxprobe.core.family import Family
+from ctxprobe.core.outcome import Scored
 
 
 def record_response(store: Store, run_id: str, family: Family, item: Attempted, *, judged: Scored | None = None,

@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 
 DEFAULT_STORE = "ctxprobe.sqlite"
 

@@ -51,14 +51,14 @@ from rich.console import Console
 
 from ctxprobe.analysis.bootstrap import ThresholdRule, first_scored, walk
 from ctxprobe.analysis.grid import clears, is_harness_failure
-from ctxprobe.tasks.rows import ResultRow
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.sequential import cases_needed, decide, log_evidence_fail, log_evidence_pass
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_id_for, run_sweep
-from ctxprobe.tasks.case import Cell
+from ctxprobe.core.case import Cell
 
 __all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "cases_needed", "coarse_depths",
            "Settings", "Source", "default_budget", "length_state", "run_adaptive"]

@@ -11,7 +11,7 @@ The tokenizer is resolved to check the pack was built for it (same chat template
 token count per prompt): the same messages under another template are another prompt.
 
 Every line carries a ``content_hash`` over everything that decides its score (messages,
-answer key, distractors, scorer parameters, token count; :func:`ctxprobe.tasks.case.content_hash`).
+answer key, distractors, scorer parameters, token count; :func:`ctxprobe.core.case.content_hash`).
 A line that no longer matches its hash was edited after export and is refused, unless the
 user asks to run the edited pack: then it forms a run of its own, because the run identity
 hashes the content actually read, never the hashes a line claims. Every check runs before
@@ -30,7 +30,7 @@ from typing import Any
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import Case, Cell
 
 PACK_FORMAT = 1
 _REQUIRED = ("cell", "rep", "seed", "messages", "expected", "token_count", "tokenizer", "spec")

@@ -36,9 +36,9 @@ from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.sweep.claiming import finish_run, send_claimed
 from ctxprobe.cases.families import build_families
-from ctxprobe.tasks import BuildContext, Cell
-from ctxprobe.tasks.base import Family
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Cell, Case
+from ctxprobe.tasks import BuildContext
+from ctxprobe.core.family import Family
 from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokenizer
 from ctxprobe.tokenizers.base import Tokenizer
 

@@ -1,4 +1,5 @@
-"""Task families: seeded case generation and strict scoring, one module per family."""
+"""Task families: seeded case generation and strict scoring, one module per family,
+found by name in the registry (group ``families``)."""
 
 from __future__ import annotations
 
@@ -7,34 +8,25 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks.base import BuildContext, Family, Scored, derive_seed
-from ctxprobe.tasks.case import HARNESS_OUTCOMES, OUTCOMES, Case, Cell
-from ctxprobe.tasks.niah import Niah
-from ctxprobe.tasks.documents import Documents
-from ctxprobe.tasks.multihop import Multihop
-from ctxprobe.tasks.phonebook import Phonebook
-from ctxprobe.tasks.vartrack import Vartrack
-from ctxprobe.tasks.aggregation import Aggregation
-from ctxprobe.tasks.ruler.family import Ruler
+from ctxprobe.core import registry
+from ctxprobe.core.family import Family
+from ctxprobe.tasks.base import BuildContext
 
-FAMILIES: dict[str, type] = {"niah": Niah, "multihop": Multihop, "documents": Documents, "phonebook": Phonebook,
-                             "vartrack": Vartrack, "aggregation": Aggregation, "ruler": Ruler}
-
-__all__ = [
-    "BuildContext", "Case", "Cell", "FAMILIES", "Family", "HARNESS_OUTCOMES", "OUTCOMES",
-    "Scored", "derive_seed", "make_family", "validate_params",
-]
+__all__ = ["BuildContext", "family_class", "family_names", "make_family", "validate_params"]
 
 
-def _family_class(name: str) -> type:
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise CtxprobeError(f"unknown family '{name}'; available: {', '.join(sorted(FAMILIES))}") from None
+def family_names() -> list[str]:
+    """Every registered family: ctxprobe's own and installed plugins'."""
+    return registry.names("families")
+
+
+def family_class(name: str) -> type:
+    """A family's class from the registry (imported on first use), or a one-line error."""
+    return registry.load("families", name, what="family")  # type: ignore[no-any-return]
 
 
 def validate_params(family: str, params: dict[str, Any]) -> BaseModel:
-    model: type[BaseModel] = _family_class(family).params_model
+    model: type[BaseModel] = family_class(family).params_model
     try:
         return model.model_validate(params)
     except ValidationError as err:
@@ -47,4 +39,4 @@ def validate_params(family: str, params: dict[str, Any]) -> BaseModel:
 
 
 def make_family(name: str, ctx: BuildContext) -> Family:
-    return _family_class(name)(ctx)
+    return family_class(name)(ctx)

@@ -30,7 +30,7 @@ other words are spread over the whole list. ``window=1`` spreads everything unif
 (RULER's design), leaving depth without effect. ``realised_depth`` is the mean position of
 the top words' occurrences (token share of the list before them).
 
-Scoring (:mod:`ctxprobe.tasks.setscore`): the answered set is every word of the output that
+Scoring (:mod:`ctxprobe.scores.setscore`): the answered set is every word of the output that
 occurs in the prompt's list; the score is its F1 against the true top-k (exact stored
 beside it), so listing many list words never scores 1.
 """
@@ -50,12 +50,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import prose
 from ctxprobe.haystack.packer import FillerPool, count_many, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording
 from ctxprobe.tasks.layout import arrange as arrange_prompt
-from ctxprobe.tasks.setscore import match_set, score_set
+from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 INSTRUCTION = (

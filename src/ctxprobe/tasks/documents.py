@@ -47,11 +47,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tokenizers.base import Message
 
@@ -306,5 +307,5 @@ class Documents:
         hit = exact if case.meta.get("match") == "exact" else contained
         detail = {"exact": exact is not None, "contains": contained is not None}
         if hit is not None:
-            return Scored(1.0, "correct", {**detail, "matched": hit})
+            return Scored(1.0, Outcome.CORRECT, {**detail, "matched": hit})
         return Scored(0.0, classify_miss(output), detail)

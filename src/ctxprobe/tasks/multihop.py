@@ -59,10 +59,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording, arrange
 from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
 from ctxprobe.tokenizers.base import Message
@@ -269,14 +270,14 @@ class Multihop:
     def score(self, case: Case, output: str) -> Scored:
         hits = [c for c in case.distractors if has_word(output, c)]
         if hits:
-            return Scored(0.0, "distractor", {"distractors": hits})
+            return Scored(0.0, Outcome.DISTRACTOR, {"distractors": hits})
         if has_word(output, case.expected[0]):
             question = str(case.meta.get("question", ""))
             reasons = uncommitted(output, [question, question.removesuffix(" " + ANSWER_FORMAT), INSTRUCTION,
                                            after_wording(INSTRUCTION)])
             if reasons:
-                return Scored(0.0, "wrong", reasons)
-            return Scored(1.0, "correct")
+                return Scored(0.0, Outcome.WRONG, reasons)
+            return Scored(1.0, Outcome.CORRECT)
         org = str(case.meta.get("org", "")).split(" ")[0]
         detail = {"stopped_at_first_hop": True} if org and has_word(output, org) else {}
         return Scored(0.0, classify_miss(output), detail)

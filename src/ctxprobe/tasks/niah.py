@@ -21,7 +21,7 @@ at the end. ``variant`` picks what is hidden and asked:
     in multivalue.
 
 ``distractors=k`` adds k same-form needles with other keys at random depths in every
-variant. Set answers (multivalue, multiquery) are scored by :mod:`ctxprobe.tasks.setscore`
+variant. Set answers (multivalue, multiquery) are scored by :mod:`ctxprobe.scores.setscore`
 over the output's numbers (every run of 5+ digits): F1 with ``partial`` for partial
 credit; detail records each value's / key's hit. Because strict retrieval forbids
 answering another key's value (DESIGN.md §1), any distractor value in the output scores 0
@@ -44,13 +44,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.overlap import evidence_overlap
-from ctxprobe.tasks.setscore import match_set, score_set
+from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
 from ctxprobe.tokenizers.base import Message
 
@@ -238,10 +239,10 @@ class Niah:
         hits = [v for v in case.distractors if has_number(output, v)]
         if hits:
             by_value = {str(d["value"]): d for d in case.meta.get("distractor_needles", [])}
-            return Scored(0.0, "distractor", {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
+            return Scored(0.0, Outcome.DISTRACTOR, {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
         if variant in ("single", "multikey"):
             if has_number(output, case.expected[0]):
-                return Scored(1.0, "correct")
+                return Scored(1.0, Outcome.CORRECT)
             return Scored(0.0, classify_miss(output))
         match = match_set(case.expected, _NUMBER.findall(output))
         got = set(match.hits)

@@ -47,8 +47,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import count_many
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tasks.phonebook_score import (
     book_numbers,
     case_outcome,
@@ -420,8 +421,8 @@ class Phonebook:
         outcomes = [d["outcome"] for d in needles]
         n_exact = sum(d["exact"] for d in needles)
         if method == "post":  # the post's verdict decides; a lenient-only success reads as wrong
-            outcomes = ["correct" if d["exact"] else ("wrong" if d["outcome"] == "correct" else d["outcome"])
+            outcomes = [Outcome.CORRECT if d["exact"] else (Outcome.WRONG if d["outcome"] == Outcome.CORRECT else d["outcome"])
                         for d in needles]
-        n_correct = outcomes.count("correct")
+        n_correct = outcomes.count(Outcome.CORRECT)
         return Scored(n_correct / len(needles), case_outcome(outcomes, output),
                       {"needles": needles, "n_correct": n_correct, "n_exact": n_exact, "method": method})

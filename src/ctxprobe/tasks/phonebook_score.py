@@ -4,7 +4,7 @@ Each queried name is scored on its own, so one malformed or missing line fails o
 own needle. A reply is read line by line: the first line that mentions a queried name
 answers it, with whatever follows the name up to the next queried name on that line.
 
-Needle labels (a subset of the case taxonomy, :data:`ctxprobe.tasks.case.OUTCOMES`):
+Needle labels (a subset of the case taxonomy, :data:`ctxprobe.core.outcome.OUTCOMES`):
 
 ``correct``      the right number, after normalising its formatting
 ``not_found``    the line says NOT_FOUND (or "not found", "unknown", "n/a")
@@ -24,15 +24,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tokenizers.base import Message
+from ctxprobe.core.outcome import Outcome
 
 #: One book entry as the family writes it (``name : (xxx) xxx-xxxx``).
 ENTRY = re.compile(r"^([a-z]+) : \((\d{3})\) (\d{3})-(\d{4})[ \t]*$", re.MULTILINE)
 _NUMBER = re.compile(r"(?<!\d)(?:\+?1[\s.-]*)?\(?\d{3}\)?[\s.-]*\d{3}[\s.-]*\d{4}(?!\d)")
 _NOT_FOUND = re.compile(r"not[\s_-]*found|\bunknown\b|\bn/a\b", re.IGNORECASE)
 #: Order used to name a case whose needles all failed in different ways.
-_FAILURE_RANK = ("distractor", "wrong", "not_found", "parse_error", "empty")
+_FAILURE_RANK = (Outcome.DISTRACTOR, Outcome.WRONG, Outcome.NOT_FOUND, Outcome.PARSE_ERROR, Outcome.EMPTY)
 
 
 def format_number(digits: str) -> str:
@@ -91,25 +92,25 @@ def parse_reply(output: str, names: list[str]) -> dict[str, Answer]:
     return {n: answers.get(n.lower(), Answer("empty")) for n in names}
 
 
-def needle_outcome(answer: Answer, expected: str | None, numbers: dict[str, str]) -> str:
+def needle_outcome(answer: Answer, expected: str | None, numbers: dict[str, str]) -> Outcome:
     """Label of one needle; ``expected`` None means the right answer is NOT_FOUND (a name
     outside a shard's sub-book)."""
     if answer.status != "number":
         if expected is None and answer.status in ("not_found", "empty"):
-            return "correct"
-        return answer.status
+            return Outcome.CORRECT
+        return Outcome(answer.status)
     if answer.number == expected:
-        return "correct"
-    return "distractor" if answer.number in numbers else "wrong"
+        return Outcome.CORRECT
+    return Outcome.DISTRACTOR if answer.number in numbers else Outcome.WRONG
 
 
-def case_outcome(needle_outcomes: list[str], output: str) -> str:
+def case_outcome(needle_outcomes: list[str], output: str) -> Outcome:
     """One taxonomy label for the whole reply: correct / partial / the dominant failure."""
-    if needle_outcomes and all(o == "correct" for o in needle_outcomes):
-        return "correct"
-    if any(o == "correct" for o in needle_outcomes):
-        return "partial"
-    if all(o == "empty" for o in needle_outcomes):
+    if needle_outcomes and all(o == Outcome.CORRECT for o in needle_outcomes):
+        return Outcome.CORRECT
+    if any(o == Outcome.CORRECT for o in needle_outcomes):
+        return Outcome.PARTIAL
+    if all(o == Outcome.EMPTY for o in needle_outcomes):
         return classify_miss(output)  # nothing parseable: empty, refusal, not_found or wrong
     counts = Counter(needle_outcomes)
     return max(_FAILURE_RANK, key=lambda o: (counts.get(o, 0), -_FAILURE_RANK.index(o)))

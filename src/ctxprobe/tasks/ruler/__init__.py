@@ -8,7 +8,7 @@ the 11 synthetic ones); :mod:`.metrics` holds RULER's ``string_match_all`` /
 
 from __future__ import annotations
 
-from ctxprobe.tasks.case import Case
+from ctxprobe.core.case import Case
 from ctxprobe.tasks.ruler.constants import RULER_BAR, SYNTHETIC, TASKS
 from ctxprobe.tasks.ruler.metrics import (
     STRING_MATCH_ALL,

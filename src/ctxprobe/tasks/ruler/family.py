@@ -26,9 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import LengthTooShort
-from ctxprobe.tasks.base import BuildContext, Scored, derive_seed
-from ctxprobe.tasks.case import Case, Cell
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.outcome import Scored
+from ctxprobe.tasks.base import BuildContext
+from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.ruler import constants as C
 from ctxprobe.tasks.ruler.metrics import STRING_MATCH_PART
 from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa

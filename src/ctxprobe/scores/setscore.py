@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.tasks.base import Scored
-from ctxprobe.tasks.classify import classify_miss
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.scores.classify import classify_miss
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,12 @@ def score_set(match: SetMatch, output: str, distractors: Iterable[str] = (), **e
     miss: an answer made only of other keys' items is a ``distractor`` outcome."""
     detail = {**match.detail(), **extra}
     if match.exact:
-        return Scored(1.0, "correct", detail)
+        return Scored(1.0, Outcome.CORRECT, detail)
     if match.hits:
-        return Scored(round(match.f1, 6), "partial", detail)
+        return Scored(round(match.f1, 6), Outcome.PARTIAL, detail)
     known = set(distractors)
     if any(x in known for x in match.extras):
-        return Scored(0.0, "distractor", detail)
+        return Scored(0.0, Outcome.DISTRACTOR, detail)
     if match.extras:
-        return Scored(0.0, "wrong", detail)
+        return Scored(0.0, Outcome.WRONG, detail)
     return Scored(0.0, classify_miss(output), detail)

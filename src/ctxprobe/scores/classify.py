@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from ctxprobe.core.outcome import Outcome
+
 _REFUSAL = re.compile(
     r"\b(i can(?:no|')t (?:help|assist|provide|comply)|i(?: a|')m (?:sorry|unable)|i am not able|"
     r"as an ai\b|i won'?t\b|i must decline)",
@@ -17,12 +19,12 @@ _NOT_FOUND = re.compile(
 )
 
 
-def classify_miss(output: str) -> str:
+def classify_miss(output: str) -> Outcome:
     """``empty``, ``refusal``, ``not_found`` or ``wrong`` for an output without the answer."""
     if not output.strip():
-        return "empty"
+        return Outcome.EMPTY
     if _REFUSAL.search(output):
-        return "refusal"
+        return Outcome.REFUSAL
     if _NOT_FOUND.search(output):
-        return "not_found"
-    return "wrong"
+        return Outcome.NOT_FOUND
+    return Outcome.WRONG

@@ -1,4 +1,4 @@
-"""The Case type shared by every task family."""
+"""The Case type shared by every stage: a cell of the grid, one built case, its id and hashes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ctxprobe.tokenizers.base import Message
+#: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
+Message = dict[str, str]
+
 
 
 @dataclass(frozen=True)
@@ -85,19 +87,7 @@ def content_hash(family: str, messages: list[Message], expected: list[str], dist
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-# The outcome taxonomy (DESIGN.md §2). Harness failures are never scored as model failures.
-OUTCOMES = (
-    "correct",
-    "wrong",
-    "distractor",
-    "partial",
-    "not_found",
-    "refusal",
-    "empty",
-    "parse_error",
-    "output_truncated",
-    "input_truncated",
-    "error",
-)
-#: Outcomes that say nothing about the model: excluded from accuracy.
-HARNESS_OUTCOMES = frozenset({"input_truncated", "error"})
+def derive_seed(*parts: object) -> int:
+    """A stable 64-bit seed from any parts (never Python's salted ``hash``)."""
+    blob = "/".join(str(p) for p in parts).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:8], "big") >> 1  # fits SQLite INTEGER

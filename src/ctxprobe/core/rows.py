@@ -12,6 +12,6 @@ class ResultRow:
     length: int
     depth: float
     rep: int
-    outcome: str  # one of ctxprobe.tasks.case.OUTCOMES
+    outcome: str  # one of ctxprobe.core.outcome.OUTCOMES
     score: float | None  # None when the outcome is a harness failure (not the model's)
     token_count: int = 0

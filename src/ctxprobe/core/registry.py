@@ -1,0 +1,166 @@
+"""One registry for everything ctxprobe finds by name: model providers, tokenizer schemes
+and task families.
+
+ctxprobe's own entries are registered in code (:mod:`ctxprobe.core.builtins`) through the
+same :func:`register` a plugin may call; installed packages add entries through entry
+points in the groups ``ctxprobe.providers``, ``ctxprobe.tokenizers`` and
+``ctxprobe.families`` (``name = "module:attr"``). Both are read once, on the
+first lookup.
+
+An entry's target is a ``"module:attr"`` path (or an object already made); it is imported
+only when :meth:`Entry.load` is called, so listing names never imports an SDK.
+
+What a target must be, per group (see docs/architecture.md):
+
+- ``providers``: ``factory(ref, *, tokenizer, n_ctx, options) -> Provider``, ``ref`` a
+  :class:`ctxprobe.spec.names.ModelRef`; the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
+- ``tokenizers``: ``factory(name, rest) -> Tokenizer`` for ``NAME:REST``;
+- ``families``: a class ``Family(ctx: BuildContext)`` (:class:`ctxprobe.core.family.Family`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxprobe.errors import CtxprobeError
+
+GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families")
+#: Entry-point groups: ``ctxprobe.<group>``.
+ENTRY_POINT_PREFIX = "ctxprobe."
+
+_MISSING = object()
+
+
+@dataclass
+class Entry:
+    group: str
+    name: str
+    #: ``"module:attr"`` (imported on first :meth:`load`) or the object itself.
+    target: str | object
+    #: Where it came from: ``"ctxprobe"`` for built-ins, else the distribution or caller.
+    origin: str = "ctxprobe"
+    #: Group-specific facts known without importing anything (how a provider is spelled).
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    _loaded: object = field(default=_MISSING, repr=False, compare=False)
+
+    def load(self) -> Any:
+        if self._loaded is _MISSING:
+            target = self.target
+            if isinstance(target, str):
+                module, _, attr = target.partition(":")
+                try:
+                    obj: Any = importlib.import_module(module)
+                    for part in filter(None, attr.split(".")):
+                        obj = getattr(obj, part)
+                except (ImportError, AttributeError) as exc:
+                    raise CtxprobeError(f"{self.group[:-1]} '{self.name}' ({self.origin}) cannot be loaded from "
+                                        f"{target}: {exc}") from None
+                target = obj
+            self._loaded = target
+        return self._loaded
+
+
+_ENTRIES: dict[str, dict[str, Entry]] = {g: {} for g in GROUPS}
+_LOCK = threading.RLock()
+_STATE = {"loaded": False}
+
+
+def register(group: str, name: str, target: str | object, *, origin: str = "ctxprobe", replace: bool = False,
+             **meta: Any) -> Entry:
+    """Add an entry. A name already taken raises, unless ``replace`` (tests, deliberate overrides)."""
+    if group not in _ENTRIES:
+        raise ValueError(f"unknown registry group {group!r} (one of {', '.join(GROUPS)})")
+    if not name or name != name.strip():
+        raise ValueError(f"bad {group} name {name!r}")
+    entry = Entry(group, name, target, origin, dict(meta))
+    _ensure_loaded()  # built-ins first: a plugin cannot take a built-in's name by registering early
+    with _LOCK:
+        old = _ENTRIES[group].get(name)
+        if old is not None and not replace:
+            raise CtxprobeError(f"{group[:-1]} '{name}' is registered twice ({old.origin} and {origin})")
+        _ENTRIES[group][name] = entry
+    return entry
+
+
+def unregister(group: str, name: str) -> None:
+    with _LOCK:
+        _ENTRIES[group].pop(name, None)
+
+
+def _ensure_loaded() -> None:
+    if _STATE["loaded"]:
+        return
+    with _LOCK:
+        if _STATE["loaded"]:
+            return
+        _STATE["loaded"] = True
+        from ctxprobe.core.builtins import register_builtins
+
+        register_builtins(register)
+        _load_entry_points()
+
+
+def _load_entry_points() -> None:
+    """Installed plugins. A name a built-in already has is skipped (built-ins cannot be
+    shadowed by installing something), as is a second distribution's copy of a name."""
+    from importlib.metadata import entry_points
+
+    for group in GROUPS:
+        for ep in entry_points(group=ENTRY_POINT_PREFIX + group):
+            if ep.name in _ENTRIES[group]:
+                continue
+            dist = getattr(ep, "dist", None)
+            origin = getattr(dist, "name", None) or "entry point"
+            _ENTRIES[group][ep.name] = Entry(group, ep.name, ep.value, origin, {})
+
+
+def find(group: str, name: str) -> Entry | None:
+    _ensure_loaded()
+    with _LOCK:
+        return _ENTRIES[group].get(name)
+
+
+def entries(group: str) -> list[Entry]:
+    _ensure_loaded()
+    with _LOCK:
+        return sorted(_ENTRIES[group].values(), key=lambda e: e.name)
+
+
+def names(group: str) -> list[str]:
+    return [e.name for e in entries(group)]
+
+
+def did_you_mean(name: str, candidates: list[str] | None = None, group: str | None = None) -> str | None:
+    """The closest known name, or None."""
+    pool = candidates if candidates is not None else names(group or "")
+    close = difflib.get_close_matches(name.lower(), pool, n=1, cutoff=0.65)
+    return close[0] if close else None
+
+
+def get(group: str, name: str, *, what: str | None = None) -> Entry:
+    """The entry, or a one-line :class:`CtxprobeError` naming the known ones (with a "did you mean")."""
+    entry = find(group, name)
+    if entry is not None:
+        return entry
+    known = names(group)
+    label = what or group[:-1]
+    guess = did_you_mean(name, known)
+    hint = f"did you mean '{guess}'? " if guess else ""
+    raise CtxprobeError(f"unknown {label} '{name}'; {hint}available: {', '.join(known)}")
+
+
+def load(group: str, name: str, *, what: str | None = None) -> Any:
+    return get(group, name, what=what).load()
+
+
+def reset() -> None:
+    """Forget every entry: the next lookup reads built-ins and entry points again."""
+    with _LOCK:
+        for group in _ENTRIES.values():
+            group.clear()
+        _STATE["loaded"] = False

@@ -1,0 +1,1 @@
+"""A ctxprobe plugin: the ``boxreader`` provider and the ``boxes`` family (entry points)."""
