@@ -102,11 +102,13 @@ class ModelClient:
     likewise. The provider itself stays the caller's to close."""
 
     def __init__(self, provider: Provider, policy: CallPolicy | None = None, *,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.provider = provider
         self.policy = policy or CallPolicy()
         self.limits = RateLimits(self.policy.requests_per_minute, self.policy.tokens_per_minute)
         self.rng = rng or random.Random()
+        self._sleep = sleep  # the backoff's wait (tests pass a fake clock's)
         self.width = max(1, min(self.policy.concurrency, provider.max_concurrency or self.policy.concurrency))
         self._slots = asyncio.Semaphore(self.width)
 
@@ -120,7 +122,7 @@ class ModelClient:
         cost = cost_tokens if cost_tokens is not None else request.max_tokens
         async with self._slots:
             result, error, attempts, latency = await call_with_retries(
-                self.provider, request, self.policy, self.rng, self.limits, cost)
+                self.provider, request, self.policy, self.rng, self.limits, cost, self._sleep)
         return CallOutcome(result, error, attempts, latency)
 
 

@@ -1,4 +1,5 @@
-"""Async execution: bounded concurrency, per-request timeout, retries with backoff.
+"""Async execution of cases: each sent through a :class:`~ctxprobe.runner.client.ModelClient`
+(bounded concurrency, per-attempt timeout, retries with backoff, rate limits).
 
 Cases arrive from a (lazy, possibly slow) iterator that is advanced in a worker thread, so
 building the next case overlaps with waiting for the model; a small queue keeps only a few
