@@ -121,3 +121,12 @@ def test_a_non_json_line_names_the_real_export_command(pack, tmp_path, capsys) -
     args = build_parser().parse_args(["export", "RUN", "--jsonl", "-o", "PACK"])
     assert isinstance(args, argparse.Namespace) and args.jsonl and args.output == "PACK"
     assert "--pack" not in str(info.value)
+
+
+@pytest.mark.parametrize("setting, where", [({"concurrency": 0}, "concurrency"), ({"retries": -1}, "retries"),
+                                            ({"nonsense": 1}, "nonsense")])
+def test_a_bad_transport_setting_is_one_line_and_writes_nothing(pack, tmp_path, setting, where) -> None:
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(CtxprobeError, match=f"bad setting '{where}'") as info:
+        run_pack(pack, "sim:perfect", store, **setting)
+    assert "\n" not in str(info.value) and not store.exists()

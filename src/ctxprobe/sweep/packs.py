@@ -262,6 +262,8 @@ def pack_spec(source: dict[str, Any], model: str, tokenizer: str, transport: dic
     """The spec a pack runs under: the model, tokenizer, decoding and judge the pack was
     built with (or given), and the caller's transport settings. Its grid is not used:
     the pack's lines are the cases."""
+    from pydantic import ValidationError
+
     from ctxprobe.spec import Spec
 
     keep = {k: source[k] for k in ("decoding", "judge", "judge_labels", "force_judge", "allow_beyond_window")
@@ -271,8 +273,8 @@ def pack_spec(source: dict[str, Any], model: str, tokenizer: str, transport: dic
     try:
         return Spec.model_validate({**keep, **({"families": families} if families else {}), **given,
                                     "model": model, "tokenizer": tokenizer})
-    except ValueError as err:  # pydantic's ValidationError: a bad transport setting
-        first = getattr(err, "errors", lambda: [{"loc": ("?",), "msg": str(err)}])()[0]
+    except ValidationError as err:  # a bad transport setting
+        first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise CtxprobeError(f"bad setting '{where}' for the pack run: {first['msg']}") from None
 
