@@ -82,26 +82,44 @@ def _status(store: Path) -> str | None:
         return None
 
 
+#: ``python -c`` entry that runs the CLI with the provider marking (a file, the event the
+#: test waits for) the moment a generation starts: no guess of how long loading takes.
+_MARKED_CLI = """
+import os, pathlib, sys
+import ctxprobe.models.llamacpp as m
+original = m.LlamaCppProvider._generate_sync
+def marked(self, *args, **kwargs):
+    pathlib.Path(os.environ["CTXPROBE_TEST_STARTED"]).touch()
+    return original(self, *args, **kwargs)
+m.LlamaCppProvider._generate_sync = marked
+from ctxprobe.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_sigint_stops_an_in_process_sweep_and_the_rerun_resumes(tmp_path) -> None:
     store = tmp_path / "s.sqlite"
-    env = {**os.environ, "PYTHONPATH": str(Path(ctxprobe.__file__).parents[1])}
-    args = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", "local", "--lengths", "2k", "--depths", "0.5,1",
-            "--reps", "1", "--max-tokens", "16", "--store", str(store), "--no-progress", "--no-plots",
-            "--out", str(tmp_path / "report")]
+    started = tmp_path / "generation-started"
+    env = {**os.environ, "PYTHONPATH": str(Path(ctxprobe.__file__).parents[1]), "CTXPROBE_TEST_STARTED": str(started)}
+    cli = ["run", "--model", "local", "--lengths", "2k", "--depths", "0.5,1",
+           "--reps", "1", "--max-tokens", "16", "--store", str(store), "--no-progress", "--no-plots",
+           "--out", str(tmp_path / "report")]
+    args = [sys.executable, "-c", _MARKED_CLI, *cli]
     # SIGINT at its default (a child of a background shell would inherit it ignored)
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while _status(store) != "running" and proc.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120  # a guard against a hang, not a measurement
+    while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)  # the model is loaded and computing the first 2K prompt (tens of seconds here)
-    assert proc.poll() is None and not _responses(store)
+    # the first generation has started (the event) and not finished (nothing stored): checked, not assumed
+    assert started.exists() and proc.poll() is None and not _responses(store)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)  # a guard, not a measurement
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
     assert _responses(store) == {}  # the interrupted generation left nothing behind
     assert _status(store) == "incomplete"
-    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "ctxprobe.cli", *cli], capture_output=True, text=True, env=env,
+                          timeout=600)
     assert done.returncode == 0, done.stderr
     assert len(_responses(store)) == 2 and _status(store) == "complete"

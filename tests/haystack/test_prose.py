@@ -5,7 +5,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -87,12 +86,6 @@ def test_variety(many: list[str]) -> None:
     assert len({s.split()[0] for s in many}) > 40  # many templates, not a handful
     lengths = {len(s.split()) for s in many}
     assert min(lengths) <= 10 and max(lengths) >= 24
-
-
-def test_fast_enough() -> None:
-    start = time.perf_counter()
-    take(prose_sentences(3), 60_000)
-    assert time.perf_counter() - start < 2.0  # ~0.25 s measured; generous for slow CI
 
 
 def test_filler_source_prose() -> None:

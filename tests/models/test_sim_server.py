@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
-from ctxprobe.models.base import GenerateRequest, GenerateResult
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.sim import NOT_FOUND, make_sim
 from ctxprobe.models.sim_server import SimServer, left_truncate
 from ctxprobe.tokenizers.base import Message
@@ -125,15 +124,34 @@ def test_left_truncate_keeps_the_tail() -> None:
     assert left_truncate(messages, TOK, 10_000) is messages
 
 
-class SlowEcho:
-    """A provider that takes 0.3 s per call, to show requests are served concurrently."""
+class Rendezvous:
+    """A provider whose calls all wait until ``n`` of them are in flight at once: the
+    requests finish only if the server serves them concurrently (an event, not a clock;
+    the timeout only bounds a server that serialises, which then answers 500)."""
 
-    name = "slow"
+    name = "rendezvous"
     max_concurrency = None
     context_window = None
 
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.in_flight = 0
+        self.peak = 0
+        self._all_in: asyncio.Event | None = None
+
     async def generate(self, request: GenerateRequest) -> GenerateResult:
-        await asyncio.sleep(0.3)
+        if self._all_in is None:  # made on the server's loop
+            self._all_in = asyncio.Event()
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        if self.in_flight == self.n:
+            self._all_in.set()
+        try:
+            await asyncio.wait_for(self._all_in.wait(), timeout=5)
+        except asyncio.TimeoutError:
+            raise PermanentError(f"only {self.peak} of {self.n} requests were ever in flight together") from None
+        finally:
+            self.in_flight -= 1
         return GenerateResult(text=request.messages[-1]["content"][-5:], finish_reason="stop")
 
     async def aclose(self) -> None:
@@ -141,14 +159,13 @@ class SlowEcho:
 
 
 def test_serves_eight_requests_concurrently_and_counts_each_prompt_once() -> None:
-    with SimServer(SlowEcho(), TOK) as server:
+    provider = Rendezvous(8)
+    with SimServer(provider, TOK) as server:
         prompts = [niah(n=5, tag=f" ({i})") for i in range(8)]
-        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=8) as pool:
             responses = list(pool.map(lambda p: chat(server.base_url, p), prompts))
-        elapsed = time.monotonic() - started
-        assert all(r.status_code == 200 for r in responses)
-        assert elapsed < 1.5, f"requests were serialised ({elapsed:.2f}s for 8 x 0.3s)"
+        assert all(r.status_code == 200 for r in responses), [r.text for r in responses]
+        assert provider.peak == 8  # all eight were being served at the same moment
         assert server.requests_served == 8
         assert len(server.prompt_counts) == 8 and set(server.prompt_counts.values()) == {1}
 

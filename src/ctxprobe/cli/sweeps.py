@@ -81,10 +81,12 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
     from ctxprobe.spec.names import canonical_model
 
+    transport = {k: getattr(args, k, None) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
+                                                     "prices", "judge", "judge_labels", "force_judge",
+                                                     "allow_beyond_window")}
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
-                 concurrency=args.concurrency or 4, timeout=args.timeout or 600.0,
-                 retries=args.retries if args.retries is not None else 4,
-                 force=args.force, allow_edited=args.allow_edited_pack)
+                 force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
+                 console=err, **transport)
     _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
                   threshold=None)
     return _exit_code(r.run_id, args.store, err)

@@ -1,4 +1,5 @@
-"""Async execution: bounded concurrency, per-request timeout, retries with backoff.
+"""Async execution of cases: each sent through a :class:`~ctxprobe.runner.client.ModelClient`
+(bounded concurrency, per-attempt timeout, retries with backoff, rate limits).
 
 Cases arrive from a (lazy, possibly slow) iterator that is advanced in a worker thread, so
 building the next case overlaps with waiting for the model; a small queue keeps only a few
@@ -9,14 +10,14 @@ cases in memory however large the grid. Each result goes to ``sink`` as soon as 
 from __future__ import annotations
 
 import asyncio
-import random
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
-from ctxprobe.runner.limits import RateLimits
+from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider
+from ctxprobe.runner.client import CallPolicy, ModelClient, as_client, backoff_delay, call_with_retries
 from ctxprobe.core.case import Case
+
+__all__ = ["Attempted", "RunnerConfig", "Sink", "backoff_delay", "call_with_retries", "execute"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,12 @@ class RunnerConfig:
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
 
+    def policy(self) -> CallPolicy:
+        """How the model is called (the rest of the config is what is asked of it)."""
+        return CallPolicy(concurrency=self.concurrency, timeout=self.timeout, retries=self.retries,
+                          backoff_base=self.backoff_base, backoff_max=self.backoff_max,
+                          requests_per_minute=self.requests_per_minute, tokens_per_minute=self.tokens_per_minute)
+
 
 @dataclass
 class Attempted:
@@ -46,56 +53,22 @@ class Attempted:
 Sink = Callable[[Attempted], Awaitable[None] | None]
 
 
-def backoff_delay(attempt: int, cfg: RunnerConfig, retry_after: float | None, rng: random.Random) -> float:
-    """Retry-After wins when the server gives it; else exponential backoff with full jitter."""
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), cfg.backoff_max)
-    cap = min(cfg.backoff_max, cfg.backoff_base * (2**attempt))
-    return rng.uniform(cap / 2, cap)
-
-
-async def call_with_retries(provider: Provider, request: GenerateRequest, cfg: RunnerConfig,
-                            rng: random.Random, limits: RateLimits | None = None,
-                            cost_tokens: int = 0) -> tuple[GenerateResult | None, str | None, int, float]:
-    attempts = 0
-    last_error = "not attempted"
-    while attempts <= cfg.retries:
-        attempts += 1
-        if limits is not None:
-            await limits.acquire(cost_tokens)  # every attempt spends from the provider's limits
-        start = time.perf_counter()
-        retry_after: float | None = None
-        try:
-            result = await asyncio.wait_for(provider.generate(request), timeout=cfg.timeout)
-            return result, None, attempts, time.perf_counter() - start
-        except asyncio.TimeoutError:
-            last_error = f"timed out after {cfg.timeout:g}s"
-        except TransientError as err:
-            last_error = str(err) or type(err).__name__
-            retry_after = err.retry_after
-        except PermanentError as err:
-            return None, str(err) or type(err).__name__, attempts, time.perf_counter() - start
-        if attempts <= cfg.retries:
-            await asyncio.sleep(backoff_delay(attempts - 1, cfg, retry_after, rng))
-    return None, f"gave up after {attempts} attempts: {last_error}", attempts, 0.0
-
-
-async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: RunnerConfig,
+async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink: Sink, cfg: RunnerConfig,
                   admit: Callable[[Case], bool] | None = None, keep: Callable[[Case], bool] | None = None) -> int:
     """Send every case; return how many were sent.
+
+    ``provider`` is called through a :class:`~ctxprobe.runner.client.ModelClient` (the one
+    given, or one built from ``cfg``'s retries, timeout, limits and concurrency).
 
     ``keep`` is asked first, just before a case would be sent: False skips that case
     alone (another process has taken it over). ``admit`` is asked next (e.g. a spending
     cap); the first refusal stops the sweep: nothing more is sent, and what was received
     is already stored."""
-    workers = cfg.concurrency
-    if provider.max_concurrency is not None:
-        workers = max(1, min(workers, provider.max_concurrency))
+    client = as_client(provider, cfg.policy())
+    workers = client.width
     queue: asyncio.Queue[Case | None] = asyncio.Queue(maxsize=workers * 2)
     sent = 0
-    rng = random.Random()
     done_sentinel = object()
-    limits = RateLimits(cfg.requests_per_minute, cfg.tokens_per_minute)
     stopped = False
 
     async def produce() -> None:
@@ -122,10 +95,9 @@ async def execute(cases: Iterator[Case], provider: Provider, sink: Sink, cfg: Ru
             request = GenerateRequest(messages=case.messages, max_tokens=max_tokens,
                                       temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p,
                                       prompt_ids=case.prompt_ids)
-            result, error, attempts, latency = await call_with_retries(
-                provider, request, cfg, rng, limits, case.token_count + max_tokens)
+            done = await client.call(request, case.token_count + max_tokens)
             sent += 1
-            outcome = sink(Attempted(case, result, error, attempts, latency))
+            outcome = sink(Attempted(case, done.result, done.error, done.attempts, done.latency_s))
             if asyncio.iscoroutine(outcome):
                 await outcome
 

@@ -15,6 +15,12 @@ It passes when every number meets :class:`Thresholds`. :class:`JudgeScorer` refu
 judge whose calibration did not pass unless forced. Judges are resolved with
 :func:`resolve_judge`: ``sim-judge:*`` (see :mod:`ctxprobe.models.sim_judge`) or any model
 spec :func:`ctxprobe.models.resolve_provider` accepts.
+
+Every judge call goes through a :class:`ctxprobe.runner.client.ModelClient` (retries,
+timeouts, rate limits, concurrency, as for the model under test). A grade the judge could
+not give — its reply had no grade, or the call failed after its retries (429s, hangs,
+dropped connections) — is the harness outcome ``error``: no score, retried on resume,
+never the model's miss, and it never stops the sweep.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.models.sim_judge import SimJudge
+from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case
 from ctxprobe.scores.classify import classify_miss
@@ -77,12 +84,36 @@ def resolve_judge(spec: str, tokenizer: Tokenizer) -> Provider:
     return resolve_provider(spec, tokenizer)
 
 
-async def agrade(judge: Provider, question: str, reference: str, answer: str, order: Order = "reference-first",
-                 also_accepted: tuple[str, ...] = (), max_tokens: int = 16) -> tuple[bool | None, str]:
-    """(grade or None when the judge's reply has no grade, raw reply)."""
+@dataclass(frozen=True)
+class Grade:
+    """One judge call: the grade (None when there is none), the raw reply, and the call's
+    error when it failed after its retries (then ``reply`` is empty)."""
+
+    grade: bool | None
+    reply: str
+    error: str | None = None
+    attempts: int = 1
+
+
+async def agrade_call(judge: Provider | ModelClient, question: str, reference: str, answer: str,
+                      order: Order = "reference-first", also_accepted: tuple[str, ...] = (),
+                      max_tokens: int = 16) -> Grade:
+    """Ask the judge (through its client) for one grade; a failed call is a Grade with an
+    error, never an exception."""
     prompt = judge_prompt(question, reference, answer, order, also_accepted)
-    result = await judge.generate(GenerateRequest([{"role": "user", "content": prompt}], max_tokens=max_tokens))
-    return parse_grade(result.text), result.text
+    client = as_client(judge)
+    done = await client.call(GenerateRequest([{"role": "user", "content": prompt}], max_tokens=max_tokens))
+    if done.result is None:
+        return Grade(None, "", done.error or "no reply", done.attempts)
+    return Grade(parse_grade(done.result.text), done.result.text, None, done.attempts)
+
+
+async def agrade(judge: Provider | ModelClient, question: str, reference: str, answer: str,
+                 order: Order = "reference-first", also_accepted: tuple[str, ...] = (),
+                 max_tokens: int = 16) -> tuple[bool | None, str]:
+    """(grade or None when the judge gave none — no grade in its reply, or a failed call —, raw reply)."""
+    g = await agrade_call(judge, question, reference, answer, order, also_accepted, max_tokens)
+    return g.grade, g.reply
 
 
 @dataclass(frozen=True)
@@ -112,12 +143,13 @@ class CalibrationReport:
     length_flip_rate: float  # share of length variants whose grade differs from the original's
     favours_longer: int  # flips where the longer form got the better grade
     position_flip_rate: float
-    parse_failures: int
+    parse_failures: int  # grades the judge did not give (no grade in its reply, or a failed call)
     thresholds: Thresholds
     passed: bool
     reasons: list[str] = field(default_factory=list)
     length_biased: bool = False
     position_biased: bool = False
+    call_failures: int = 0  # calls that failed after their retries (counted in parse_failures too)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,16 +174,21 @@ def cohen_kappa(labels: list[bool], grades: list[bool]) -> float:
     return (p_o - p_e) / (1 - p_e)
 
 
-async def acalibrate(judge: Provider, items: list[LabelledItem], thresholds: Thresholds | None = None,
+async def acalibrate(judge: Provider | ModelClient, items: list[LabelledItem], thresholds: Thresholds | None = None,
                      concurrency: int = 4) -> CalibrationReport:
+    """Calibrate ``judge``; a provider is called through a client with the default policy
+    and ``concurrency`` (pass a :class:`ModelClient` to choose retries, timeouts, limits)."""
     if not items:
         raise CtxprobeError("judge calibration needs at least one labelled item")
     th = thresholds or Thresholds()
-    gate = asyncio.Semaphore(concurrency)
+    client = as_client(judge, CallPolicy(concurrency=concurrency))
+    failed: list[str] = []
 
     async def grade(item: LabelledItem, answer: str, order: Order = "reference-first") -> bool | None:
-        async with gate:
-            return (await agrade(judge, item.question, item.reference, answer, order))[0]
+        g = await agrade_call(client, item.question, item.reference, answer, order)
+        if g.error is not None:
+            failed.append(g.error)
+        return g.grade
 
     original = await asyncio.gather(*(grade(it, it.answer) for it in items))
     longer = await asyncio.gather(*(grade(it, it.longer or it.answer + PADDING) for it in items))
@@ -181,15 +218,17 @@ async def acalibrate(judge: Provider, items: list[LabelledItem], thresholds: Thr
         reasons.append(f"length-biased: {length_flip:.2f} of grades change with answer length (max {th.max_length_flip})")
     if position_flip > th.max_position_flip:
         reasons.append(f"position-biased: {position_flip:.2f} of grades change with answer order (max {th.max_position_flip})")
+    if failed:
+        reasons.append(f"{len(failed)} judge calls failed after retries (e.g. {failed[0]})")
     return CalibrationReport(
-        judge=judge.name, n=len(items), accuracy=round(accuracy, 4), kappa=round(kappa, 4),
+        judge=client.name, call_failures=len(failed), n=len(items), accuracy=round(accuracy, 4), kappa=round(kappa, 4),
         length_flip_rate=round(length_flip, 4), favours_longer=favours_longer,
         position_flip_rate=round(position_flip, 4), parse_failures=parse_failures, thresholds=th,
         passed=not reasons, reasons=reasons,
         length_biased=length_flip > th.max_length_flip, position_biased=position_flip > th.max_position_flip)
 
 
-def calibrate(judge: Provider, items: list[LabelledItem] | None = None,
+def calibrate(judge: Provider | ModelClient, items: list[LabelledItem] | None = None,
               thresholds: Thresholds | None = None) -> CalibrationReport:
     """Calibrate ``judge`` on ``items`` (default: :func:`synthetic_labelled_set`). Sync entry
     point: do not call from inside a running event loop (use :func:`acalibrate`)."""
@@ -255,12 +294,13 @@ class JudgeScorer:
     judge did not give (unparseable reply) is the harness outcome ``error``, never a miss.
     """
 
-    def __init__(self, judge: Provider, calibration: CalibrationReport | None, *, force: bool = False,
-                 max_tokens: int = 16) -> None:
+    def __init__(self, judge: Provider | ModelClient, calibration: CalibrationReport | None, *,
+                 force: bool = False, max_tokens: int = 16) -> None:
         if not force and (calibration is None or not calibration.passed):
             why = "it was not calibrated" if calibration is None else "its calibration failed (" + "; ".join(calibration.reasons) + ")"
             raise CtxprobeError(f"judge {judge.name} is not trusted: {why}; calibrate it or force it")
-        self.judge = judge
+        self.client = as_client(judge)
+        self.judge = self.client.provider
         self.calibration = calibration
         self.forced = force and (calibration is None or not calibration.passed)
         self.max_tokens = max_tokens
@@ -268,12 +308,14 @@ class JudgeScorer:
     async def ascore(self, case: Case, output: str) -> Scored:
         if not output.strip():
             return Scored(0.0, "empty")
-        grade, raw = await agrade(self.judge, str(case.meta.get("question", "")), case.expected[0], output,
-                                  also_accepted=tuple(case.meta.get("aliases", ())), max_tokens=self.max_tokens)
-        detail = {"judge": self.judge.name, "judge_reply": raw[:200], "forced": self.forced}
-        if grade is None:
+        g = await agrade_call(self.client, str(case.meta.get("question", "")), case.expected[0], output,
+                              also_accepted=tuple(case.meta.get("aliases", ())), max_tokens=self.max_tokens)
+        detail: dict[str, Any] = {"judge": self.judge.name, "judge_reply": g.reply[:200], "forced": self.forced}
+        if g.error is not None:  # the judge was unreachable: the harness's failure, retried on resume
+            return Scored(0.0, "error", {**detail, "error": f"judge: {g.error}", "judge_attempts": g.attempts})
+        if g.grade is None:
             return Scored(0.0, "error", detail)
-        if grade:
+        if g.grade:
             return Scored(1.0, "correct", detail)
         return Scored(0.0, classify_miss(output), detail)
 

@@ -208,5 +208,9 @@ def _unknown(model: str, provider: str | None, name: str, sep: str, slash_names:
 
 def location_free(model: str) -> str:
     """``openai-compat:NAME@URL`` → ``openai-compat:NAME``: what a run's identity keeps of a
-    server model (where it is served does not change what it is)."""
-    return model_ref(model).identity
+    server model (where it is served does not change what it is). A name that is already
+    location-free (no ``@URL``) is its own identity."""
+    try:
+        return model_ref(model).identity
+    except CtxprobeError:
+        return model.strip()

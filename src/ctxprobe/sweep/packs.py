@@ -14,13 +14,21 @@ Every line carries a ``content_hash`` over everything that decides its score (me
 answer key, distractors, scorer parameters, token count; :func:`ctxprobe.core.case.content_hash`).
 A line that no longer matches its hash was edited after export and is refused, unless the
 user asks to run the edited pack: then it forms a run of its own, because the run identity
-hashes the content actually read, never the hashes a line claims. Every check runs before
-the store is opened: a refused pack writes nothing.
+hashes the content actually read, never the hashes a line claims. The hash does not cover
+the cell (packs exported before this check keep their hashes), so the cell is checked on
+its own: its depth in [0, 1], its length positive, its family known, and its coordinates
+those of the line's ``case_id``. Every check runs before the store is opened: a refused
+pack writes nothing.
+
+Once checked, a pack runs through the same :class:`~ctxprobe.sweep.session.SweepSession`
+as a sweep: preflight (exact counts make any shortfall ``input_truncated``), the window
+check, the cost ledger (``--max-cost``), rate limits, retries and timeouts, the judge.
+Each prompt is encoded once, in the checks; the ids are kept only when the provider reads
+them. The run id names the model without where it is served (``openai-compat:NAME``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
@@ -30,7 +38,8 @@ from typing import Any
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.core.case import Case, Cell
+from ctxprobe.spec.names import location_free
+from ctxprobe.core.case import Case, Cell, make_case_id
 
 PACK_FORMAT = 1
 _REQUIRED = ("cell", "rep", "seed", "messages", "expected", "token_count", "tokenizer", "spec")
@@ -47,17 +56,8 @@ class PackCase:
     edited: bool = False  # does not match the content_hash it was exported with (allowed on request)
 
 
-@dataclass(frozen=True)
-class PackResult:
-    run_id: str
-    resumed: bool
-    sent: int
-    already_done: int
-    store_path: Path
-
-
 def _bad(path: Path, line: int, why: str) -> CtxprobeError:
-    return CtxprobeError(f"{path} line {line}: {why}; re-export the pack with `ctxprobe export RUN --pack`")
+    return CtxprobeError(f"{path} line {line}: {why}; re-export the pack with `ctxprobe export RUN --jsonl -o PACK`")
 
 
 _EDIT_HINT = "re-export it, or pass --allow-edited-pack to run the edited pack as a run of its own"
@@ -97,6 +97,9 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
                             max_tokens=(d.get("meta") or {}).get("tokens_to_generate"))
             except (KeyError, TypeError, ValueError) as err:
                 raise _bad(p, n, f"malformed case ({err})") from None
+            bad_cell = _bad_cell(cell, d)
+            if bad_cell:
+                raise _bad(p, n, bad_cell)
             edited = _edit(d, case)
             if edited and not allow_edited:
                 raise CtxprobeError(f"{p} line {n}: {edited}; {_EDIT_HINT}")
@@ -104,8 +107,34 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
                            d.get("source_run_id"), edited=bool(edited))
 
 
+def _bad_cell(cell: Cell, line: dict[str, Any]) -> str | None:
+    """Why a line's cell cannot be a case's (None when it can): the same bounds ``run``
+    puts on a grid, and a family the line's spec (or ctxprobe) knows."""
+    from ctxprobe.tasks import family_names
+
+    known = family_names()
+    if not 0.0 <= cell.depth <= 1.0:
+        return f"cell depth {cell.depth:g} is outside [0, 1]"
+    if cell.length <= 0:
+        return f"cell length {cell.length} is not positive"
+    if _family_name(cell.family, line.get("spec")) not in known:
+        return f"cell family '{cell.family}' is unknown (known: {', '.join(sorted(known))})"
+    return None
+
+
+def _family_name(label: str, spec: object) -> str:
+    """The family a label names: its own name, or its spec parameters' ``family``."""
+    families = spec.get("families") if isinstance(spec, dict) else None
+    params = families.get(label) if isinstance(families, dict) else None
+    return str(params.get("family", label)) if isinstance(params, dict) else label
+
+
 def _edit(line: dict[str, Any], case: Case) -> str | None:
     """Why a pack line is not as exported (None when it is)."""
+    claimed_id = line.get("case_id")
+    if claimed_id is not None and claimed_id != make_case_id(case.cell, case.rep):
+        return (f"its cell and repetition make case {make_case_id(case.cell, case.rep)}, not its case_id "
+                f"{claimed_id} (the file was edited)")
     claimed = line.get("content_hash")
     if not isinstance(claimed, str) or not claimed:
         return "it has no content_hash, so an edited answer key could not be detected"
@@ -131,7 +160,8 @@ def load_pack(path: str | Path, *, allow_edited: bool = False) -> list[PackCase]
 
 def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> str:
     """Identity of a pack run: the exact content of its cases (recomputed, not as claimed),
-    the model and decoding, the ctxprobe version.
+    the model (where a server is does not change what it is: ``location_free``) and
+    decoding, the ctxprobe version.
 
     Rerunning the same pack against the same model resumes instead of starting over; an
     edited pack (different answer key, say) is another run.
@@ -139,40 +169,39 @@ def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> 
     digest = hashlib.sha256()
     for c in sorted(cases, key=lambda c: c.case.case_id):
         digest.update(f"{c.case.case_id}\0{c.case.content_hash}\n".encode())
-    blob = json.dumps({"pack": digest.hexdigest(), "model": model, "decoding": decoding,
+    blob = json.dumps({"pack": digest.hexdigest(), "model": location_free(model), "decoding": decoding,
                        "ctxprobe_version": __version__}, sort_keys=True)
     return "p" + hashlib.sha256(blob.encode()).hexdigest()[:11]
 
 
 def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
-             tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
-             force: bool = False, allow_edited: bool = False) -> PackResult:
+             tokenizer: str | None = None, force: bool = False, allow_edited: bool = False, progress: bool = False,
+             console: Any = None, **transport: Any) -> PackResult:
     """Send exactly the pack's messages to ``model`` and store/score them as a normal run.
 
     ``model`` defaults to the pack's own; ``tokenizer`` to the pack's. The chat template
     hash and each prompt's token count must match the pack unless ``force``; each line
-    must match its content hash unless ``allow_edited``.
+    must match its content hash unless ``allow_edited``. ``transport`` takes the spec's
+    transport settings (concurrency, timeout, retries, rpm, tpm, max_cost, prices, ...).
     """
-    return asyncio.run(arun_pack(pack_path, model, store_path, tokenizer=tokenizer, concurrency=concurrency,
-                                 timeout=timeout, retries=retries, force=force, allow_edited=allow_edited))
+    import asyncio
+
+    return asyncio.run(arun_pack(pack_path, model, store_path, tokenizer=tokenizer, force=force,
+                                 allow_edited=allow_edited, progress=progress, console=console, **transport))
 
 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
-                    tokenizer: str | None = None, concurrency: int = 4, timeout: float = 600.0, retries: int = 4,
-                    force: bool = False, allow_edited: bool = False) -> PackResult:
-    from ctxprobe.sweep.claiming import finish_run, send_claimed
-    from ctxprobe.models import resolve_provider
-    from ctxprobe.runner import Attempted, RunnerConfig, execute
-    from ctxprobe.scores.record import record_response
+                    tokenizer: str | None = None, force: bool = False, allow_edited: bool = False,
+                    progress: bool = False, console: Any = None, **transport: Any) -> PackResult:
     from ctxprobe.store import Store
-    from ctxprobe.store.claims import Coordinator
+    from ctxprobe.sweep.session import RunRecord, SweepSession, Work
     from ctxprobe.tasks import BuildContext, make_family
     from ctxprobe.tokenizers import resolve_tokenizer
 
     cases = load_pack(pack_path, allow_edited=allow_edited)
     first = cases[0]
-    spec = dict(first.spec)
-    model = model or str(spec.get("model") or "")
+    source = dict(first.spec)
+    model = model or str(source.get("model") or "")
     if not model:
         raise CtxprobeError("the pack names no model: pass --model")
     tok_name = tokenizer or first.tokenizer
@@ -181,66 +210,95 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
         raise CtxprobeError(
             f"tokenizer {tok_name} has chat template {tok.chat_template_hash}, the pack was built with "
             f"{first.chat_template_hash}: pass the pack's tokenizer with --tokenizer (or --force)")
-    decoding = dict(spec.get("decoding") or {})
-    run_id = pack_run_id(cases, model, decoding)
+    decoding = dict(source.get("decoding") or {})
+    spec = pack_spec(source, model, tok_name, transport)
+    families = {label: (make_family(_family_name(label, source), BuildContext(tokenizer=tok,
+                                                                            haystack=source.get("haystack"))), None)
+                for label in sorted({c.case.cell.family for c in cases})}
+    session = SweepSession(spec, tok_name, tok, families, console=console, progress=progress)
+    provider = session.resolve()
+    try:
+        # Every check before the store is opened: a refused pack leaves no trace in it.
+        ids = _checked_ids(cases, tok, tok_name, pack_path, session.ids, force)
+        for pc in cases:
+            why = session.window_error(pc.case)
+            if why:
+                raise CtxprobeError(f"{pack_path} line {pc.line}: {why}")
+        await session.preflight()
+        session.open_ledger()
+        await session.open_judge(sorted({c.case.cell.family for c in cases if c.case.meta.get("match") == "judge"}))
+        edited = sum(c.edited for c in cases)
+        meta = {"chat_template_hash": tok.chat_template_hash, "trained_context": tok.trained_context,
+                "context_window": provider.context_window,
+                "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
+                         **({"edited_lines": edited} if edited else {})}}
+        record = RunRecord(pack_run_id(cases, model, decoding), model=model, tokenizer=tok_name,
+                           family=",".join(families), spec={**source, "model": model}, meta=meta)
 
-    def ids_for(pc: PackCase) -> list[int]:
-        """The ids in-process models are fed, checked against the count the pack was built to."""
+        def prepared(mine: Iterator[PackCase]) -> Iterator[Case]:
+            for pc in mine:
+                pc.case.prompt_ids = ids.pop(pc.line, None)  # encoded once, in the checks
+                yield pc.case
+
+        units = {label: "entries" for label, params in (source.get("families") or {}).items()
+                 if isinstance(params, dict) and params.get("unit") == "entries"}
+        work = Work(cases, {c.case.case_id for c in cases}, key=lambda c: c.case.case_id, build=prepared, units=units)
+        with Store(store_path) as store:
+            r = await session.run(store, record, work)
+        return PackResult(r.run_id, r.resumed, r.sent, r.already_done, r.store_path)
+    finally:
+        await session.aclose()
+
+
+@dataclass(frozen=True)
+class PackResult:
+    run_id: str
+    resumed: bool
+    sent: int
+    already_done: int
+    store_path: Path
+
+
+def pack_spec(source: dict[str, Any], model: str, tokenizer: str, transport: dict[str, Any]) -> Any:
+    """The spec a pack runs under: the model, tokenizer, decoding and judge the pack was
+    built with (or given), and the caller's transport settings. Its grid is not used:
+    the pack's lines are the cases."""
+    from pydantic import ValidationError
+
+    from ctxprobe.spec import Spec
+
+    keep = {k: source[k] for k in ("decoding", "judge", "judge_labels", "force_judge", "allow_beyond_window")
+            if source.get(k) is not None}
+    families = {label: dict(p) for label, p in (source.get("families") or {}).items() if isinstance(p, dict)}
+    given = {k: v for k, v in transport.items() if v is not None}
+    try:
+        return Spec.model_validate({**keep, **({"families": families} if families else {}), **given,
+                                    "model": model, "tokenizer": tokenizer})
+    except ValidationError as err:  # a bad transport setting
+        first = err.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise CtxprobeError(f"bad setting '{where}' for the pack run: {first['msg']}") from None
+
+
+def _checked_ids(cases: list[PackCase], tok: Any, tok_name: str, pack_path: str | Path, policy: str,
+                 force: bool) -> dict[int, Any]:
+    """Encode every prompt once, check it has the token count the pack was built to, and
+    keep its ids (by line) only as the provider needs them: none for a server, packed
+    for sims and HF, a list for llama.cpp."""
+    import array
+
+    kept: dict[int, Any] = {}
+    for pc in cases:
         ids = tok.encode_chat(pc.case.messages)
         if len(ids) != pc.case.token_count and not force:
             raise CtxprobeError(
                 f"{pack_path} line {pc.line}: the prompt is {len(ids)} tokens with {tok_name}, the pack "
                 f"says {pc.case.token_count}: use the pack's tokenizer (or --force)")
-        return ids
-
-    # Every check before the store is opened: a refused pack leaves no trace in it.
-    for pc in cases:
-        ids_for(pc)
-    families = {name: make_family(name, BuildContext(tokenizer=tok, haystack=spec.get("haystack")))
-                for name in sorted({c.case.cell.family for c in cases})}
-    provider = resolve_provider(model, tok)
-    try:
-        with Store(store_path) as store:
-            edited = sum(c.edited for c in cases)
-            meta = {"chat_template_hash": tok.chat_template_hash, "trained_context": tok.trained_context,
-                    "context_window": provider.context_window, "planned_cases": len(cases),
-                    "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
-                             **({"edited_lines": edited} if edited else {})}}
-            resumed = store.ensure_run(run_id, model=model, tokenizer=tok_name, family=",".join(families),
-                                       version=__version__, spec={**spec, "model": model}, meta=meta)
-            store.update_run(run_id, status="running")
-            done = store.done_case_ids(run_id)
-            todo = [c for c in cases if c.case.case_id not in done]
-            coord = Coordinator(store.path, run_id)  # its session starts inside the try below
-
-            def prepared(mine: Iterator[PackCase]) -> Iterator[Case]:
-                for pc in mine:
-                    pc.case.prompt_ids = ids_for(pc)
-                    yield pc.case
-
-            def sink(item: Attempted) -> None:
-                store.save_case(run_id, item.case)
-                record_response(store, run_id, families[item.case.cell.family], item)
-                coord.settle(item.case.case_id)
-
-            cfg = RunnerConfig(concurrency=concurrency, timeout=timeout, retries=retries,
-                               max_tokens=int(decoding.get("max_tokens", 48)),
-                               temperature=float(decoding.get("temperature", 0.0)), seed=decoding.get("seed"),
-                               top_p=decoding.get("top_p"))
-            def keep(case: Case) -> bool:
-                return coord.still_mine(case.case_id)
-
-            try:
-                coord.start()
-                sent = await send_claimed(todo, coord, lambda mine: execute(prepared(mine), provider, sink, cfg,
-                                                                            keep=keep),
-                                          key=lambda c: c.case.case_id)
-            finally:
-                coord.stopping.set()
-                finish_run(store, run_id, {c.case.case_id for c in cases}, coord)
-            return PackResult(run_id, resumed, sent, len(cases) - len(todo), store.path)
-    finally:
-        await provider.aclose()
+        if policy == "keep":
+            kept[pc.line] = list(ids)
+        elif policy == "compact":
+            kept[pc.line] = array.array("i", ids)
+    return kept
 
 
 def _source(cases: list[PackCase]) -> str | None:

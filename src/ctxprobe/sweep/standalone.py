@@ -1,6 +1,7 @@
 """Issue 8's knobs as function arguments, for tests and benchmarks.
 
-:func:`run_cases` is ``sweep.run_sweep`` with an executor callable (e.g. ``execute_ray``
+:func:`run_cases` is ``sweep.run_sweep`` (so the same :class:`~ctxprobe.sweep.session.SweepSession`:
+preflight, ledger, limits, truncation checks) with an executor callable (e.g. ``execute_ray``
 with test hooks), build workers, the live-token gate, an explicit plan and the sharing
 flag passed directly. :func:`make_sink` is the storing half of the sweep's sink alone (no
 ledger, display or judge), for ``benchmarks/bench_runner_overhead.py`` to time the runner

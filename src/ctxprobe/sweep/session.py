@@ -1,0 +1,321 @@
+"""One orchestration path: every way of running cases goes through a :class:`SweepSession`.
+
+``ctxprobe run`` (:func:`ctxprobe.sweep.run.run_sweep`), ``run --cases PACK``
+(:mod:`ctxprobe.sweep.packs`), adaptive rounds (which call ``run_sweep`` with chosen
+cases) and the in-process harness (:mod:`ctxprobe.sweep.standalone`) differ only in
+where their cases come from and how their run is named. Everything else is here, once,
+in the order a session takes:
+
+1. :meth:`SweepSession.resolve` — the provider, behind the spec's call policy;
+2. :meth:`SweepSession.preflight` — probe the serving path (exact token counts make any
+   shortfall truncation), then :meth:`SweepSession.window_error` per case;
+3. :meth:`SweepSession.open_ledger` and :meth:`SweepSession.open_judge` — the spending
+   cap and the calibrated judge, both before the store is touched;
+4. :meth:`SweepSession.run` — store the run (or resume it), send what is not done
+   through the claims of :mod:`.claiming`, score and store each response as it
+   arrives (:meth:`SweepSession.sink`), and finish the run's status.
+
+The caller describes its cases with :class:`RunRecord` (the run's identity and metadata)
+and :class:`Work` (the planned items, their ids and how each becomes a :class:`Case`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from rich.console import Console
+from rich.text import Text
+
+from ctxprobe._version import __version__
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models import ids_policy, resolve_provider
+from ctxprobe.models.base import Provider
+from ctxprobe.plan.prices import load_prices, price_for
+from ctxprobe.runner import Attempted, RunnerConfig, execute
+from ctxprobe.runner.budget import Ledger
+from ctxprobe.runner.client import CallPolicy, ModelClient
+from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
+from ctxprobe.scores.record import record_response
+from ctxprobe.spec import Spec
+from ctxprobe.store import Store
+from ctxprobe.store.claims import Coordinator
+from ctxprobe.sweep.claiming import finish_run, send_claimed
+from ctxprobe.sweep.display import Display
+from ctxprobe.sweep.preflight import PreflightReport, run_preflight
+from ctxprobe.core.family import Family
+from ctxprobe.core.case import Case
+from ctxprobe.tokenizers.base import Tokenizer
+
+T = TypeVar("T")
+#: ``runner.execute.execute`` or anything with its signature (``execute_ray``).
+Executor = Callable[..., Awaitable[int]]
+#: Spec fields recorded with a run as how it was sent (never part of its identity).
+TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The run a session stores into: its id and the row written when it is new."""
+
+    run_id: str
+    model: str
+    tokenizer: str
+    family: str
+    spec: dict[str, Any]
+    meta: dict[str, Any]
+
+
+@dataclass
+class Work(Generic[T]):
+    """What a session sends: ``items`` in order, each named by ``key`` (its case id) and
+    turned into a case by ``build`` (lazily, in the runner's producer thread)."""
+
+    items: list[T]
+    grid: set[str]  # case ids that make the run complete
+    key: Callable[[T], str]
+    build: Callable[[Iterator[T]], Iterator[Case]]
+    group: Callable[[T], Hashable] | None = None  # claim items of one group together
+    counted: set[str] | None = None  # case ids shown as planned (default: the grid)
+    units: dict[str, str] = field(default_factory=dict)  # family label -> "entries" (progress bar)
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    run_id: str
+    resumed: bool
+    sent: int
+    already_done: int
+    store_path: Path
+    peak_live_tokens: int | None = None  # with spec.live_tokens: the most tokens held in built cases
+
+
+def call_policy(spec: Spec) -> CallPolicy:
+    """The spec's retries, timeout, concurrency and rate limits, for one model's calls."""
+    return CallPolicy(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
+                      requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm)
+
+
+def warn(console: Console, message: str) -> None:
+    console.print(Text.assemble(("warning: ", "bold yellow"), message))
+
+
+class SweepSession:
+    """One session of sending cases to ``spec.model`` (see the module docstring)."""
+
+    def __init__(self, spec: Spec, tokenizer_name: str, tokenizer: Tokenizer,
+                 families: dict[str, tuple[Family, object]], *, console: Console | None = None,
+                 progress: bool = True, executor: Executor | None = None) -> None:
+        self.spec = spec
+        self.tokenizer_name = tokenizer_name
+        self.tokenizer = tokenizer
+        self.families = families
+        self.console = console or Console(stderr=True)
+        self.progress = progress
+        self.executor = executor
+        self._provider: Provider | None = None
+        self.checked: PreflightReport | None = None
+        self.ledger: Ledger | None = None
+        self.judge: Any = None  # a JudgeScorer when some family grades with a judge
+        self.judge_meta: dict[str, Any] = {}
+        self._judge_provider: Provider | None = None
+
+    # 1. resolve ---------------------------------------------------------------------------
+    def resolve(self, n_ctx: int | None = None) -> Provider:
+        self._provider = resolve_provider(self.spec.model, self.tokenizer, n_ctx=n_ctx)
+        return self._provider
+
+    @property
+    def provider(self) -> Provider:
+        if self._provider is None:
+            raise RuntimeError("resolve() the session's provider first")
+        return self._provider
+
+    @property
+    def ids(self) -> IdsPolicy:
+        """What the provider needs of a case's prompt ids."""
+        return ids_policy(self.provider)
+
+    # 2. preflight and checks -------------------------------------------------------------
+    async def preflight(self) -> PreflightReport | None:
+        self.checked = await run_preflight(self.provider, self.tokenizer, self.spec)
+        for message in self.checked.warnings if self.checked else ():
+            warn(self.console, message)
+        return self.checked
+
+    @property
+    def exact_counts(self) -> bool:
+        """Preflight saw the server count tokens exactly as we do: any shortfall is truncation."""
+        return self.checked is not None and self.checked.exact_counts
+
+    def window_error(self, case: Case) -> str | None:
+        """Why ``case`` cannot be sent within the model's window (None when it fits)."""
+        window = self.provider.context_window
+        out_tokens = case.max_tokens or self.spec.decoding.max_tokens
+        if window and case.token_count + out_tokens > window and not self.spec.allow_beyond_window:
+            return (f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
+                    f"{self.spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
+        return None
+
+    def checked_case(self, case: Case) -> Case:
+        """``case`` slimmed to what the provider needs, after the window check."""
+        why = self.window_error(case)
+        if why:
+            raise CtxprobeError(why)
+        return slim_case(case, self.ids)
+
+    # 3. ledger and judge -----------------------------------------------------------------
+    def open_ledger(self) -> Ledger:
+        spec = self.spec
+        self.ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
+                             spent=0.0, max_tokens=spec.decoding.max_tokens)
+        return self.ledger
+
+    async def open_judge(self, wanted: list[str]) -> Any:
+        """The calibrated judge for the family labels in ``wanted`` that grade with one
+        (None when none does); its calibration report goes into the run's metadata."""
+        if not wanted:
+            return None
+        spec = self.spec
+        if not spec.judge:
+            raise CtxprobeError(f"family {wanted[0]} grades with a judge (match: judge): name one with --judge MODEL")
+        from ctxprobe.scores.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
+
+        self._judge_provider = resolve_judge(spec.judge, self.tokenizer)
+        # the judge's own calls: retries and timeout from the spec, its own concurrency
+        # (the spec's rpm/tpm are the measured model's limits, not the judge's)
+        client = ModelClient(self._judge_provider, CallPolicy(concurrency=spec.concurrency, timeout=spec.timeout,
+                                                              retries=spec.retries))
+        items = load_labelled_set(spec.judge_labels) if spec.judge_labels else synthetic_labelled_set()
+        report = await acalibrate(client, items)
+        self.judge_meta["judge_calibration"] = report.to_dict()
+        self.console.print(f"judge {spec.judge}: {report.summary()}", highlight=False)
+        self.judge = JudgeScorer(client, report, force=spec.force_judge)
+        return self.judge
+
+    # 4. store, send, finish --------------------------------------------------------------
+    def _start(self, store: Store, record: RunRecord, work: Work[T]) -> bool:
+        meta = dict(record.meta)
+        if self.checked is not None:
+            meta["preflight"] = self.checked.to_dict()
+        meta.update(self.judge_meta)
+        resumed = store.ensure_run(record.run_id, model=record.model, tokenizer=record.tokenizer,
+                                   family=record.family, version=__version__, spec=record.spec, meta=meta)
+        assert self.ledger is not None
+        self.ledger.spent = store.spent(record.run_id)
+        if resumed:  # the serving path and the judge as of this session
+            store.update_run(record.run_id, meta={k: meta[k] for k in ("preflight", "judge_calibration") if k in meta})
+        planned = _planned_count(store, record.run_id, work.counted if work.counted is not None else work.grid)
+        store.update_run(record.run_id, status="running", meta={
+            "planned_cases": planned, "transport": {k: getattr(self.spec, k) for k in TRANSPORT_META}})
+        return resumed
+
+    def sink(self, store: Store, run_id: str, coord: Coordinator,
+             display: Display) -> Callable[[Attempted], Awaitable[None]]:
+        """Store the case, judge it if asked, settle its cost, score and store the reply."""
+        ledger, tokenizer = self.ledger, self.tokenizer
+        assert ledger is not None
+
+        async def sink(item: Attempted) -> None:
+            store.save_case(run_id, item.case)
+            r = item.result
+            judged = None
+            if self.judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
+                judged = await self.judge.ascore(item.case, r.text)  # a failed judge call is an error grade
+            observe = getattr(tokenizer, "observe", None)
+            if observe is not None and r is not None and r.prompt_tokens:
+                observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
+            cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
+            score, scored = record_response(store, run_id, self.families[item.case.cell.family][0], item,
+                                            judged=judged, cost_usd=cost, exact_counts=self.exact_counts)
+            coord.settle(item.case.case_id)
+            display.update(item.case, score, scored.outcome,
+                           ledger.spent if ledger.price and ledger.price.input else None)
+
+        return sink
+
+    def runner_config(self) -> RunnerConfig:
+        spec = self.spec
+        return RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
+                            max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
+                            seed=spec.decoding.seed, top_p=spec.decoding.top_p, requests_per_minute=spec.rpm,
+                            tokens_per_minute=spec.tpm)
+
+    async def run(self, store: Store, record: RunRecord, work: Work[T]) -> SessionResult:
+        """Store (or resume) ``record``'s run and send every item of ``work`` not yet done."""
+        spec, run_id = self.spec, record.run_id
+        if self.ledger is None:
+            self.open_ledger()
+        ledger = self.ledger
+        assert ledger is not None
+        resumed = self._start(store, record, work)
+        done = store.done_case_ids(run_id)
+        todo = [x for x in work.items if work.key(x) not in done]
+        # Other processes may run this on this store: every case is claimed before it is
+        # built and sent; cases another live process holds are waited for, or taken over.
+        coord = Coordinator(store.path, run_id)  # its session starts inside the try below
+        display = Display(len(work.items), len(work.items) - len(todo), self.progress, self.console, work.units)
+        sink = self.sink(store, run_id, coord, display)
+        cfg = self.runner_config()
+        # One client for every pass: the limits and the bound on requests in flight hold across them.
+        target: Any = spec.endpoints or (ModelClient(self.provider, cfg.policy()) if self.executor is None
+                                         and spec.executor == "local" else self.provider)
+        gate = MemoryGate(spec.live_tokens) if spec.live_tokens else None
+
+        def waiting(n: int) -> None:
+            self.console.print(f"waiting for {n} cases another process is sending (taken over if it stops)",
+                               highlight=False)
+
+        try:
+            coord.start()
+            run = self.executor or _executor(spec, self.tokenizer_name, self.provider)
+
+            async def send(mine: Iterator[T]) -> int:
+                cases = work.build(mine)
+                return await run(gate.wrap(cases) if gate else cases, target,
+                                 gate.wrap_sink(sink) if gate else sink, cfg,
+                                 admit=gate.wrap_admit(ledger.admit) if gate else ledger.admit,
+                                 keep=lambda case: coord.still_mine(case.case_id))
+
+            with display.progress:
+                sent = await send_claimed(todo, coord, send, key=work.key, group=work.group,
+                                          stop=lambda: ledger.refused > 0, on_wait=waiting)
+        finally:
+            # also on Ctrl-C: the cases whose responses were stored are already committed
+            coord.stopping.set()  # a producer thread waiting on other processes gives up
+            finish_run(store, run_id, work.grid, coord)
+        if ledger.refused:
+            self.console.print(f"stopped at the spending cap of ${spec.max_cost:.2f} (spent ${ledger.spent:.4f}); "
+                               "raise --max-cost and rerun to resume")
+        return SessionResult(run_id, resumed, sent, len(work.items) - len(todo), store.path,
+                             gate.peak_tokens if gate else None)
+
+    async def aclose(self) -> None:
+        try:
+            if self._judge_provider is not None:
+                await self._judge_provider.aclose()
+        finally:
+            if self._provider is not None:
+                await self._provider.aclose()
+
+
+def _planned_count(store: Store, run_id: str, wanted: set[str]) -> int:
+    """Cases the run plans, for counts shown against it: the spec's grid, or (for chosen
+    cases, e.g. adaptive rounds) every case chosen so far — never fewer than before."""
+    known = store.get_run(run_id)
+    before = known.meta.get("planned_cases") if known else None
+    return max(len(wanted | store.case_ids(run_id)), before if isinstance(before, int) else 0)
+
+
+def _executor(spec: Spec, tokenizer_name: str, provider: Provider) -> Executor:
+    """The local asyncio runner, or Ray actors (same contract, same sink on this process)."""
+    if spec.executor == "local":
+        return execute
+    from ctxprobe.runner.ray_executor import execute_ray
+
+    return functools.partial(execute_ray, address=spec.ray_address or os.environ.get("RAY_ADDRESS"),
+                             replicas=spec.ray_replicas, tokenizer=tokenizer_name, n_ctx=provider.context_window)
