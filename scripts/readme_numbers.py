@@ -136,9 +136,11 @@ def render_block(run_id: str, store: Path) -> str:
         if perfect and iv.reliable_up_to != max(s.length for s in prof.lengths):
             n = min(s.n for s in prof.lengths)
             need, reps = reps_to_show(report.threshold, iv.confidence, len(prof.depths))
+            now = int(report.run.spec.get("reps") or 0)
+            more = f", {reps / now:.3g}× the cases" if now else ""
             lines.append(f"  {n} of {n} correct cannot show an accuracy ≥ {fmt_threshold(report.threshold)} with "
                          f"{iv.confidence * 100:g}% confidence: that takes {need} of {need} "
-                         f"(`--reps {reps}` here).")
+                         f"(`--reps {reps}` here{more}).")
     with open_existing(store) as db:
         cached, _, sent = db.cache_totals(report.run.run_id)
         built, output, cases = db.db.execute(
