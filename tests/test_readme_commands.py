@@ -63,8 +63,9 @@ def _expand(command: str) -> list[str]:
 
 
 def _concrete(command: str, names: dict[str, str]) -> list[str]:
-    for old, new in SUBSTITUTIONS:
-        command = command.replace(old, new)
+    if not command.startswith("ctxprobe serve-local "):  # it serves the real embedded model: no sim stands in
+        for old, new in SUBSTITUTIONS:
+            command = command.replace(old, new)
     for placeholder, value in names.items():
         command = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w.-])", value, command)
     return shlex.split(command)[1:]
