@@ -148,7 +148,7 @@ def render_block(run_id: str, store: Path) -> str:
             " FROM cases c JOIN responses s USING (run_id, case_id) WHERE c.run_id=?",
             (report.run.run_id,)).fetchone()
     sent = sent or built
-    reuse = f", {cached:,} of them reused from its prefix cache ({sent - cached:,} computed)" if cached else ""
+    reuse = f", {cached:,} of them reused from the model's prefix cache ({sent - cached:,} computed)" if cached else ""
     lines += ["", f"Run `{report.run.run_id[:7]}`: {cases} cases, {sent:,} prompt tokens{reuse}, "
                   f"{output:,} output tokens."]
     return "\n".join(lines) + "\n"
