@@ -1,11 +1,14 @@
 """Every ``ctxprobe`` command shown in the README's code blocks runs (against sims).
 
-The commands are read from README.md itself, so the README cannot drift from the CLI.
+The commands are read from README.md itself (and docs/reference.md, which holds the spec
+file example), so the README cannot drift from the CLI; its Python example runs too.
 Only these substitutions are made, each declared in SUBSTITUTIONS / _concrete below:
 placeholders (RUN_ID, spec.yaml, pack.jsonl, FILE...) become real runs and files in a
 temporary folder, ``--model local``/``--model M`` become ``sim:perfect`` (the real model is
 exercised by the slow llama.cpp tests), the example server URL becomes a live sim server,
-``[--x]`` means the option is given, and ``a|b`` alternatives are each run.
+``[--x]`` means the option is given, and ``a|b`` alternatives are each run. ``serve-sim``
+and ``serve-local`` are started, waited for and stopped with Ctrl-C (serve-local serves the
+real embedded model, so the slow test needs it installed, as ``make test`` does).
 """
 
 from __future__ import annotations
@@ -24,18 +27,22 @@ from ctxprobe.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+REFERENCE = ROOT / "docs" / "reference.md"
 
 #: (README text, what the test runs instead): placeholders and the real model only.
 SUBSTITUTIONS: list[tuple[str, str]] = [
     ("--model local", "--model sim:perfect"),
     ("--model M", "--model sim:perfect"),
     ("--outcome distractor", "--outcome not_found"),  # sim:perfect never meets a distractor: keep the flag
+    ("openai-compat:NAME@http://127.0.0.1:8080/v1", "openai-compat:sim@SIMURL"),  # the sim server stands in
 ]
 
 
 def readme_commands(text: str | None = None) -> list[str]:
-    """``ctxprobe …`` lines of the README's bash blocks, continuations joined, comments dropped."""
-    text = README.read_text(encoding="utf-8") if text is None else text
+    """``ctxprobe …`` lines of the README's (and docs/reference.md's) bash blocks, continuations
+    joined, comments dropped."""
+    if text is None:
+        text = README.read_text(encoding="utf-8") + "\n" + REFERENCE.read_text(encoding="utf-8")
     commands: list[str] = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         joined = re.sub(r"\\\n\s*", " ", block)
@@ -56,8 +63,9 @@ def _expand(command: str) -> list[str]:
 
 
 def _concrete(command: str, names: dict[str, str]) -> list[str]:
-    for old, new in SUBSTITUTIONS:
-        command = command.replace(old, new)
+    if not command.startswith("ctxprobe serve-local "):  # it serves the real embedded model: no sim stands in
+        for old, new in SUBSTITUTIONS:
+            command = command.replace(old, new)
     for placeholder, value in names.items():
         command = re.sub(rf"(?<![\w/.-]){re.escape(placeholder)}(?![\w.-])", value, command)
     return shlex.split(command)[1:]
@@ -67,7 +75,7 @@ def test_readme_has_the_commands_we_expect() -> None:
     commands = readme_commands()
     verbs = {c.split()[1] for c in commands}
     assert verbs >= {"run", "plan", "runs", "report", "export", "failures", "compare", "check", "phonebook",
-                     "serve-sim"}
+                     "serve-sim", "serve-local"}
     assert len(commands) >= 20
 
 
@@ -88,7 +96,7 @@ def test_every_readme_command_parses(tmp_path: Path) -> None:
 
 
 def _spec_yaml() -> str:
-    block = re.search(r"### Spec file\n\n```yaml\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    block = re.search(r"### Spec file\n\n```yaml\n(.*?)```", REFERENCE.read_text(encoding="utf-8"), flags=re.S)
     assert block is not None
     return block.group(1).replace("model: local", "model: sim:perfect")
 
@@ -124,6 +132,9 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
                 if argv[0] == "serve-sim":
                     failed += _serve_sim(argv)
                     continue
+                if argv[0] == "serve-local":
+                    failed += _serve_local(argv)
+                    continue
                 if argv[0] in ("run", "phonebook"):
                     argv += ["--no-progress"]
                 try:
@@ -147,3 +158,52 @@ def _serve_sim(argv: list[str]) -> list[str]:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     return [] if "serving" in line and proc.returncode == 0 else [f"serve-sim {argv}: {line!r} {proc.returncode}"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve_local(argv: list[str], wait_s: float = 300.0) -> list[str]:
+    """Start the README's serve-local line on a free port, wait until it answers, stop it."""
+    import time
+
+    import httpx
+
+    port = _free_port()
+    argv = [str(port) if prev == "--port" else a for prev, a in zip(["", *argv], argv)]
+    proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", *argv], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + wait_s  # a bound, not a speed claim: loading the model takes a while
+        ready = False
+        while not ready and proc.poll() is None and time.monotonic() < deadline:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=5).status_code == 200
+            except httpx.HTTPError:
+                ready = False
+            if not ready:
+                time.sleep(0.5)
+        if not ready:
+            return [f"serve-local {argv}: never answered on port {port} (exit {proc.poll()})"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    return [] if proc.returncode in (0, 130, -signal.SIGINT) else [f"serve-local {argv}: exit {proc.returncode}: {err[-500:]}"]
+
+
+def _python_example() -> str:
+    block = re.search(r"## Python\n\n```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert block is not None
+    return block.group(1)
+
+
+def test_readme_python_example_runs(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", _python_example()], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "niah" in proc.stdout and "effective length" in proc.stdout
+    assert (tmp_path / "ctxprobe.sqlite").is_file()
