@@ -46,7 +46,7 @@ from ctxprobe.spec.units import fmt_length
 DEFAULT_DRAWS = 4000
 
 
-# -- exact binomial bounds (pure Python: analysis keeps no numpy/scipy dependency) ----------
+# -- exact binomial bounds (pure Python, no scipy: checked against scipy in the tests) ------
 
 
 def betainc(a: float, b: float, x: float) -> float:
