@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.report.html_parts import Figure, Table, figure
+from ctxprobe.report.html_parts import Figure, Table, figure, plotted
 
 _CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
@@ -86,13 +86,14 @@ def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) 
     for label, an in analyses.items():
         verdicts.append((label, phonebook_sentence(an)))
         base = png_dir / _stem(label)  # the run's own folder, beside its heatmap and curve
-        position = position_png(an, base / "phonebook-position.png", title=label)
-        sweep = msweep_png(an, base / "phonebook-msweep.png", title=label)
+        position = plotted(lambda: position_png(an, base / "phonebook-position.png", title=label))
+        sweep = plotted(lambda: msweep_png(an, base / "phonebook-msweep.png", title=label))
         figures += [_figure(position, f"{label}: recall by position, largest book, one line per N"),
                     _figure(sweep, f"{label}: M-sweep at N={an.n_ref}, one line per book size")]
     if len(analyses) > 1:
         first = next(iter(analyses.values()))
-        both = compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1], needles=first.n_ref)
+        both = plotted(lambda: compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1],
+                                           needles=first.n_ref))
         figures.insert(0, _figure(both, "runs compared at the first run's largest book and N"))
     return {"verdicts": verdicts, "figures": figures, "metrics": _metric_table(analyses)}
 
@@ -102,5 +103,5 @@ def _stem(label: str) -> str:
     return "".join(c for c in label.rsplit(" · ", 1)[-1] if c.isalnum() or c in "-_") or "run"
 
 
-def _figure(path: Path, caption: str) -> Figure:
+def _figure(path: Path | None, caption: str) -> Figure:
     return figure(path, caption, caption)
