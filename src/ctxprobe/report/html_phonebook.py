@@ -14,19 +14,15 @@ from typing import Any
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import Figure, Table, figure, plotted
+from ctxprobe.report.phonebook_terminal import phonebook_sentence
+
+__all__ = ["phonebook_section", "phonebook_sentence"]
 
 _CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
             "index, exact-match scoring, CSI against M=1,000 entries, NOI from N=10 to N=100; RRI is its RRS). "
             "Intervals: percentile bootstrap over runs (books); 'undefined' is the share of resamples in which a "
             "metric could not be computed (left out). " + PHONEBOOK_LEGEND)
-
-
-def _size(an: PhonebookAnalysis, length: int) -> str:
-    entries = an.entries.get(length)
-    if entries is not None and round(entries) == length:
-        return f"{length:,} entries"
-    return f"{length:,} tokens (≈{entries or 0:,.0f} entries)"
 
 
 def _value(m: MetricValue) -> str:
@@ -43,26 +39,6 @@ def _value(m: MetricValue) -> str:
     if m.note:
         text += f" — {m.note}"
     return text
-
-
-def phonebook_sentence(an: PhonebookAnalysis) -> str:
-    """The plain-language verdict: accuracy at the largest book, and the largest book that
-    holds everywhere (MUC). Plain text (the template escapes it)."""
-    longest = an.lengths[-1]
-    acc = an.accuracy.get((longest, an.n_ref))
-    muc = an.metric("MUC", "robust", None).value
-    parts = [f"at the largest book ({_size(an, longest)}, N={an.n_ref})"]
-    if acc is not None:
-        parts.append(f" {acc[0]:.0%} of needles were recalled (95% {acc[1]:.0%}–{acc[2]:.0%}, needles of one book counted as one cluster)")
-    if muc is None:
-        parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
-                     "in the smallest book.")
-    elif int(muc) == longest:
-        parts.append("; every tested book keeps every position above 0.8 — test larger books to find the limit.")
-    else:
-        parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
-                     "recall depends on where in the book an entry sits.")
-    return "".join(parts)
 
 
 def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> Table:

@@ -128,12 +128,37 @@ def truncation_line(answers: Mapping[tuple[int, int], AnswerStats], max_tokens: 
             "or more")
 
 
+def _size(an: PhonebookAnalysis, length: int) -> str:
+    entries = an.entries.get(length)
+    if entries is not None and round(entries) == length:
+        return f"{length:,} entries"
+    return f"{length:,} tokens (≈{entries or 0:,.0f} entries)"
+
+
+def phonebook_sentence(an: PhonebookAnalysis) -> str:
+    """The plain-language verdict: accuracy at the largest book, and the largest book that
+    holds everywhere (MUC). Plain text (the template escapes it)."""
+    longest = an.lengths[-1]
+    acc = an.accuracy.get((longest, an.n_ref))
+    muc = an.metric("MUC", "robust", None).value
+    parts = [f"at the largest book ({_size(an, longest)}, N={an.n_ref})"]
+    if acc is not None:
+        parts.append(f" {acc[0]:.0%} of needles were recalled (95% {acc[1]:.0%}–{acc[2]:.0%}, needles of one book counted as one cluster)")
+    if muc is None:
+        parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
+                     "in the smallest book.")
+    elif int(muc) == longest:
+        parts.append("; every tested book keeps every position above 0.8 — test larger books to find the limit.")
+    else:
+        parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
+                     "recall depends on where in the book an entry sits.")
+    return "".join(parts)
+
+
 def render_phonebook_terminal(analyses: Mapping[str, PhonebookAnalysis],
                               answers: Mapping[str, Mapping[tuple[int, int], AnswerStats]],
                               max_tokens: Mapping[str, int | None], console: Console) -> None:
     """Per run: the verdict line, the recall table and the output-limit line."""
-    from ctxprobe.report.html_phonebook import phonebook_sentence
-
     for label, an in analyses.items():
         counts = answers.get(label, {})
         tables = [_recall_table(an, counts, f"phonebook recall · {escape(label)}", compact)

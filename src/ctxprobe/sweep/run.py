@@ -28,6 +28,7 @@ from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.cases.memory import MemoryGate, slim_case
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
+from ctxprobe.cases.identity import check_builder
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.scores.record import record_response
 from ctxprobe.cases.sizing import Sizes, case_sizes
@@ -255,6 +256,9 @@ async def _run(spec: Spec, store: Store, tokenizer_name: str, tokenizer: Tokeniz
     grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
     resumed = store.ensure_run(run_id, model=spec.model, tokenizer=tokenizer_name, family=",".join(spec.families),
                                version=__version__, spec=spec.model_dump(), meta=meta)
+    # issue 23: a resume whose cases would now be built differently is refused (cases/identity.py)
+    check_builder(store, run_id, CaseBuilder(BuildSettings.of(spec, tokenizer_name), families).build,
+                  {p.case_id for p in plan}, resumed=resumed)
     ledger.spent = store.spent(run_id)
     if resumed:  # the serving path and the judge as of this session
         store.update_run(run_id, meta={k: meta[k] for k in ("preflight", "judge_calibration") if k in meta})
