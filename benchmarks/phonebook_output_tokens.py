@@ -18,6 +18,7 @@ of prompt, so keep the grid small.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 import tempfile
@@ -33,17 +34,38 @@ from ctxprobe.tasks.phonebook_grid import ANSWER_LEAD_IN, TOKENS_PER_NEEDLE, pho
 GENEROUS = 48
 
 
+_NUMBER_LINE = re.compile(r"\d{3}\D{0,3}\d{4}")
+
+
+def tokens_to_nth_line(output: str, n: int, count) -> int | None:
+    """Tokens up to the end of the answer's N-th line that holds a phone number: what a
+    full answer costs even for a model that never stops by itself (it keeps listing)."""
+    seen = 0
+    end = 0
+    for line in output.splitlines(keepends=True):
+        end += len(line)
+        if _NUMBER_LINE.search(line):
+            seen += 1
+            if seen == n:
+                return count(output[:end].rstrip("\n"))
+    return None
+
+
 def measure(model: str, entries: list[str], needles: list[int], runs: int, store: Path) -> list[dict]:
     spec = phonebook_spec(model=model, entries=entries, needles=needles, runs=runs,
                           max_tokens=GENEROUS * max(needles) + 128)
     result = run_sweep(spec, store, progress=False)
+    from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
+
+    tok = resolve_tokenizer(spec.tokenizer or infer_tokenizer(model), model=model)
     rows = []
     for rec in iter_export(result.run_id, store):
         if rec.get("completion_tokens") is None:
             continue
         n = rec["meta"]["needles"]
         rows.append({"n": n, "tokens": rec["completion_tokens"], "finish": rec.get("finish_reason"),
-                     "per_needle": rec["completion_tokens"] / n, "outcome": rec.get("outcome")})
+                     "per_needle": rec["completion_tokens"] / n, "outcome": rec.get("outcome"),
+                     "to_n": tokens_to_nth_line(rec.get("output") or "", n, tok.count)})
     return rows
 
 
@@ -84,6 +106,13 @@ def main() -> int:
                   f"p95 {p95:.1f}, max {per[-1]:.1f}; longest answer {max(r['tokens'] for r in rows)} tokens"
                   f"{'' if pre is None else f'; preamble ≈ {pre:.0f} tokens'}; {cut} hit the generous limit; "
                   f"{fits}/{len(rows)} fit the current default")
+            full = [r for r in rows if r["to_n"] is not None]
+            if full:
+                need = max(r["to_n"] for r in full)
+                print(f"  answers listing all N lines: {len(full)}/{len(rows)}; tokens to the N-th line: max {need}, "
+                      f"per needle max {max(r['to_n'] / r['n'] for r in full):.1f} (preamble included); "
+                      f"{sum(r['to_n'] <= TOKENS_PER_NEEDLE * r['n'] + ANSWER_LEAD_IN for r in full)}/{len(full)} "
+                      "fit the current default")
     return 0
 
 

@@ -30,6 +30,17 @@ def test_cut_off_answers_are_counted_and_a_fitting_limit_suggested() -> None:
     assert st.suggested == max(256, 224)
 
 
+def test_an_answer_naming_every_name_then_running_on_is_not_cut_off() -> None:
+    """The embedded 135M model lists all N names, then repeats itself to the limit."""
+    from ctxprobe.report.phonebook_terminal import ran_on_line
+
+    st = tally_answers([_rec("output_truncated", "length", listed=10), _rec("output_truncated", "length", listed=9)],
+                       352)
+    assert (st[(100, 10)].cut, st[(100, 10)].ran_on) == (1, 1)
+    line = ran_on_line(st)
+    assert line is not None and line.startswith("1 of 2 answers named every asked name")
+
+
 @pytest.mark.parametrize("outcome, finish, cut", [
     ("correct", "length", 0),  # every needle right: the limit cost nothing
     ("partial", "stop", 0),  # the model stopped by itself
@@ -38,7 +49,7 @@ def test_cut_off_answers_are_counted_and_a_fitting_limit_suggested() -> None:
     ("output_truncated", "length", 1),
 ])
 def test_what_counts_as_cut_off(outcome: str, finish: str, cut: int) -> None:
-    assert tally_answers([_rec(outcome, finish)], 100)[(100, 10)].cut == cut
+    assert tally_answers([_rec(outcome, finish, listed=5)], 100)[(100, 10)].cut == cut
 
 
 def test_suggestion_boundary_exact_multiple_is_kept() -> None:

@@ -31,6 +31,7 @@ class AnswerStats:
     answers: int = 0
     cut: int = 0
     suggested: int = 0  # an output limit that would have fit the longest cut-off answer (0: none cut)
+    ran_on: int = 0  # stopped by the limit after naming every asked name: the model went on by itself
     outcomes: dict[str, int] = field(default_factory=dict)
 
 
@@ -51,10 +52,13 @@ def tally_answers(records: Iterable[Mapping[str, Any]], max_tokens: int | None) 
         stopped = rec.get("finish_reason") == "length" and rec["outcome"] != "correct"
         if rec["outcome"] != "output_truncated" and not stopped:
             continue
-        st.cut += 1
-        limit = rec.get("completion_tokens") or max_tokens or 0
         needles = (rec.get("detail") or {}).get("needles") or []
         listed = sum(1 for d in needles if d.get("returned") is not None)
+        if needles and listed == len(needles):
+            st.ran_on += 1  # every name answered, then more text: a larger limit changes nothing
+            continue
+        st.cut += 1
+        limit = rec.get("completion_tokens") or max_tokens or 0
         need = 2 * limit if listed == 0 else math.ceil(limit * key[1] / listed)
         st.suggested = max(st.suggested, _ROUND * math.ceil(need / _ROUND))
     return out
@@ -115,6 +119,17 @@ def _recall_table(an: PhonebookAnalysis, answers: Mapping[tuple[int, int], Answe
     return table
 
 
+def ran_on_line(answers: Mapping[tuple[int, int], AnswerStats]) -> str | None:
+    """Answers that named every asked name and kept writing to the limit (a small model
+    repeating itself): not cut short, so not a setting to change."""
+    ran_on = sum(s.ran_on for s in answers.values())
+    if not ran_on:
+        return None
+    total = sum(s.answers for s in answers.values())
+    return (f"{ran_on} of {total} answers named every asked name, then kept writing until the output limit (the "
+            "model does not stop by itself): their recall is as scored; a larger --max-tokens would not change it")
+
+
 def truncation_line(answers: Mapping[tuple[int, int], AnswerStats], max_tokens: int | None) -> str | None:
     """The one line that says answers were cut off, and the limit that would fit them."""
     cut = sum(s.cut for s in answers.values())
@@ -166,6 +181,6 @@ def render_phonebook_terminal(analyses: Mapping[str, PhonebookAnalysis],
         console.print(fitting(console, tables))
         sentence = phonebook_sentence(an)
         console.print(escape(f"{label}: {sentence[0].upper()}{sentence[1:]}"), highlight=False)
-        line = truncation_line(counts, max_tokens.get(label))
-        if line:
-            console.print("[bold yellow]note:[/] " + escape(line), highlight=False)
+        for line in (truncation_line(counts, max_tokens.get(label)), ran_on_line(counts)):
+            if line:
+                console.print("[bold yellow]note:[/] " + escape(line), highlight=False)
