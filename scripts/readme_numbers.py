@@ -93,7 +93,7 @@ def _count(stat) -> str:  # noqa: ANN001 (a LengthStat)
 
 
 def _failures(stat) -> str:  # noqa: ANN001
-    from ctxprobe.tasks.case import OUTCOMES
+    from ctxprobe.core.outcome import OUTCOMES
 
     seen = [o for o in OUTCOMES if o != "correct" and stat.outcomes.get(o)]
     seen += sorted(o for o in stat.outcomes if o not in OUTCOMES and o != "correct")

@@ -16,7 +16,7 @@ model with a depth dip (the U shape), blurring the interval with composition noi
 and the walk is grid.py's: ascending lengths, stop at the first length that fails or has
 no scored case. Harness failures are left out, as everywhere in analysis.
 
-Pure Python (``random``), so analysis keeps no numpy dependency: a cell whose scores are
+Pure Python (``random``), no array library needed for this walk: a cell whose scores are
 all equal (the common case: all right or all wrong) is constant under resampling and
 costs nothing; 2000 resamples of a few thousand cases take well under a second.
 """

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ctxprobe.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -80,6 +81,22 @@ class RunCases:
     run_id: str
     model: str
     cases: dict[str, CaseResult]
+    #: what decides a run's prompts besides its cells (seed, tokenizer, chat template, case
+    #: builder, lengths…): named when two runs cannot pair
+    about: dict[str, Any] = field(default_factory=dict)
+
+
+def unpaired_reason(a: RunCases, b: RunCases) -> str:
+    """Why two runs hold different cases, from what their specs and builders record."""
+    diffs = [f"{k.replace('_', ' ')} {a.about[k]!r} vs {b.about[k]!r}" for k in a.about
+             if k in b.about and a.about[k] != b.about[k]]
+    return "; ".join(diffs) if diffs else "seed, tokenizer, chat template, haystack or case builder differ"
+
+
+def _repair_hint(a: RunCases, b: RunCases) -> str:
+    return (f"compare runs of one spec, or re-send {a.run_id}'s prompts to {b.model}: `ctxprobe export {a.run_id} "
+            f"--jsonl -o {a.run_id}.jsonl` then `ctxprobe run --cases {a.run_id}.jsonl --model {b.model}`, and "
+            f"compare {a.run_id} with that run")
 
 
 @dataclass(frozen=True)
@@ -222,8 +239,7 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
     shared = sorted(a.cases.keys() & b.cases.keys(), key=lambda k: _grid_key(a.cases[k]))
     if not shared:
         raise CtxprobeError(
-            f"runs {a.run_id} and {b.run_id} share no case: compare runs of the same spec seed, "
-            "lengths, depths and tokenizer")
+            f"runs {a.run_id} and {b.run_id} share no case ({unpaired_reason(a, b)}): {_repair_hint(a, b)}")
     for case_id in shared:
         ca_, cb_ = a.cases[case_id], b.cases[case_id]
         if ca_.needles is not None and cb_.needles is not None and not same_needles(ca_.needles, cb_.needles):
@@ -232,8 +248,8 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
                 "by needle")
         if ca_.prompt_hash != cb_.prompt_hash:
             raise CtxprobeError(
-                f"runs {a.run_id} and {b.run_id} hold different prompts for case {case_id}: they were not built "
-                "from the same seeded cases (seed, tokenizer, chat template or haystack differ); cannot pair them")
+                f"runs {a.run_id} and {b.run_id} hold different prompts for case {case_id}, so they cannot pair "
+                f"({unpaired_reason(a, b)}): {_repair_hint(a, b)}")
     pairs: list[Pair] = []
     excluded = 0
     for case_id in shared:

@@ -47,7 +47,7 @@ from ctxprobe.core.outcome import Outcome
 DEFAULT_DRAWS = 4000
 
 
-# -- exact binomial bounds (pure Python: analysis keeps no numpy/scipy dependency) ----------
+# -- exact binomial bounds (pure Python, no scipy: checked against scipy in the tests) ------
 
 
 def betainc(a: float, b: float, x: float) -> float:

@@ -33,6 +33,15 @@ from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.family import Family
 
+#: The case builder's version, stored with every run (``meta["builder_version"]``): bump it in
+#: the same change that alters any prompt an unchanged spec builds (family texts, filler,
+#: packing, sizing, chat layout), so a run stored before the change is never resumed with
+#: prompts of two builders (:func:`ctxprobe.cases.identity.check_builder`).
+#: 1: up to b7405e5; 2: issue 16's packer (its fill tolerance changed most prompts);
+#: 3: needles placed at the depth recorded (the haystack without the needle) and RULER's
+#: qa/fwe/cwe/vt rules (issue 24's loose ends).
+BUILDER_VERSION = 3
+
 #: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).
 SHARED, INDEPENDENT = "shared", "independent"
 

@@ -175,8 +175,13 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         top_p=args.top_p, method=args.method, **extra)
     result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
-    phonebook_report([result.run_id], args.store, None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
-                     out)
+    from ctxprobe.report.plots import can_plot
+
+    skip = args.no_plots or (args.out is None and not can_plot())  # --out asks for PNGs: refused without [plot]
+    phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out)
+    if skip and not args.no_plots:
+        out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
+                  highlight=False, markup=False)
     return _exit_code(result.run_id, args.store, err)
 
 

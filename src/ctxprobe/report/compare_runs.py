@@ -21,7 +21,18 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
             family, needles = multi if multi is not None else (rec["family"], None)
             cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
                                                rec["depth"], rec["score"], rec["outcome"], needles)
-    return RunCases(run.run_id, run.model, cases)
+    return RunCases(run.run_id, run.model, cases, about(run))
+
+
+def about(run: object) -> dict[str, object]:
+    """What decides a run's prompts besides its cells, as stored: named when runs cannot pair."""
+    spec: dict = getattr(run, "spec", {}) or {}
+    meta: dict = getattr(run, "meta", {}) or {}
+    return {"seed": spec.get("seed"), "tokenizer": getattr(run, "tokenizer", None),
+            "chat_template": meta.get("chat_template_hash"),
+            "case_builder": meta.get("builder_version", "unrecorded (before versions)"),
+            "families": sorted(spec.get("families") or {}), "lengths": spec.get("lengths"),
+            "depths": spec.get("depths"), "haystack": spec.get("haystack")}
 
 
 def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,

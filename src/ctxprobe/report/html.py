@@ -24,7 +24,7 @@ from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import Cell, Figure, Table, figure, render, score_cell, td
+from ctxprobe.report.html_parts import Cell, Figure, Table, figure, plotted, render, score_cell, td
 from ctxprobe.report.html_sections import (
     RunView,
     audit_tables,
@@ -323,7 +323,7 @@ def _all_families(views: list[RunView], png_dir: Path) -> list[Figure]:
         profiles = [p for p in v.profiles if length_unit(v.run.spec, p.family) == "tokens"]
         if not profiles:
             continue
-        path = all_families_png(profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label)
+        path = plotted(lambda: all_families_png(profiles, png_dir / slug(v.run.run_id) / "all-families.png", v.label))
         figures.append(figure(path, "all families, " + v.label, f"{v.label}: every family on one chart; ring = "
                               "effective length; dashed red = threshold."))
     return figures

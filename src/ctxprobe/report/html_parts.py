@@ -9,6 +9,7 @@ spec) can only ever reach the page as text.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -71,7 +72,7 @@ class Image:
 
 @dataclass(frozen=True)
 class Figure:
-    image: Image
+    image: Image | None  # None: not drawn (a plain install has no matplotlib; the page says so)
     caption: str
 
 
@@ -109,5 +110,13 @@ def image(path: Path, alt: str) -> Image:
     return Image(base64.b64encode(path.read_bytes()).decode("ascii"), alt)
 
 
-def figure(path: Path, alt: str, caption: str) -> Figure:
-    return Figure(image(path, alt), caption)
+def figure(path: Path | None, alt: str, caption: str) -> Figure:
+    return Figure(image(path, alt) if path is not None else None, caption)
+
+
+def plotted(draw: Callable[[], Path]) -> Path | None:
+    """``draw()``'s PNG, or None when matplotlib is not installed: the page is complete
+    without its plots (tables and verdicts carry every number) and names the extra."""
+    from ctxprobe.report.plots import can_plot
+
+    return draw() if can_plot() else None

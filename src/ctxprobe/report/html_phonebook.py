@@ -13,20 +13,16 @@ from typing import Any
 
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.report.html_parts import Figure, Table, figure
+from ctxprobe.report.html_parts import Figure, Table, figure, plotted
+from ctxprobe.report.phonebook_terminal import phonebook_sentence
+
+__all__ = ["phonebook_section", "phonebook_sentence"]
 
 _CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
             "index, exact-match scoring, CSI against M=1,000 entries, NOI from N=10 to N=100; RRI is its RRS). "
             "Intervals: percentile bootstrap over runs (books); 'undefined' is the share of resamples in which a "
             "metric could not be computed (left out). " + PHONEBOOK_LEGEND)
-
-
-def _size(an: PhonebookAnalysis, length: int) -> str:
-    entries = an.entries.get(length)
-    if entries is not None and round(entries) == length:
-        return f"{length:,} entries"
-    return f"{length:,} tokens (≈{entries or 0:,.0f} entries)"
 
 
 def _value(m: MetricValue) -> str:
@@ -43,26 +39,6 @@ def _value(m: MetricValue) -> str:
     if m.note:
         text += f" — {m.note}"
     return text
-
-
-def phonebook_sentence(an: PhonebookAnalysis) -> str:
-    """The plain-language verdict: accuracy at the largest book, and the largest book that
-    holds everywhere (MUC). Plain text (the template escapes it)."""
-    longest = an.lengths[-1]
-    acc = an.accuracy.get((longest, an.n_ref))
-    muc = an.metric("MUC", "robust", None).value
-    parts = [f"at the largest book ({_size(an, longest)}, N={an.n_ref})"]
-    if acc is not None:
-        parts.append(f" {acc[0]:.0%} of needles were recalled (95% {acc[1]:.0%}–{acc[2]:.0%}, needles of one book counted as one cluster)")
-    if muc is None:
-        parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
-                     "in the smallest book.")
-    elif int(muc) == longest:
-        parts.append("; every tested book keeps every position above 0.8 — test larger books to find the limit.")
-    else:
-        parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
-                     "recall depends on where in the book an entry sits.")
-    return "".join(parts)
 
 
 def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> Table:
@@ -86,13 +62,14 @@ def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) 
     for label, an in analyses.items():
         verdicts.append((label, phonebook_sentence(an)))
         base = png_dir / _stem(label)  # the run's own folder, beside its heatmap and curve
-        position = position_png(an, base / "phonebook-position.png", title=label)
-        sweep = msweep_png(an, base / "phonebook-msweep.png", title=label)
+        position = plotted(lambda: position_png(an, base / "phonebook-position.png", title=label))
+        sweep = plotted(lambda: msweep_png(an, base / "phonebook-msweep.png", title=label))
         figures += [_figure(position, f"{label}: recall by position, largest book, one line per N"),
                     _figure(sweep, f"{label}: M-sweep at N={an.n_ref}, one line per book size")]
     if len(analyses) > 1:
         first = next(iter(analyses.values()))
-        both = compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1], needles=first.n_ref)
+        both = plotted(lambda: compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1],
+                                           needles=first.n_ref))
         figures.insert(0, _figure(both, "runs compared at the first run's largest book and N"))
     return {"verdicts": verdicts, "figures": figures, "metrics": _metric_table(analyses)}
 
@@ -102,5 +79,5 @@ def _stem(label: str) -> str:
     return "".join(c for c in label.rsplit(" · ", 1)[-1] if c.isalnum() or c in "-_") or "run"
 
 
-def _figure(path: Path, caption: str) -> Figure:
+def _figure(path: Path | None, caption: str) -> Figure:
     return figure(path, caption, caption)

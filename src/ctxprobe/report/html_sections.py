@@ -17,7 +17,7 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, score_cell, td
+from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
@@ -63,15 +63,15 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
         article["in_entries"] = True
         return article
     if len(present) > 1:
-        path = runs_curve_png(family, [(v.label, p) for v, p in present],
-                              png_dir / f"compare-{slug(family)}-curve.png")
+        path = plotted(lambda: runs_curve_png(family, [(v.label, p) for v, p in present],
+                                              png_dir / f"compare-{slug(family)}-curve.png"))
         caption = "All runs on one chart: accuracy over all depths, Wilson 95% bands, ring = effective length."
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
         trained = v.run.meta.get("trained_context") if length_unit(v.run.spec, family) == "tokens" else None
-        heat = heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label, trained)
-        curve = curve_png(prof, base / f"{slug(family)}-curve.png", v.label, trained)
+        heat = plotted(lambda: heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label, trained))
+        curve = plotted(lambda: curve_png(prof, base / f"{slug(family)}-curve.png", v.label, trained))
         verdict = effective_length_line(prof)
         article["figures"] += [
             figure(heat, f"{family} heatmap, {v.label}",

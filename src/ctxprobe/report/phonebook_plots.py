@@ -158,15 +158,24 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     (one position plot and one M-sweep per run; with several runs, a side-by-side plot)."""
     from ctxprobe.store import open_existing
 
+    from ctxprobe.report.phonebook_terminal import light_records, render_phonebook_terminal, tally_answers
+
     analyses: dict[str, PhonebookAnalysis] = {}
+    answers: dict[str, Any] = {}
+    limits: dict[str, int | None] = {}
     with open_existing(store_path) as store:
         for run_id in run_ids:
             run = store.require_run(run_id)
-            results = needle_results(store.iter_case_records(run.run_id))
+            records = list(light_records(store.iter_case_records(run.run_id)))
+            results = needle_results(records)
             if not results:
                 raise CtxprobeError(f"run {run.run_id} has no scored phonebook cases")
-            analyses[f"{run.model} · {run.run_id[:8]}"] = analyse(results, bootstrap=bootstrap)
+            label = f"{run.model} · {run.run_id[:8]}"
+            limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
+            analyses[label] = analyse(results, bootstrap=bootstrap)
+            answers[label] = tally_answers(records, limits[label])
     if console is not None:
+        render_phonebook_terminal(analyses, answers, limits, console)
         render_metrics_table(analyses, console)
     plots: list[Path] = []
     if out_dir is not None:

@@ -25,6 +25,13 @@ _FIGSIZE = (7.0, 4.5)
 _DPI = 120
 
 
+def can_plot() -> bool:
+    """Whether matplotlib is installed (``ctxprobe[plot]``); without it the reports have no PNGs."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def _pyplot() -> Any:
     """matplotlib.pyplot on the non-interactive Agg backend, or a one-line install hint."""
     try:

@@ -142,6 +142,13 @@ class Store:
         rows = self.db.execute("SELECT case_id FROM responses WHERE run_id=? AND outcome != 'error'", (run_id,))
         return {r[0] for r in rows}
 
+    def sample_case(self, run_id: str) -> tuple[str, str, int, float, int, str] | None:
+        """One stored case, the cheapest to rebuild (the shortest length): (case_id, family,
+        length, depth, rep, prompt_hash), or None when the run has none yet."""
+        row = self.db.execute("SELECT case_id, family, length, depth, rep, prompt_hash FROM cases WHERE run_id=?"
+                              " ORDER BY length, rep, depth, case_id LIMIT 1", (run_id,)).fetchone()
+        return None if row is None else (row[0], row[1], int(row[2]), float(row[3]), int(row[4]), row[5])
+
     def case_ids(self, run_id: str) -> set[str]:
         """Cases built and stored for the run."""
         return {r[0] for r in self.db.execute("SELECT case_id FROM cases WHERE run_id=?", (run_id,))}

@@ -82,6 +82,8 @@ class Work(Generic[T]):
     group: Callable[[T], Hashable] | None = None  # claim items of one group together
     counted: set[str] | None = None  # case ids shown as planned (default: the grid)
     units: dict[str, str] = field(default_factory=dict)  # family label -> "entries" (progress bar)
+    #: Checks the stored run before anything is sent (store, run id, resumed); raises to refuse.
+    verify: Callable[[Store, str, bool], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,8 @@ class SweepSession:
         meta.update(self.judge_meta)
         resumed = store.ensure_run(record.run_id, model=record.model, tokenizer=record.tokenizer,
                                    family=record.family, version=__version__, spec=record.spec, meta=meta)
+        if work.verify is not None:
+            work.verify(store, record.run_id, resumed)
         assert self.ledger is not None
         self.ledger.spent = store.spent(record.run_id)
         if resumed:  # the serving path and the judge as of this session

@@ -15,8 +15,12 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec, make_spec, parse_length
 
 #: Output tokens allowed per asked name: one ``name : (xxx) xxx-xxxx`` line is ~25 tokens
-#: with SmolLM2's tokenizer; the margin covers chattier tokenizers and a preamble.
+#: with SmolLM2's tokenizer (measured: the sims 25.0-25.6, the embedded model 256-264 tokens
+#: for 10 lines with its preamble; benchmarks/phonebook_output_tokens.py, docs/phonebook.md);
+#: the margin covers chattier tokenizers.
 TOKENS_PER_NEEDLE = 32
+#: Output tokens allowed on top for a preamble ("Here are the numbers:").
+ANSWER_LEAD_IN = 32
 #: The original sends top_p 0.95 with temperature 0 (OpenAI, Together and Gemini paths).
 POST_TOP_P = 0.95
 _ENTRIES_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
@@ -87,7 +91,7 @@ def phonebook_spec(
         "model": model, "families": {"phonebook": params}, "lengths": grid, "depths": [0.0],
         "reps": runs * len(ns) * shards, "seed": seed,
         "decoding": {"temperature": temperature, "top_p": top_p,
-                     "max_tokens": max_tokens or min(32768, per_needle * max(ns) + 32)},
+                     "max_tokens": max_tokens or min(32768, per_needle * max(ns) + ANSWER_LEAD_IN)},
         **spec_fields,
     }
     if tokenizer is not None:
