@@ -90,7 +90,7 @@ def _llamacpp(spec: str, tokenizer: Tokenizer, n_ctx: int | None) -> Provider:
         path = Path(spec.split(":", 1)[1]).expanduser()
         if not path.is_file():
             raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
-    from ctxprobe.tokenizers.gguf import gguf_trained_context
+    from ctxprobe.embedded.gguf_meta import gguf_trained_context
 
     # The trained window (GGUF metadata) is the default runtime window: positions past it
     # were never trained, so lengths beyond it need --allow-beyond-window (which passes n_ctx).
@@ -107,7 +107,7 @@ def ids_policy(provider: object) -> IdsPolicy:
     if module.endswith((".openai_api", ".anthropic_api", ".gemini_api")):
         return "drop"
     if module.endswith(".llamacpp"):
-        return "keep"  # llama-cpp-python only takes a list of ints as a token prompt
+        return "keep"  # the prompt goes to llama.cpp's server as a JSON list of ints
     return "compact"  # sims read len(); hf_local copies with list()
 
 

