@@ -29,7 +29,7 @@ ABORT_BATCH = 128
 LOOPBACK = "127.0.0.1"
 
 
-def import_xllamacpp(purpose: str, extra: str = "local") -> Any:
+def import_xllamacpp(purpose: str, extra: str = "llamacpp") -> Any:
     try:
         import xllamacpp
     except ImportError:
@@ -55,8 +55,8 @@ class EngineConfig:
 class Engine:
     """One loaded GGUF behind llama.cpp's server (in process and on ``base_url``)."""
 
-    def __init__(self, config: EngineConfig, purpose: str = "The llama.cpp engine") -> None:
-        xllamacpp = import_xllamacpp(purpose)
+    def __init__(self, config: EngineConfig, purpose: str = "The llama.cpp engine", extra: str = "llamacpp") -> None:
+        xllamacpp = import_xllamacpp(purpose, extra)
         if not config.path.is_file():
             raise CtxprobeError(f"no GGUF file at {config.path}")
         if config.host != LOOPBACK:

@@ -60,7 +60,8 @@ class LlamaCppProvider:
     def _load(self) -> Engine:
         if self._engine is None:
             config = EngineConfig(path=self.path, n_ctx=self.context_window or DEFAULT_N_CTX, n_threads=self._n_threads)
-            self._engine = Engine(config, purpose=f"The model '{self.name}'")
+            self._engine = Engine(config, purpose=f"The model '{self.name}'",
+                                  extra="local" if self.name == "local" else "llamacpp")
         return self._engine
 
     def _body(self, request: GenerateRequest, ids: list[int]) -> dict[str, Any]:
