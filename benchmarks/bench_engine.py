@@ -175,8 +175,10 @@ def main() -> None:
         for n in lengths:
             times = [eng.complete(ids_by_len[n], 1)[1] for _ in range(args.reps)]
             r[f"prefill_{n}"] = n / statistics.median(times)
+            print(f"  {eng.name}: prefill {n} tokens: {r[f'prefill_{n}']:.1f} tok/s", flush=True)
         answers[eng.name] = [eng.complete(ids, args.answer_tokens)[0] for ids in r["chat_ids"][:4]]
         r["abort_s"], r["abort_processed"] = eng.abort_latency(ids_by_len[4096], args.abort_after)
+        print(f"  {eng.name}: abort latency {r['abort_s']:.3f} s", flush=True)
         eng.close()
         results[eng.name] = r
     x, lp = results["xllamacpp"], results["llama-cpp-python"]
