@@ -1,5 +1,5 @@
 # The README's commands. They work on a fresh machine (Python >= 3.10, network access to
-# PyPI only; a C compiler for llama-cpp-python's first build in `demo` and `test`).
+# PyPI only). Nothing is compiled: llama.cpp comes as the prebuilt xllamacpp wheel.
 PY ?= python3
 VENV ?= $(CURDIR)/.venv
 BIN := $(VENV)/bin
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # everything the whole test suite needs (what CI runs); other sessions wait for this file
 STAMP := $(VENV)/.ctxprobe-installed
-# only what the demo uses: llama.cpp, the model file, matplotlib
+# only what the demo uses: llama.cpp (prebuilt), the model file, matplotlib
 DEMO_STAMP := $(VENV)/.ctxprobe-demo-installed
 
 .PHONY: demo test test-fast install clean

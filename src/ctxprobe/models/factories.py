@@ -59,7 +59,7 @@ def make_llamacpp(ref: ModelRef, *, tokenizer: Tokenizer, n_ctx: int | None = No
         path = Path(ref.spec.split(":", 1)[1]).expanduser()
         if not path.is_file():
             raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
-    from ctxprobe.tokenizers.gguf import gguf_trained_context
+    from ctxprobe.embedded.gguf_meta import gguf_trained_context
 
     # The trained window (GGUF metadata) is the default runtime window: positions past it
     # were never trained, so lengths beyond it need --allow-beyond-window (which passes n_ctx).

@@ -1,52 +1,42 @@
 """In-process llama.cpp models: ``local`` (the embedded SmolLM2) and ``llamacpp:/path.gguf``.
 
-The prompt is sent as token ids — the exact ids the case was counted with (GGUF chat
-template applied by our tokenizer) — so the model sees precisely the measured length.
-llama.cpp keeps the KV cache of the longest common prefix between consecutive calls, so
-cases that share filler before the needle are cheaper when sent in order.
+The engine is llama.cpp's native server from the prebuilt ``xllamacpp`` wheel
+(:mod:`ctxprobe.embedded.xllama`), called in process. The prompt is sent as token ids —
+the exact ids the case was counted with (chat template applied by our tokenizer) — so
+the model sees precisely the measured length. llama.cpp's prompt cache keeps the longest
+common prefix between consecutive requests (reported back as ``cached_tokens``), so cases
+that share filler before the needle are cheaper when sent in order.
 
-Interruption: generation runs in a worker thread, which Python cannot stop; a cancelled
-request (Ctrl-C, a timeout) sets the request's abort flag, which llama.cpp's abort
-callback reads between the nodes of every compute graph, so the in-flight prefill or
-decode step stops within milliseconds instead of running the prompt to its end. The
-aborted call raises, nothing of it is stored, and the KV cache keeps only fully computed
-batches (llama-cpp-python trims the rest on the next call), so the model stays usable.
+Interruption: the request is streamed with prompt-progress events, one per server step
+(:data:`~ctxprobe.embedded.xllama.ABORT_BATCH` prompt tokens). A cancelled request
+(Ctrl-C, a timeout) sets the request's abort flag; the next event returns "stop" to
+llama.cpp, which drops the request at that step. The aborted call raises, nothing of it
+is stored, and the slot keeps only fully computed steps, so the model stays usable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.embedded.llama import import_llama_cpp
-from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.embedded.xllama import Engine, EngineConfig
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
 from ctxprobe.tokenizers.base import Tokenizer
 
 DEFAULT_N_CTX = 16384
 
 
-def kept_prefix(llm: Any, ids: list[int]) -> int | None:
-    """Prompt tokens llama-cpp-python will keep from its KV cache for ``ids``, by its own
-    rule (``Llama.generate``): the longest common prefix of the tokens it holds and the
-    prompt, less one when that is the whole prompt (the last token is replayed to refresh
-    the logits). ``None`` if this llama-cpp-python exposes no held tokens."""
-    held = getattr(llm, "_input_ids", None)  # input_ids[:n_tokens]
-    if held is None:
-        return None
-    n = 0
-    for a, b in zip(held, ids):
-        if int(a) != b:
-            break
-        n += 1
-    return n - 1 if n and n == len(ids) else n
-
-
 class GenerationAborted(Exception):
     """The request was cancelled and llama.cpp stopped computing it (never stored)."""
+
+
+def _error_reason(chunk: Any) -> str:
+    err = chunk.get("error") if isinstance(chunk, dict) else None
+    if isinstance(err, dict):
+        return f"{err.get('type', 'error')}: {err.get('message', '')}".strip()
+    return str(chunk)[:200]
 
 
 class LlamaCppProvider:
@@ -63,63 +53,80 @@ class LlamaCppProvider:
         self.context_window: int | None = n_ctx
         #: The window the model was trained with (GGUF metadata); the default ``n_ctx``.
         self.trained_context = trained_context
-        self._n_threads = n_threads or max(1, min(os.cpu_count() or 1, 8))
-        self._llm: Any = None
+        self._n_threads = n_threads
+        self._engine: Engine | None = None
         self._lock = threading.Lock()
-        self._abort_callback: Any = None  # a ctypes callback; referenced so C's pointer stays valid
         self._current_abort: threading.Event | None = None  # the running request's abort flag
+        #: Prompt tokens processed by the last request before it ended or was aborted.
+        self.last_progress: dict[str, int] = {}
 
-    def _load(self) -> Any:
-        if self._llm is None:
-            llama_cpp = import_llama_cpp(f"The model '{self.name}'")
-            try:
-                self._llm = llama_cpp.Llama(
-                    model_path=str(self.path), n_ctx=self.context_window or DEFAULT_N_CTX,
-                    n_threads=self._n_threads, n_batch=512, flash_attn=True, verbose=False, seed=0,
-                )
-            except (ValueError, RuntimeError) as err:
-                raise CtxprobeError(f"llama.cpp could not load {self.path}: {err}") from None
+    def _load(self) -> Engine:
+        if self._engine is None:
+            config = EngineConfig(path=self.path, n_ctx=self.context_window or DEFAULT_N_CTX, n_threads=self._n_threads)
+            self._engine = Engine(config, purpose=f"The model '{self.name}'",
+                                  extra="local" if self.name == "local" else "llamacpp")
+        return self._engine
 
-            @llama_cpp.ggml_abort_callback
-            def _should_abort(_data: Any) -> bool:
-                flag = self._current_abort
-                return flag is not None and flag.is_set()
-
-            self._abort_callback = _should_abort
-            llama_cpp.llama_set_abort_callback(self._llm._ctx.ctx, _should_abort, None)
-        return self._llm
+    def _body(self, request: GenerateRequest, ids: list[int]) -> dict[str, Any]:
+        greedy = request.temperature == 0
+        return {
+            "prompt": ids, "max_tokens": request.max_tokens, "temperature": request.temperature,
+            "top_k": 1 if greedy else 40, "top_p": request.top_p if request.top_p is not None else 0.95,
+            "seed": request.seed if request.seed is not None else 0,
+            "stream": True, "return_progress": True, "cache_prompt": True,
+        }
 
     def _generate_sync(self, request: GenerateRequest, abort: threading.Event | None = None) -> GenerateResult:
         abort = abort or threading.Event()
         with self._lock:
             if abort.is_set():  # cancelled while waiting for the model
                 raise GenerationAborted()
-            llm = self._load()
-            ids = request.prompt_ids or self.tokenizer.encode_chat(request.messages)
+            engine = self._load()
+            ids = [int(i) for i in (request.prompt_ids if request.prompt_ids is not None
+                                    else self.tokenizer.encode_chat(request.messages))]
             if len(ids) + request.max_tokens > (self.context_window or 0):
                 raise PermanentError(f"prompt of {len(ids)} tokens + {request.max_tokens} output exceeds n_ctx")
-            reused = kept_prefix(llm, ids)
+            text: list[str] = []
+            state: dict[str, Any] = {}
+            self.last_progress = {}
+
+            def on_chunk(chunk: Any) -> bool:
+                if not isinstance(chunk, dict):
+                    return abort.is_set()
+                if "error" in chunk:
+                    state["error"] = chunk
+                    return True
+                progress = chunk.get("prompt_progress")
+                if isinstance(progress, dict):
+                    self.last_progress = {k: int(v) for k, v in progress.items() if isinstance(v, (int, float))}
+                for choice in chunk.get("choices") or []:
+                    text.append(choice.get("text") or "")
+                    if choice.get("finish_reason"):
+                        state["finish_reason"] = choice["finish_reason"]
+                if isinstance(chunk.get("usage"), dict):
+                    state["usage"] = chunk["usage"]
+                return abort.is_set()  # True tells llama.cpp to drop the request now
+
             self._current_abort = abort
             try:
-                out = llm.create_completion(
-                    prompt=ids, max_tokens=request.max_tokens, temperature=request.temperature,
-                    top_k=1 if request.temperature == 0 else 40, seed=request.seed if request.seed is not None else 0,
-                    top_p=request.top_p if request.top_p is not None else 0.95,
-                )
-            except RuntimeError:
-                if abort.is_set():
-                    raise GenerationAborted() from None
-                raise
+                engine.server.handle_completions(self._body(request, ids), on_chunk)
             finally:
                 self._current_abort = None
-            if abort.is_set():  # the abort came after the last compute step: drop the result anyway
+            if abort.is_set():  # aborted mid-way, or right after the last step: drop it either way
                 raise GenerationAborted()
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
+        if "error" in state:
+            err = state["error"].get("error") if isinstance(state["error"].get("error"), dict) else {}
+            code = err.get("code") if isinstance(err, dict) else None
+            reason = f"llama.cpp: {_error_reason(state['error'])}"
+            if isinstance(code, int) and (code >= 500 or code == 429):
+                raise TransientError(reason)
+            raise PermanentError(reason)
+        usage = state.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
         return GenerateResult(
-            text=choice.get("text") or "", finish_reason=choice.get("finish_reason"),
+            text="".join(text), finish_reason=state.get("finish_reason"),
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            extra={"cached_prompt_tokens": reused} if reused is not None else {},
+            extra={"cached_prompt_tokens": int(cached)} if isinstance(cached, int) else {},
         )
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
@@ -127,16 +134,18 @@ class LlamaCppProvider:
         try:
             return await asyncio.to_thread(self._generate_sync, request, abort)
         except asyncio.CancelledError:
-            abort.set()  # the worker thread's llama.cpp call stops at its next graph node
+            abort.set()  # llama.cpp drops the request at its next step (ABORT_BATCH tokens)
             raise
 
     async def aclose(self) -> None:
         running = self._current_abort
         if running is not None:
             running.set()  # closing mid-request (e.g. after Ctrl-C): stop computing it first
+        await asyncio.to_thread(self._close_sync)
+
+    def _close_sync(self) -> None:
         with self._lock:
-            if self._llm is not None:
-                close = getattr(self._llm, "close", None)
-                if close:
-                    close()
-                self._llm = None
+            engine, self._engine = self._engine, None
+            if engine is not None:
+                engine.close()
+

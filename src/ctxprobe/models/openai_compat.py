@@ -129,6 +129,10 @@ class OpenAICompatProvider:
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._window_fetched = context_window is not None
         self.served_model_info: dict[str, Any] = {}
+        #: The model's trained window when the server reports it (llama.cpp: ``meta.n_ctx_train``).
+        self.trained_context: int | None = None
+        #: Position-scaling settings the server reports (RoPE/YaRN keys), None when it reports none.
+        self.position_scaling: dict[str, Any] | None = None
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
@@ -260,8 +264,9 @@ class OpenAICompatProvider:
     async def fetch_context_window(self) -> int | None:
         """Best effort: the served window from ``GET {base}/models``; cached once found.
 
-        Reads vLLM's ``max_model_len``, OpenRouter-style ``context_length`` and llama.cpp's
-        ``meta.n_ctx`` / ``meta.n_ctx_train``. Never raises: a missing window is not an error.
+        Reads vLLM's and SGLang's ``max_model_len``, OpenRouter-style ``context_length`` and
+        llama.cpp's ``meta.n_ctx`` (the served window; ``meta.n_ctx_train``, the trained one,
+        is kept as :attr:`trained_context`). Never raises: a missing window is not an error.
         """
         if self._window_fetched:
             return self.context_window
@@ -280,6 +285,10 @@ class OpenAICompatProvider:
             self.served_model_info = mine[0]  # what the endpoint says it serves (recorded with the run)
         for entry in mine:
             meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            trained = _int_or_none(meta.get("n_ctx_train"))
+            if trained and trained > 0:
+                self.trained_context = trained
+            self.position_scaling = position_scaling(entry)
             for value in (
                 entry.get("max_model_len"),
                 entry.get("context_length"),
@@ -300,6 +309,19 @@ class OpenAICompatProvider:
                 await client.aclose()
             except RuntimeError:  # its loop is gone; the sockets went with it
                 pass
+
+
+_SCALING_KEYS = ("rope_scaling", "rope_scaling_type", "rope_freq_scale", "rope_theta", "yarn", "position_scaling")
+
+
+def position_scaling(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """RoPE/YaRN settings a ``/v1/models`` entry reports (top level or under ``meta``), if any."""
+    found: dict[str, Any] = {}
+    for where in (entry, entry.get("meta") if isinstance(entry.get("meta"), dict) else {}):
+        for key, value in where.items():
+            if any(key.startswith(k) for k in _SCALING_KEYS) and value not in (None, "", {}, "none"):
+                found[key] = value
+    return found or None
 
 
 def _int_or_none(value: object) -> int | None:

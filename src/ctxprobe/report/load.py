@@ -130,7 +130,10 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     profiles = profile(rows, bar)
     units = {f: length_unit(run.spec, f) for f in run.spec.get("families", {})}
     intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
-    notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run))] + profile_notes(profiles)
+    preflight = run.meta.get("preflight") or {}
+    unscaled = bool(preflight.get("unscaled_extension"))
+    notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run), preflight.get("context_window"),
+                                                                unscaled)] + profile_notes(profiles)
     notes += list((run.meta.get("preflight") or {}).get("warnings") or [])
     if over_n:
         notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "

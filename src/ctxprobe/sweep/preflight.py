@@ -37,6 +37,10 @@ class PreflightReport:
     reported_tokens: int | None = None
     deterministic: bool | None = None
     probe_requests: int = 0
+    #: The trained window the server reports (llama.cpp's ``n_ctx_train``), if any.
+    trained_context: int | None = None
+    #: The served window exceeds the trained one and the server reports no position scaling.
+    unscaled_extension: bool = False
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -48,6 +52,24 @@ class PreflightReport:
         return self.reported_tokens is not None and self.reported_tokens == self.counted_tokens
 
 
+def _check_trained_window(provider: Provider, report: PreflightReport) -> None:
+    """A served window past the trained one, with no position scaling reported, is named
+    before anything is sent (and remembered: the diagnosis names it if accuracy collapses)."""
+    trained = getattr(provider, "trained_context", None)
+    report.trained_context = trained
+    window = provider.context_window
+    if not (trained and window and window > trained):
+        return
+    if getattr(provider, "position_scaling", None):
+        return
+    report.unscaled_extension = True
+    report.warnings.append(
+        f"the server's window of {window:,} tokens exceeds the model's trained window of {trained:,} and it "
+        "reports no position scaling (RoPE/YaRN): lengths past the trained window measure extrapolation, and "
+        "if accuracy collapses there, missing position scaling is the likely cause"
+    )
+
+
 async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) -> PreflightReport | None:
     check = getattr(provider, "preflight", None)
     if check is None:
@@ -55,6 +77,7 @@ async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) ->
     await check()  # reachable? (one-line CtxprobeError otherwise) + the served window
     report = PreflightReport(endpoint=dict(getattr(provider, "served_model_info", {}) or {}),
                              context_window=provider.context_window)
+    _check_trained_window(provider, report)
     cfg = RunnerConfig(timeout=min(spec.timeout, 120.0), retries=spec.retries)
     rng = random.Random(0)
     request = GenerateRequest(messages=PROBE_MESSAGES, max_tokens=24, temperature=spec.decoding.temperature,

@@ -51,9 +51,9 @@ def _build(name: str) -> Tokenizer:
         raise bad_tokenizer(name, f"unknown scheme '{scheme}:'{_guess(scheme)}")
     path = Path(name).expanduser()
     if path.is_file() and path.suffix.lower() == ".gguf":
-        from ctxprobe.tokenizers.gguf import GGUFTokenizer
+        from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
-        return GGUFTokenizer(path, name=name)
+        return XLlamaTokenizer(path, name=name)
     if (path.is_file() and path.name.endswith(".json")) or (path / "tokenizer.json").is_file():
         from ctxprobe.tokenizers.hf import HFTokenizer
 

