@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxprobe.embedded.llama import import_llama_cpp
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.tokenizers.base import Tokenizer
 
 DEFAULT_N_CTX = 16384
@@ -49,7 +49,7 @@ class GenerationAborted(Exception):
     """The request was cancelled and llama.cpp stopped computing it (never stored)."""
 
 
-class LlamaCppProvider:
+class LlamaCppProvider(ProviderBase):
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): a real
     #: list (llama-cpp-python only takes a list of ints as a token prompt).
     ids_policy = "keep"

@@ -49,11 +49,10 @@ class PreflightReport:
 
 
 async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) -> PreflightReport | None:
-    check = getattr(provider, "preflight", None)
-    if check is None:
+    if provider.preflight is None:
         return None  # in process: nothing to probe
-    await check()  # reachable? (one-line CtxprobeError otherwise) + the served window
-    report = PreflightReport(endpoint=dict(getattr(provider, "served_model_info", {}) or {}),
+    await provider.preflight()  # reachable? (one-line CtxprobeError otherwise) + the served window
+    report = PreflightReport(endpoint=dict(provider.served_model_info or {}),
                              context_window=provider.context_window)
     cfg = RunnerConfig(timeout=min(spec.timeout, 120.0), retries=spec.retries)
     rng = random.Random(0)
