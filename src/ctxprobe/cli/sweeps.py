@@ -29,7 +29,7 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     default = PromptLayout().model_dump()
     preset = _find_preset(args.preset) if args.preset else None
     if preset is not None and preset.keeps_layout and (layout or base.get("layout", default) != default):
-        raise CtxprobeError(f"the {preset.name} preset keeps its own prompt layout: drop --instruction/--separator "
+        raise CtxprobeError(f"the {preset.name} preset keeps {preset.title}'s own prompt layout: drop --instruction/--separator "
                             "(and the spec's layout)")
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if preset is not None:

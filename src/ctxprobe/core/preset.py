@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 class Preset(Protocol):
     name: str
+    #: Whose prompts it reproduces, for messages ("RULER").
+    title: str
     #: The preset keeps its own prompt layout (``--instruction``/``--separator`` refused).
     keeps_layout: bool
     #: The options it reads (``--NAME-KEY`` flags of ``run``: ``ruler_docs`` → ``docs``).

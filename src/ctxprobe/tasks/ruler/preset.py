@@ -56,6 +56,7 @@ class RulerPreset:
     """``--preset ruler`` (:class:`ctxprobe.core.preset.Preset`), read by the CLI from the registry."""
 
     name: str = "ruler"
+    title: str = "RULER"
     keeps_layout: bool = True  # RULER's own prompt layout
     options: tuple[str, ...] = ("docs", "qa_squad", "qa_hotpot")
 
