@@ -20,9 +20,10 @@ from ctxprobe.haystack.packer import (
     locate,
     pack,
 )
+from ctxprobe.tokenizers.base import TokenizerBase
 
 
-class WordTokenizer:
+class WordTokenizer(TokenizerBase):
     """One token per whitespace-separated word; the chat template adds a start and an end token."""
 
     name = "words"

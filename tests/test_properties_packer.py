@@ -24,13 +24,14 @@ from hypothesis import strategies as st
 
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, locate, pack
+from ctxprobe.tokenizers.base import TokenizerBase
 
 # ". X" merges across a sentence boundary, except before "T": the needles start with "The"
 # and, as with real pre-tokenizers that split at spaces, must encode the same anywhere.
 _PIECE = re.compile(r"\n+|\. [A-SU-Z]| ?[^\s]{1,3}| ")
 
 
-class ToyTokenizer:
+class ToyTokenizer(TokenizerBase):
     name = "toy"
     chat_template_hash = None
     trained_context = None

@@ -28,6 +28,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
+from ctxprobe.tokenizers.base import TokenizerBase
 
 # RULER's texts, typed from scripts/data/synthetic/constants.py
 FWE_HEAD = ("Read the following coded text and track the frequency of each coded word. Find the three most "
@@ -97,7 +98,7 @@ def test_qa_past_the_last_question_is_one_line(tok, tmp_path) -> None:
 
 # --- fwe: RULER's stepped word counts -------------------------------------------------------
 
-class WordTokenizer:
+class WordTokenizer(TokenizerBase):
     """One token per whitespace-separated word, no chat template: counts known by eye."""
 
     name = "words"

@@ -10,9 +10,10 @@ from ctxprobe.haystack.counting import CHECK_SENTENCES, clear_word_counts, count
 from ctxprobe.haystack.fill import fill_tolerance, select, trim
 from ctxprobe.haystack.packer import FillerPool
 from ctxprobe.tokenizers import resolve_tokenizer
+from ctxprobe.tokenizers.base import TokenizerBase
 
 
-class PieceTokenizer:
+class PieceTokenizer(TokenizerBase):
     """Words cut into pieces of at most three characters, a leading space joining the
     first; with ``dummy_prefix`` a text starting with a space counts one more token
     (a SentencePiece-like dummy prefix: word sums disagree with sentence counts)."""

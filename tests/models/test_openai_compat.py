@@ -22,12 +22,12 @@ from ctxprobe.models.base import GenerateRequest, PermanentError, TransientError
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
 from ctxprobe.models.sim import make_sim
 from ctxprobe.models.sim_server import SimServer
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 SECRET = "sk-test-SECRET-9f8e7d"
 
 
-class WordTokenizer:
+class WordTokenizer(TokenizerBase):
     """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
 
     name = "test:words"

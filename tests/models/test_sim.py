@@ -13,10 +13,10 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, Provider
 from ctxprobe.models.sim import NOT_FOUND, SimModel, make_sim, view_prompt
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 
-class WordTokenizer:
+class WordTokenizer(TokenizerBase):
     """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
 
     name = "test:words"

@@ -13,10 +13,10 @@ import pytest
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.sim import NOT_FOUND, make_sim
 from ctxprobe.models.sim_server import SimServer, left_truncate
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 
-class WordTokenizer:
+class WordTokenizer(TokenizerBase):
     """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
 
     name = "test:words"

@@ -2,7 +2,8 @@
 
 For most families a length *is* a token count: cases are built to it. A family that sizes
 its cases in other units (the phone book with ``unit: entries``) says so with
-``sized_in_tokens(params) -> False`` and answers ``cell_tokens(length, params, seed=)`` by
+``sized_in_tokens(params) -> False`` (default True: :class:`ctxprobe.core.family.FamilyBase`)
+and answers ``cell_tokens(length, params, seed=)`` by
 building that length's largest case. The window check, an in-process model's context and
 the plan's token and cost totals all read these sizes, so a length that cannot fit is a
 one-line error before the first request, not a failure mid-run.
@@ -11,11 +12,15 @@ one-line error before the first request, not a failure mid-run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
 from ctxprobe.tokenizers.base import Tokenizer
+
+if TYPE_CHECKING:
+    from ctxprobe.models.base import Provider
 
 Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its largest case
 
@@ -31,23 +36,18 @@ def needs_building(spec: Spec) -> bool:
         entry = registry.find("families", name)
         if entry is None:
             continue
-        cls = entry.load()
-        sized = getattr(cls, "sized_in_tokens", None)
-        if sized is not None and not sized(validate_params(name, params)):
+        if not entry.load().sized_in_tokens(validate_params(name, params)):
             return True
     return False
 
 
-def case_sizes(spec: Spec, families: Mapping[str, tuple[Any, object]]) -> Sizes:
+def case_sizes(spec: Spec, families: Mapping[str, tuple[Family, object]]) -> Sizes:
     """(label, length) → tokens, for every family and length of the spec."""
     out: Sizes = {}
     for label, (family, params) in families.items():
-        sized = getattr(family, "sized_in_tokens", None)
+        in_tokens = family.sized_in_tokens(params)
         for length in spec.lengths:
-            if sized is not None and not sized(params):
-                out[(label, length)] = int(family.cell_tokens(length, params, seed=spec.seed))
-            else:
-                out[(label, length)] = length
+            out[(label, length)] = length if in_tokens else int(family.cell_tokens(length, params, seed=spec.seed))
     return out
 
 
@@ -66,24 +66,20 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     return case_sizes(spec, build_families(spec, ctx))
 
 
-def _includes_output(family: object) -> bool:
-    return bool(getattr(family, "length_includes_output", False))
-
-
-def beyond_trained_warning(spec: Spec, provider: object | None, tokenizer: Tokenizer, sizes: Sizes,
+def beyond_trained_warning(spec: Spec, provider: Provider | None, tokenizer: Tokenizer, sizes: Sizes,
                            families: Mapping[str, tuple[Any, object]] | None = None) -> str | None:
     """A warning (said before anything is sent) when some cases pass the model's trained
     context: those lengths measure extrapolation, not the window the model was built for.
     The trained context is the provider's when it knows one, else the tokenizer's (a GGUF's
     or a config's); ``provider`` None (``ctxprobe plan``: nothing is resolved) reads the
     tokenizer's only."""
-    trained = getattr(provider, "trained_context", None) or tokenizer.trained_context
+    trained = (provider.trained_context if provider is not None else None) or tokenizer.trained_context
     if not trained:
         return None
 
     def output(label: str) -> int:  # as in check_lengths: some families' lengths include the output
-        family = (families or {}).get(label)
-        return 0 if family and _includes_output(family[0]) else spec.decoding.max_tokens
+        family = (families or {}).get(label, (None, None))[0]  # None: not a known family (plan)
+        return 0 if family is not None and family.length_includes_output else spec.decoding.max_tokens
 
     beyond = sorted({length for (label, length), tokens in sizes.items() if tokens + output(label) > trained})
     if not beyond:

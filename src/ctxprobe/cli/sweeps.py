@@ -15,14 +15,11 @@ from ctxprobe.cli.reading import _print_report
 
 
 def _spec_from_args(args: argparse.Namespace) -> Any:
-    from ctxprobe.spec import PromptLayout, load_spec, make_spec
+    from ctxprobe.spec import PromptLayout, load_spec, make_spec, spec_keys
 
     over: dict[str, Any] = {}
-    for key in ("model", "tokenizer", "lengths", "depths", "reps", "seed", "haystack", "concurrency",
-                "timeout", "retries", "threshold", "allow_beyond_window", "rpm", "tpm", "max_cost", "prices",
-                "judge", "judge_labels", "force_judge", "executor", "ray_address", "ray_replicas", "endpoints",
-                "build_workers", "live_tokens", "share_prefix", "base_url"):
-        value = getattr(args, key)
+    for key in spec_keys():  # the library's list: a new spec field with a flag needs no edit here
+        value = getattr(args, key, None)  # argparse's namespace: one attribute per flag
         if value is not None:
             over[key] = value
     decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
@@ -30,12 +27,13 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     layout = {k: v for k, v in (("instruction", args.instruction), ("separator", args.separator)) if v is not None}
     base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
     default = PromptLayout().model_dump()
-    if args.preset == "ruler" and (layout or base.get("layout", default) != default):
-        raise CtxprobeError("the ruler preset keeps RULER's own prompt layout: drop --instruction/--separator "
+    preset = _find_preset(args.preset) if args.preset else None
+    if preset is not None and preset.keeps_layout and (layout or base.get("layout", default) != default):
+        raise CtxprobeError(f"the {preset.name} preset keeps {preset.title}'s own prompt layout: drop --instruction/--separator "
                             "(and the spec's layout)")
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
-    if args.preset:
-        families = _preset(args)
+    if preset is not None:
+        families = preset.families(_preset_options(args, preset))
     if args.family:
         names = [f.strip() for f in args.family.split(",") if f.strip()]
         families = {n: families.get(n, {}) for n in names}
@@ -60,13 +58,19 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
     return make_spec(over)
 
 
-def _preset(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    if args.preset != "ruler":
-        raise CtxprobeError(f"unknown preset '{args.preset}': available: ruler")
-    from ctxprobe.tasks.ruler import ruler_families
+def _find_preset(name: str) -> Any:
+    """A preset from the library's registry (a one-line error naming the known ones)."""
+    from ctxprobe.core import registry
 
-    tasks = ruler_families(docs=args.ruler_docs, qa_squad=args.ruler_qa_squad, qa_hotpot=args.ruler_qa_hotpot)
-    return {name: {"family": t["family"], **t["params"]} for name, t in tasks.items() if t["family"]}
+    found = registry.find("presets", name)
+    if found is None:
+        raise CtxprobeError(f"unknown preset '{name}': available: {', '.join(registry.names('presets'))}")
+    return found.load()
+
+
+def _preset_options(args: argparse.Namespace, preset: Any) -> dict[str, str | None]:
+    """The preset's options from its ``--NAME-KEY`` flags (``--ruler-docs`` → ``docs``)."""
+    return {key: getattr(args, f"{preset.name}_{key}".replace("-", "_"), None) for key in preset.options}
 
 
 def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -127,10 +131,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
-    if args.preset == "ruler":
-        from ctxprobe.tasks.ruler import ruler_families, skipped_line
-
-        line = skipped_line(ruler_families(args.ruler_docs, args.ruler_qa_squad, args.ruler_qa_hotpot))
+    if args.preset:
+        preset = _find_preset(args.preset)
+        line = preset.notice(_preset_options(args, preset))
         if line:
             err.print(line, highlight=False)
     if args.adaptive:

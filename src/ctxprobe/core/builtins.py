@@ -42,3 +42,6 @@ def register_builtins(register: Callable[..., Any]) -> None:
                          ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
                          ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler")):
         register("families", name, "ctxprobe.tasks." + target)
+
+    # presets (named sets of families), each beside its family
+    register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")

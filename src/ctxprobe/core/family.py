@@ -3,11 +3,19 @@
 A family class is constructed with the build context (``tasks.base.BuildContext``: the
 tokenizer, the haystack, the prompt layout) and is found by name in the registry
 (:mod:`ctxprobe.core.registry`, group ``families``).
+
+Beside the required members (:class:`Family`), a family may answer a few optional
+questions the generic layers ask (how its lengths are sized, what output budget its cases
+fix, how many items its longest answer lists). :class:`FamilyBase` declares each of them
+once, with its default; ctxprobe's own families inherit it, and a plugin family that does
+not is given the defaults when the registry loads it (:func:`with_family_defaults`), so
+no caller ever probes for a member.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
@@ -18,6 +26,8 @@ from ctxprobe.core.outcome import Scored
 class Family(Protocol):
     name: str
     params_model: type[BaseModel]
+    #: Optional members (defaults in :class:`FamilyBase`).
+    length_includes_output: bool
 
     def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
         """Build one case to its exact token budget. Deterministic in its arguments."""
@@ -26,3 +36,73 @@ class Family(Protocol):
     def score(self, case: Case, output: str) -> Scored:
         """Strict score of a model output. Reads only the case's answer fields."""
         ...
+
+    def sized_in_tokens(self, params: Any) -> bool: ...
+
+    def cell_tokens(self, length: int, params: Any, *, seed: int) -> int: ...
+
+    def check_reps(self, params: Any) -> list[int]: ...
+
+    def uses_judge(self, params: Any) -> bool: ...
+
+
+class FamilyBase:
+    """The optional members of a family, each with its default. Inherit it (ctxprobe's own
+    families do) and override what differs; the names are listed in :data:`OPTIONAL`.
+
+    The rules read from parameters alone are class-level (override them as classmethods
+    or staticmethods: :mod:`ctxprobe.cases.sizing` and the spec ask the class, before any
+    family is built); :meth:`cell_tokens` builds cases, so it is asked of an instance."""
+
+    #: The family's lengths already include the output (RULER: prompt + generation <= L),
+    #: so the window check and the trained-context warning add no output tokens.
+    length_includes_output: ClassVar[bool] = False
+
+    #: Output tokens every case of this family asks for, when the family fixes them
+    #: (RULER's per-task ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
+    @classmethod
+    def output_budget(cls, params: Mapping[str, Any]) -> int | None:
+        """From the spec's raw parameters (no validation: ``plan`` and reports read stored specs)."""
+        return None
+
+    @classmethod
+    def answer_items(cls, params: Mapping[str, Any]) -> int:
+        """How many items the longest correct answer lists, from the raw parameters (the
+        spec's default output limit makes room for them)."""
+        return 1
+
+    @classmethod
+    def sized_in_tokens(cls, params: Any) -> bool:
+        """Whether a length is a token budget (else the family sizes cases in its own units
+        and answers :meth:`cell_tokens`)."""
+        return True
+
+    def cell_tokens(self, length: int, params: Any, *, seed: int) -> int:
+        """Tokens of the largest case of ``length`` (only asked when not sized in tokens)."""
+        return length
+
+    @classmethod
+    def check_reps(cls, params: Any) -> list[int]:
+        """Repetitions whose cases must build for a length to be usable (built before a run
+        is stored, so an impossible setting is refused up front)."""
+        return [0]
+
+    @classmethod
+    def uses_judge(cls, params: Any) -> bool:
+        """Whether its cases are graded by the LLM judge with these (validated) parameters."""
+        return False
+
+
+#: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
+OPTIONAL: tuple[str, ...] = ("length_includes_output", "output_budget", "answer_items", "sized_in_tokens",
+                             "cell_tokens", "check_reps", "uses_judge")
+
+
+def with_family_defaults(cls: type) -> type:
+    """``cls`` with every optional member it lacks taken from :class:`FamilyBase`: the class
+    itself when it inherits the base, else a subclass of both (``cls`` first, so whatever
+    it defines wins). Applied once, where the registry loads a family."""
+    if not isinstance(cls, type) or issubclass(cls, FamilyBase):
+        return cls
+    return type(cls.__name__, (cls, FamilyBase), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                  "__doc__": cls.__doc__})

@@ -15,7 +15,13 @@ What a target must be, per group (see docs/architecture.md):
 - ``providers``: ``factory(ref, *, tokenizer, n_ctx, options) -> Provider``, ``ref`` a
   :class:`ctxprobe.spec.names.ModelRef`; the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
 - ``tokenizers``: ``factory(name, rest) -> Tokenizer`` for ``NAME:REST``;
-- ``families``: a class ``Family(ctx: BuildContext)`` (:class:`ctxprobe.core.family.Family`).
+- ``families``: a class ``Family(ctx: BuildContext)`` (:class:`ctxprobe.core.family.Family`);
+- ``presets``: a :class:`ctxprobe.core.preset.Preset` (``--preset NAME``).
+
+Optional members of each kind (declared with their defaults on
+:class:`ctxprobe.core.family.FamilyBase`, :class:`ctxprobe.models.base.ProviderBase`,
+:class:`ctxprobe.tokenizers.base.TokenizerBase`) are filled in here, at the boundary, for
+a plugin that does not inherit the base: callers read them as plain attributes.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 
-GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families")
+GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets")
 #: Entry-point groups: ``ctxprobe.<group>``.
 ENTRY_POINT_PREFIX = "ctxprobe."
 
@@ -61,8 +67,23 @@ class Entry:
                     raise CtxprobeError(f"{self.group[:-1]} '{self.name}' ({self.origin}) cannot be loaded from "
                                         f"{target}: {exc}") from None
                 target = obj
-            self._loaded = target
+            adapt = _ADAPTERS.get(self.group)
+            self._loaded = adapt(target) if adapt is not None else target
         return self._loaded
+
+
+def _family_defaults(target: object) -> object:
+    from ctxprobe.core.family import with_family_defaults
+
+    return with_family_defaults(target) if isinstance(target, type) else target
+
+
+#: What loading does to a group's target before anyone sees it: a family class that does
+#: not inherit :class:`ctxprobe.core.family.FamilyBase` gets its optional members'
+#: defaults. (Providers and tokenizers are factories: their products get theirs where the
+#: factory is called, :func:`ctxprobe.models.resolve_provider` and
+#: :func:`ctxprobe.tokenizers.resolve_tokenizer`.)
+_ADAPTERS = {"families": _family_defaults}
 
 
 _ENTRIES: dict[str, dict[str, Entry]] = {g: {} for g in GROUPS}

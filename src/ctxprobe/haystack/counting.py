@@ -33,10 +33,7 @@ CHECK_SENTENCES = 64
 
 
 def count_many(tokenizer: Tokenizer, texts: list[str]) -> list[int]:
-    batched = getattr(tokenizer, "count_many", None)
-    if batched is not None:
-        return list(batched(texts))
-    return [tokenizer.count(t) for t in texts]
+    return list(tokenizer.count_many(texts))
 
 
 class WordCounts:
@@ -104,8 +101,7 @@ def _sum_words(wc: WordCounts, tokenizer: Tokenizer, split: list[list[str] | Non
         new = list(unknown)
         wc.word_calls += len(new)
         texts = [" " + w for w in new]
-        segments = getattr(tokenizer, "count_segments", None)
-        cache.update(zip(new, segments(texts) if segments is not None else count_many(tokenizer, texts)))
+        cache.update(zip(new, tokenizer.count_segments(texts)))
     return [None if words is None else sum([cache[w] for w in words]) for words in split]
 
 

@@ -45,10 +45,9 @@ def compact_ids(on: bool = True, guard: Any = None) -> None:
 
 
 def _encode(tokenizer: Tokenizer, messages: list[Message]) -> Sequence[int]:
-    compact = getattr(tokenizer, "encode_chat_compact", None) if _COMPACT else None
     guard = _ENCODE_GUARD if _ENCODE_GUARD is not None else contextlib.nullcontext()
     with guard:
-        return compact(messages) if compact is not None else tokenizer.encode_chat(messages)
+        return tokenizer.encode_chat_compact(messages) if _COMPACT else tokenizer.encode_chat(messages)
 
 
 #: How many sentences to count in one batched tokenizer call.

@@ -15,7 +15,9 @@ from ctxprobe.models.base import (
     GenerateResult,
     PermanentError,
     Provider,
+    ProviderBase,
     TransientError,
+    with_provider_defaults,
 )
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
 from ctxprobe.models.sim import SIM_KINDS, SimModel, make_sim, view_prompt
@@ -36,7 +38,8 @@ def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer, n_ctx: int | N
     """
     ref = model if isinstance(model, ModelRef) else parse_model(model)
     factory = registry.load("providers", ref.provider, what="model provider")
-    return factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {}))  # type: ignore[no-any-return]
+    # a plugin's provider that does not inherit ProviderBase gets the optional members' defaults here
+    return with_provider_defaults(factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {})))  # type: ignore[no-any-return]
 
 
 def check_model_form(model: str) -> None:
@@ -44,11 +47,11 @@ def check_model_form(model: str) -> None:
     parse_model(model)
 
 
-def ids_policy(provider: object) -> IdsPolicy:
+def ids_policy(provider: Provider) -> IdsPolicy:
     """What a provider needs of ``prompt_ids`` (how :func:`ctxprobe.cases.memory.slim_case` keeps
     them): its declared ``ids_policy`` (remote ones ``"drop"``, llama.cpp ``"keep"``), by
     default ``"compact"`` (sims read len(); hf_local copies with list())."""
-    policy = getattr(provider, "ids_policy", "compact")
+    policy = provider.ids_policy
     return policy if policy in ("drop", "compact", "keep") else "compact"
 
 
@@ -59,6 +62,7 @@ __all__ = [
     "OpenAICompatProvider",
     "PermanentError",
     "Provider",
+    "ProviderBase",
     "Reader",
     "SimModel",
     "SimServer",

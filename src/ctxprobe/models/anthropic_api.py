@@ -22,7 +22,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
 from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import Message, fold_prefill
@@ -81,7 +81,7 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(ProviderBase):
     """Messages through ``anthropic.AsyncAnthropic`` (one client per event loop)."""
 
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,

@@ -7,10 +7,13 @@ caching and accounting live once, in the runner: a provider only raises
 
 from __future__ import annotations
 
+import types
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.core.optional import fill_defaults
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,10 @@ class PermanentError(Exception):
     """A failure that retrying will not fix (4xx other than 429, bad response)."""
 
 
+#: What a provider needs of a case's prompt ids (:func:`ctxprobe.cases.memory.slim_case`).
+IdsPolicy = Literal["drop", "compact", "keep"]
+
+
 @runtime_checkable
 class Provider(Protocol):
     #: The model spec string, e.g. ``sim:perfect`` or ``openai-compat:qwen@http://...``.
@@ -78,9 +85,54 @@ class Provider(Protocol):
     max_concurrency: int | None
     #: The model's context window if known (prompt + output tokens).
     context_window: int | None
-    # Optional, with a default where absent: ``ids_policy`` ("drop" | "compact" | "keep",
-    # default "compact"), what the provider needs of a case's prompt ids (models.ids_policy).
+    # Optional members, with their defaults on ProviderBase (every resolved provider has
+    # them: ctxprobe's inherit the base, a plugin's is given them by resolve_provider).
+    trained_context: int | None
+    ids_policy: IdsPolicy
+    preflight: Callable[..., Awaitable[None]] | None
+    served_model_info: Mapping[str, Any]
+    tokenizer: Tokenizer | None
 
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
     async def aclose(self) -> None: ...
+
+
+class ProviderBase:
+    """The optional members of a provider, each declared once with its default. ctxprobe's
+    providers inherit it; a plugin's provider that does not is given the defaults it lacks
+    where it is made (:func:`with_provider_defaults`, called by
+    :func:`ctxprobe.models.resolve_provider`), so callers read plain attributes."""
+
+    max_concurrency: int | None = None
+    context_window: int | None = None
+    #: The context the model was trained for, when the provider knows it (a GGUF's
+    #: metadata); None: the tokenizer's, if it knows one.
+    trained_context: int | None = None
+    #: What it needs of a case's prompt ids: remote ones "drop" them, llama.cpp "keep"s
+    #: them; "compact" (sims read len(); hf_local copies with list()).
+    ids_policy: IdsPolicy = "compact"
+    #: A remote provider's reachability check (also learns the served window), run once
+    #: before a sweep; None: in process, nothing to probe.
+    preflight: ClassVar[Callable[..., Awaitable[None]] | None] = None
+    #: What the endpoint says it serves (recorded with the run); filled by ``preflight``.
+    served_model_info: Mapping[str, Any] = types.MappingProxyType({})
+    #: The tokenizer an in-process or simulated model counts and reads with (None: remote).
+    tokenizer: Tokenizer | None = None
+    #: Position scaling (RoPE/YaRN) the server reports for the model, if any; None: none
+    #: reported (a served window past the trained one is then named at preflight).
+    position_scaling: Mapping[str, Any] | None = None
+
+    async def aclose(self) -> None:
+        return None
+
+
+#: The optional members :class:`ProviderBase` declares.
+PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
+                                      "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose")
+
+_T = TypeVar("_T")
+
+
+def with_provider_defaults(provider: _T) -> _T:
+    return fill_defaults(provider, ProviderBase, PROVIDER_OPTIONAL, "provider")

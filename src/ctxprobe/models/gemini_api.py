@@ -29,7 +29,7 @@ from ctxprobe.models._sdk import (
     retry_after_from,
     status_is_transient,
 )
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
 from ctxprobe.models.options import GeminiOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import Message, fold_prefill
@@ -126,7 +126,7 @@ def classify_error(exc: BaseException, genai_errors: Any, where: str, secrets: t
     return None
 
 
-class GeminiProvider:
+class GeminiProvider(ProviderBase):
     """generateContent through ``google.genai.Client(...).aio``."""
 
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,

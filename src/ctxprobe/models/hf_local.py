@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.options import HFModelOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
@@ -65,7 +65,7 @@ def _abort_criteria(transformers: Any, torch: Any, abort: threading.Event, steps
     return transformers.StoppingCriteriaList([_Abort()])
 
 
-class HFLocalProvider:
+class HFLocalProvider(ProviderBase):
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
 
     def __init__(self, path: Path, options: HFModelOptions, *, name: str | None = None) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.embedded.xllama import Engine, EngineConfig
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
 from ctxprobe.tokenizers.base import Tokenizer
 
 DEFAULT_N_CTX = 16384
@@ -39,7 +39,7 @@ def _error_reason(chunk: Any) -> str:
     return str(chunk)[:200]
 
 
-class LlamaCppProvider:
+class LlamaCppProvider(ProviderBase):
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): a real
     #: list (llama-cpp-python only takes a list of ints as a token prompt).
     ids_policy = "keep"

@@ -18,7 +18,7 @@ import os
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
 from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import fold_prefill
@@ -69,7 +69,7 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
     )
 
 
-class OpenAIProvider:
+class OpenAIProvider(ProviderBase):
     """Chat completions through ``openai.AsyncOpenAI`` (one client per event loop)."""
 
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,

@@ -32,6 +32,7 @@ from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
     PermanentError,
+    ProviderBase,
     TransientError,
     cached_prompt_tokens,
 )
@@ -97,7 +98,7 @@ def _server_message(response: httpx.Response) -> str:
     return str(data)
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(ProviderBase):
     """Chat completions over HTTP against an OpenAI-compatible server."""
 
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.skills.reader import NIAH_READER, Reader
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
@@ -155,7 +155,7 @@ def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
     return out
 
 
-class SimModel:
+class SimModel(ProviderBase):
     """One simulated model; see the module docstring for each kind's behaviour."""
 
     max_concurrency: int | None = None

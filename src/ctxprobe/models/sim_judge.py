@@ -24,7 +24,7 @@ import re
 from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult
+from ctxprobe.models.base import GenerateRequest, GenerateResult, ProviderBase
 from ctxprobe.tasks.documents import contains_answer
 
 JUDGE_KINDS = ("fair", "length-biased", "position-biased")
@@ -36,7 +36,7 @@ def read_blocks(prompt: str) -> list[tuple[str, str]]:
     return [(m.group(1), m.group(2)) for m in _BLOCK.finditer(prompt)]
 
 
-class SimJudge:
+class SimJudge(ProviderBase):
     """A Provider that grades judge prompts (see the module docstring)."""
 
     max_concurrency: int | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
@@ -73,16 +74,20 @@ def _fmt_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _output_budget(spec: Spec, label: str) -> int:
-    """Output tokens one case of a family asks for: RULER's tasks fix their own."""
-    params = spec.families[label] or {}
-    if params.get("family", label) == "ruler":
-        from ctxprobe.tasks.ruler.constants import BASE_TASKS, TASKS
+def family_output_budget(name: str, params: Mapping[str, Any]) -> int | None:
+    """The output budget a family fixes for its cases (``output_budget``, RULER's
+    ``tokens_to_generate``), asked of the family in the registry; None: the sweep's."""
+    from ctxprobe.core import registry
 
-        task = TASKS.get(str(params.get("task")))
-        if task is not None:
-            return int(BASE_TASKS[task["task"]]["tokens_to_generate"])
-    return spec.decoding.max_tokens
+    entry = registry.find("families", name)
+    return entry.load().output_budget(params) if entry is not None else None  # type: ignore[no-any-return]
+
+
+def _output_budget(spec: Spec, label: str) -> int:
+    """Output tokens one case of a family asks for: some families fix their own."""
+    params = spec.families[label] or {}
+    fixed = family_output_budget(str(params.get("family", label)), params)
+    return int(fixed) if fixed is not None else spec.decoding.max_tokens
 
 
 def summarize(spec: Spec, price: Price | None = None,

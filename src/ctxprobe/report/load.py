@@ -169,14 +169,15 @@ def _answer_needs(store_path: str | Path, run: RunRecord) -> dict[str, int]:
 
 
 def _fixed_budgets(run: RunRecord) -> dict[str, int]:
-    """Labels of RULER tasks → their own output budget (``tokens_to_generate``)."""
-    from ctxprobe.tasks.ruler.constants import BASE_TASKS, TASKS
+    """Labels of families that fix their own output budget (RULER's ``tokens_to_generate``)
+    → that budget, as the family says (:func:`ctxprobe.plan.grid.family_output_budget`)."""
+    from ctxprobe.plan.grid import family_output_budget
 
     out = {}
     for label, params in run.spec.get("families", {}).items():
-        task = TASKS.get(str((params or {}).get("task")))
-        if (params or {}).get("family") == "ruler" and task is not None:
-            out[label] = int(BASE_TASKS[task["task"]]["tokens_to_generate"])
+        fixed = family_output_budget(str((params or {}).get("family", label)), params or {})
+        if fixed is not None:
+            out[label] = int(fixed)
     return out
 
 

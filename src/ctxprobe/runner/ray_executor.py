@@ -163,9 +163,12 @@ def models_of(provider: Provider | str | Sequence[str]) -> list[str]:
     return [provider.name]
 
 
-def tokenizer_of(provider: object) -> str | None:
-    tok = getattr(provider, "tokenizer", None)
-    return getattr(tok, "name", None)
+def tokenizer_of(provider: Provider | str | Sequence[str]) -> str | None:
+    """The tokenizer a provider counts and reads with (sims, in-process models); None for
+    model spec strings and remote providers."""
+    if isinstance(provider, (str, list, tuple)):
+        return None
+    return provider.tokenizer.name if provider.tokenizer is not None else None
 
 
 async def execute_ray(cases: Iterator[Case], provider: Provider | str | Sequence[str], sink: Sink,
@@ -185,7 +188,7 @@ async def execute_ray(cases: Iterator[Case], provider: Provider | str | Sequence
     ensure_ray(address, runtime_env)
     pool = RayPool(models_of(provider), tokenizer=tokenizer or tokenizer_of(provider), replicas=replicas,
                    concurrency=cfg.concurrency, n_ctx=n_ctx, actor_cpus=actor_cpus,
-                   context_window=getattr(provider, "context_window", None))
+                   context_window=None if isinstance(provider, (str, list, tuple)) else provider.context_window)
     try:
         if on_start is not None:
             on_start(pool)

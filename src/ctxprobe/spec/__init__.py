@@ -22,10 +22,11 @@ from ctxprobe.spec.schema import (
     parse_depths,
     parse_length,
     parse_lengths,
+    spec_keys,
 )
 
 __all__ = [
     "OUTPUT_FLOOR", "OUTPUT_LEAD_IN", "OUTPUT_TOKENS_PER_ITEM", "TRANSPORT_FIELDS", "Decoding", "PromptLayout",
     "Spec", "answer_items", "default_output_limit", "describe_layout", "load_spec", "make_spec", "parse_depths",
-    "parse_length", "parse_lengths",
+    "parse_length", "parse_lengths", "spec_keys",
 ]

@@ -77,20 +77,13 @@ OUTPUT_FLOOR = 48
 
 
 def answer_items(family: str, params: dict[str, Any]) -> int:
-    """How many items a family's longest correct answer lists, from its (raw) parameters.
+    """How many items a family's longest correct answer lists, from its (raw) parameters:
+    the family's own rule (``answer_items``, :class:`ctxprobe.core.family.FamilyBase`),
+    found in the registry; 1 for a name no family has (validation refuses it later)."""
+    from ctxprobe.core import registry
 
-    Defaults mirror the families' parameter models (tasks/niah.py, vartrack.py,
-    aggregation.py); a test keeps them in step."""
-    if family == "niah":
-        variant = params.get("variant", "single")
-        return int(params.get("values", 4)) if variant == "multivalue" else \
-            int(params.get("queries", 4)) if variant == "multiquery" else 1
-    if family == "vartrack":
-        return int(params.get("hops", 4)) + 1
-    if family == "aggregation":
-        top = params.get("top")
-        return int(top) if top is not None else (3 if params.get("variant") == "frequent-words" else 10)
-    return 1
+    entry = registry.find("families", str(family))
+    return int(entry.load().answer_items(params)) if entry is not None else 1
 
 
 def default_output_limit(family: str, params: dict[str, Any]) -> int:
@@ -322,6 +315,16 @@ def _path_digest(value: object) -> str | None:
         return h.hexdigest()[:16]
     except OSError:
         return None
+
+
+#: Spec fields that are not one flag's value (nested, or built from several flags).
+_COMPOUND_FIELDS = frozenset({"families", "decoding", "layout"})
+
+
+def spec_keys() -> tuple[str, ...]:
+    """The spec's top-level keys a single value sets (``--NAME`` flags of ``run``), read
+    from the :class:`Spec` model's fields, in their order."""
+    return tuple(name for name in Spec.model_fields if name not in _COMPOUND_FIELDS)
 
 
 def _one_line(err: ValidationError) -> str:

@@ -13,13 +13,12 @@ and send nothing here.
 
 from __future__ import annotations
 
-import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, Provider
-from ctxprobe.runner.execute import RunnerConfig, call_with_retries
+from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec import Spec
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -55,12 +54,12 @@ class PreflightReport:
 def _check_trained_window(provider: Provider, report: PreflightReport) -> None:
     """A served window past the trained one, with no position scaling reported, is named
     before anything is sent (and remembered: the diagnosis names it if accuracy collapses)."""
-    trained = getattr(provider, "trained_context", None)
+    trained = provider.trained_context
     report.trained_context = trained
     window = provider.context_window
     if not (trained and window and window > trained):
         return
-    if getattr(provider, "position_scaling", None):
+    if provider.position_scaling:
         return
     report.unscaled_extension = True
     report.warnings.append(
@@ -71,19 +70,20 @@ def _check_trained_window(provider: Provider, report: PreflightReport) -> None:
 
 
 async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) -> PreflightReport | None:
-    check = getattr(provider, "preflight", None)
-    if check is None:
+    if provider.preflight is None:
         return None  # in process: nothing to probe
-    await check()  # reachable? (one-line CtxprobeError otherwise) + the served window
-    report = PreflightReport(endpoint=dict(getattr(provider, "served_model_info", {}) or {}),
+    await provider.preflight()  # reachable? (one-line CtxprobeError otherwise) + the served window
+    report = PreflightReport(endpoint=dict(provider.served_model_info or {}),
                              context_window=provider.context_window)
     _check_trained_window(provider, report)
-    cfg = RunnerConfig(timeout=min(spec.timeout, 120.0), retries=spec.retries)
-    rng = random.Random(0)
+    # through the model wrapper, like every other call: the spec's retries and rate limits hold
+    client = ModelClient(provider, CallPolicy(concurrency=1, timeout=min(spec.timeout, 120.0), retries=spec.retries,
+                                              requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm))
     request = GenerateRequest(messages=PROBE_MESSAGES, max_tokens=24, temperature=spec.decoding.temperature,
                               seed=spec.decoding.seed)
-    first, error, attempts, _ = await call_with_retries(provider, request, cfg, rng)
-    report.probe_requests += attempts
+    outcome = await client.call(request)
+    first, error = outcome.result, outcome.error
+    report.probe_requests += outcome.attempts
     if first is None:
         raise CtxprobeError(f"the probe request to {spec.model} failed ({error}); check the model name and server")
     report.counted_tokens = tokenizer.count_chat(PROBE_MESSAGES)
@@ -102,10 +102,10 @@ async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) ->
     if spec.decoding.temperature == 0:
         texts = {first.text}
         for _ in range(DETERMINISM_REPEATS):
-            again, _, attempts, _ = await call_with_retries(provider, request, cfg, rng)
-            report.probe_requests += attempts
-            if again is not None:
-                texts.add(again.text)
+            again = await client.call(request)
+            report.probe_requests += again.attempts
+            if again.result is not None:
+                texts.add(again.result.text)
         report.deterministic = len(texts) == 1
         if not report.deterministic:
             report.warnings.append(

@@ -47,13 +47,13 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
 
     def output(label: str) -> int:
         # a family whose lengths already include the output (RULER's prompt + generation <= L)
-        return 0 if getattr(families[label][0], "length_includes_output", False) else spec.decoding.max_tokens
+        return 0 if families[label][0].length_includes_output else spec.decoding.max_tokens
 
     (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
     if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
         what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
         extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
-        kind = "trained window" if window == getattr(provider, "trained_context", None) else "window"
+        kind = "trained window" if window == provider.trained_context else "window"
         raise CtxprobeError(
             f"{what}{extra} exceeds {spec.model}'s {kind} of "
             f"{window} tokens; drop that length or pass --allow-beyond-window"
@@ -62,8 +62,7 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     # a family whose repetitions differ in what they need (the phone book's N) names the
     # repetitions to build (``check_reps``), so none of them fails after a run is stored.
     for name, (family, params) in families.items():
-        check_reps = getattr(family, "check_reps", None)
-        for rep in check_reps(params) if check_reps is not None else [0]:
+        for rep in family.check_reps(params):
             family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
 
 
@@ -123,14 +122,14 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         session.open_ledger()
         store = Store(store_path)
         try:
-            await session.open_judge([label for label, (_, params) in families.items()
-                                      if getattr(params, "match", None) == "judge"])
+            await session.open_judge([label for label, (family, params) in families.items()
+                                      if family.uses_judge(params)])
             # said once everything is known to work, so a bad input stays a one-line error
             if not spec.tokenizer:
                 console.print(f"tokenizer: {tokenizer_name} (inferred from the model; name another with --tokenizer)",
                               highlight=False)
             if is_approximate(tokenizer):
-                warn(console, getattr(tokenizer, "warning", "approximate token counts"))
+                warn(console, tokenizer.warning or "approximate token counts")
             return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes),
                                      _work(spec, session, families, planned))
         finally:
@@ -142,7 +141,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes) -> RunRecord:
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
-        "trained_context": getattr(provider, "trained_context", None) or tokenizer.trained_context,
+        "trained_context": provider.trained_context or tokenizer.trained_context,
         "context_window": provider.context_window,
         "plan": summarize(spec, sizes=sizes).__dict__,
         "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,

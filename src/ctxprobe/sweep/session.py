@@ -230,9 +230,8 @@ class SweepSession:
             judged = None
             if self.judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
                 judged = await self.judge.ascore(item.case, r.text)  # a failed judge call is an error grade
-            observe = getattr(tokenizer, "observe", None)
-            if observe is not None and r is not None and r.prompt_tokens:
-                observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
+            if r is not None and r.prompt_tokens:
+                tokenizer.observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
             cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
             score, scored = record_response(store, run_id, self.families[item.case.cell.family][0], item,
                                             judged=judged, cost_usd=cost, exact_counts=self.exact_counts)

@@ -41,9 +41,9 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -51,6 +51,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import prose
 from ctxprobe.haystack.packer import FillerPool, count_many, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
@@ -96,7 +97,12 @@ class AggregationParams(BaseModel):
 
     @property
     def k(self) -> int:
-        return self.top if self.top is not None else (10 if self.variant == "common-words" else 3)
+        return self.top if self.top is not None else default_k(self.variant)
+
+
+def default_k(variant: str) -> int:
+    """Words asked when ``top`` is not given: RULER's 10 for cwe, 3 for fwe."""
+    return 10 if variant == "common-words" else 3
 
 
 def render(haystack: str, k: int, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
@@ -226,9 +232,16 @@ def list_words(text: str) -> list[str]:
     return [w for para in text.split("\n\n") if _LIST_PARAGRAPH.fullmatch(para.strip()) for w in para.split()]
 
 
-class Aggregation:
+class Aggregation(FamilyBase):
     name = "aggregation"
     params_model = AggregationParams
+
+    @classmethod
+    def answer_items(cls, params: Mapping[str, Any]) -> int:
+        """The k words asked."""
+        top = params.get("top")
+        variant = params.get("variant", AggregationParams.model_fields["variant"].default)
+        return int(top) if top is not None else default_k(str(variant))
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

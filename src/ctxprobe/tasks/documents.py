@@ -40,7 +40,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +48,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
@@ -219,9 +220,13 @@ def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) 
     return [{"role": "user", "content": arrange(INSTRUCTION, haystack, QUESTION.format(question=question), layout)}]
 
 
-class Documents:
+class Documents(FamilyBase):
     name = "documents"
     params_model = DocumentsParams
+
+    @classmethod
+    def uses_judge(cls, params: Any) -> bool:
+        return bool(params.match == "judge")
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

@@ -60,6 +60,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
@@ -173,7 +174,7 @@ def check_zero_overlap(question: str, second_fact: str) -> None:
             f"multihop generation bug: question shares {', '.join(shared)} with the second fact")
 
 
-class Multihop:
+class Multihop(FamilyBase):
     name = "multihop"
     params_model = MultihopParams
 

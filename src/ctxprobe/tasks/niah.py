@@ -37,6 +37,7 @@ from __future__ import annotations
 import random
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -45,6 +46,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
@@ -137,9 +139,17 @@ class PoolCache:
         return pool
 
 
-class Niah:
+class Niah(FamilyBase):
     name = "niah"
     params_model = NiahParams
+
+    @classmethod
+    def answer_items(cls, params: Mapping[str, Any]) -> int:
+        """Values a multivalue answer lists, keys a multiquery one asks; one otherwise."""
+        fields = NiahParams.model_fields
+        variant = params.get("variant", fields["variant"].default)
+        knob = {"multivalue": "values", "multiquery": "queries"}.get(str(variant))
+        return int(params.get(knob, fields[knob].default)) if knob else 1
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

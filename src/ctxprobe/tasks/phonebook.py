@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import count_many
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tasks.phonebook_score import (
@@ -221,7 +222,7 @@ def render(p: PhonebookParams, lines: list[str], names: list[str],
     return messages
 
 
-class Phonebook:
+class Phonebook(FamilyBase):
     name = "phonebook"
     params_model = PhonebookParams
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
@@ -95,9 +97,14 @@ def chain_depth(first: float, i: int, hops: int) -> float:
     return first + (1.0 - first) * i / (hops + 1)
 
 
-class Vartrack:
+class Vartrack(FamilyBase):
     name = "vartrack"
     params_model = VartrackParams
+
+    @classmethod
+    def answer_items(cls, params: Mapping[str, Any]) -> int:
+        """Every variable of the asked chain: hops + 1."""
+        return int(params.get("hops", VartrackParams.model_fields["hops"].default)) + 1
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

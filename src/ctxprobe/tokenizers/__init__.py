@@ -17,10 +17,10 @@ from pathlib import Path
 from ctxprobe.core import registry
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import model_ref
-from ctxprobe.tokenizers.base import Message, SupportsCountMany, Tokenizer
+from ctxprobe.tokenizers.base import Message, SupportsCountMany, Tokenizer, TokenizerBase, with_tokenizer_defaults
 
 __all__ = [
-    "Message", "SupportsCountMany", "Tokenizer", "count_many", "infer_tokenizer", "is_approximate",
+    "Message", "SupportsCountMany", "Tokenizer", "TokenizerBase", "count_many", "infer_tokenizer", "is_approximate",
     "resolve_tokenizer",
 ]
 
@@ -148,7 +148,7 @@ def _endpoint_for(model: str) -> str:
 
 def is_approximate(tokenizer: Tokenizer) -> bool:
     """Whether counts are estimates (the sweep must say so loudly, see approx.WARNING)."""
-    return bool(getattr(tokenizer, "is_approximate", False))
+    return bool(tokenizer.is_approximate)
 
 
 def resolve_tokenizer(name: str, model: str | None = None) -> Tokenizer:
@@ -165,13 +165,11 @@ def resolve_tokenizer(name: str, model: str | None = None) -> Tokenizer:
         cached = _CACHE.get(name)
     if cached is not None:
         return cached
-    tokenizer = _build(name)
+    tokenizer = with_tokenizer_defaults(_build(name))  # a plugin's that does not inherit TokenizerBase
     with _CACHE_LOCK:
         return _CACHE.setdefault(name, tokenizer)
 
 
 def count_many(tokenizer: Tokenizer, texts: list[str]) -> list[int]:
-    """Batched counts when the backend offers them, else one ``count`` per text."""
-    if isinstance(tokenizer, SupportsCountMany):
-        return tokenizer.count_many(texts)
-    return [tokenizer.count(t) for t in texts]
+    """Batched counts (one ``count`` per text where the backend has no faster way)."""
+    return tokenizer.count_many(texts)

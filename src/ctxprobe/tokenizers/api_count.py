@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.tokenizers.approx import ApproxTokenizer
-from ctxprobe.tokenizers.base import Message, fold_prefill
+from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
 
 UNKNOWN_ID = -1
 _CACHE_MAX = 256
@@ -42,7 +42,7 @@ def _key(env: tuple[str, ...], who: str) -> str:
     raise CtxprobeError(f"{who} needs an API key: set {' or '.join(env)} in the environment")
 
 
-class _APICountTokenizer:
+class _APICountTokenizer(TokenizerBase):
     """Exact chat counts from an API, approximate text counts calibrated by them."""
 
     is_approximate = False  # every case's final count is the API's own

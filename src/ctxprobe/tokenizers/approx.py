@@ -23,7 +23,7 @@ import threading
 import zlib
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message, fold_prefill
+from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
 
 DEFAULT_CHARS_PER_TOKEN = 4.0
 TOKENS_PER_MESSAGE = 3
@@ -42,7 +42,7 @@ def _render(messages: list[Message]) -> str:
     return "".join(f"{m['role']}: {m['content']}\n" for m in messages)
 
 
-class ApproxTokenizer:
+class ApproxTokenizer(TokenizerBase):
     """Characters ÷ ratio; see the module docstring. Thread-safe."""
 
     is_approximate = True

@@ -7,9 +7,13 @@ what occupies the context window.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, TypeVar, runtime_checkable
 
 from ctxprobe.core.case import Message
+from ctxprobe.core.optional import fill_defaults
+
+_T = TypeVar("_T")
 
 
 def split_prefill(messages: list[Message]) -> tuple[list[Message], str | None]:
@@ -38,14 +42,13 @@ def fold_prefill(messages: list[Message]) -> list[Message]:
 class Tokenizer(Protocol):
     """Counts tokens the way the model sees them.
 
-    Backends may also offer ``count_many(texts) -> list[int]`` (see
-    :class:`SupportsCountMany`): batched counting is the hot path of the case builder.
-    It is kept out of this protocol so that backends without it still satisfy
-    ``isinstance(x, Tokenizer)``; callers fall back to ``[count(t) for t in texts]``.
-    ``count_segments(texts)`` (GGUF) gives the same counts from one call over the joined
-    texts; the filler word cache (:mod:`ctxprobe.haystack.counting`) uses it when present,
-    and ``encode_chat_compact(messages)`` (GGUF) returns the ids as a 4-byte ``array``
-    for build workers.
+    The optional members (declared with their defaults on :class:`TokenizerBase`, which
+    every backend inherits; a plugin's that does not is given them by
+    :func:`ctxprobe.tokenizers.resolve_tokenizer`): ``count_many(texts)`` (batched
+    counting, the hot path of the case builder), ``count_segments(texts)`` (GGUF: the
+    same counts from one call over the joined texts), ``encode_chat_compact(messages)``
+    (GGUF: the ids as a 4-byte ``array`` for build workers), ``is_approximate`` and
+    ``warning``, ``observe(prompt, reported_tokens)`` (an estimate learns from the server).
     """
 
     #: The spec string that names this tokenizer, e.g. ``gguf:/path/model.gguf``.
@@ -81,6 +84,19 @@ class Tokenizer(Protocol):
         """The model's trained context length when the tokenizer's files say it."""
         ...
 
+    # Optional members, with their defaults on TokenizerBase (every resolved tokenizer has
+    # them: backends inherit the base, a plugin's is given them by resolve_tokenizer).
+    is_approximate: bool
+    warning: str | None
+
+    def count_many(self, texts: list[str]) -> list[int]: ...
+
+    def count_segments(self, texts: list[str]) -> list[int]: ...
+
+    def encode_chat_compact(self, messages: list[Message]) -> Sequence[int]: ...
+
+    def observe(self, text_or_messages: str | list[Message], reported_tokens: int) -> None: ...
+
 
 @runtime_checkable
 class SupportsCountMany(Protocol):
@@ -89,3 +105,55 @@ class SupportsCountMany(Protocol):
     def count_many(self, texts: list[str]) -> list[int]:
         """``[self.count(t) for t in texts]``, computed faster where the backend can."""
         ...
+
+
+class TokenizerBase:
+    """The optional members of a tokenizer, each declared once with its default (and the
+    derived counts, from ``encode``/``encode_chat``). ctxprobe's backends inherit it; a
+    plugin's tokenizer that does not is given the defaults it lacks where it is made
+    (:func:`with_tokenizer_defaults`, called by :func:`ctxprobe.tokenizers.resolve_tokenizer`),
+    so callers read plain attributes."""
+
+    #: Counts are estimates (the sweep says so loudly, with :attr:`warning`).
+    is_approximate: bool = False
+    #: The notice the sweep prints for an approximate tokenizer (None: a generic one).
+    warning: str | None = None
+    #: sha256 (hex, first 16) of the chat template source, if any; the model's trained
+    #: context when the tokenizer's files say it.
+    chat_template_hash: str | None = None
+    trained_context: int | None = None
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))  # type: ignore[attr-defined]
+
+    def count_chat(self, messages: list[Message]) -> int:
+        return len(self.encode_chat(messages))  # type: ignore[attr-defined]
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        """``[self.count(t) for t in texts]``; backends batch it where they can."""
+        return [self.count(t) for t in texts]
+
+    def count_segments(self, texts: list[str]) -> list[int]:
+        """The same counts as :meth:`count_many`; GGUF computes them in one call over the
+        joined texts (the filler word cache's hot path)."""
+        return self.count_many(texts)
+
+    def encode_chat_compact(self, messages: list[Message]) -> Sequence[int]:
+        """The templated prompt's ids, as compact as the backend can hand them over (GGUF:
+        a 4-byte ``array``, for build workers); by default :meth:`encode_chat`'s list."""
+        return self.encode_chat(messages)  # type: ignore[attr-defined,no-any-return]
+
+    def observe(self, text_or_messages: str | list[Message], reported_tokens: int) -> None:
+        """Learn from a prompt and the token count a server reported for it (an approximate
+        counter recalibrates); exact tokenizers ignore it."""
+        return None
+
+
+#: The optional members :class:`TokenizerBase` declares.
+TOKENIZER_OPTIONAL: tuple[str, ...] = ("is_approximate", "warning", "chat_template_hash", "trained_context", "count",
+                                       "count_chat", "count_many", "count_segments", "encode_chat_compact", "observe")
+
+
+def with_tokenizer_defaults(tokenizer: _T) -> _T:
+    """``tokenizer`` with every optional member it lacks set from :class:`TokenizerBase`."""
+    return fill_defaults(tokenizer, TokenizerBase, TOKENIZER_OPTIONAL, "tokenizer")

@@ -47,7 +47,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message, split_prefill
+from ctxprobe.tokenizers.base import Message, TokenizerBase, split_prefill
 
 KINDS = ("vllm", "llama-server", "llama-cpp-python", "sglang")
 UNKNOWN_ID = -1
@@ -62,7 +62,7 @@ def _canonical(messages: list[Message]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-class EndpointTokenizer:
+class EndpointTokenizer(TokenizerBase):
     """The server's ``/tokenize`` (see the module docstring for each server kind)."""
 
     def __init__(self, base_url: str, *, kind: str | None = None, model: str | None = None,

@@ -30,7 +30,7 @@ from typing import Any
 
 from ctxprobe.embedded.llama import import_llama_cpp
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 from ctxprobe.tokenizers.chat_template import CHATML_TEMPLATE, ChatTemplate, prepend_bos
 
 
@@ -128,7 +128,7 @@ def gguf_trained_context(path: str | Path) -> int | None:
     return _load(Path(path).expanduser()).trained_context
 
 
-class GGUFTokenizer:
+class GGUFTokenizer(TokenizerBase):
     """llama.cpp's tokenizer and the GGUF's chat template (see module docstring for BOS)."""
 
     def __init__(self, path: str | Path, name: str | None = None) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 from ctxprobe.tokenizers.chat_template import ChatTemplate
 
 #: transformers writes this sentinel (~1e30) as model_max_length when it is unknown.
@@ -88,7 +88,7 @@ def _trained_context(folder: Path, config: dict[str, Any]) -> int | None:
     return None
 
 
-class HFTokenizer:
+class HFTokenizer(TokenizerBase):
     """``tokenizers`` + the chat template of a local Hugging Face tokenizer folder."""
 
     def __init__(self, path: str | Path, name: str | None = None) -> None:

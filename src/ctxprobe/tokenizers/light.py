@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, TokenizerBase
 from ctxprobe.tokenizers.chat_template import ChatTemplate, prepend_bos
 
 DATA = Path(__file__).with_name("data") / "smollm2.json.gz"
@@ -102,7 +102,7 @@ def _load(path: Path) -> tuple[Any, Any, dict[str, Any]]:
         return loaded
 
 
-class LightTokenizer:
+class LightTokenizer(TokenizerBase):
     """The embedded SmolLM2 tokenizer on prebuilt wheels (same interface as GGUFTokenizer)."""
 
     def __init__(self, name: str = "local", path: Path = DATA) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.tokenizers.base import Message, fold_prefill
+from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
 
 #: encoding → (official URL, sha256 tiktoken expects, (start, sep, end) framing ids+texts).
 ENCODINGS: dict[str, tuple[str, str, tuple[tuple[int, str], tuple[int, str], tuple[int, str]]]] = {
@@ -120,7 +120,7 @@ def load_encoding(name: str) -> Any:
                 os.environ["TIKTOKEN_CACHE_DIR"] = previous
 
 
-class TiktokenTokenizer:
+class TiktokenTokenizer(TokenizerBase):
     """OpenAI's BPE plus OpenAI's chat framing (see module docstring for the formula)."""
 
     def __init__(self, encoding: str, name: str | None = None) -> None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -27,6 +27,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.scores.classify import classify_miss
@@ -146,11 +147,18 @@ def _said(reference: str, said: set[str], output: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(reference)}(?![\w-])", output, re.IGNORECASE) is not None
 
 
-class Ruler:
+class Ruler(FamilyBase):
     name = "ruler"
     params_model = RulerParams
     #: RULER's convention: a length holds the prompt *and* the generated tokens.
     length_includes_output = True
+
+    @classmethod
+    def output_budget(cls, params: Mapping[str, Any]) -> int | None:
+        """RULER's own ``tokens_to_generate`` for the task (None for an unknown task name:
+        validation says so)."""
+        task = C.TASKS.get(str(params.get("task")))
+        return int(C.BASE_TASKS[task["task"]]["tokens_to_generate"]) if task is not None else None
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

@@ -9,6 +9,8 @@ the Paul Graham essays RULER uses (default: ctxprobe's built-in prose).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.tasks.ruler.constants import SYNTHETIC, TASKS
@@ -47,3 +49,23 @@ def skipped_line(tasks: dict[str, dict[str, Any]]) -> str | None:
     if not names:
         return None
     return f"ruler: {', '.join(names)} not run: {QA_HINT}"
+
+
+@dataclass(frozen=True)
+class RulerPreset:
+    """``--preset ruler`` (:class:`ctxprobe.core.preset.Preset`), read by the CLI from the registry."""
+
+    name: str = "ruler"
+    title: str = "RULER"
+    keeps_layout: bool = True  # RULER's own prompt layout
+    options: tuple[str, ...] = ("docs", "qa_squad", "qa_hotpot")
+
+    def families(self, options: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
+        tasks = ruler_families(options.get("docs"), options.get("qa_squad"), options.get("qa_hotpot"))
+        return {name: {"family": t["family"], **t["params"]} for name, t in tasks.items() if t["family"]}
+
+    def notice(self, options: Mapping[str, str | None]) -> str | None:
+        return skipped_line(ruler_families(options.get("docs"), options.get("qa_squad"), options.get("qa_hotpot")))
+
+
+RULER_PRESET = RulerPreset()
