@@ -141,21 +141,19 @@ class Graphwalks:
         n_nodes = max(4, int(n_edges / params.out_degree))
         nodes = [hex_id(rng, taken) for _ in range(n_nodes)]
         stream = self._edges(rng, nodes, n_edges * 2 + 8)
-        line_counts = count_many(tok, [f"{a} -> {b}" for a, b in stream])
-        prefix = [0]
-        for c in line_counts:
-            prefix.append(prefix[-1] + c + 1)
+        line_counts = [c + 1 for c in count_many(tok, [f"{a} -> {b}" for a, b in stream])]  # + its newline
         tol, target = fill_tolerance(cell.length), cell.length
         budget = target - fixed
         best: tuple[Any, ...] | None = None
-        tried: set[int] = set()
+        tried: set[tuple[int, ...]] = set()
         for _ in range(_MAX_ROUNDS):
-            e = max(i for i in range(len(prefix)) if prefix[i] <= budget or i == 0)
-            e = max(e, n_nodes - 1)  # the covering edges always stay: every node has degree >= 1
-            if e in tried:
+            chosen = _select(line_counts, budget, n_nodes - 1)
+            key = tuple(chosen)
+            if key in tried:
                 break
-            tried.add(e)
-            edges = stream[:e]
+            tried.add(key)
+            e = len(chosen)
+            edges = [stream[i] for i in chosen]
             node, answer, evidence = self._question(random.Random(derive_seed(group_seed, "question")), edges, nodes, params)
             lines, realised = self._order(random.Random(derive_seed(group_seed, "order", e)), edges, evidence,
                                           cell.depth)
@@ -260,6 +258,36 @@ class Graphwalks:
             miss = classify_miss(output)
             return Scored(0.0, Outcome.PARSE_ERROR if miss == Outcome.WRONG else miss, detail)
         return Scored(0.0, Outcome.WRONG if got else Outcome.NOT_FOUND, detail)
+
+
+def _select(costs: list[int], budget: int, keep: int) -> list[int]:
+    """Indices of stream edges summing to at most ``budget``: the longest prefix that fits
+    (never fewer than the ``keep`` covering edges), then up to three swaps of a random
+    edge for a later, costlier one that close the gap without passing the budget."""
+    total, e = 0, 0
+    while e < len(costs) and (total + costs[e] <= budget or e < keep):
+        total += costs[e]
+        e += 1
+    chosen = list(range(e))
+    spare = list(range(e, len(costs)))
+    for _ in range(3):
+        gap = budget - total
+        if gap <= 0:
+            break
+        best: tuple[int, int, int] | None = None
+        for pos in range(len(chosen) - 1, max(keep, len(chosen) - 64) - 1, -1):
+            for j in spare[:64]:
+                gain = costs[j] - costs[chosen[pos]]
+                if 0 < gain <= gap and (best is None or gain > best[0]):
+                    best = (gain, pos, j)
+        if best is None:
+            break
+        gain, pos, j = best
+        spare.remove(j)
+        spare.append(chosen[pos])
+        chosen[pos] = j
+        total += gain
+    return chosen
 
 
 def _check(content: str, nodes: list[str], taken: set[str]) -> None:
