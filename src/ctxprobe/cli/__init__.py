@@ -232,7 +232,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ctx", type=int, default=None,
                    help="window of each slot in tokens (default: the model's trained window)")
     p.set_defaults(func=cmd_serve_local)
+
+    p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
+                       "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")
+    p.add_argument("set", choices=("mrcr", "graphwalks"), help="which published set the file is from")
+    p.add_argument("path", help="the parquet file (nothing is downloaded)")
+    p.add_argument("-o", "--output", required=True, help="the pack to write (JSONL)")
+    p.add_argument("--tokenizer", required=True, help="the tokenizer of the model it will be sent to")
+    p.add_argument("--model", help="the model the pack names (run --cases --model can override)")
+    p.add_argument("--parse", choices=("lm-eval", "card", "nemo"), default="lm-eval",
+                   help="graphwalks: how the answer line is read (default lm-eval)")
+    p.add_argument("--empty-gold", choices=("zero", "one"), default="zero",
+                   help="graphwalks: score of an empty answer to an empty gold set (zero: lm-eval; one: NeMo-Skills)")
+    p.set_defaults(func=cmd_import_published)
     return parser
+
+
+def cmd_import_published(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.sweep.published import write_published_pack
+
+    n = write_published_pack(args.set, args.path, args.output, args.tokenizer, model=args.model, parse=args.parse,
+                             empty_gold=args.empty_gold)
+    out.print(f"wrote {n} cases to {args.output}; send them with `ctxprobe run --cases {args.output} --model MODEL`")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

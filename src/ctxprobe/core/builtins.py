@@ -40,7 +40,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # task families
     for name, target in (("niah", "niah:Niah"), ("multihop", "multihop:Multihop"), ("documents", "documents:Documents"),
                          ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
-                         ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler")):
+                         ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler"),
+                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks")):
         register("families", name, "ctxprobe.tasks." + target)
 
     # presets (named sets of families), each beside its family

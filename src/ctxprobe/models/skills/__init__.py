@@ -18,11 +18,13 @@ from ctxprobe.models.skills.phonebook import phonebook_skill
 from ctxprobe.models.skills.vartrack import vartrack_skill
 from ctxprobe.models.skills.aggregation import aggregation_skill
 from ctxprobe.models.skills.ruler import ruler_skill
+from ctxprobe.models.skills.mrcr import mrcr_skill
+from ctxprobe.models.skills.graphwalks import graphwalks_skill
 
 Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
 
 #: Tried in order; the first skill that recognises the question answers it.
-SKILLS: list[Skill] = [ruler_skill, niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill,
+SKILLS: list[Skill] = [mrcr_skill, graphwalks_skill, ruler_skill, niah_skill, multihop_skill, documents_skill, phonebook_skill, vartrack_skill,
                        aggregation_skill]
 
 
