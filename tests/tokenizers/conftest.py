@@ -119,10 +119,12 @@ def bos_variant_gguf(smollm_gguf_fields: dict[str, Any], tmp_path_factory: pytes
 
 @pytest.fixture(scope="session")
 def gguf_tokenizer(smollm_gguf_path: Path):  # noqa: ANN201 - type lives behind importorskip
-    pytest.importorskip("llama_cpp")
-    from ctxprobe.tokenizers.gguf import GGUFTokenizer
+    """llama.cpp's own tokenizer and chat template for the embedded GGUF (``gguf:PATH``:
+    /tokenize and /apply-template of an in-process llama.cpp server)."""
+    pytest.importorskip("xllamacpp")
+    from ctxprobe.tokenizers.xllama import XLlamaTokenizer
 
-    return GGUFTokenizer(smollm_gguf_path)
+    return XLlamaTokenizer(smollm_gguf_path)
 
 
 _SUBJECTS = ["The committee", "A quiet engineer", "Our neighbour", "The harbour office",
