@@ -59,6 +59,9 @@ class LlamaCppProvider(ProviderBase):
         self._current_abort: threading.Event | None = None  # the running request's abort flag
         #: Prompt tokens processed by the last request before it ended or was aborted.
         self.last_progress: dict[str, int] = {}
+        #: An aborted prefill leaves the slot's cache in a state the next prompt must not
+        #: reuse (measured: the next answer changed); the next request recomputes from scratch.
+        self._cache_dirty = False
 
     def _load(self) -> Engine:
         if self._engine is None:
@@ -67,13 +70,13 @@ class LlamaCppProvider(ProviderBase):
                                   extra="local" if self.name == "local" else "llamacpp")
         return self._engine
 
-    def _body(self, request: GenerateRequest, ids: list[int]) -> dict[str, Any]:
+    def _body(self, request: GenerateRequest, ids: list[int], *, reuse_cache: bool = True) -> dict[str, Any]:
         greedy = request.temperature == 0
         return {
             "prompt": ids, "max_tokens": request.max_tokens, "temperature": request.temperature,
             "top_k": 1 if greedy else 40, "top_p": request.top_p if request.top_p is not None else 0.95,
             "seed": request.seed if request.seed is not None else 0,
-            "stream": True, "return_progress": True, "cache_prompt": True,
+            "stream": True, "return_progress": True, "cache_prompt": reuse_cache,
         }
 
     def _generate_sync(self, request: GenerateRequest, abort: threading.Event | None = None) -> GenerateResult:
@@ -108,12 +111,15 @@ class LlamaCppProvider(ProviderBase):
                 return abort.is_set()  # True tells llama.cpp to drop the request now
 
             self._current_abort = abort
+            reuse = not self._cache_dirty
             try:
-                engine.server.handle_completions(self._body(request, ids), on_chunk)
+                engine.server.handle_completions(self._body(request, ids, reuse_cache=reuse), on_chunk)
             finally:
                 self._current_abort = None
             if abort.is_set():  # aborted mid-way, or right after the last step: drop it either way
+                self._cache_dirty = True
                 raise GenerationAborted()
+            self._cache_dirty = False
         if "error" in state:
             err = state["error"].get("error") if isinstance(state["error"].get("error"), dict) else {}
             code = err.get("code") if isinstance(err, dict) else None
