@@ -90,7 +90,7 @@ def test_plain_encode_and_counts(gguf_tokenizer: GGUFTokenizer, make_sentences) 
 
 
 def test_additivity_of_space_prefixed_sentences(gguf_tokenizer: GGUFTokenizer, make_sentences) -> None:
-    """DESIGN §3: counts of ' ' + sentence add up to the count of the joined text."""
+    """Exact-count sizing rests on this: counts of ' ' + sentence add up to the count of the joined text."""
     sentences = make_sentences(400, seed=11)
     pieces = [sentences[0]] + [" " + s for s in sentences[1:]]
     joined = " ".join(sentences)

@@ -113,7 +113,7 @@ class _Acc:
 
 def _ordered(counts: dict[str, int]) -> dict[str, int]:
     """Outcome counts in taxonomy order (unknown labels last, alphabetically)."""
-    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    rank: dict[str, int] = {o: i for i, o in enumerate(OUTCOMES)}
     return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 

@@ -71,10 +71,6 @@ class MemoryGate:
         self._live: dict[str, int] = {}
         self._cond = threading.Condition()
 
-    @property
-    def live_cases(self) -> int:
-        return len(self._live)
-
     def release(self, case_id: str) -> None:
         """Give back a case's tokens (idempotent)."""
         with self._cond:

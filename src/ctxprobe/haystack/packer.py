@@ -258,7 +258,7 @@ def find_subsequence(ids: Sequence[int], needle: list[int], start: int = 0) -> i
     i = start
     try:
         while True:
-            i = ids.index(first, i)  # type: ignore[call-arg]
+            i = ids.index(first, i)
             if ids[i : i + k] == needle:
                 return i
             i += 1

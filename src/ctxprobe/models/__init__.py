@@ -18,7 +18,7 @@ from ctxprobe.models.base import (
     TransientError,
 )
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import SIM_KINDS, SimModel, make_sim, view_prompt
+from ctxprobe.models.sim import SimModel, make_sim, view_prompt
 from ctxprobe.models.skills.reader import Reader
 from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
@@ -36,7 +36,7 @@ def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer, n_ctx: int | N
     """
     ref = model if isinstance(model, ModelRef) else parse_model(model)
     factory = registry.load("providers", ref.provider, what="model provider")
-    return factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {}))  # type: ignore[no-any-return]
+    return factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {}))
 
 
 def check_model_form(model: str) -> None:
@@ -49,7 +49,7 @@ def ids_policy(provider: object) -> IdsPolicy:
     them): its declared ``ids_policy`` (remote ones ``"drop"``, llama.cpp ``"keep"``), by
     default ``"compact"`` (sims read len(); hf_local copies with list())."""
     policy = getattr(provider, "ids_policy", "compact")
-    return policy if policy in ("drop", "compact", "keep") else "compact"
+    return "drop" if policy == "drop" else "keep" if policy == "keep" else "compact"
 
 
 __all__ = [

@@ -43,14 +43,13 @@ def cached_prompt_tokens(data: object) -> int | None:
     ``None`` when the response carries none of them (not the same as 0)."""
     if not isinstance(data, dict):
         return None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = u if isinstance(u := data.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details")
     candidates = [
         details.get("cached_tokens") if isinstance(details, dict) else None,
-        (data.get("timings") or {}).get("cache_n") if isinstance(data.get("timings"), dict) else None,
+        t.get("cache_n") if isinstance(t := data.get("timings"), dict) else None,
         usage.get("cache_read_input_tokens"),
-        (data.get("usage_metadata") or {}).get("cached_content_token_count")
-        if isinstance(data.get("usage_metadata"), dict) else None,
+        m.get("cached_content_token_count") if isinstance(m := data.get("usage_metadata"), dict) else None,
     ]
     for value in candidates:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:

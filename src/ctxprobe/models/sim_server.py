@@ -84,7 +84,7 @@ def left_truncate(messages: list[Message], tokenizer: Tokenizer, limit: int) -> 
     def with_drop(drop: int) -> list[Message]:
         out = [dict(m) for m in messages]
         out[idx]["content"] = content[drop:]
-        return out  # type: ignore[return-value]
+        return out
 
     return with_drop(_drop_until(lambda d: tokenizer.count_chat(with_drop(d)), len(content), limit))
 

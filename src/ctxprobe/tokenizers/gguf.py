@@ -279,7 +279,7 @@ class GGUFTokenizer:
             del view
             if n >= 0:
                 del ids[n:]
-                return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)  # type: ignore[arg-type]
+                return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)
             size = -n
         raise CtxprobeError(f"llama.cpp failed to tokenize {len(data)} bytes (code {n})")
 
