@@ -43,7 +43,7 @@ def slim_case(case: Case, policy: IdsPolicy) -> Case:
     if policy == "drop":
         case.prompt_ids = None
     elif not isinstance(ids, array.array):
-        case.prompt_ids = array.array("i", ids)  # type: ignore[assignment]
+        case.prompt_ids = array.array("i", ids)  # type: ignore[assignment]  # Case.prompt_ids says list[int]
     return case
 
 

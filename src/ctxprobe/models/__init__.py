@@ -23,7 +23,7 @@ from ctxprobe.models.skills.reader import Reader
 from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
 
-def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer, n_ctx: int | None = None,
+def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: int | None = None,
                      options: dict[str, object] | None = None) -> Provider:
     """Build the provider a model reference names, or raise a one-line :class:`CtxprobeError`.
 

@@ -68,7 +68,7 @@ class _ProviderActor:
         from ctxprobe.tokenizers import resolve_tokenizer
 
         tok = resolve_tokenizer(tokenizer) if tokenizer else None
-        self.provider = resolve_provider(model, tok, n_ctx=n_ctx)  # type: ignore[arg-type]
+        self.provider = resolve_provider(model, tok, n_ctx=n_ctx)
 
     async def generate(self, request: GenerateRequest) -> tuple[str, Any, Any]:
         # Exceptions are returned as tags, not raised: Ray wraps raised ones in its own types.

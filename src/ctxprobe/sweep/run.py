@@ -64,7 +64,7 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     for name, (family, params) in families.items():
         check_reps = getattr(family, "check_reps", None)
         for rep in check_reps(params) if check_reps is not None else [0]:
-            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
 
 
 
