@@ -10,7 +10,7 @@ STAMP := $(VENV)/.ctxprobe-installed
 # only what the demo uses: llama.cpp (prebuilt), the model file, matplotlib
 DEMO_STAMP := $(VENV)/.ctxprobe-demo-installed
 
-.PHONY: demo test test-fast install clean
+.PHONY: demo test test-fast lint install clean
 
 $(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
@@ -38,8 +38,13 @@ demo: $(DEMO_STAMP)
 	    --param niah_3d.distractors=3 --lengths 1k,2k --depths 0.5 --reps 8 \
 	    --max-tokens 40 --store demo.sqlite --out ctxprobe-report
 
-# Every test, including the slow real-model ones (what CI runs).
-test: $(STAMP)
+# The linter and the type checker (settings in pyproject.toml: [tool.ruff], [tool.mypy]).
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
+
+# Lint, then every test, including the slow real-model ones (what CI runs).
+test: $(STAMP) lint
 	sh scripts/system-deps.sh
 	$(BIN)/python -m pytest -q
 

@@ -3,8 +3,8 @@ inside a longer number, a key inside a longer key, a reply cut at max tokens wit
 without its answer.
 
 Expectations are written from the documented rules (README: "a shortfall beyond
-max(4, 0.5%) is ``input_truncated``"; DESIGN.md §2: ``output_truncated`` is a miss that
-hit max tokens), not by calling the functions under test.
+max(4, 0.5%) is ``input_truncated``"; ``output_truncated`` is a miss that hit max
+tokens), not by calling the functions under test.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_value_must_stand_alone(text: str, found: bool) -> None:
     assert has_number(text, VALUE) is found
 
 
-@pytest.mark.parametrize("text", [f"{VALUE}1", f"1{VALUE}", f"the number 48192031", f"{VALUE}0000"])
+@pytest.mark.parametrize("text", [f"{VALUE}1", f"1{VALUE}", "the number 48192031", f"{VALUE}0000"])
 def test_niah_answer_inside_a_longer_number_is_a_miss(niah, text: str) -> None:
     s, label = score(niah, niah_case(), text)
     assert (s, label.outcome) == (0.0, "wrong")
@@ -169,7 +169,7 @@ def test_distractor_inside_a_longer_number_is_not_a_distractor_hit(niah) -> None
 
 
 def test_multikey_is_scored_like_single_extra_numbers_cost_nothing(niah) -> None:
-    # DESIGN: strict retrieval forbids another key's value (a distractor), nothing else;
+    # the rule: strict retrieval forbids another key's value (a distractor), nothing else;
     # multikey is "scored like single", not as a set
     case = niah_case(variant="multikey")
     assert score(niah, case, f"{VALUE} (checked against 12345)")[1].outcome == "correct"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import deque
 
 import pytest
 
@@ -62,7 +61,7 @@ def test_mrcr_exact_budget_over_all_messages(tok, mrcr_cases) -> None:
 
 def test_mrcr_question_names_the_instance_at_the_cell_depth(mrcr_cases) -> None:
     _, cases = mrcr_cases
-    for (length, depth), case in cases.items():
+    for (_length, depth), case in cases.items():
         q = case.messages[-1]["content"]
         m = re.fullmatch(r"Prepend (\w{10}) to the (\d)(st|nd|rd|th) \(1 indexed\) (.+) about (.+)\. "
                          r"Do not include any other text in your response\.", q)
@@ -146,7 +145,7 @@ def _truth(case: Case) -> list[str]:
 
 def test_graphwalks_exact_budget_and_answers_from_the_prompt(tok, gw_cases) -> None:
     _, cases = gw_cases
-    for (problem, length, _), case in cases.items():
+    for (_problem, length, _), case in cases.items():
         n = len(tok.encode_chat(case.messages))
         assert n == case.token_count and length - fill_tolerance(length) < n <= length
         assert sorted(case.expected) == _truth(case) and len(case.expected) >= 2

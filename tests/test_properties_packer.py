@@ -137,7 +137,7 @@ def test_inserts_keep_their_depth_order(filler: list[str], target: int, d: float
             if depths[i] < depths[j]:
                 assert where[i] < where[j]
     # recorded offsets agree with the text: tokens of everything before each insert
-    for i, t in enumerate(texts):
+    for i in range(len(texts)):
         head = packed.haystack[: where[i]].strip()
         assert packed.insert_offsets[i] == sum(tok.count(" " + s) for s in _sentences(head))
 

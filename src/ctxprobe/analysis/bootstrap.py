@@ -1,24 +1,16 @@
-"""Effective length with a bootstrap interval, and the threshold rules it is judged by.
+"""Threshold rules, the effective-length walk and the stratified resampler.
 
-The point value of the effective length (grid.py) is a step function of noisy cell means:
-at 20 cases a cell, one unlucky case can move it a whole length. This module resamples the
-cases and recomputes the effective length on every resample, giving its distribution, a
-percentile interval ("effective length 32K (95%: 16K–32K)") and, per length, the share of
-resamples whose mean clears the bar.
+The effective length is the last length before the first one whose mean fails the bar:
+the walk goes over ascending lengths and stops at the first length that fails or has no
+scored case. "Clears" is ``mean >= threshold`` (equality passes), exactly grid.py's
+:func:`clears`. The effective length's interval is computed in efflength.py; this module
+holds the pieces the paired comparison (compare.py) and the adaptive sweep share.
 
 Resampling scheme -- **stratified within cells** (family × length × depth): every resample
 draws, with replacement, exactly as many cases from each cell as the cell holds. The sweep
 fixes how many cases each depth gets; resampling a whole length instead would let the mix
 of depths vary between resamples, adding variance the experiment does not have and, for a
 model with a depth dip (the U shape), blurring the interval with composition noise.
-
-"Clears" is ``mean >= threshold`` (equality passes), exactly grid.py's :func:`clears`,
-and the walk is grid.py's: ascending lengths, stop at the first length that fails or has
-no scored case. Harness failures are left out, as everywhere in analysis.
-
-Pure Python (``random``), no array library needed for this walk: a cell whose scores are
-all equal (the common case: all right or all wrong) is constant under resampling and
-costs nothing; 2000 resamples of a few thousand cases take well under a second.
 """
 
 from __future__ import annotations
@@ -26,23 +18,19 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
-from ctxprobe.core.rows import ResultRow
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import check_threshold
 
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85
-DEFAULT_RESAMPLES = 2000
+DEFAULT_RESAMPLES = 2000  # the paired comparison's default
 
 _Num = TypeVar("_Num", int, float)
-
-#: Sort key for "no effective length" (fails at the shortest length): below every length.
-_NONE = -1
 
 
 @dataclass(frozen=True)
@@ -141,52 +129,6 @@ class StratifiedResampler:
         return [self.rng.choices(range(n), k=n) if n else [] for n in self.sizes]
 
 
-@dataclass(frozen=True)
-class EffectiveLengthInterval:
-    """Effective length of one family with its bootstrap distribution.
-
-    ``lo``/``hi`` are the percentile interval of the resampled effective lengths (None means
-    "below the shortest length"); ``distribution`` maps each effective length seen to its
-    share of resamples; ``p_clear[length]`` is the share of resamples whose mean at that
-    length clears the (resampled) bar -- on its own, not conditioned on the walk.
-    """
-
-    family: str
-    rule: ThresholdRule
-    threshold: float | None
-    point: int | None
-    lo: int | None
-    hi: int | None
-    confidence: float
-    lengths: tuple[int, ...]
-    distribution: dict[int | None, float]
-    p_clear: dict[int, float]
-    n_resamples: int
-    seed: int
-
-    def line(self) -> str:
-        return format_effective_length(self.point, self.lo, self.hi, self.confidence, self.lengths)
-
-
-def _tokens(n: int) -> str:
-    from ctxprobe.spec.units import fmt_tokens
-
-    return fmt_tokens(n)
-
-
-def format_effective_length(point: int | None, lo: int | None, hi: int | None, confidence: float,
-                            lengths: Sequence[int] = ()) -> str:
-    """``effective length 32K (95%: 16K–32K)``; None reads "<512" (below the shortest length)."""
-    shortest = min(lengths) if lengths else None
-
-    def label(value: int | None) -> str:
-        if value is not None:
-            return _tokens(value)
-        return f"<{_tokens(shortest)}" if shortest is not None else "none"
-
-    return f"effective length {label(point)} ({confidence * 100:g}%: {label(lo)}–{label(hi)})"
-
-
 def quantile(sorted_values: Sequence[_Num], q: float) -> _Num:
     """Inverted-CDF quantile: always a value that occurred (lengths are discrete)."""
     if not sorted_values:
@@ -194,33 +136,6 @@ def quantile(sorted_values: Sequence[_Num], q: float) -> _Num:
     # smallest value whose empirical CDF reaches q; the slack keeps 0.025 × 2000 at 50
     k = math.ceil(q * len(sorted_values) - 1e-9) - 1
     return sorted_values[max(0, min(len(sorted_values) - 1, k))]
-
-
-def percentile_interval(values: Iterable[int | None], confidence: float) -> tuple[int | None, int | None]:
-    """Equal-tailed interval of a discrete statistic; None sorts below every length."""
-    keyed = sorted(_NONE if v is None else v for v in values)
-    alpha = 1.0 - confidence
-    lo, hi = quantile(keyed, alpha / 2), quantile(keyed, 1.0 - alpha / 2)
-    return (None if lo == _NONE else lo), (None if hi == _NONE else hi)
-
-
-def strata_by_family(rows: Iterable[ResultRow]) -> dict[str, list[Stratum]]:
-    """Scored cases grouped into cells, per family, ordered by length then depth."""
-    cells: dict[tuple[str, int, float], list[float]] = defaultdict(list)
-    seen_lengths: dict[str, set[int]] = defaultdict(set)
-    for row in rows:
-        seen_lengths[row.family].add(row.length)
-        if not is_harness_failure(row):
-            cells[(row.family, row.length, row.depth)].append(float(row.score))  # type: ignore[arg-type]
-    out: dict[str, list[Stratum]] = {f: [] for f in sorted(seen_lengths)}
-    for (family, length, _depth), scores in sorted(cells.items()):
-        out[family].append(Stratum(length, tuple(scores)))
-    # A length measured only by harness failures still stops the walk: keep it, empty.
-    for family, lengths in seen_lengths.items():
-        have = {s.length for s in out[family]}
-        out[family].extend(Stratum(length, ()) for length in lengths - have)
-        out[family].sort(key=lambda s: s.length)
-    return out
 
 
 def length_means(strata: Sequence[Stratum], lengths: Sequence[int],
@@ -240,53 +155,3 @@ def length_means(strata: Sequence[Stratum], lengths: Sequence[int],
 
 def _constant(scores: tuple[float, ...]) -> bool:
     return not scores or min(scores) == max(scores)
-
-
-def bootstrap_family(family: str, strata: Sequence[Stratum], *, rule: ThresholdRule, n_resamples: int,
-                     seed: int, confidence: float) -> EffectiveLengthInterval:
-    """One family's interval (see :func:`bootstrap_effective_length`)."""
-    lengths = sorted({s.length for s in strata})
-    means = length_means(strata, lengths)
-    threshold = rule.resolve(first_scored(means))
-    point = walk(lengths, means, threshold)
-    resampler = StratifiedResampler([0 if _constant(s.scores) else len(s.scores) for s in strata], seed)
-    values: list[int | None] = []
-    cleared = dict.fromkeys(lengths, 0)
-    for _ in range(n_resamples):
-        m = length_means(strata, lengths, resampler.draw())
-        bar = rule.resolve(first_scored(m))
-        values.append(walk(lengths, m, bar))
-        for length, mean in zip(lengths, m):
-            if bar is not None and mean is not None and clears(mean, bar):
-                cleared[length] += 1
-    lo, hi = percentile_interval(values, confidence)
-    dist: dict[int | None, int] = defaultdict(int)
-    for v in values:
-        dist[v] += 1
-    ordered = sorted(dist.items(), key=lambda kv: _NONE if kv[0] is None else kv[0])
-    return EffectiveLengthInterval(
-        family=family, rule=rule, threshold=threshold, point=point, lo=lo, hi=hi, confidence=confidence,
-        lengths=tuple(lengths), distribution={k: c / n_resamples for k, c in ordered},
-        p_clear={length: c / n_resamples for length, c in cleared.items()},
-        n_resamples=n_resamples, seed=seed,
-    )
-
-
-def bootstrap_effective_length(rows: Iterable[ResultRow], *, rule: ThresholdRule | None = None,
-                               n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                               confidence: float = 0.95) -> list[EffectiveLengthInterval]:
-    """Per family: effective length, its bootstrap distribution and percentile interval.
-
-    Seeded, so the same rows always give the same interval (a report must not change
-    between two renderings of one run). Under the relative rule the bar is recomputed on
-    every resample, so the uncertainty of the base score is carried into the interval.
-    """
-    if n_resamples < 1:
-        raise CtxprobeError(f"n_resamples must be >= 1, got {n_resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise CtxprobeError(f"confidence must be between 0 and 1, got {confidence:g}")
-    rule = rule or ThresholdRule()
-    return [
-        bootstrap_family(family, strata, rule=rule, n_resamples=n_resamples, seed=seed, confidence=confidence)
-        for family, strata in strata_by_family(rows).items()
-    ]

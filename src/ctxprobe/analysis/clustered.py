@@ -83,4 +83,4 @@ def clustered_interval(successes: Sequence[float], sizes: Sequence[int],
         return (float("nan"), 0.0, 1.0)
     p = sum(float(y) for y in successes) / n
     n_eff = n / design_effect(successes, sizes, alpha)
-    return (p, cp_lower(p * n_eff, n_eff, alpha / 2), cp_upper(p * n_eff, n_eff, alpha / 2))  # type: ignore[arg-type]
+    return (p, cp_lower(p * n_eff, n_eff, alpha / 2), cp_upper(p * n_eff, n_eff, alpha / 2))

@@ -254,11 +254,11 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
     excluded = 0
     for case_id in shared:
         ca, cb = a.cases[case_id], b.cases[case_id]
-        if _unmeasured(ca) or _unmeasured(cb):
+        sa, sb = _measured(ca), _measured(cb)
+        if sa is None or sb is None:
             excluded += 1
             continue
-        pairs.append(Pair(ca.family, ca.length, ca.depth, float(ca.score), float(cb.score),  # type: ignore[arg-type]
-                          ca.needles, cb.needles))
+        pairs.append(Pair(ca.family, ca.length, ca.depth, float(sa), float(sb), ca.needles, cb.needles))
     if not pairs:
         raise CtxprobeError(
             f"runs {a.run_id} and {b.run_id} have no case measured on both sides (all {excluded} shared cases "
@@ -270,8 +270,9 @@ def _grid_key(c: CaseResult) -> tuple[str, int, float, str]:
     return (c.family, c.length, c.depth, c.case_id)
 
 
-def _unmeasured(c: CaseResult) -> bool:
-    return c.score is None or c.outcome is None or c.outcome in HARNESS_OUTCOMES
+def _measured(c: CaseResult) -> float | None:
+    """The case's score when it measures the model; None when unanswered or a harness failure."""
+    return None if c.outcome is None or c.outcome in HARNESS_OUTCOMES else c.score
 
 
 def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair]) -> CellComparison:

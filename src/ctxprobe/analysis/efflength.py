@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, is_harness_failure
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, model_score
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.units import fmt_length
@@ -90,14 +90,14 @@ def beta_ppf(q: float, a: float, b: float) -> float:
     return (lo + hi) / 2
 
 
-def cp_lower(successes: float, n: int, alpha: float) -> float:
+def cp_lower(successes: float, n: float, alpha: float) -> float:
     """One-sided Clopper–Pearson lower bound: P(bound > true rate) ≤ alpha."""
     if n == 0 or successes <= 0:
         return 0.0
     return beta_ppf(alpha, successes, n - successes + 1)
 
 
-def cp_upper(successes: float, n: int, alpha: float) -> float:
+def cp_upper(successes: float, n: float, alpha: float) -> float:
     """One-sided Clopper–Pearson upper bound: P(bound < true rate) ≤ alpha."""
     if n == 0 or successes >= n:
         return 1.0
@@ -135,8 +135,8 @@ def evidence_by_family(rows: Iterable[ResultRow]) -> dict[str, list[LengthEviden
         cells[key]  # noqa: B018 -- a length seen only through harness failures still exists
         if row.outcome == Outcome.INPUT_TRUNCATED:
             truncated[key] += 1
-        if not is_harness_failure(row):
-            cells[key][row.depth].append(float(row.score))  # type: ignore[arg-type]
+        if (score := model_score(row)) is not None:
+            cells[key][row.depth].append(float(score))
     out: dict[str, list[LengthEvidence]] = defaultdict(list)
     for (family, length), by_depth in sorted(cells.items()):
         per_cell = tuple((math.fsum(s), len(s)) for _, s in sorted(by_depth.items()))

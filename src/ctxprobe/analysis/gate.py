@@ -4,6 +4,7 @@ than its baseline (``ctxprobe check``). The statistics are :mod:`ctxprobe.analys
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ctxprobe.analysis.compare import CellComparison, Comparison, RunCases, compare_cases
 from ctxprobe.errors import CtxprobeError
@@ -41,7 +42,7 @@ class CheckResult:
 
 
 def check_cases(run: RunCases, baseline: RunCases, *, max_drop: float = 0.05, alpha: float = 0.05,
-                **kwargs: object) -> CheckResult:
+                **kwargs: Any) -> CheckResult:
     """The gate: fail when some cell (or a family pooled) is significantly worse than the
     baseline after Holm correction *and* its mean dropped by more than ``max_drop``.
 
@@ -52,7 +53,7 @@ def check_cases(run: RunCases, baseline: RunCases, *, max_drop: float = 0.05, al
     """
     if not 0.0 <= max_drop <= 1.0:
         raise CtxprobeError(f"--max-drop must be between 0 and 1, got {max_drop:g}")
-    comparison = compare_cases(baseline, run, alpha=alpha, **kwargs)  # type: ignore[arg-type]
+    comparison = compare_cases(baseline, run, alpha=alpha, **kwargs)
     responsible = [t for t in comparison.significant_cells()
                    if t.a_only > t.b_only and t.diff is not None and -t.diff > max_drop]
     return CheckResult(not responsible, run.run_id, baseline.run_id, max_drop, alpha, responsible, comparison)

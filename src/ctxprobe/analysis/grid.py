@@ -87,6 +87,11 @@ def is_harness_failure(row: ResultRow) -> bool:
     return row.score is None or row.outcome in HARNESS_OUTCOMES
 
 
+def model_score(row: ResultRow) -> float | None:
+    """The row's score when it measures the model; None for a harness failure."""
+    return None if is_harness_failure(row) else row.score
+
+
 @dataclass
 class _Acc:
     """Running totals for one group of rows."""
@@ -98,11 +103,12 @@ class _Acc:
 
     def add(self, row: ResultRow) -> None:
         self.outcomes[row.outcome] = self.outcomes.get(row.outcome, 0) + 1
-        if is_harness_failure(row):
+        score = model_score(row)
+        if score is None:
             self.n_excluded += 1
         else:
             self.n += 1
-            self.scores.append(float(row.score))  # type: ignore[arg-type]
+            self.scores.append(float(score))
 
     def summary(self) -> tuple[int, float | None, float, float, dict[str, int], int]:
         successes = math.fsum(self.scores)  # fsum: partial scores must not drift
@@ -113,7 +119,7 @@ class _Acc:
 
 def _ordered(counts: dict[str, int]) -> dict[str, int]:
     """Outcome counts in taxonomy order (unknown labels last, alphabetically)."""
-    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    rank: dict[str, int] = {o: i for i, o in enumerate(OUTCOMES)}
     return dict(sorted(counts.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 

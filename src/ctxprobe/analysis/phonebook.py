@@ -253,7 +253,8 @@ def _post(exact: dict[Key, tuple[np.ndarray, np.ndarray]], in_entries: bool
     for key, (s, n) in exact.items():
         with np.errstate(invalid="ignore", divide="ignore"):
             per_bin[key] = list(s / n)
-    values, reasons = {}, {}
+    values: dict[MKey, float | None] = {}
+    reasons: dict[MKey, str] = {}
     for (name, m), v in post_metrics(per_bin, in_entries=in_entries).items():
         values[(name, "post", m)] = v.value
         if v.reason:
@@ -320,10 +321,7 @@ def analyse(results: Iterable[NeedleResult], *, coarse: int = 5, bar: float = 0.
         lo, hi = (float(np.percentile(d, 2.5)), float(np.percentile(d, 97.5))) if d else (None, None)
         value = None if v is None or np.isnan(v) else float(v)
         note = reasons.get(key)
-        if name == "MUC":
-            value_for_edge = float(value if value is not None else 0)
-        else:
-            value_for_edge = value
+        value_for_edge = float(value if value is not None else 0) if name == "MUC" else value
         if note is None and d and value_for_edge is not None and lo is not None and hi is not None:
             note = _edge_note(value_for_edge, lo, hi, d)
         if name == "RRS" and L is not None and point.get(("LCRDS", "robust", L)) == 0.0:

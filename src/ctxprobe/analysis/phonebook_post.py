@@ -92,8 +92,9 @@ def post_metrics(per_bin: Mapping[Key, Sequence[float]], *, in_entries: bool) ->
         noi = (PostValue(_rel_drop(low.min_y, main.min_y)) if low is not None
                else PostValue(None, f"the grid has no N={N_LOW} at this M"))
         parts = [csi, adi, noi]
-        if all(p.value is not None for p in parts):
-            rri = 1 - sum(p.value for p in parts) / 3.0  # type: ignore[misc]
+        values = [p.value for p in parts if p.value is not None]
+        if len(values) == len(parts):
+            rri = 1 - sum(values) / 3.0
             out[("RRI", m)] = PostValue(rri)
             out[("LCRDS", m)] = PostValue(main.avg_y * 100.0 * rri)
         else:

@@ -104,7 +104,7 @@ class CaseBuilder:
     def build(self, p: PlannedCase) -> Case:
         family, params = self.families[p.cell.family]
         seed = generation_seed(self.settings.seed, p.cell, self.settings.share_prefix)
-        return family.generate(p.cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]
+        return family.generate(p.cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]  # params: object in the map
 
 
 # -- worker process side -----------------------------------------------------------------
@@ -126,12 +126,12 @@ def _build_group(group: list[PlannedCase], ids: str = "compact") -> list[Case]:
     process boundary as ~9 MB instead of ~45 MB, and the worker holds no list of ids
     while it builds the next depth."""
     assert _WORKER is not None, "worker not initialised"
-    from ctxprobe.cases.memory import slim_case
+    from ctxprobe.cases.memory import IdsPolicy, slim_case
 
-    policy = "drop" if ids == "drop" else "compact"
+    policy: IdsPolicy = "drop" if ids == "drop" else "compact"
     cases = []
     for p in group:
-        cases.append(slim_case(_WORKER.build(p), policy))  # type: ignore[arg-type]
+        cases.append(slim_case(_WORKER.build(p), policy))
         _give_back_memory()
     return cases
 

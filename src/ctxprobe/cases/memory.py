@@ -43,7 +43,7 @@ def slim_case(case: Case, policy: IdsPolicy) -> Case:
     if policy == "drop":
         case.prompt_ids = None
     elif not isinstance(ids, array.array):
-        case.prompt_ids = array.array("i", ids)  # type: ignore[assignment]
+        case.prompt_ids = array.array("i", ids)  # type: ignore[assignment]  # Case.prompt_ids says list[int]
     return case
 
 
@@ -70,10 +70,6 @@ class MemoryGate:
         self.open = False
         self._live: dict[str, int] = {}
         self._cond = threading.Condition()
-
-    @property
-    def live_cases(self) -> int:
-        return len(self._live)
 
     def release(self, case_id: str) -> None:
         """Give back a case's tokens (idempotent)."""

@@ -128,8 +128,8 @@ def count_sentences(tokenizer: Tokenizer, sentences: list[str]) -> list[int]:
                     wc.sentence_texts += len(sentences)
                     return count_many(tokenizer, [" " + s for s in sentences])
         whole = [i for i, s in enumerate(sums) if s is None]
+        counted: dict[int, int] = {}
         if whole:
             wc.sentence_texts += len(whole)
-            for i, c in zip(whole, count_many(tokenizer, [" " + sentences[i] for i in whole])):
-                sums[i] = c
-        return [int(s) for s in sums]  # type: ignore[arg-type]
+            counted = dict(zip(whole, count_many(tokenizer, [" " + sentences[i] for i in whole])))
+        return [int(s) if s is not None else counted[i] for i, s in enumerate(sums)]

@@ -226,6 +226,7 @@ def pack(
         predicted = needed + filler.total
         if actual <= target:
             if best is None or actual > best.token_count:
+                # compact ids (a build worker's array) where Packed.prompt_ids says list[int]
                 best = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,  # type: ignore[arg-type]
                               filler.tokens(lead))
             if actual >= predicted or actual == target:
@@ -246,18 +247,18 @@ def pack(
     return best
 
 
-def find_subsequence(ids: Sequence[int], needle: list[int], start: int = 0) -> int | None:
+def find_subsequence(ids: Sequence[int], needle: Sequence[int], start: int = 0) -> int | None:
     """Index of the first occurrence of ``needle`` in ``ids`` at or after ``start``
     (``ids`` a list, or a compact ``array`` from a build worker)."""
     if not needle:
         return None
     if isinstance(ids, array.array) and not isinstance(needle, array.array):
-        needle = array.array(ids.typecode, needle)  # type: ignore[assignment]
+        needle = array.array(ids.typecode, needle)
     first, k = needle[0], len(needle)
     i = start
     try:
         while True:
-            i = ids.index(first, i)  # type: ignore[call-arg]
+            i = ids.index(first, i)
             if ids[i : i + k] == needle:
                 return i
             i += 1

@@ -20,12 +20,12 @@ from ctxprobe.models.base import (
     with_provider_defaults,
 )
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import SIM_KINDS, SimModel, make_sim, view_prompt
+from ctxprobe.models.sim import SimModel, make_sim, view_prompt
 from ctxprobe.models.skills.reader import Reader
 from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
 
-def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer, n_ctx: int | None = None,
+def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: int | None = None,
                      options: dict[str, object] | None = None) -> Provider:
     """Build the provider a model reference names, or raise a one-line :class:`CtxprobeError`.
 
@@ -52,7 +52,7 @@ def ids_policy(provider: Provider) -> IdsPolicy:
     them): its declared ``ids_policy`` (remote ones ``"drop"``, llama.cpp ``"keep"``), by
     default ``"compact"`` (sims read len(); hf_local copies with list())."""
     policy = provider.ids_policy
-    return policy if policy in ("drop", "compact", "keep") else "compact"
+    return "drop" if policy == "drop" else "keep" if policy == "keep" else "compact"
 
 
 __all__ = [

@@ -51,7 +51,7 @@ def one_line(text: str, secrets: tuple[str | None, ...]) -> str:
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
 
 
-def retry_after_from(headers: Mapping[str, str] | Any | None) -> float | None:
+def retry_after_from(headers: Mapping[str, str] | None) -> float | None:
     """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date), from any
     headers object with ``get`` (the SDKs' own response headers)."""
     if headers is None or getattr(headers, "get", None) is None:

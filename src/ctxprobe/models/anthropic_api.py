@@ -60,7 +60,7 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
     text = "".join(b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
     thinking = "\n".join(b.get("thinking", "") for b in blocks
                          if isinstance(b, dict) and b.get("type") == "thinking" and b.get("thinking"))
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = u if isinstance(u := data.get("usage"), dict) else {}
     # Cached prompt tokens are still prompt tokens: all three add up to what the model read.
     parts = [usage.get(k) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")]
     ints = [p for p in parts if isinstance(p, int)]

@@ -46,14 +46,13 @@ def cached_prompt_tokens(data: object) -> int | None:
     ``None`` when the response carries none of them (not the same as 0)."""
     if not isinstance(data, dict):
         return None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = u if isinstance(u := data.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details")
     candidates = [
         details.get("cached_tokens") if isinstance(details, dict) else None,
-        (data.get("timings") or {}).get("cache_n") if isinstance(data.get("timings"), dict) else None,
+        t.get("cache_n") if isinstance(t := data.get("timings"), dict) else None,
         usage.get("cache_read_input_tokens"),
-        (data.get("usage_metadata") or {}).get("cached_content_token_count")
-        if isinstance(data.get("usage_metadata"), dict) else None,
+        m.get("cached_content_token_count") if isinstance(m := data.get("usage_metadata"), dict) else None,
     ]
     for value in candidates:
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -87,11 +86,20 @@ class Provider(Protocol):
     context_window: int | None
     # Optional members, with their defaults on ProviderBase (every resolved provider has
     # them: ctxprobe's inherit the base, a plugin's is given them by resolve_provider).
-    trained_context: int | None
-    ids_policy: IdsPolicy
-    preflight: Callable[..., Awaitable[None]] | None
-    served_model_info: Mapping[str, Any]
-    tokenizer: Tokenizer | None
+    # read-only in the protocol: a provider may declare them as class attributes, narrower
+    # literals or instance attributes alike
+    @property
+    def trained_context(self) -> int | None: ...
+    @property
+    def ids_policy(self) -> IdsPolicy: ...
+    @property
+    def preflight(self) -> Callable[..., Awaitable[None]] | None: ...
+    @property
+    def served_model_info(self) -> Mapping[str, Any]: ...
+    @property
+    def tokenizer(self) -> Tokenizer | None: ...
+    @property
+    def position_scaling(self) -> Mapping[str, Any] | None: ...
 
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 

@@ -29,7 +29,7 @@ def make_openai_compat(ref: ModelRef, **_: Any) -> Provider:
 
 def _sdk(module: str, cls: str, ref: ModelRef, options: dict[str, object] | None) -> Provider:
     provider_cls = getattr(importlib.import_module(f"ctxprobe.models.{module}"), cls)
-    return provider_cls.from_spec(ref.spec, dict(options or {}))  # type: ignore[no-any-return]
+    return provider_cls.from_spec(ref.spec, dict(options or {}))
 
 
 def make_openai(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> Provider:

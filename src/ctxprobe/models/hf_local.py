@@ -57,7 +57,7 @@ class GenerationAborted(Exception):
 def _abort_criteria(transformers: Any, torch: Any, abort: threading.Event, steps: list[int]) -> Any:
     """A ``StoppingCriteria`` that ends generation once ``abort`` is set (and counts steps)."""
 
-    class _Abort(transformers.StoppingCriteria):  # type: ignore[misc,name-defined]
+    class _Abort(transformers.StoppingCriteria):
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
             steps[0] += 1
             return torch.full((input_ids.shape[0],), abort.is_set(), dtype=torch.bool, device=input_ids.device)

@@ -45,12 +45,12 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise PermanentError("malformed response from openai: no choices")
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message = m if isinstance(m := choice.get("message"), dict) else {}
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise PermanentError("malformed response from openai: message content is not a string")
     reasoning = message.get("reasoning_content") or message.get("reasoning")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = u if isinstance(u := data.get("usage"), dict) else {}
     details = usage.get("completion_tokens_details") or {}
     extra: dict[str, object] = {k: data[k] for k in ("id", "model", "system_fingerprint") if data.get(k)}
     if isinstance(details, dict) and details.get("reasoning_tokens"):

@@ -20,8 +20,8 @@ import asyncio
 import email.utils
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -60,7 +60,7 @@ def api_key_from_env() -> str | None:
     return None
 
 
-def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
     """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP-date)."""
     ms = headers.get("retry-after-ms")
     if ms:
@@ -234,7 +234,7 @@ class OpenAICompatProvider(ProviderBase):
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise malformed("message content is not a string")
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage = u if isinstance(u := data.get("usage"), dict) else {}
         extra: dict[str, object] = {k: data[k] for k in ("id", "model") if k in data}
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if isinstance(reasoning, str) and reasoning:

@@ -102,8 +102,9 @@ class PrefixCacheSimServer(SimServer):
         super().__init__(provider, tokenizer, **kwargs)
         if self.tokenizer is None:
             raise ValueError("prefix-cache accounting needs a tokenizer")
+        self._counting: Tokenizer = self.tokenizer
         self.cache = PrefixCacheAccount(slots)
 
     def observe_prompt(self, messages: list[Message]) -> dict[str, Any]:
-        record = self.cache.observe(self.tokenizer.encode_chat(messages))  # type: ignore[union-attr]
+        record = self.cache.observe(self._counting.encode_chat(messages))
         return {"prompt_tokens_details": {"cached_tokens": record.cached_tokens}}

@@ -102,10 +102,10 @@ def view_prompt(messages: list[Message]) -> PromptView:
     if last_user < 0:
         return PromptView(context="\n\n".join(contents), question="", full_text="\n\n".join(contents))
     body = contents[last_user].rstrip()
-    head, sep, question = body.rpartition("\n\n")
+    lead, sep, question = body.rpartition("\n\n")
     if not sep:
-        head, question = "", body
-    context = "\n\n".join([*contents[:last_user], head]).strip("\n")
+        lead, question = "", body
+    context = "\n\n".join([*contents[:last_user], lead]).strip("\n")
     return PromptView(context=context, question=question.strip(), full_text="\n\n".join(contents))
 
 

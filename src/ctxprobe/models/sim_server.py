@@ -84,7 +84,7 @@ def left_truncate(messages: list[Message], tokenizer: Tokenizer, limit: int) -> 
     def with_drop(drop: int) -> list[Message]:
         out = [dict(m) for m in messages]
         out[idx]["content"] = content[drop:]
-        return out  # type: ignore[return-value]
+        return out
 
     return with_drop(_drop_until(lambda d: tokenizer.count_chat(with_drop(d)), len(content), limit))
 
@@ -229,10 +229,11 @@ class SimServer:
             return Reply(400, error_body(str(exc), param=exc.param))
         extra_usage = self.observe_prompt(params.messages) if chat else {}
         _, fault = self._record(params, authorization, chat)
-        if fault is not None and fault not in ("hang", "empty"):
-            return _fault_reply(fault, self.faults)  # type: ignore[arg-type]
-        if fault == "hang":
-            await asyncio.sleep(self.faults.hang_seconds)  # type: ignore[union-attr]
+        plan = self.faults  # a fault only ever comes from the plan
+        if fault is not None and plan is not None and fault not in ("hang", "empty"):
+            return _fault_reply(fault, plan)
+        if fault == "hang" and plan is not None:
+            await asyncio.sleep(plan.hang_seconds)
         messages, prompt_ids = self._prompt(params, chat)
         request = GenerateRequest(messages=messages, max_tokens=params.max_tokens, temperature=params.temperature,
                                   seed=params.seed, top_p=params.top_p, prompt_ids=prompt_ids)

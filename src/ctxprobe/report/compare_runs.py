@@ -4,6 +4,7 @@ its store, then hand them to the store-free statistics in :mod:`ctxprobe.analysi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
 from ctxprobe.analysis.compare_needles import needle_verdicts
@@ -36,16 +37,16 @@ def about(run: object) -> dict[str, object]:
 
 
 def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,
-                 store_b: str | Path | None = None, **kwargs: object) -> Comparison:
+                 store_b: str | Path | None = None, **kwargs: Any) -> Comparison:
     """``ctxprobe compare RUN_A RUN_B``: B judged against A (A is the reference)."""
     a = load_run_cases(run_a, store_path)
     b = load_run_cases(run_b, store_b or store_path)
-    return compare_cases(a, b, **kwargs)  # type: ignore[arg-type]
+    return compare_cases(a, b, **kwargs)
 
 
 def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, *,
           store_path: str | Path = "ctxprobe.sqlite", baseline_store: str | Path | None = None,
-          **kwargs: object) -> CheckResult:
+          **kwargs: Any) -> CheckResult:
     """``ctxprobe check RUN --baseline RUN0``: the regression gate on stored runs."""
     return check_cases(load_run_cases(run, store_path), load_run_cases(baseline, baseline_store or store_path),
                        max_drop=max_drop, alpha=alpha, **kwargs)

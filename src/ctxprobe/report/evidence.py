@@ -85,9 +85,9 @@ def locate_evidence(text: str, rec: dict[str, Any]) -> tuple[int, int, str] | No
         spans = _value_spans(text, str(value), 0, search_end)
         if spans:
             return spans[0][0], spans[0][1], "expected value"
-    pos, count = rec.get("needle_token_pos"), rec.get("token_count")
-    if isinstance(pos, int) and isinstance(count, int) and count > 0:
-        at = min(len(text), max(0, round(pos / count * len(text))))
+    token_pos, count = rec.get("needle_token_pos"), rec.get("token_count")
+    if isinstance(token_pos, int) and isinstance(count, int) and count > 0:
+        at = min(len(text), max(0, round(token_pos / count * len(text))))
         return at, at, "token position (approx.)"
     return None
 

@@ -9,7 +9,7 @@ spec) can only ever reach the page as text.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -59,7 +59,7 @@ class Cell:
 @dataclass(frozen=True)
 class Table:
     headers: list[str]
-    rows: list[list[str | Cell]]  # a str is a plain cell
+    rows: Sequence[Sequence[str | Cell]]  # a str is a plain cell (read-only: rows of Cells fit too)
     cls: str = ""
     caption: str = ""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
@@ -20,28 +20,40 @@ from ctxprobe.report.format import (effective_length_line, effective_length_note
 from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
+from ctxprobe.store import RunRecord
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 _OPEN_CELLS = 30  # outcome tables up to this many cells start expanded
+
+
+class ReportLike(Protocol):
+    """What the page reads of a loaded run (:class:`ctxprobe.report.load.Report`): the page
+    code never imports the loader."""
+
+    @property
+    def run(self) -> RunRecord: ...
+
+    @property
+    def profiles(self) -> list[Profile]: ...
 
 
 @dataclass
 class RunView:
     """One run as the page shows it."""
 
-    report: object  # ctxprobe.report.load.Report (typed loosely: the page code never imports the loader)
+    report: ReportLike
     details: RunDetails | None
     label: str  # "model · run id", secrets removed
     #: effective-length interval per family (lo, hi) when the analysis computed one
     intervals: dict[str, tuple[int | None, int | None]]
 
     @property
-    def run(self):  # type: ignore[no-untyped-def]
-        return self.report.run  # type: ignore[attr-defined]
+    def run(self) -> RunRecord:
+        return self.report.run
 
     @property
     def profiles(self) -> list[Profile]:
-        return self.report.profiles  # type: ignore[attr-defined,no-any-return]
+        return self.report.profiles
 
 
 def slug(text: str) -> str:

@@ -123,7 +123,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
         ruler_tasks = _ruler_task_labels(run)
         ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else None
-        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
+        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows or []  # ruler: never None
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
         over_n, over_max = store.prompt_overcounts(run.run_id)
         books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
@@ -217,7 +217,7 @@ def trained_context(run: RunRecord) -> int | None:
     if run.meta.get("trained_context"):
         return int(run.meta["trained_context"])
     endpoint = (run.meta.get("preflight") or {}).get("endpoint") or {}
-    meta = endpoint.get("meta") if isinstance(endpoint.get("meta"), dict) else {}
+    meta = m if isinstance(m := endpoint.get("meta"), dict) else {}
     value = meta.get("n_ctx_train") or endpoint.get("n_ctx_train")
     return int(value) if value else None
 

@@ -180,7 +180,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     plots: list[Path] = []
     if out_dir is not None:
         out = Path(out_dir)
-        for i, (label, an) in enumerate(analyses.items()):
+        for label, an in analyses.items():
             stem = label.split(" · ")[-1]
             plots.append(position_png(an, out / f"phonebook-{stem}-position.png", title=label))
             plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep.png", title=label))

@@ -121,10 +121,10 @@ def heatmap_png(profile: Profile, path: str | Path, title: str = "", trained_con
         row = lengths.index(profile.effective_length)
         ax.axhline(row + 0.5, color="black", linewidth=2, linestyle="--")
 
-    row = _trained_row(lengths, trained_context)
-    if row is not None:
-        ax.axhline(row + 0.5, color="tab:blue", linewidth=2.5, linestyle="-.")
-        ax.annotate(f"trained window {fmt_tokens(trained_context or 0)}", xy=(len(depths) - 0.5, row + 0.5),
+    trained_row = _trained_row(lengths, trained_context)
+    if trained_row is not None:
+        ax.axhline(trained_row + 0.5, color="tab:blue", linewidth=2.5, linestyle="-.")
+        ax.annotate(f"trained window {fmt_tokens(trained_context or 0)}", xy=(len(depths) - 0.5, trained_row + 0.5),
                     xytext=(-3, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8,
                     color="tab:blue", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.8})
 

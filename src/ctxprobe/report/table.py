@@ -9,8 +9,10 @@ table are what the effective length is computed from.
 from __future__ import annotations
 
 from collections import Counter
+from typing import TypedDict
 
 from rich import box
+from rich.box import Box
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -197,8 +199,17 @@ def _outcomes_table(profile: Profile, columns: list[str], compact: bool) -> Tabl
     return table
 
 
+class TableLook(TypedDict, total=False):
+    """The keyword arguments of rich's ``Table`` that set its look."""
+
+    box: Box | None
+    show_edge: bool
+    pad_edge: bool
+    collapse_padding: bool
+
+
 #: The narrow layout: no outer frame or vertical rules, one space between columns.
-COMPACT = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "collapse_padding": True}
+COMPACT: TableLook = {"box": box.SIMPLE_HEAD, "show_edge": False, "pad_edge": False, "collapse_padding": True}
 
 
 def _outcome_style(outcome: str) -> str:

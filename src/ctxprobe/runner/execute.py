@@ -68,16 +68,15 @@ async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink:
     workers = client.width
     queue: asyncio.Queue[Case | None] = asyncio.Queue(maxsize=workers * 2)
     sent = 0
-    done_sentinel = object()
     stopped = False
 
     async def produce() -> None:
         try:
             while not stopped:
-                case = await asyncio.to_thread(next, cases, done_sentinel)
-                if case is done_sentinel:
+                case: Case | None = await asyncio.to_thread(next, cases, None)  # None: the stream is done
+                if case is None:
                     break
-                await queue.put(case)  # type: ignore[arg-type]
+                await queue.put(case)
         finally:
             for _ in range(workers):
                 await queue.put(None)

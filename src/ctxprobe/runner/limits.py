@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 
 class TokenBucket:
-    def __init__(self, per_minute: float, *, clock: object = time.monotonic) -> None:
+    def __init__(self, per_minute: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         if per_minute <= 0:
             raise ValueError("per_minute must be positive")
         self.capacity = float(per_minute)
@@ -24,7 +25,7 @@ class TokenBucket:
         self._lock = asyncio.Lock()
 
     def _now(self) -> float:
-        return self._clock()  # type: ignore[operator]
+        return self._clock()
 
     def _refill(self) -> None:
         now = self._now()

@@ -1,6 +1,6 @@
 """``--executor ray``: the runner's requests answered by Ray actors, results stored on the driver.
 
-Why this shape (DESIGN.md §5: no home-made cluster code): the local runner
+Why this shape (Ray does the distribution; no home-made cluster code): the local runner
 (:func:`ctxprobe.runner.execute.execute`) already owns everything that must stay identical
 between a local and a distributed run — the lazy case stream, ``admit`` (spending cap),
 rate limits, per-request timeouts, retries with backoff, and the sink that scores and
@@ -68,7 +68,7 @@ class _ProviderActor:
         from ctxprobe.tokenizers import resolve_tokenizer
 
         tok = resolve_tokenizer(tokenizer) if tokenizer else None
-        self.provider = resolve_provider(model, tok, n_ctx=n_ctx)  # type: ignore[arg-type]
+        self.provider = resolve_provider(model, tok, n_ctx=n_ctx)
 
     async def generate(self, request: GenerateRequest) -> tuple[str, Any, Any]:
         # Exceptions are returned as tags, not raised: Ray wraps raised ones in its own types.
@@ -141,7 +141,7 @@ class RayPool:
             raise TransientError(value, retry_after=extra)
         if tag == "permanent":
             raise PermanentError(value)
-        return value  # type: ignore[no-any-return]
+        return value
 
     def pids(self) -> list[int]:
         ray = _import_ray()
@@ -158,7 +158,7 @@ def models_of(provider: Provider | str | Sequence[str]) -> list[str]:
     """Model spec strings from what the sweep hands an executor (a provider or spec(s))."""
     if isinstance(provider, str):
         return [provider]
-    if isinstance(provider, (list, tuple)):
+    if isinstance(provider, Sequence):
         return [str(m) for m in provider]
     return [provider.name]
 

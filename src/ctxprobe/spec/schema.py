@@ -157,7 +157,7 @@ class Spec(BaseModel):
     tokenizer: str | None = None  # inferred from the model when absent
     #: Task families and their parameters, e.g. ``{"niah": {"distractors": 3}, "vartrack": {}}``.
     #: Also accepts a comma string or list of names. Parameters are validated by each family.
-    families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"niah": {}})
+    families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"niah": dict[str, Any]()})  # typed: {} infers Never
     lengths: list[int] = Field(default_factory=lambda: [1024, 2048, 4096, 8192])
     depths: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
     reps: int = Field(3, ge=1, le=100_000)

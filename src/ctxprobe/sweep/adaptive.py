@@ -50,7 +50,7 @@ from typing import Protocol
 from rich.console import Console
 
 from ctxprobe.analysis.bootstrap import ThresholdRule, first_scored, walk
-from ctxprobe.analysis.grid import clears, is_harness_failure
+from ctxprobe.analysis.grid import clears, model_score
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.sequential import cases_needed, decide, log_evidence_fail, log_evidence_pass
 from ctxprobe.errors import CtxprobeError
@@ -181,8 +181,8 @@ def _complete_reps(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> di
     what the test's supermartingale needs (a partial repetition would tilt the depth mix)."""
     by_rep: dict[tuple[int, int], dict[float, float]] = {}
     for r in rows:
-        if r.family == family and plan.contains(r) and not is_harness_failure(r):
-            by_rep.setdefault((r.length, r.rep), {})[r.depth] = float(r.score)  # type: ignore[arg-type]
+        if r.family == family and plan.contains(r) and (score := model_score(r)) is not None:
+            by_rep.setdefault((r.length, r.rep), {})[r.depth] = float(score)
     out = {length: (0.0, 0) for length in plan.reps[family]}
     for (length, _rep), scores in by_rep.items():
         if len(scores) == len(plan.depths):

@@ -195,6 +195,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                     progress: bool = False, console: Any = None, **transport: Any) -> PackResult:
     from ctxprobe.store import Store
     from ctxprobe.sweep.session import RunRecord, SweepSession, Work
+    from ctxprobe.core.family import Family
     from ctxprobe.tasks import BuildContext, make_family
     from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -212,7 +213,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             f"{first.chat_template_hash}: pass the pack's tokenizer with --tokenizer (or --force)")
     decoding = dict(source.get("decoding") or {})
     spec = pack_spec(source, model, tok_name, transport)
-    families = {label: (make_family(_family_name(label, source), BuildContext(tokenizer=tok,
+    families: dict[str, tuple[Family, object]] = {label: (make_family(_family_name(label, source), BuildContext(tokenizer=tok,
                                                                             haystack=source.get("haystack"))), None)
                 for label in sorted({c.case.cell.family for c in cases})}
     session = SweepSession(spec, tok_name, tok, families, console=console, progress=progress)

@@ -63,7 +63,7 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     # repetitions to build (``check_reps``), so none of them fails after a run is stored.
     for name, (family, params) in families.items():
         for rep in family.check_reps(params):
-            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]
+            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
 
 
 

@@ -3,7 +3,7 @@ found by name in the registry (group ``families``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,9 +20,17 @@ def family_names() -> list[str]:
     return registry.names("families")
 
 
-def family_class(name: str) -> type:
+class FamilyClass(Protocol):
+    """A family's class: its parameters' model, and a constructor from the build context."""
+
+    params_model: type[BaseModel]
+
+    def __call__(self, ctx: BuildContext) -> Family: ...
+
+
+def family_class(name: str) -> FamilyClass:
     """A family's class from the registry (imported on first use), or a one-line error."""
-    return registry.load("families", name, what="family")  # type: ignore[no-any-return]
+    return registry.load("families", name, what="family")
 
 
 def validate_params(family: str, params: dict[str, Any]) -> BaseModel:

@@ -1,7 +1,7 @@
 """``aggregation``: which words are the most frequent in a long list? The answer depends on
 counting over the whole context, not on finding one sentence.
 
-Design (DESIGN.md §1, issue 4 deliverable 3; RULER's ``cwe`` and ``fwe``). As in RULER, the
+Design (RULER's ``cwe`` and ``fwe``). As in RULER, the
 word list *is* the context: no filler is used (filler words would compete in the count).
 Words are random pronounceable non-words (``bakotu``, ``mirelavo``), fresh per case,
 never one of the prose filler's words, and never in the instruction or question.

@@ -190,12 +190,6 @@ def load_documents(docs: str, qa: str) -> DocumentSet:
     return _load(str(Path(docs).expanduser().resolve()), str(Path(qa).expanduser()), tuple(stamp))
 
 
-def documents_fingerprint(params: dict[str, object]) -> str:
-    """Digest of the documents and QA file, for a run identity that changes with them."""
-    p = DocumentsParams.model_validate(params)
-    return load_documents(p.docs, p.qa).digest
-
-
 def _other_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
     sentences = [s for name, text in doc_set.documents.items() if name != exclude
                  for para in text.split("\n") for s in split_sentences(para) if is_clean_sentence(s)]

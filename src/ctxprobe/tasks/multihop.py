@@ -1,6 +1,6 @@
 """``multihop``: two facts placed far apart, joined by reasoning rather than word matching.
 
-Design (DESIGN.md §1, issue 4 deliverable 4): a person → organisation → city chain built
+Design: a person → organisation → city chain built
 from random invented names (pronounceable, never real words, never in the filler):
 
     first hop   "Orlan Vesk works at the Tamber lab."        at the cell's depth

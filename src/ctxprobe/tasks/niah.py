@@ -1,6 +1,6 @@
 """``niah``: retrieve facts stated once (needle in a haystack), optionally under interference.
 
-Design (DESIGN.md §1): random ``adjective-noun-NNN`` keys bound to random 7-digit values,
+Design: random ``adjective-noun-NNN`` keys bound to random 7-digit values,
 stated at sentence boundaries ("The special magic number for KEY is VALUE."); the question
 at the end. ``variant`` picks what is hidden and asked:
 
@@ -24,7 +24,7 @@ at the end. ``variant`` picks what is hidden and asked:
 variant. Set answers (multivalue, multiquery) are scored by :mod:`ctxprobe.scores.setscore`
 over the output's numbers (every run of 5+ digits): F1 with ``partial`` for partial
 credit; detail records each value's / key's hit. Because strict retrieval forbids
-answering another key's value (DESIGN.md §1), any distractor value in the output scores 0
+answering another key's value, any distractor value in the output scores 0
 (outcome ``distractor``) — so an answer listing every number in the prompt earns nothing.
 
 For one (length, repetition) the cases at every depth share filler, keys and values; only

@@ -60,7 +60,7 @@ from ctxprobe.tasks.phonebook_score import (
     post_correct,
     post_matches,
 )
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 #: The published system prompt (its "…" is written out as the list it stands for).
 SYSTEM_PROMPT = (
@@ -152,7 +152,7 @@ def bin_bounds(m: int, n: int, method: str = "ctxprobe") -> list[tuple[int, int]
 class _Book:
     """The seeded stream of entries of one (seed, length, run); extended on demand."""
 
-    def __init__(self, seed: int, tokenizer: object | None) -> None:
+    def __init__(self, seed: int, tokenizer: Tokenizer | None) -> None:
         self._rng = random.Random(seed)
         self._tokenizer = tokenizer
         self.names: list[str] = []

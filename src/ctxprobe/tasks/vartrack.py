@@ -1,6 +1,6 @@
 """``vartrack``: follow a chain of variable assignments through a long text.
 
-Design (DESIGN.md §1, issue 4 deliverable 2; RULER's ``vt``): a chain
+Design (RULER's ``vt``): a chain
 
     VAR_QZKTD = 48213.   VAR_MBRWE = VAR_QZKTD.   VAR_HLOAX = VAR_MBRWE.   ...
 

@@ -25,11 +25,14 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.tokenizers.approx import ApproxTokenizer
 from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
+
+if TYPE_CHECKING:
+    from google.genai.types import ContentDict  # the gemini extra; only for this annotation
 
 UNKNOWN_ID = -1
 _CACHE_MAX = 256
@@ -153,8 +156,9 @@ class GeminiCountTokenizer(_APICountTokenizer):
         self._client = genai.Client(api_key=self._secret, http_options=http)
 
     def _api_count(self, messages: list[Message]) -> int:
-        contents = [{"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-                    for m in sorted(messages, key=lambda m: m["role"] != "system")]
+        contents: list[ContentDict] = [
+            {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
+            for m in sorted(messages, key=lambda m: m["role"] != "system")]
         try:
             return int(self._client.models.count_tokens(model=self.model, contents=contents).total_tokens or 0)
         except self._errors.APIError as exc:

@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from collections.abc import MutableSequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxprobe.errors import CtxprobeError
 
@@ -42,7 +43,7 @@ def template_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     """Collapse whitespace so template messages keep errors to one line."""
     return " ".join(str(text).split())
 
@@ -181,7 +182,11 @@ class ChatTemplate:
         )
 
 
-def prepend_bos(ids: list[int], rendered: str, template: ChatTemplate, add_bos: bool, bos_id: int) -> list[int]:
+#: A list of ids, or the compact ``array`` llama.cpp writes into (kept as the same type).
+_Ids = TypeVar("_Ids", bound=MutableSequence[int])
+
+
+def prepend_bos(ids: _Ids, rendered: str, template: ChatTemplate, add_bos: bool, bos_id: int) -> _Ids:
     """``ids`` of a rendered chat with BOS in front once, when the model wants one and the
     template did not already write it (llama.cpp's rule, shared by every GGUF-vocab backend)."""
     bos_text = template.bos_token

@@ -65,12 +65,6 @@ def extract_gguf_tokenizer(path: str | Path) -> dict[str, Any]:
     }
 
 
-def write_data(data: dict[str, Any], out: Path = DATA) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    blob = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    out.write_bytes(gzip.compress(blob, compresslevel=9, mtime=0))
-
-
 def _load(path: Path) -> tuple[Any, Any, dict[str, Any]]:
     key = str(path)
     with _LOCK:

