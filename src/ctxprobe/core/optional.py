@@ -19,7 +19,7 @@ _T = TypeVar("_T")
 
 def fill_defaults(obj: _T, base: type, members: tuple[str, ...], what: str) -> _T:
     """``obj`` with every member of ``members`` it lacks set from ``base`` (methods bound
-    to ``obj``). An instance of ``base`` is returned as it is; one that cannot take
+    to ``obj``, a property's value read once). An instance of ``base`` is returned as it is; one that cannot take
     attributes (``__slots__``) is a one-line error asking to inherit ``base``."""
     if isinstance(obj, base):
         return obj
@@ -27,7 +27,12 @@ def fill_defaults(obj: _T, base: type, members: tuple[str, ...], what: str) -> _
         if hasattr(obj, name):
             continue
         default = base.__dict__[name]
-        value = types.MethodType(default, obj) if isinstance(default, types.FunctionType) else default
+        if isinstance(default, property):  # a read-only default (a constant): its value
+            value = default.__get__(obj, type(obj))
+        elif isinstance(default, types.FunctionType):
+            value = types.MethodType(default, obj)
+        else:
+            value = default
         try:
             setattr(obj, name, value)
         except (AttributeError, TypeError):

@@ -39,7 +39,9 @@ def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: 
     ref = model if isinstance(model, ModelRef) else parse_model(model)
     factory = registry.load("providers", ref.provider, what="model provider")
     # a plugin's provider that does not inherit ProviderBase gets the optional members' defaults here
-    return with_provider_defaults(factory(ref, tokenizer=tokenizer, n_ctx=n_ctx, options=dict(options or {})))  # type: ignore[no-any-return]
+    provider: Provider = with_provider_defaults(factory(ref, tokenizer=tokenizer, n_ctx=n_ctx,
+                                                        options=dict(options or {})))
+    return provider
 
 
 def check_model_form(model: str) -> None:

@@ -44,6 +44,8 @@ class LlamaCppProvider(ProviderBase):
     #: list (llama-cpp-python only takes a list of ints as a token prompt).
     ids_policy = "keep"
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
+    #: The tokenizer the prompt is encoded with when a request carries no ids (never None here).
+    tokenizer: Tokenizer
 
     def __init__(self, name: str, path: Path, tokenizer: Tokenizer, *, n_ctx: int = DEFAULT_N_CTX,
                  n_threads: int | None = None, trained_context: int | None = None) -> None:

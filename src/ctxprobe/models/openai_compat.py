@@ -318,7 +318,9 @@ _SCALING_KEYS = ("rope_scaling", "rope_scaling_type", "rope_freq_scale", "rope_t
 def position_scaling(entry: dict[str, Any]) -> dict[str, Any] | None:
     """RoPE/YaRN settings a ``/v1/models`` entry reports (top level or under ``meta``), if any."""
     found: dict[str, Any] = {}
-    for where in (entry, entry.get("meta") if isinstance(entry.get("meta"), dict) else {}):
+    meta = entry.get("meta")
+    nested: dict[str, Any] = meta if isinstance(meta, dict) else {}
+    for where in (entry, nested):
         for key, value in where.items():
             if any(key.startswith(k) for k in _SCALING_KEYS) and value not in (None, "", {}, "none"):
                 found[key] = value

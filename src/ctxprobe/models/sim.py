@@ -159,6 +159,8 @@ class SimModel(ProviderBase):
     """One simulated model; see the module docstring for each kind's behaviour."""
 
     max_concurrency: int | None = None
+    #: A simulated model always counts and reads with a tokenizer (never None, unlike remote ones).
+    tokenizer: Tokenizer
 
     def __init__(
         self,
@@ -185,7 +187,7 @@ class SimModel(ProviderBase):
         return cls(kind, tokenizer, params)
 
     def __repr__(self) -> str:
-        return f"SimModel({self.name!r}, tokenizer={getattr(self.tokenizer, 'name', '?')!r})"
+        return f"SimModel({self.name!r}, tokenizer={self.tokenizer.name!r})"
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         if request.prompt_ids is not None:

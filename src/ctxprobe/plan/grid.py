@@ -80,7 +80,10 @@ def family_output_budget(name: str, params: Mapping[str, Any]) -> int | None:
     from ctxprobe.core import registry
 
     entry = registry.find("families", name)
-    return entry.load().output_budget(params) if entry is not None else None  # type: ignore[no-any-return]
+    if entry is None:
+        return None
+    budget: int | None = entry.load().output_budget(params)
+    return budget
 
 
 def _output_budget(spec: Spec, label: str) -> int:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, ProviderBase, TransientError
 from ctxprobe.runner.execute import RunnerConfig, Sink, execute
 from ctxprobe.core.case import Case
 
@@ -86,7 +86,7 @@ class _ProviderActor:
         return self.provider.max_concurrency
 
 
-class RayPool:
+class RayPool(ProviderBase):
     """A :class:`Provider` whose requests run on Ray actors, least-outstanding first."""
 
     def __init__(self, models: Sequence[str], *, tokenizer: str | None = None, replicas: int = 1,
@@ -166,7 +166,7 @@ def models_of(provider: Provider | str | Sequence[str]) -> list[str]:
 def tokenizer_of(provider: Provider | str | Sequence[str]) -> str | None:
     """The tokenizer a provider counts and reads with (sims, in-process models); None for
     model spec strings and remote providers."""
-    if isinstance(provider, (str, list, tuple)):
+    if isinstance(provider, (str, Sequence)):
         return None
     return provider.tokenizer.name if provider.tokenizer is not None else None
 
@@ -188,7 +188,7 @@ async def execute_ray(cases: Iterator[Case], provider: Provider | str | Sequence
     ensure_ray(address, runtime_env)
     pool = RayPool(models_of(provider), tokenizer=tokenizer or tokenizer_of(provider), replicas=replicas,
                    concurrency=cfg.concurrency, n_ctx=n_ctx, actor_cpus=actor_cpus,
-                   context_window=None if isinstance(provider, (str, list, tuple)) else provider.context_window)
+                   context_window=None if isinstance(provider, (str, Sequence)) else provider.context_window)
     try:
         if on_start is not None:
             on_start(pool)

@@ -50,7 +50,8 @@ def read_rows(path: str | Path, columns: tuple[str, ...]) -> list[dict[str, Any]
     if missing:
         raise CtxprobeError(f"{p} lacks the column(s) {', '.join(missing)} of the published layout "
                             f"({', '.join(columns)})")
-    return table.to_pylist()  # type: ignore[no-any-return]
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
 
 
 def bin_edge(tokens: int) -> int:
@@ -71,13 +72,14 @@ def mrcr_cases(path: str | Path, tokenizer: Any) -> Iterator[Case]:
         tokens = tokenizer.count_chat(messages)
         answer_tokens = tokenizer.count(answer)
         want = int(row["desired_msg_index"])
+        budget = answer_tokens + max(32, answer_tokens // 4)
         meta = {"source": "openai/mrcr", "file": Path(path).name, "row": i, "random_string_to_prepend": prefix,
                 "n_needles": int(row["n_needles"]), "desired_msg_index": want,
                 "total_messages": int(row.get("total_messages") or len(messages)),
-                "n_chars": row.get("n_chars"), "tokens_to_generate": answer_tokens + max(32, answer_tokens // 4)}
+                "n_chars": row.get("n_chars"), "tokens_to_generate": budget}
         depth = round(want / max(1, len(messages) - 1), 1)
         yield Case(Cell("mrcr", bin_edge(tokens + answer_tokens), min(1.0, depth)), i, 0, messages, [answer],
-                   meta=meta, token_count=tokens, max_tokens=meta["tokens_to_generate"])
+                   meta=meta, token_count=tokens, max_tokens=budget)
 
 
 def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: str = "lm-eval", empty_gold: str = "zero"
@@ -91,7 +93,7 @@ def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: str = "lm-eval"
                 "parse": parse, "empty_gold": empty_gold,
                 "tokens_to_generate": 64 + 8 * len(gold)}
         yield Case(Cell("graphwalks", bin_edge(tokens), 0.0), i, 0, messages, gold, meta=meta, token_count=tokens,
-                   max_tokens=meta["tokens_to_generate"])
+                   max_tokens=64 + 8 * len(gold))
 
 
 def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer_name: str, *,

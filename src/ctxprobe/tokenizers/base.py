@@ -86,8 +86,12 @@ class Tokenizer(Protocol):
 
     # Optional members, with their defaults on TokenizerBase (every resolved tokenizer has
     # them: backends inherit the base, a plugin's is given them by resolve_tokenizer).
-    is_approximate: bool
-    warning: str | None
+    # Read-only here: a backend may declare them as class attributes or properties alike.
+    @property
+    def is_approximate(self) -> bool: ...
+
+    @property
+    def warning(self) -> str | None: ...
 
     def count_many(self, texts: list[str]) -> list[int]: ...
 
@@ -116,18 +120,35 @@ class TokenizerBase:
 
     #: Counts are estimates (the sweep says so loudly, with :attr:`warning`).
     is_approximate: bool = False
-    #: The notice the sweep prints for an approximate tokenizer (None: a generic one).
-    warning: str | None = None
-    #: sha256 (hex, first 16) of the chat template source, if any; the model's trained
-    #: context when the tokenizer's files say it.
-    chat_template_hash: str | None = None
-    trained_context: int | None = None
+
+    # Read-only properties, so a backend may compute them (from its files, from a server).
+    @property
+    def warning(self) -> str | None:
+        """The notice the sweep prints for an approximate tokenizer (None: a generic one)."""
+        return None
+
+    @property
+    def chat_template_hash(self) -> str | None:
+        """sha256 (hex, first 16) of the chat template source, if any."""
+        return None
+
+    @property
+    def trained_context(self) -> int | None:
+        """The model's trained context when the tokenizer's files say it."""
+        return None
+
+    # The two members every backend defines; the derived counts below are built on them.
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError(f"{type(self).__qualname__} must define encode()")
+
+    def encode_chat(self, messages: list[Message]) -> list[int]:
+        raise NotImplementedError(f"{type(self).__qualname__} must define encode_chat()")
 
     def count(self, text: str) -> int:
-        return len(self.encode(text))  # type: ignore[attr-defined]
+        return len(self.encode(text))
 
     def count_chat(self, messages: list[Message]) -> int:
-        return len(self.encode_chat(messages))  # type: ignore[attr-defined]
+        return len(self.encode_chat(messages))
 
     def count_many(self, texts: list[str]) -> list[int]:
         """``[self.count(t) for t in texts]``; backends batch it where they can."""
@@ -141,7 +162,7 @@ class TokenizerBase:
     def encode_chat_compact(self, messages: list[Message]) -> Sequence[int]:
         """The templated prompt's ids, as compact as the backend can hand them over (GGUF:
         a 4-byte ``array``, for build workers); by default :meth:`encode_chat`'s list."""
-        return self.encode_chat(messages)  # type: ignore[attr-defined,no-any-return]
+        return self.encode_chat(messages)
 
     def observe(self, text_or_messages: str | list[Message], reported_tokens: int) -> None:
         """Learn from a prompt and the token count a server reported for it (an approximate
