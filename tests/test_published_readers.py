@@ -128,3 +128,22 @@ def test_cli_import_and_errors(tmp_path) -> None:
         write_published_pack("mrcr", tmp_path / "bad.parquet", tmp_path / "b.jsonl", "local")
     with pytest.raises(CtxprobeError, match="no parquet file"):
         write_published_pack("mrcr", tmp_path / "missing.parquet", tmp_path / "b.jsonl", "local")
+
+
+def test_published_meta_is_what_its_type_says(tmp_path) -> None:
+    from ctxprobe.core.case_meta import PUBLISHED_META_TYPES
+    from ctxprobe.sweep.published import graphwalks_cases, mrcr_cases
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    _write(tmp_path / "m.parquet", _mrcr_rows())
+    _write(tmp_path / "g.parquet", _graphwalks_rows())
+    for kind, cases in (("mrcr", mrcr_cases(tmp_path / "m.parquet", tok)),
+                        ("graphwalks", graphwalks_cases(tmp_path / "g.parquet", tok, parse="card"))):
+        declared = PUBLISHED_META_TYPES[kind]
+        names = declared.__required_keys__ | declared.__optional_keys__  # type: ignore[attr-defined]
+        for case in cases:
+            assert declared.__required_keys__ <= case.meta.keys() <= names  # type: ignore[attr-defined]
+            assert case.max_tokens == case.meta["tokens_to_generate"]
+            assert case.meta["source"] == f"openai/{kind}"
+    assert case.meta["parse"] == "card"

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.outcome import Outcome
 
 #: Up to this many non-zero differences the test enumerates every sign pattern.
@@ -37,7 +38,7 @@ def needle_verdicts(rec: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, bool]
         return None
     exact = detail.get("method") == "post"
     verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == Outcome.CORRECT) for d in needles)
-    return f"phonebook N={rec['meta']['needles']}", verdicts
+    return f"phonebook N={phonebook_meta(rec['meta'])['needles']}", verdicts
 
 
 def signflip_p(diffs: Sequence[float], seed: int = 0) -> float:

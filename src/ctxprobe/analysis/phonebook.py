@@ -43,6 +43,7 @@ import numpy as np
 from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
+from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 
 FAMILY = "phonebook"
@@ -93,19 +94,20 @@ def needle_results(records: Iterable[Mapping[str, Any]]) -> list[NeedleResult]:
             continue
         if "needles" not in detail:
             continue
-        meta = rec["meta"]
+        meta = phonebook_meta(rec["meta"])
         groups[(rec["length"], meta["needles"], meta["run"])].append(dict(rec))
     out: list[NeedleResult] = []
     for (length, n, run), recs in sorted(groups.items()):
-        shards = recs[0]["meta"].get("shards", 1)
+        first = phonebook_meta(recs[0]["meta"])
+        shards = first.get("shards", 1)
         if shards > 1:
             if len(recs) < shards:
                 continue  # a shard is missing or failed: the merged answer is unknown
-            needles = _merge_shards(sorted(recs, key=lambda r: r["meta"]["shard"]))
+            needles = _merge_shards(sorted(recs, key=lambda r: phonebook_meta(r["meta"])["shard"]))
         else:
             needles = recs[0]["detail"]["needles"]
-        m = recs[0]["meta"]["entries"]
-        unit = recs[0]["meta"].get("unit", "entries")
+        m = first["entries"]
+        unit = first.get("unit", "entries")
         out.extend(NeedleResult(length, m, n, run, d["bin"], d["pos"], d["name"], d["outcome"], d.get("exact"), unit)
                    for d in needles)
     return out

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 #: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
 Message = dict[str, str]
-
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,9 @@ class Case:
     expected: list[str]
     #: Same-form values bound to other keys; any of them in the answer is a distractor hit.
     distractors: list[str] = field(default_factory=list)
-    #: Family-specific facts: keys, needle texts, per-needle depths, question, ...
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: Family-specific facts: keys, needle texts, per-needle depths, question, ... (a plain
+    #: dict, never changed once built; its keys per family: ``core.case_meta``).
+    meta: Mapping[str, Any] = field(default_factory=dict)
     token_count: int = 0  # fully templated prompt, counted with the named tokenizer
     needle_token_pos: int | None = None  # token index where the target evidence starts
     realised_depth: float | None = None  # share of the other haystack tokens before the needle
@@ -76,7 +77,7 @@ def prompt_hash(messages: list[Message]) -> str:
 
 
 def content_hash(family: str, messages: list[Message], expected: list[str], distractors: list[str],
-                 meta: dict[str, Any], token_count: int) -> str:
+                 meta: Mapping[str, Any], token_count: int) -> str:
     """Hash of everything that decides a case's score: the prompt, the answer key, the
     distractors, the scorer's parameters (in ``meta``), the family that scores it and the
     token count truncation is judged against. Instance packs carry it per line, so an

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
 
 #: (text, kind) with kind None (plain), "evidence" or "distractor".
@@ -73,7 +74,7 @@ def _value_spans(text: str, value: str, lo: int, hi: int) -> list[tuple[int, int
 
 def locate_evidence(text: str, rec: dict[str, Any]) -> tuple[int, int, str] | None:
     """(start, end, located_by) of the target evidence in ``text``, or None."""
-    meta = rec.get("meta") or {}
+    meta = case_meta(rec.get("meta") or {})
     needle = meta.get("needle")
     for candidate in ([needle] if isinstance(needle, str) else list(needle or [])):
         pos = text.find(str(candidate)) if candidate else -1
@@ -144,8 +145,7 @@ def failure_of(rec: dict[str, Any], window: int = DEFAULT_WINDOW) -> Failure:
             if spans:
                 excerpts.append(excerpt(text, spans[0], f"distractor {value} (answered)", "distractor value",
                                         window=window, distractors=distractors, evidence_values=expected))
-    meta = rec.get("meta") or {}
-    question = meta.get("question")
+    question = case_meta(rec.get("meta") or {}).get("question")
     return Failure(
         case_id=str(rec.get("case_id")), family=str(rec.get("family")), length=int(rec.get("length") or 0),
         depth=float(rec.get("depth") or 0.0), rep=int(rec.get("rep") or 0), outcome=str(rec.get("outcome")),

@@ -29,6 +29,7 @@ from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.load import family_names
 from ctxprobe.store import iter_export, open_existing
 from ctxprobe.core.case import content_hash
+from ctxprobe.core.case_meta import case_meta
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
 COLUMNS: tuple[str, ...] = (
@@ -195,7 +196,7 @@ def _input_and_prefix(rec: dict[str, Any]) -> tuple[str, str]:
     prefix = ""
     if len(messages) > 1 and messages[-1].get("role") == "assistant":
         prefix = str(messages.pop().get("content") or "")
-    if (rec.get("meta") or {}).get("ruler_task"):
+    if case_meta(rec.get("meta") or {}).get("ruler_task"):
         # RULER's base rendering of a worked example's exchange (cwe): the reply follows
         # its question directly, a newline before the next question
         return "".join(str(m.get("content") or "") + ("\n" if m.get("role") == "assistant" else "")
@@ -211,7 +212,7 @@ def ruler_prediction(index: int, rec: dict[str, Any]) -> dict[str, Any]:
     accepted aliases, as ``report --scorer ruler`` uses them); ``length`` is RULER's
     length: prompt tokens (templated) plus the tokens the task generates."""
     text, prefix = _input_and_prefix(rec)
-    meta = rec.get("meta") or {}
+    meta = case_meta(rec.get("meta") or {})
     return {
         "index": index,
         "pred": rec.get("output") or "",

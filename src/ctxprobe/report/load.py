@@ -18,6 +18,7 @@ from ctxprobe.report.jsonreport import profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.spec.threshold import check_threshold
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
 
 
@@ -205,7 +206,7 @@ def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
     for r in store.iter_case_records(run.run_id):
         if r["outcome"] is None:
             continue
-        refs = [*r["expected"], *r["meta"].get("aliases", [])]
+        refs = [*r["expected"], *case_meta(r["meta"]).get("aliases", [])]
         metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
         score = None if r["score"] is None else match(metric, r["output"] or "", refs)
         rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"]))

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxprobe.analysis.phonebook import FAMILY, PhonebookAnalysis
+from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.report.table import COMPACT, fitting
 
 #: Position ranges of the recall table: fifths of the book.
@@ -44,7 +45,7 @@ def tally_answers(records: Iterable[Mapping[str, Any]], max_tokens: int | None) 
     for rec in records:
         if rec.get("family") != FAMILY or rec.get("outcome") is None:
             continue
-        key = (int(rec["length"]), int(rec["meta"]["needles"]))
+        key = (int(rec["length"]), int(phonebook_meta(rec["meta"])["needles"]))
         st = out.setdefault(key, AnswerStats())
         st.answers += 1
         st.outcomes[rec["outcome"]] = st.outcomes.get(rec["outcome"], 0) + 1

@@ -40,6 +40,7 @@ from ctxprobe.models.sim_judge import SimJudge
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.multihop import city_name, person_name
 from ctxprobe.tokenizers.base import Tokenizer
@@ -308,8 +309,9 @@ class JudgeScorer:
     async def ascore(self, case: Case, output: str) -> Scored:
         if not output.strip():
             return Scored(0.0, "empty")
-        g = await agrade_call(self.client, str(case.meta.get("question", "")), case.expected[0], output,
-                              also_accepted=tuple(case.meta.get("aliases", ())), max_tokens=self.max_tokens)
+        meta = case_meta(case.meta)
+        g = await agrade_call(self.client, str(meta.get("question", "")), case.expected[0], output,
+                              also_accepted=tuple(meta.get("aliases", ())), max_tokens=self.max_tokens)
         detail: dict[str, Any] = {"judge": self.judge.name, "judge_reply": g.reply[:200], "forced": self.forced}
         if g.error is not None:  # the judge was unreachable: the harness's failure, retried on resume
             return Scored(0.0, "error", {**detail, "error": f"judge: {g.error}", "judge_attempts": g.attempts})

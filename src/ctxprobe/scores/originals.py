@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Literal
 
-#: How the last line of a GraphWalks reply is read (see :func:`graphwalks_parse`).
-GraphwalksParse = Literal["lm-eval", "card", "nemo"]
-#: What an empty gold set scores when the parsed answer is empty too.
-EmptyGold = Literal["zero", "one"]
+from ctxprobe.core.case_meta import EmptyGold, GraphwalksParse
+
+# GraphwalksParse: how the last line of a GraphWalks reply is read (see :func:`graphwalks_parse`);
+# EmptyGold: what an empty gold set scores when the parsed answer is empty too. Both are the
+# values a case's meta holds (core.case_meta).
+__all__ = ["EmptyGold", "GraphwalksParse", "graphwalks_parse", "mrcr_v2_grade", "openai_mrcr_grade", "set_f1"]
 
 _CARD_LIST = re.compile(r"Final Answer: ?\[.*\]")
 _GROUP_LIST = re.compile(r"Final Answer:\s*\[(.*)\]")

@@ -40,6 +40,7 @@ from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import location_free
 from ctxprobe.core.case import Case, Cell, make_case_id
+from ctxprobe.core.case_meta import case_meta
 
 PACK_FORMAT = 1
 _REQUIRED = ("cell", "rep", "seed", "messages", "expected", "token_count", "tokenizer", "spec")
@@ -94,7 +95,7 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
                             token_count=int(d["token_count"]), needle_token_pos=d.get("needle_token_pos"),
                             realised_depth=d.get("realised_depth"),
                             # a family that fixes its output budget (ruler) keeps it when re-sent
-                            max_tokens=(d.get("meta") or {}).get("tokens_to_generate"))
+                            max_tokens=case_meta(d.get("meta") or {}).get("tokens_to_generate"))
             except (KeyError, TypeError, ValueError) as err:
                 raise _bad(p, n, f"malformed case ({err})") from None
             bad_cell = _bad_cell(cell, d)
@@ -227,7 +228,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                 raise CtxprobeError(f"{pack_path} line {pc.line}: {why}")
         await session.preflight()
         session.open_ledger()
-        await session.open_judge(sorted({c.case.cell.family for c in cases if c.case.meta.get("match") == "judge"}))
+        await session.open_judge(sorted({c.case.cell.family for c in cases if case_meta(c.case.meta).get("match") == "judge"}))
         edited = sum(c.edited for c in cases)
         meta = {"chat_template_hash": tok.chat_template_hash, "trained_context": tok.trained_context,
                 "context_window": provider.context_window,

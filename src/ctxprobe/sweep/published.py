@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.core.case import Case, Cell, content_hash
+from ctxprobe.core.case_meta import EmptyGold, GraphwalksParse, PublishedGraphwalksMeta, PublishedMrcrMeta
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.sweep.packs import PACK_FORMAT
 
@@ -73,31 +74,35 @@ def mrcr_cases(path: str | Path, tokenizer: Any) -> Iterator[Case]:
         answer_tokens = tokenizer.count(answer)
         want = int(row["desired_msg_index"])
         budget = answer_tokens + max(32, answer_tokens // 4)
-        meta = {"source": "openai/mrcr", "file": Path(path).name, "row": i, "random_string_to_prepend": prefix,
-                "n_needles": int(row["n_needles"]), "desired_msg_index": want,
-                "total_messages": int(row.get("total_messages") or len(messages)),
-                "n_chars": row.get("n_chars"), "tokens_to_generate": budget}
+        meta: PublishedMrcrMeta = {
+            "source": "openai/mrcr", "file": Path(path).name, "row": i, "random_string_to_prepend": prefix,
+            "n_needles": int(row["n_needles"]), "desired_msg_index": want,
+            "total_messages": int(row.get("total_messages") or len(messages)),
+            "n_chars": row.get("n_chars"), "tokens_to_generate": budget}
         depth = round(want / max(1, len(messages) - 1), 1)
         yield Case(Cell("mrcr", bin_edge(tokens + answer_tokens), min(1.0, depth)), i, 0, messages, [answer],
-                   meta=meta, token_count=tokens, max_tokens=budget)
+                   meta=meta, token_count=tokens, max_tokens=meta["tokens_to_generate"])
 
 
-def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: str = "lm-eval", empty_gold: str = "zero"
+def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: GraphwalksParse = "lm-eval",
+                     empty_gold: EmptyGold = "zero"
                      ) -> Iterator[Case]:
     for i, row in enumerate(read_rows(path, GRAPHWALKS_COLUMNS)):
         messages = [{"role": "user", "content": str(row["prompt"])}]
         gold = [str(n) for n in (row["answer_nodes"] or [])]
         tokens = tokenizer.count_chat(messages)
-        meta = {"source": "openai/graphwalks", "file": Path(path).name, "row": i,
-                "problem_type": row.get("problem_type"), "prompt_chars": row.get("prompt_chars"),
-                "parse": parse, "empty_gold": empty_gold,
-                "tokens_to_generate": 64 + 8 * len(gold)}
+        meta: PublishedGraphwalksMeta = {
+            "source": "openai/graphwalks", "file": Path(path).name, "row": i,
+            "problem_type": row.get("problem_type"), "prompt_chars": row.get("prompt_chars"),
+            "parse": parse, "empty_gold": empty_gold,
+            "tokens_to_generate": 64 + 8 * len(gold)}
         yield Case(Cell("graphwalks", bin_edge(tokens), 0.0), i, 0, messages, gold, meta=meta, token_count=tokens,
-                   max_tokens=64 + 8 * len(gold))
+                   max_tokens=meta["tokens_to_generate"])
 
 
 def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer_name: str, *,
-                         model: str | None = None, parse: str = "lm-eval", empty_gold: str = "zero") -> int:
+                         model: str | None = None, parse: GraphwalksParse = "lm-eval",
+                         empty_gold: EmptyGold = "zero") -> int:
     """Write the rows of a published file as an instance pack; returns the row count."""
     from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -49,6 +49,7 @@ from ctxprobe.sweep.display import Display
 from ctxprobe.sweep.preflight import PreflightReport, run_preflight
 from ctxprobe.core.family import Family
 from ctxprobe.core.case import Case
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.tokenizers.base import Tokenizer
 
 T = TypeVar("T")
@@ -228,7 +229,7 @@ class SweepSession:
             store.save_case(run_id, item.case)
             r = item.result
             judged = None
-            if self.judge is not None and r is not None and r.text is not None and item.case.meta.get("match") == "judge":
+            if self.judge is not None and r is not None and r.text is not None and case_meta(item.case.meta).get("match") == "judge":
                 judged = await self.judge.ascore(item.case, r.text)  # a failed judge call is an error grade
             if r is not None and r.prompt_tokens:
                 tokenizer.observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server

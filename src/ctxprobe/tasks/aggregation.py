@@ -51,6 +51,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import prose
 from ctxprobe.haystack.packer import FillerPool, count_many, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import AggregationMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
@@ -275,6 +276,17 @@ class Aggregation(FamilyBase):
             raise CtxprobeError(f"case generation check failed: the top {k} words are not what was designed")
         _check_unique(packed.messages[-1]["content"], actual)
         ranked = actual.most_common(k + 10)
+        meta: AggregationMeta = {
+            "variant": params.variant,
+            "top": k,
+            "question": QUESTION.format(k=k),
+            "ranked": [[w, c] for w, c in ranked],
+            "distinct_words": len(actual),
+            "list_items": len(used),
+            "window_items": list(window),
+            "haystack_tokens": packed.haystack_tokens,
+            "encodes": packed.encodes,
+        }
         return Case(
             cell=cell,
             rep=rep,
@@ -282,17 +294,7 @@ class Aggregation(FamilyBase):
             messages=packed.messages,
             expected=expected,
             distractors=[w for w, _ in ranked[k:]],
-            meta={
-                "variant": params.variant,
-                "top": k,
-                "question": QUESTION.format(k=k),
-                "ranked": [[w, c] for w, c in ranked],
-                "distinct_words": len(actual),
-                "list_items": len(used),
-                "window_items": list(window),
-                "haystack_tokens": packed.haystack_tokens,
-                "encodes": packed.encodes,
-            },
+            meta=meta,
             token_count=packed.token_count,
             needle_token_pos=None,
             realised_depth=round(_mean_share(used, set(expected), tok), 6),

@@ -48,6 +48,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
@@ -284,26 +285,28 @@ class Documents(FamilyBase):
         realised = (packed.insert_offsets[0] - packed.lead_tokens) / rest if rest > 0 else 0.0
         evidence = [s for para in doc.split("\n") for s in split_sentences(para)
                     if any(contains_answer(s, a) for a in answers)]
+        meta: DocumentsMeta = {
+            "document": item.document, "qa_line": item.line, "question": item.question,
+            "aliases": list(item.aliases), "match": params.match,
+            "answer_in_document": bool(evidence), "overlap": evidence_overlap(item.question, evidence),
+            "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
+            "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
+        }
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[item.answer],
-            meta={
-                "document": item.document, "qa_line": item.line, "question": item.question,
-                "aliases": list(item.aliases), "match": params.match,
-                "answer_in_document": bool(evidence), "overlap": evidence_overlap(item.question, evidence),
-                "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
-                "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
-            },
+            meta=meta,
             token_count=packed.token_count, needle_token_pos=pos, realised_depth=round(realised, 6),
             prompt_ids=packed.prompt_ids,
         )
 
     def score(self, case: Case, output: str) -> Scored:
-        answers = [*case.expected, *case.meta.get("aliases", [])]
+        meta = documents_meta(case.meta)
+        answers = [*case.expected, *meta.get("aliases", [])]
         norm = normalize_answer(output)
         exact = next((a for a in answers if normalize_answer(a) == norm), None)
         contained = next((a for a in answers if contains_answer(output, a)), None)
-        hit = exact if case.meta.get("match") == "exact" else contained
+        hit = exact if meta.get("match") == "exact" else contained
         detail = {"exact": exact is not None, "contains": contained is not None}
         if hit is not None:
             return Scored(1.0, Outcome.CORRECT, {**detail, "matched": hit})

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
+from ctxprobe.core.case_meta import GraphwalksMeta, graphwalks_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError
@@ -174,11 +175,13 @@ class Graphwalks(FamilyBase):
         edges, node, answer, ids, messages, realised, op, evidence = best
         _check(messages[0]["content"], nodes, taken)
         id_tokens = max(1, round(per_line / 2))
+        meta: GraphwalksMeta = {
+            "problem": params.problem, "node": node, "bfs_depth": params.bfs_depth if params.problem == "bfs" else None,
+            "operation": op, "edges": len(edges), "nodes": n_nodes, "evidence_edges": len(evidence),
+            "parse": params.parse, "empty_gold": params.empty_gold}
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=messages, expected=list(answer), distractors=[],
-            meta={"problem": params.problem, "node": node, "bfs_depth": params.bfs_depth if params.problem == "bfs" else None,
-                  "operation": op, "edges": len(edges), "nodes": n_nodes, "evidence_edges": len(evidence),
-                  "parse": params.parse, "empty_gold": params.empty_gold},
+            meta=meta,
             token_count=len(ids), needle_token_pos=None, realised_depth=round(realised, 6), prompt_ids=ids,
             max_tokens=16 + len(answer) * (id_tokens + 2),
         )
@@ -243,10 +246,11 @@ class Graphwalks(FamilyBase):
         return [f"{a} -> {b}" for a, b in out], realised
 
     def score(self, case: Case, output: str) -> Scored:
-        parse = str(case.meta.get("parse", "lm-eval"))
-        empty_gold = str(case.meta.get("empty_gold", "zero"))
-        nodes, parse_error = graphwalks_parse(output, parse)  # type: ignore[arg-type]
-        f1 = set_f1(nodes, case.expected, empty_gold)  # type: ignore[arg-type]
+        meta = graphwalks_meta(case.meta)
+        parse = meta.get("parse", "lm-eval")
+        empty_gold = meta.get("empty_gold", "zero")
+        nodes, parse_error = graphwalks_parse(output, parse)
+        f1 = set_f1(nodes, case.expected, empty_gold)
         gold, got = set(case.expected), set(nodes)
         detail: dict[str, Any] = {"f1": round(f1, 9), "parse": parse, "empty_gold": empty_gold,
                                   "parse_error": parse_error, "answered": len(got), "hits": len(gold & got),

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
+from ctxprobe.core.case_meta import MrcrMeta, case_meta, mrcr_meta, published_mrcr_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError
@@ -150,19 +151,19 @@ class Mrcr(FamilyBase):
             messages=messages,
             expected=[prefix + answer],
             distractors=[r for i, r in enumerate(instances) if i != ordinal - 1],
-            meta={
-                "random_string_to_prepend": prefix,
-                "format": key[0],
-                "topic": key[1],
-                "n_needles": params.needles,
-                "ordinal": ordinal,
-                "desired_msg_index": 2 * asked_turn + 1,
-                "total_messages": len(messages),
-                "turns": len(turns),
-                "question": question,
-                "rule": params.rule,
-                "answer_tokens": answer_tokens,
-            },
+            meta=MrcrMeta(
+                random_string_to_prepend=prefix,
+                format=key[0],
+                topic=key[1],
+                n_needles=params.needles,
+                ordinal=ordinal,
+                desired_msg_index=2 * asked_turn + 1,
+                total_messages=len(messages),
+                turns=len(turns),
+                question=question,
+                rule=params.rule,
+                answer_tokens=answer_tokens,
+            ),
             token_count=len(ids),
             needle_token_pos=pos,
             realised_depth=round(realised, 6),
@@ -264,15 +265,15 @@ class Mrcr(FamilyBase):
     # -- scoring ------------------------------------------------------------------------
 
     def score(self, case: Case, output: str) -> Scored:
-        if case.meta.get("source") == "openai/mrcr":
+        if case_meta(case.meta).get("source") == "openai/mrcr":
             return score_published(case, output)
-        prefix = str(case.meta["random_string_to_prepend"])
+        meta = mrcr_meta(case.meta)
+        prefix = str(meta["random_string_to_prepend"])
         answer = case.expected[0]
         asked = answer.removeprefix(prefix)
         instances = list(case.distractors)
-        instances.insert(int(case.meta["ordinal"]) - 1, asked)
-        return grade(output, answer, prefix, instances, int(case.meta["ordinal"]) - 1,
-                     str(case.meta.get("rule", "openai")))
+        instances.insert(int(meta["ordinal"]) - 1, asked)
+        return grade(output, answer, prefix, instances, int(meta["ordinal"]) - 1, str(meta.get("rule", "openai")))
 
 
 def _parse(req: str) -> tuple[str, str]:
@@ -318,8 +319,9 @@ def grade(output: str, answer: str, prefix: str, instances: list[str], asked: in
 def score_published(case: Case, output: str) -> Scored:
     """A row of the published ``openai/mrcr`` set: its instances are the assistant
     replies to the same request as the asked one."""
-    prefix = str(case.meta["random_string_to_prepend"])
-    want = int(case.meta["desired_msg_index"])
+    meta = published_mrcr_meta(case.meta)
+    prefix = str(meta["random_string_to_prepend"])
+    want = int(meta["desired_msg_index"])
     request = case.messages[want - 1]["content"] if want >= 1 else None
     idx = [i for i in range(1, len(case.messages) - 1)
            if case.messages[i].get("role") == "assistant" and case.messages[i - 1]["content"] == request]

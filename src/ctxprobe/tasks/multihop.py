@@ -60,6 +60,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import MultihopMeta, multihop_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
@@ -233,22 +234,23 @@ class Multihop(FamilyBase):
         realised = round(realised, 6)
         pos2, realised2 = locate(tok, packed, 1, target["second"])
         realised2 = round(realised2, 6)
+        meta: MultihopMeta = {
+            "question": question,
+            "person": target["person"], "org": target["org"],
+            "needle": target["first"], "second_fact": target["second"],
+            "second_depth": target["depths"][1],
+            "second_token_pos": pos2, "second_realised_depth": realised2,
+            "distractor_chains": chains[1:],
+            "overlap": evidence_overlap(question, {"first_hop": str(target["first"]),
+                                                   "second_hop": str(target["second"])}),
+            "name_attempt": attempt,
+            "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
+        }
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[str(target["city"])],
             distractors=[str(ch["city"]) for ch in chains[1:]],
-            meta={
-                "question": question,
-                "person": target["person"], "org": target["org"],
-                "needle": target["first"], "second_fact": target["second"],
-                "second_depth": target["depths"][1],
-                "second_token_pos": pos2, "second_realised_depth": realised2,
-                "distractor_chains": chains[1:],
-                "overlap": evidence_overlap(question, {"first_hop": str(target["first"]),
-                                                       "second_hop": str(target["second"])}),
-                "name_attempt": attempt,
-                "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
-            },
+            meta=meta,
             token_count=packed.token_count, needle_token_pos=pos, realised_depth=realised,
             prompt_ids=packed.prompt_ids,
         ), []
@@ -273,12 +275,12 @@ class Multihop(FamilyBase):
         if hits:
             return Scored(0.0, Outcome.DISTRACTOR, {"distractors": hits})
         if has_word(output, case.expected[0]):
-            question = str(case.meta.get("question", ""))
+            question = str(multihop_meta(case.meta).get("question", ""))
             reasons = uncommitted(output, [question, question.removesuffix(" " + ANSWER_FORMAT), INSTRUCTION,
                                            after_wording(INSTRUCTION)])
             if reasons:
                 return Scored(0.0, Outcome.WRONG, reasons)
             return Scored(1.0, Outcome.CORRECT)
-        org = str(case.meta.get("org", "")).split(" ")[0]
+        org = str(multihop_meta(case.meta).get("org", "")).split(" ")[0]
         detail = {"stopped_at_first_hop": True} if org and has_word(output, org) else {}
         return Scored(0.0, classify_miss(output), detail)

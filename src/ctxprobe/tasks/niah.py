@@ -46,6 +46,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import NiahMeta, NiahNeedle, NiahTarget, niah_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
@@ -165,8 +166,8 @@ class Niah(FamilyBase):
         # Draw order: target, distractors, then variant extras, so `single` cases keep the
         # exact content they had before variants existed; nothing drawn depends on depth.
         key, value = random_key(rng, keys), random_value(rng, values)
-        targets: list[dict[str, Any]] = [{"key": key, "value": value, "depth": cell.depth}]
-        others: list[dict[str, Any]] = []
+        targets: list[NiahNeedle] = [{"key": key, "value": value, "depth": cell.depth}]
+        others: list[NiahNeedle] = []
         for _ in range(params.distractors):
             dk, dv, dd = random_key(rng, keys), random_value(rng, values), rng.random()
             others.append({"key": dk, "value": dv, "depth": round(dd, 4)})
@@ -193,7 +194,7 @@ class Niah(FamilyBase):
         content = packed.messages[-1]["content"]
         self._check_unique(content, targets, others, asked)
         pos, realised = locate(tok, packed, 0, inserts[0].text)
-        meta: dict[str, Any] = {
+        meta: NiahMeta = {
             "variant": v,
             "key": key,
             "needle": inserts[0].text,
@@ -206,8 +207,8 @@ class Niah(FamilyBase):
         }
         if v in ("multivalue", "multiquery"):
             meta["keys"] = asked
-            meta["needles"] = [{**t, "depth": round(t["depth"], 4), "token_offset": packed.insert_offsets[i]}
-                               for i, t in enumerate(targets)]
+            meta["needles"] = [NiahTarget(key=t["key"], value=t["value"], depth=round(t["depth"], 4),
+                                          token_offset=packed.insert_offsets[i]) for i, t in enumerate(targets)]
         return Case(
             cell=cell,
             rep=rep,
@@ -223,7 +224,7 @@ class Niah(FamilyBase):
         )
 
     @staticmethod
-    def _check_unique(content: str, targets: list[dict[str, Any]], others: list[dict[str, Any]], asked: list[str]) -> None:
+    def _check_unique(content: str, targets: list[NiahNeedle], others: list[NiahNeedle], asked: list[str]) -> None:
         """Answers and keys occur exactly where intended and nowhere else (a generation bug
         otherwise, not a user error: fail loudly)."""
         problems = []
@@ -245,10 +246,11 @@ class Niah(FamilyBase):
             raise CtxprobeError("case generation check failed: " + "; ".join(problems))
 
     def score(self, case: Case, output: str) -> Scored:
-        variant = case.meta.get("variant", "single")
+        meta = niah_meta(case.meta)
+        variant = meta.get("variant", "single")
         hits = [v for v in case.distractors if has_number(output, v)]
         if hits:
-            by_value = {str(d["value"]): d for d in case.meta.get("distractor_needles", [])}
+            by_value: dict[str, Mapping[str, object]] = {str(d["value"]): d for d in meta.get("distractor_needles", [])}
             return Scored(0.0, Outcome.DISTRACTOR, {"distractors": [by_value.get(v, {"value": v}) for v in hits]})
         if variant in ("single", "multikey"):
             if has_number(output, case.expected[0]):
@@ -257,7 +259,7 @@ class Niah(FamilyBase):
         match = match_set(case.expected, _NUMBER.findall(output))
         got = set(match.hits)
         if variant == "multiquery":
-            per = {n["key"]: n["value"] in got for n in case.meta.get("needles", [])}
+            per = {n["key"]: n["value"] in got for n in meta.get("needles", [])}
             return score_set(match, output, per_key=per)
         return score_set(match, output, per_value={e: e in got for e in case.expected})
 

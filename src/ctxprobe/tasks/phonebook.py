@@ -41,13 +41,14 @@ from __future__ import annotations
 import random
 import string
 from collections import OrderedDict
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import count_many
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
@@ -373,14 +374,14 @@ class Phonebook(FamilyBase):
         return Case(
             cell=cell, rep=rep, seed=book_seed, messages=messages,
             expected=[format_number(book.digits[i]) for i in picks],
-            meta={
-                "unit": p.unit, "entries": m, "needles": n, "run": run, "shard": shard, "shards": p.shards,
-                "shard_range": list(sub), "names": names, "indices": picks, "encodes": encodes,
-                "bins": [list(b) for b in bin_bounds(m, n, p.method)],
-                "method": p.method, "cot": p.cot, "post_normalise": p.post_normalise,
-                "layout": {"book_in": p.book_in, "system_role": p.system_role,
-                           "repeat_instructions": p.repeat_instructions, "examples": p.examples},
-            },
+            meta=PhonebookMeta(
+                unit=p.unit, entries=m, needles=n, run=run, shard=shard, shards=p.shards,
+                shard_range=list(sub), names=names, indices=picks, encodes=encodes,
+                bins=[list(b) for b in bin_bounds(m, n, p.method)],
+                method=p.method, cot=p.cot, post_normalise=p.post_normalise,
+                layout=PhonebookLayout(book_in=p.book_in, system_role=p.system_role,
+                                       repeat_instructions=p.repeat_instructions, examples=p.examples),
+            ),
             token_count=len(ids), prompt_ids=ids,
         )
 
@@ -400,15 +401,16 @@ class Phonebook(FamilyBase):
             raise CtxprobeError("phonebook generation check failed for " + ", ".join(problems))
 
     def score(self, case: Case, output: str) -> Scored:
-        names: list[str] = case.meta["names"]
-        lo, hi = case.meta.get("shard_range", [0, case.meta["entries"]])
-        m = case.meta["entries"]
+        meta = phonebook_meta(case.meta)
+        names = meta["names"]
+        lo, hi = meta.get("shard_range", [0, meta["entries"]])
+        m = meta["entries"]
         numbers = book_numbers(case.messages)
         answers = parse_reply(output, names)
-        method = case.meta.get("method", "ctxprobe")
-        exact_reading = post_matches(output, normalise=bool(case.meta.get("post_normalise")))
-        needles = []
-        for b, (name, index, expected) in enumerate(zip(names, case.meta["indices"], case.expected)):
+        method = meta.get("method", "ctxprobe")
+        exact_reading = post_matches(output, normalise=bool(meta.get("post_normalise")))
+        needles: list[dict[str, Any]] = []
+        for b, (name, index, expected) in enumerate(zip(names, meta["indices"], case.expected)):
             in_shard = lo <= index < hi
             want = "".join(ch for ch in expected if ch.isdigit()) if in_shard else None
             answer = answers[name]

@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import VartrackMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
@@ -137,6 +138,17 @@ class Vartrack(FamilyBase):
         pos, realised = locate(tok, packed, 0, inserts[0].text)
         n = params.hops + 1
         question = QUESTION.format(value=target["value"])
+        meta: VartrackMeta = {
+            "value": target["value"],
+            "question": question,
+            "statements": [i.text for i in inserts[:n]],
+            "statement_token_offsets": packed.insert_offsets[:n],
+            "other_chains": [{"names": ch["names"], "value": ch["value"], "start": ch["start"]} for ch in chains[1:]],
+            "overlap": evidence_overlap(question, [i.text for i in inserts[:n]]),
+            "n_filler": packed.n_filler,
+            "haystack_tokens": packed.haystack_tokens,
+            "encodes": packed.encodes,
+        }
         return Case(
             cell=cell,
             rep=rep,
@@ -144,17 +156,7 @@ class Vartrack(FamilyBase):
             messages=packed.messages,
             expected=list(target["names"]),
             distractors=[name for chain in chains[1:] for name in chain["names"]],
-            meta={
-                "value": target["value"],
-                "question": question,
-                "statements": [i.text for i in inserts[:n]],
-                "statement_token_offsets": packed.insert_offsets[:n],
-                "other_chains": [{"names": ch["names"], "value": ch["value"], "start": ch["start"]} for ch in chains[1:]],
-                "overlap": evidence_overlap(question, [i.text for i in inserts[:n]]),
-                "n_filler": packed.n_filler,
-                "haystack_tokens": packed.haystack_tokens,
-                "encodes": packed.encodes,
-            },
+            meta=meta,
             token_count=packed.token_count,
             needle_token_pos=pos,
             realised_depth=round(realised, 6),

@@ -8,7 +8,10 @@ the 11 synthetic ones); :mod:`.metrics` holds RULER's ``string_match_all`` /
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ctxprobe.core.case import Case
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.tasks.ruler.constants import RULER_BAR, SYNTHETIC, TASKS
 from ctxprobe.tasks.ruler.metrics import (
     STRING_MATCH_ALL,
@@ -32,13 +35,13 @@ __all__ = [
 
 def ruler_references(case: Case) -> list[str]:
     """What RULER would score a case against: the expected values, plus accepted aliases."""
-    return [*case.expected, *case.meta.get("aliases", [])]
+    return [*case.expected, *case_meta(case.meta).get("aliases", [])]
 
 
-def case_metric(family: str, meta: dict[str, object]) -> str:
+def case_metric(family: str, meta: Mapping[str, object]) -> str:
     """RULER's metric for a stored case: its own when the ruler family set one, else
     string_match_part for documents (QA), string_match_all for everything else."""
-    metric = meta.get("metric")
+    metric = case_meta(meta).get("metric")
     if metric in (STRING_MATCH_ALL, STRING_MATCH_PART):
         return str(metric)
     return STRING_MATCH_PART if family == "documents" else STRING_MATCH_ALL

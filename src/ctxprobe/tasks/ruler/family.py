@@ -27,6 +27,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.core.case import derive_seed, Case, Cell
+from ctxprobe.core.case_meta import RulerMeta, ruler_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
@@ -231,11 +232,12 @@ class Ruler(FamilyBase):
             encodes += 1
         if task["task"] == "niah":
             self._check(rendered)
+        meta: RulerMeta = {"ruler_task": params.task, "metric": base["metric"], "answer_prefix": rendered.prefix,
+                           "tokens_to_generate": ttg, "haystack_units": n, "encodes": encodes, **rendered.meta}
         return Case(
             cell=cell, rep=rep, seed=case_seed, messages=messages, expected=rendered.answers,
             distractors=rendered.distractors,
-            meta={"ruler_task": params.task, "metric": base["metric"], "answer_prefix": rendered.prefix,
-                  "tokens_to_generate": ttg, "haystack_units": n, "encodes": encodes, **rendered.meta},
+            meta=meta,
             token_count=len(ids), realised_depth=self._realised_depth(rendered), prompt_ids=ids, max_tokens=ttg,
         )
 
@@ -264,7 +266,7 @@ class Ruler(FamilyBase):
         if hits:
             return Scored(0.0, "distractor", {"distractors": hits[:10]})
         found = {a: _said(a, said, output) for a in case.expected}
-        if case.meta.get("metric") == STRING_MATCH_PART:  # QA: the references are alternative answers
+        if ruler_meta(case.meta).get("metric") == STRING_MATCH_PART:  # QA: the references are alternative answers
             share = 1.0 if any(found.values()) else 0.0
         else:
             share = sum(found.values()) / len(found) if found else 0.0

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.core.case_meta import RulerTaskMeta
 from ctxprobe.tasks.ruler import constants as C
 from ctxprobe.tasks.ruler.vocab import cwe_words, generated_words, unique_of
 
@@ -32,7 +33,7 @@ class Rendered:
     prefix: str  # the answer prefix the reply continues
     answers: list[str]
     distractors: list[str] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: RulerTaskMeta = field(default_factory=lambda: RulerTaskMeta())
     #: Worked examples RULER renders with the model template as exchanges of their own
     #: (cwe): (question, reply) pairs, and the real question after them. Under a chat
     #: template the case is those turns; without one, ``text`` (examples inline).

@@ -1,0 +1,311 @@
+"""Typed case metadata: what each family stores in ``Case.meta``, key by key.
+
+A case's ``meta`` is a plain JSON object at runtime (stored in the ``meta_json`` column,
+carried by instance packs, hashed into the content hash). The ``TypedDict`` types below
+name its keys and their types per family, so every reader goes through a view and the type
+checker checks each key it reads, and each family builds its meta as its own type.
+
+The views (:func:`niah_meta`, :func:`case_meta`, ...) are casts: nothing is copied, added
+or checked at runtime, so stored JSON and run ids are what they were. Keys a family added
+after runs were already stored are optional in its type (their readers keep a default);
+``tests/test_case_meta.py`` builds a case of every built-in family and checks its meta
+has every required key of the family's type and no key the type does not name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict, cast
+
+#: How a GraphWalks reply's last line is read (``ctxprobe.scores.originals.graphwalks_parse``).
+GraphwalksParse = Literal["lm-eval", "card", "nemo"]
+#: The score of an empty answer to an empty gold set (``ctxprobe.scores.originals.set_f1``).
+EmptyGold = Literal["zero", "one"]
+#: Per-evidence-sentence overlap with the question (``ctxprobe.tasks.overlap.evidence_overlap``).
+Overlap = list[dict[str, Any]]
+
+
+# -- keys several families share, as the generic layers read them ---------------------------
+
+class CaseMeta(TypedDict, total=False):
+    """The keys generic layers (judge, evidence, exports, packs, the session, reports)
+    read from a case of any family; each is optional, as a family may not write it."""
+
+    #: The question asked (judge, evidence).
+    question: str
+    #: The evidence sentence, located in the prompt by its text (evidence view).
+    needle: str
+    #: Accepted variants of the answer (documents, RULER QA): the judge and RULER's metric.
+    aliases: list[str]
+    #: documents' matching rule; ``"judge"`` sends the reply to the judge.
+    match: str
+    #: Output tokens the case asks for (RULER, published rows): exports, packs.
+    tokens_to_generate: int
+    #: The RULER task a case is from (RULER's own export layout).
+    ruler_task: str
+    #: RULER's metric for the case (``string_match_all`` / ``string_match_part``).
+    metric: str
+    #: A published set's name (``openai/mrcr``, ``openai/graphwalks``) for read rows.
+    source: str
+
+
+class _Filler(TypedDict):
+    """Families that place evidence in filler text (:func:`ctxprobe.haystack.packer.pack`)."""
+
+    n_filler: int
+    haystack_tokens: int
+    encodes: int
+
+
+# -- niah -------------------------------------------------------------------------------
+
+class NiahNeedle(TypedDict):
+    """A key/value needle placed at a depth."""
+
+    key: str
+    value: str
+    depth: float
+
+
+class NiahTarget(NiahNeedle):
+    """An asked needle (multivalue, multiquery) with where its text starts in the prompt."""
+
+    token_offset: int
+
+
+class _NiahMeta(_Filler):
+    variant: Literal["single", "multikey", "multivalue", "multiquery"]
+    key: str
+    needle: str
+    distractor_needles: list[NiahNeedle]
+    question: str
+    overlap: Overlap
+
+
+class NiahMeta(_NiahMeta, total=False):
+    keys: list[str]  # multivalue, multiquery: the keys asked
+    needles: list[NiahTarget]  # multivalue, multiquery: every asked needle
+
+
+# -- vartrack, aggregation, documents, multihop ------------------------------------------
+
+class VartrackMeta(_Filler):
+    value: str
+    question: str
+    statements: list[str]
+    statement_token_offsets: list[int]
+    other_chains: list[dict[str, Any]]  # {"names", "value", "start"}
+    overlap: Overlap
+
+
+class AggregationMeta(TypedDict):
+    variant: Literal["common-words", "frequent-words"]
+    top: int
+    question: str
+    ranked: list[list[Any]]  # [word, count], most common first
+    distinct_words: int
+    list_items: int
+    window_items: list[int]
+    haystack_tokens: int
+    encodes: int
+
+
+class DocumentsMeta(_Filler):
+    document: str
+    qa_line: int
+    question: str
+    aliases: list[str]
+    match: Literal["contains", "exact", "judge"]
+    answer_in_document: bool
+    overlap: Overlap
+    document_tokens: int
+    corpus_digest: str
+
+
+class MultihopMeta(_Filler):
+    question: str
+    person: str
+    org: str
+    needle: str
+    second_fact: str
+    second_depth: float
+    second_token_pos: int | None
+    second_realised_depth: float
+    distractor_chains: list[dict[str, Any]]  # {"person", "org", "city", "first", "second", "depths"}
+    overlap: Overlap
+    name_attempt: int
+
+
+# -- graphwalks ---------------------------------------------------------------------------
+
+class _GraphwalksScoring(TypedDict):
+    parse: GraphwalksParse
+    empty_gold: EmptyGold
+
+
+class GraphwalksMeta(_GraphwalksScoring):
+    """A generated GraphWalks case."""
+
+    problem: Literal["bfs", "parents"]
+    node: str
+    bfs_depth: int | None
+    operation: str
+    edges: int
+    nodes: int
+    evidence_edges: int
+
+
+class PublishedGraphwalksMeta(_GraphwalksScoring):
+    """A row of the published ``openai/graphwalks`` files (:mod:`ctxprobe.sweep.published`)."""
+
+    source: Literal["openai/graphwalks"]
+    file: str
+    row: int
+    problem_type: Any
+    prompt_chars: Any
+    tokens_to_generate: int
+
+
+# -- mrcr ---------------------------------------------------------------------------------
+
+class _MrcrCommon(TypedDict):
+    random_string_to_prepend: str
+    n_needles: int
+    desired_msg_index: int
+    total_messages: int
+
+
+class MrcrMeta(_MrcrCommon):
+    """A generated MRCR case."""
+
+    format: str
+    topic: str
+    ordinal: int
+    turns: int
+    question: str
+    rule: Literal["openai", "last-occurrence"]
+    answer_tokens: int
+
+
+class PublishedMrcrMeta(_MrcrCommon):
+    """A row of the published ``openai/mrcr`` files (:mod:`ctxprobe.sweep.published`)."""
+
+    source: Literal["openai/mrcr"]
+    file: str
+    row: int
+    n_chars: Any
+    tokens_to_generate: int
+
+
+# -- phonebook ----------------------------------------------------------------------------
+
+class PhonebookLayout(TypedDict):
+    book_in: Literal["system", "user"]
+    system_role: bool
+    repeat_instructions: bool
+    examples: int
+
+
+class PhonebookMeta(TypedDict):
+    unit: Literal["tokens", "entries"]
+    entries: int
+    needles: int
+    run: int
+    shard: int
+    shards: int
+    shard_range: list[int]
+    names: list[str]
+    indices: list[int]
+    encodes: int
+    bins: list[list[int]]
+    method: Literal["ctxprobe", "post"]
+    cot: bool
+    post_normalise: bool
+    layout: PhonebookLayout
+
+
+# -- ruler --------------------------------------------------------------------------------
+
+class _RulerMeta(TypedDict):
+    ruler_task: str
+    metric: str
+    answer_prefix: str
+    tokens_to_generate: int
+    haystack_units: int
+    encodes: int
+
+
+class RulerTaskMeta(TypedDict, total=False):
+    """The keys a RULER task adds of its own (each task writes its few)."""
+
+    keys: list[str]  # niah: the keys asked
+    needles: list[str]  # niah: the needle sentences
+    needle_depths: list[float]  # niah
+    value: str  # vt: the value tracked
+    icl_names: list[str]  # vt: the worked example's variables
+    shot_answer: list[str]  # cwe: the worked example's answer
+    vocab_size: int  # fwe
+    qa_index: int  # qa: the question's index in the dataset
+    query: str  # qa
+    n_docs: int  # qa
+
+
+class RulerMeta(_RulerMeta, RulerTaskMeta):
+    """A RULER case: the common keys, then its task's own."""
+
+
+# -- the views -----------------------------------------------------------------------------
+
+def case_meta(meta: Mapping[str, Any]) -> CaseMeta:
+    """Any family's meta, as the generic layers read it."""
+    return cast(CaseMeta, meta)
+
+
+def niah_meta(meta: Mapping[str, Any]) -> NiahMeta:
+    return cast(NiahMeta, meta)
+
+
+def vartrack_meta(meta: Mapping[str, Any]) -> VartrackMeta:
+    return cast(VartrackMeta, meta)
+
+
+def aggregation_meta(meta: Mapping[str, Any]) -> AggregationMeta:
+    return cast(AggregationMeta, meta)
+
+
+def documents_meta(meta: Mapping[str, Any]) -> DocumentsMeta:
+    return cast(DocumentsMeta, meta)
+
+
+def multihop_meta(meta: Mapping[str, Any]) -> MultihopMeta:
+    return cast(MultihopMeta, meta)
+
+
+def graphwalks_meta(meta: Mapping[str, Any]) -> GraphwalksMeta | PublishedGraphwalksMeta:
+    """A generated case's meta or a published row's (both carry the scoring keys)."""
+    return cast("GraphwalksMeta | PublishedGraphwalksMeta", meta)
+
+
+def mrcr_meta(meta: Mapping[str, Any]) -> MrcrMeta:
+    return cast(MrcrMeta, meta)
+
+
+def published_mrcr_meta(meta: Mapping[str, Any]) -> PublishedMrcrMeta:
+    return cast(PublishedMrcrMeta, meta)
+
+
+def phonebook_meta(meta: Mapping[str, Any]) -> PhonebookMeta:
+    return cast(PhonebookMeta, meta)
+
+
+def ruler_meta(meta: Mapping[str, Any]) -> RulerMeta:
+    return cast(RulerMeta, meta)
+
+
+#: Each built-in family's meta type (the published readers' rows: ``PUBLISHED_META_TYPES``).
+META_TYPES: dict[str, type] = {
+    "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
+    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "phonebook": PhonebookMeta,
+    "ruler": RulerMeta,
+}
+PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}
