@@ -68,7 +68,7 @@ class Target:
 TARGETS: dict[str, Target] = {
     "scoring": Target("src/ctxprobe/scores/outcome.py", ("tests/test_boundaries_scoring.py",)),
     "packer": Target("src/ctxprobe/haystack/packer.py",
-                     ("tests/test_packer_units.py", "tests/test_properties_packer.py",
+                     ("tests/test_packer_units.py", "tests/test_packer_loop.py", "tests/test_properties_packer.py",
                       "tests/haystack/test_counting_fill.py", "tests/test_builder_encodes.py")),
     "fill": Target("src/ctxprobe/haystack/fill.py",
                    ("tests/haystack/test_fill_units.py", "tests/haystack/test_counting_fill.py")),
