@@ -235,3 +235,11 @@ def test_find_subsequence_in_compact_ids() -> None:
     ids = array.array("i", [5, 1, 3, 1, 2, 3])
     assert find_subsequence(ids, [1, 2]) == 3 and find_subsequence(ids, array.array("i", [1, 2])) == 3
     assert find_subsequence(ids, [2, 1]) is None
+
+
+def test_a_count_more_than_twice_the_encode_aims_higher_by_the_whole_gap() -> None:
+    """52 sentences count 60 but encode to 20: the next budget is 52 + 40 (far over), then
+    51, just below the budget first tried, holds."""
+    tok = Words({52: -40})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 60)
+    assert tok.seen == [52, 92, 51] and (packed.token_count, packed.n_filler, packed.encodes) == (59, 51, 3)
