@@ -120,6 +120,9 @@ _PB_NOTE = ("a metric with a reason (post n/a) is undefined in every resample, s
 _BISECT_N = ("with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next "
              "line turns into n anyway")
 
+_FILL_N = ("trimming needs rem > 0, so a budget > 0, and fit() then extends the pool past it: sentence n is "
+           "always there (n < len), and the fallback '' is never reached")
+
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("stats", "if n <= 0:"): "n < 0 has already raised ValueError two lines above",
@@ -231,6 +234,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "if actual > predicted or actual == target:"):
+        "at actual == predicted the next budget is the same one, already tried: the loop stops either way",
+    ("packer", "while nxt in tried and nxt <= budget:  # already tried lower: go lower still"):
+        "nxt never equals budget here: the over step lowers it, the under step raises it (equal counts stopped)",
+    ("fill", "if rem > tolerance / 2:"): "rem is an int: rem > t // 2 and rem > t / 2 agree for every int t",
+    ("fill", 'heads = [" ".join(words[:k]).rstrip(",;:-") + "." for k in range( 0, len(words))]'):
+        "the head of 0 words is '.', dropped by the filter on the next line",
+    ("fill", 'heads = [h for h in heads if h is not "."]'):
+        "a head of '.' is '' + '.', which CPython returns as the interned '.' itself: 'is not' filters it as != does",
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n <= len(pool.sentences) else "", rem)'): _FILL_N,
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n != len(pool.sentences) else "", rem)'): _FILL_N,
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n is not len(pool.sentences) else "", rem)'): _FILL_N,
     ("phonebook", 'unit = recs[ -1]["meta"].get("unit", "entries")'):
         "the records of one (length, N, run) group come from one spec, so they share one unit",
     ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else - 2)"):

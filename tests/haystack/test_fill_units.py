@@ -20,9 +20,15 @@ class Pieces(TokenizerBase):
     def __init__(self) -> None:
         self.calls = 0
 
+        self.batches: list[list[str]] = []
+
     def count(self, text: str) -> int:
         self.calls += 1
         return len(re.findall(r" ?[^\s]{1,3}|\s", text))
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        self.batches.append(list(texts))
+        return [self.count(t) for t in texts]
 
 
 LONG = "Abc def ghi jkl mno pqr stu vwx yza bc."  # 10 tokens as ' ' + sentence
@@ -84,14 +90,17 @@ def test_the_filler_prefix_sums() -> None:
 
 
 def test_trim_keeps_a_two_word_sentence_s_first_word() -> None:
-    assert trim(Pieces(), "Abc def.", 5) == ("Abc.", 2)
-    assert trim(Pieces(), "Abcdef.", 5) is None  # one word: nothing shorter to keep
+    tok = Pieces()
+    assert trim(tok, "Abc def.", 5) == ("Abc.", 2) and tok.batches == [[" Abc."]]
+    tok = Pieces()
+    assert trim(tok, "Abcdef.", 5) is None and trim(tok, "", 5) is None
+    assert tok.batches == []  # one word (or none): nothing shorter to keep, nothing counted
 
 
 def test_trim_with_no_budget_counts_nothing() -> None:
     tok = Pieces()
     assert trim(tok, "Ab cd ef.", 0) is None and trim(tok, "Ab cd ef.", -3) is None
-    assert tok.calls == 0
+    assert tok.calls == 0 and tok.batches == []
 
 
 def test_trim_to_one_token_keeps_one_short_word() -> None:
