@@ -246,6 +246,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n <= len(pool.sentences) else "", rem)'): _FILL_N,
     ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n != len(pool.sentences) else "", rem)'): _FILL_N,
     ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n is not len(pool.sentences) else "", rem)'): _FILL_N,
+    ("counting", "if held is None or held[0] != tokenizer:"):
+        "_STRONG keeps each tokenizer alive, so no other object takes its id: held[0] is the tokenizer itself, "
+        "and != compares it with itself",
     ("phonebook", 'unit = recs[ -1]["meta"].get("unit", "entries")'):
         "the records of one (length, N, run) group come from one spec, so they share one unit",
     ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else - 2)"):

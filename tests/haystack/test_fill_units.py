@@ -132,3 +132,17 @@ def test_trim_keeps_the_first_of_heads_with_equal_counts() -> None:
 
 def test_trim_strips_trailing_punctuation_before_the_full_stop() -> None:
     assert trim(Pieces(), "Abc, de; fg.", 3) == ("Abc, de.", 3)
+
+
+def test_a_budget_below_the_first_sentence() -> None:
+    """No whole sentence fits: the gap is the whole budget, filled by a later short one."""
+    chosen = select(pool_of([LONG, SHORT]), Pieces(), 9, 16)
+    assert chosen.n == 0 and chosen.sentences == [SHORT] and chosen.total == 2 and not chosen.trimmed
+
+
+def test_the_gap_is_the_budget_less_the_whole_sentences() -> None:
+    """One 2-token sentence fits 11, leaving 9 (over half the tolerance): the next sentence
+    is trimmed to 9 tokens."""
+    chosen = select(pool_of([SHORT, LONG]), Pieces(), 11, 16)
+    assert chosen.n == 1 and chosen.trimmed and chosen.total == 11
+    assert chosen.sentences == [SHORT, "Abc def ghi jkl mno pqr stu vwx."]
