@@ -192,3 +192,12 @@ def test_a_tokenizer_that_cannot_be_weakly_referenced_is_held_by_id() -> None:
     wt = word_counts(t)
     clear_word_counts()
     assert word_counts(t) is not wt
+
+
+def test_a_sentence_of_hundreds_of_tokens_passes_the_check() -> None:
+    """Counts are compared by value: a 300-word sentence's sum (300 tokens, an int CPython
+    does not cache) agrees with its whole count."""
+    tok = Pieces()
+    long = " ".join(["ab"] * 299) + " cd."
+    assert count_sentences(tok, [long]) == [300]
+    assert word_counts(tok).enabled is True
