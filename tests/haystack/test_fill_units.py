@@ -146,3 +146,16 @@ def test_the_gap_is_the_budget_less_the_whole_sentences() -> None:
     chosen = select(pool_of([SHORT, LONG]), Pieces(), 11, 16)
     assert chosen.n == 1 and chosen.trimmed and chosen.total == 11
     assert chosen.sentences == [SHORT, "Abc def ghi jkl mno pqr stu vwx."]
+
+
+class DearFullStop(Pieces):
+    """' Abc.' costs 5 tokens, more than the longer ' Abc de.' (2): counts need not grow
+    with the head."""
+
+    def count(self, text: str) -> int:
+        return 5 if text == " Abc." else super().count(text)
+
+
+def test_trim_keeps_the_head_with_the_most_tokens_not_the_last_that_fits() -> None:
+    assert trim(DearFullStop(), "Abc de fgh.", 5) == ("Abc.", 5)
+    assert trim(DearFullStop(), "Abc de fgh.", 4) == ("Abc de.", 2)
