@@ -251,6 +251,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_STRONG keeps each tokenizer alive, so no other object takes its id: held[0] is the tokenizer itself, "
         "and != compares it with itself",
     ("counting", "if wc.enabled == False:"): "enabled is None, True or False: == False holds exactly when is False does",
+    ("fill", "while rem > 0 and j != n + LOOKAHEAD:"):
+        "j starts at n and steps by one: it reaches n + LOOKAHEAD exactly, so != stops where < does",
     ("phonebook", 'unit = recs[ -1]["meta"].get("unit", "entries")'):
         "the records of one (length, N, run) group come from one spec, so they share one unit",
     ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else - 2)"):

@@ -159,3 +159,11 @@ class DearFullStop(Pieces):
 def test_trim_keeps_the_head_with_the_most_tokens_not_the_last_that_fits() -> None:
     assert trim(DearFullStop(), "Abc de fgh.", 5) == ("Abc.", 5)
     assert trim(DearFullStop(), "Abc de fgh.", 4) == ("Abc de.", 2)
+
+
+def test_no_budget_no_filler_and_nothing_counted() -> None:
+    for budget in (0, -5):
+        pool = pool_of([LONG])
+        chosen = select(pool, Pieces(), budget, 16)
+        assert (chosen.sentences, chosen.total, chosen.n, chosen.trimmed) == ([], 0, 0, False)
+        assert pool.sentences == []
