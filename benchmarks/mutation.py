@@ -19,8 +19,9 @@ module on each run doubled the start-up time) and the hypothesis profile ``mutat
 (derandomized, no shrinking; see ``tests/conftest.py``). A mutant's test run that exceeds
 the timeout (by default 4 x the unmutated forked run + 3 s; 5 x + 10 s with ``--no-fork``)
 counts as killed: it made the code hang. ``--jobs 2`` runs two modules at once, each in its
-own copy. Each test run is a fork of a process that already imported pytest and the
-third-party modules the tests use, never ctxprobe (``benchmarks/mutation_forkserver.py``;
+own copy; ``--split 3`` spreads one module's mutants over three copies run at once (every
+third mutant each). Each test run is a fork of a process that already imported pytest and
+the third-party modules the tests use, never ctxprobe (``benchmarks/mutation_forkserver.py``;
 ``--no-fork``: a fresh interpreter each).
 
     .venv/bin/python benchmarks/mutation.py                    # every module below (~1 hour)
@@ -68,8 +69,12 @@ class Target:
 TARGETS: dict[str, Target] = {
     "scoring": Target("src/ctxprobe/scores/outcome.py", ("tests/test_boundaries_scoring.py",)),
     "packer": Target("src/ctxprobe/haystack/packer.py",
-                     ("tests/test_packer_units.py", "tests/test_properties_packer.py",
+                     ("tests/test_packer_units.py", "tests/test_packer_loop.py", "tests/test_properties_packer.py",
                       "tests/haystack/test_counting_fill.py", "tests/test_builder_encodes.py")),
+    "fill": Target("src/ctxprobe/haystack/fill.py",
+                   ("tests/haystack/test_fill_units.py", "tests/haystack/test_counting_fill.py")),
+    "counting": Target("src/ctxprobe/haystack/counting.py",
+                       ("tests/haystack/test_counting_units.py", "tests/haystack/test_counting_fill.py")),
     "niah": Target("src/ctxprobe/tasks/niah.py", ("tests/test_boundaries_scoring.py", "tests/test_niah_variants.py"),
                    ("score", "has_number", "count_exact")),
     "setscore": Target("src/ctxprobe/scores/setscore.py",
@@ -115,6 +120,9 @@ _PB_NOTE = ("a metric with a reason (post n/a) is undefined in every resample, s
 
 _BISECT_N = ("with the search capped at n, a want past prefix[n] gives i = n instead of n + 1, which the next "
              "line turns into n anyway")
+
+_FILL_N = ("trimming needs rem > 0, so a budget > 0, and fit() then extends the pool past it: sentence n is "
+           "always there (n < len), and the fallback '' is never reached")
 
 #: (module, the mutated line as the mutant writes it, stripped) -> why no test can tell.
 EQUIVALENT: dict[tuple[str, str], str] = {
@@ -227,6 +235,24 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "for i in range(n + 2):"): "the extra pass (i = n + 1) has no insert slot and adds no sentence",
     ("packer", "if i > n or (i >= lo and want - pool.tokens(i - 1) <= pool.tokens(i) - want):"):
         "at i == lo stepping back to lo - 1 is undone by the clamp to [lo, n] on the next line",
+    ("packer", "if actual > predicted or actual == target:"):
+        "at actual == predicted the next budget is the same one, already tried: the loop stops either way",
+    ("packer", "while nxt in tried and nxt <= budget:  # already tried lower: go lower still"):
+        "nxt never equals budget here: the over step lowers it, the under step raises it (equal counts stopped)",
+    ("fill", "if rem > tolerance / 2:"): "rem is an int: rem > t // 2 and rem > t / 2 agree for every int t",
+    ("fill", 'heads = [" ".join(words[:k]).rstrip(",;:-") + "." for k in range( 0, len(words))]'):
+        "the head of 0 words is '.', dropped by the filter on the next line",
+    ("fill", 'heads = [h for h in heads if h is not "."]'):
+        "a head of '.' is '' + '.', which CPython returns as the interned '.' itself: 'is not' filters it as != does",
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n <= len(pool.sentences) else "", rem)'): _FILL_N,
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n != len(pool.sentences) else "", rem)'): _FILL_N,
+    ("fill", 'cut = trim(tokenizer, pool.sentences[n] if n is not len(pool.sentences) else "", rem)'): _FILL_N,
+    ("counting", "if held is None or held[0] != tokenizer:"):
+        "_STRONG keeps each tokenizer alive, so no other object takes its id: held[0] is the tokenizer itself, "
+        "and != compares it with itself",
+    ("counting", "if wc.enabled == False:"): "enabled is None, True or False: == False holds exactly when is False does",
+    ("fill", "while rem > 0 and j != n + LOOKAHEAD:"):
+        "j starts at n and steps by one: it reaches n + LOOKAHEAD exactly, so != stops where < does",
     ("phonebook", 'unit = recs[ -1]["meta"].get("unit", "entries")'):
         "the records of one (length, N, run) group come from one spec, so they share one unit",
     ("phonebook", "walk.append(L if float(np.nanmin(groups[key])) >= bar else - 2)"):
@@ -450,9 +476,10 @@ def scratch_copy(work: Path) -> None:
 FORKSERVER = Path(__file__).resolve().with_name("mutation_forkserver.py")
 
 
-def run_module(name: str, target: Target, work: Path, timeout: float | None, fork: bool = True) -> Outcome:
+def run_module(name: str, target: Target, work: Path, timeout: float | None, fork: bool = True,
+               shard: tuple[int, int] = (0, 1)) -> Outcome:
     """Killed, equivalent and surviving mutants of one module (``timeout`` None: from the
-    unmutated run's duration)."""
+    unmutated run's duration); with ``shard`` (k, n) only every n-th mutant from the k-th."""
     env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1",
            "CTXPROBE_HYPOTHESIS_PROFILE": "mutation"}
     started = time.monotonic()
@@ -479,7 +506,7 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None, for
                 timeout = round(4 * (time.monotonic() - started) + 3, 1)
         if timeout is None:
             timeout = round(5 * fresh + 10, 1)
-        _exec(name, target, work, env, timeout, sock if fork else None)
+        _exec(name, target, work, env, timeout, sock if fork else None, shard)
     finally:
         if server is not None:
             subprocess.run([sys.executable, "-S", str(FORKSERVER), "stop", str(sock)], check=False)
@@ -487,7 +514,8 @@ def run_module(name: str, target: Target, work: Path, timeout: float | None, for
     return _collect(name, target, work)
 
 
-def _exec(name: str, target: Target, work: Path, env: dict[str, str], timeout: float, sock: Path | None) -> None:
+def _exec(name: str, target: Target, work: Path, env: dict[str, str], timeout: float, sock: Path | None,
+          shard: tuple[int, int] = (0, 1)) -> None:
     """Make the module's mutants with cosmic-ray, mark those out of scope, run the rest."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
@@ -523,10 +551,12 @@ def _exec(name: str, target: Target, work: Path, env: dict[str, str], timeout: f
     scope = function_lines(source, target.functions) if target.functions is not None else None
     inert = inert_spans(source)
     with use_db(str(session), WorkDB.Mode.open) as db:
-        for item in list(db.pending_work_items):
+        for index, item in enumerate(sorted(db.pending_work_items, key=lambda w: w.job_id)):
             start = tuple(item.mutations[0].start_pos)
             why = None
-            if scope is not None and not any(lo <= start[0] <= hi for lo, hi in scope):
+            if index % shard[1] != shard[0]:
+                why = "another shard's"
+            elif scope is not None and not any(lo <= start[0] <= hi for lo, hi in scope):
                 why = "outside the scored functions"
             elif any(_inside(start, span) for span in inert):
                 why = "inert: an annotation or a signature marker"
@@ -570,6 +600,8 @@ def main() -> None:
     ap.add_argument("--no-fork", action="store_true",
                     help="start a fresh interpreter per mutant instead of forking a pre-warmed one")
     ap.add_argument("--jobs", type=int, default=1, help="modules mutated at once, each in its own copy")
+    ap.add_argument("--split", type=int, default=1,
+                    help="split each module's mutants over this many copies run at once (one result per module)")
     ap.add_argument("--list", action="store_true", help="print the modules, scopes and tests, run nothing")
     ap.add_argument("--named", action="store_true", help="check only that each hand-made bug of NAMED is caught")
     args = ap.parse_args()
@@ -593,10 +625,17 @@ def main() -> None:
             scratch_copy(Path(tmp))
             raise SystemExit(0 if run_named(Path(tmp)) else 1)
 
-    def one(name: str) -> Outcome:
+    def part(name: str, shard: tuple[int, int]) -> Outcome:
         with tempfile.TemporaryDirectory(prefix=f"ctxprobe-mutation-{name}-") as tmp:
             scratch_copy(Path(tmp))
-            outcome = run_module(name, TARGETS[name], Path(tmp), args.timeout, fork=not args.no_fork)
+            return run_module(name, TARGETS[name], Path(tmp), args.timeout, fork=not args.no_fork, shard=shard)
+
+    def one(name: str) -> Outcome:
+        n = max(1, args.split)
+        with ThreadPoolExecutor(max_workers=n) as shards:
+            parts = list(shards.map(lambda k: part(name, (k, n)), range(n)))
+        outcome = Outcome(name, sum(p.killed for p in parts), sum(p.hung for p in parts),
+                          [e for p in parts for e in p.equivalent], [sv for p in parts for sv in p.survivors])
         print(outcome.line(), flush=True)
         return outcome
 

@@ -83,8 +83,8 @@ def clear_word_counts(tokenizer: Tokenizer | None = None) -> None:
 def _words(sentence: str) -> list[str] | None:
     """The space-separated words, or None when the sentence holds any whitespace other than
     single inner spaces (then the space-boundary argument is not made for it)."""
-    words = sentence.split(" ")
-    if "" in words or len(words) != len(sentence.split()):
+    words = sentence.split()
+    if not words or " ".join(words) != sentence:
         return None
     return words
 

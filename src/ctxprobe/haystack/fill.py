@@ -57,8 +57,9 @@ class Filler:
 
 
 def trim(tokenizer: Tokenizer, sentence: str, budget: int) -> tuple[str, int] | None:
-    """The longest word-prefix of ``sentence`` (closed with a full stop) whose count as
-    ``' ' + text`` is within ``budget``; None when not even one word fits."""
+    """The word-prefix of ``sentence`` (closed with a full stop, never the whole sentence)
+    with the most tokens as ``' ' + text`` within ``budget``, the shortest of equal counts;
+    None when not even one word fits."""
     words = sentence.split(" ")[:_TRIM_WORDS]
     if len(words) < 2 or budget <= 0:
         return None

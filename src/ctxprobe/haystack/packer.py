@@ -233,7 +233,7 @@ def pack(
                 break  # the counts held (or erred short): what is left is below one sentence
             nxt = budget + (predicted - actual)  # the counts overestimated: aim higher
         else:
-            nxt = min(budget - (actual - target), budget - 1)
+            nxt = budget - (actual - target)  # at least one lower: actual > target
             if nxt < 0:
                 raise LengthTooShort(target, actual - filler.total)
         while nxt in tried and nxt < budget:  # already tried lower: go lower still

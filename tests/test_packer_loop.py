@@ -1,0 +1,245 @@
+"""The packer's verify-and-correct loop step by step, with a word tokenizer (one token per
+word, two template tokens) that can hide or add tokens depending on how many filler
+sentences a prompt holds: which budget each round tries, when it stops, how many encodes
+it spends and which prompt it keeps; plus the pool's batching and the compact encode."""
+
+from __future__ import annotations
+
+import array
+import itertools
+import threading
+
+import pytest
+
+from ctxprobe.haystack import packer
+from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, compact_ids, pack
+from ctxprobe.tokenizers.base import TokenizerBase
+
+NEEDLE = Insert("the code is 42.", 0.5, "target")  # 4 tokens
+
+
+class Words(TokenizerBase):
+    """One token per word; the template adds a start and an end token. ``hidden`` maps how
+    many filler words "f" a prompt with the needle holds to tokens added (or, negative,
+    removed) by its encode; every encode's filler count is recorded in ``seen``."""
+
+    name = "words"
+
+    def __init__(self, hidden: dict[int, int] | None = None) -> None:
+        self.hidden = hidden or {}
+        self.seen: list[int] = []
+        self.compact = 0
+
+    def encode(self, text: str) -> list[int]:
+        return [len(w) + 10 for w in text.split()]
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+    def _ids(self, messages: list[dict[str, str]]) -> tuple[int, list[int]]:
+        text = "".join(m["content"] for m in messages)
+        ids = [1] + self.encode(text) + [2]
+        fs = text.split().count("f.") + text.split().count("f")
+        k = self.hidden.get(fs, 0) if "code" in text else 0
+        return fs, ids[:k] if k < 0 else ids + [99] * k
+
+    def count_chat(self, messages: list[dict[str, str]]) -> int:
+        return len(self._ids(messages)[1])
+
+    def encode_chat(self, messages: list[dict[str, str]]) -> list[int]:
+        fs, ids = self._ids(messages)
+        self.seen.append(fs)
+        return ids
+
+    def encode_chat_compact(self, messages: list[dict[str, str]]) -> array.array:
+        self.compact += 1
+        return array.array("i", self.encode_chat(messages))
+
+
+def render(haystack: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Q {haystack} A"}]
+
+
+def fpool(tok: Words, sentence: str = "f.") -> FillerPool:
+    return FillerPool(itertools.cycle([sentence]), tok)
+
+
+def test_an_undercount_within_the_target_is_kept_in_one_encode() -> None:
+    """Ten 3-token sentences predict 38 of a 40 target; the prompt encodes to 39: the
+    counts erred short, what is left is below one sentence more: stop."""
+    tok = Words({30: 1})
+    packed = pack(tok, render, FillerPool(itertools.cycle(["f f f."]), tok), [NEEDLE], 40)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (39, 10, 1)  # 30 f's, budget 32
+
+
+def test_one_token_over_drops_one_token_of_filler() -> None:
+    tok = Words({30: 1})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 29, 2)
+    assert tok.seen == [30, 29]
+
+
+def test_over_by_several_drops_that_many() -> None:
+    tok = Words({30: 5})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (33, 25, 2)
+
+
+def test_an_overcount_aims_higher_by_what_it_missed() -> None:
+    tok = Words({30: -3, 33: -3})  # 3 tokens fewer than counted, at 30 sentences and at 33
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 33] and (packed.token_count, packed.n_filler, packed.encodes) == (38, 33, 2)
+
+
+def test_aiming_higher_at_a_budget_already_tried_stops() -> None:
+    """Budget 30 is 3 over; 27 (9 sentences of 3) is 3 under, which points back at 30, already
+    tried: stop with the 9-sentence prompt after two encodes, nothing in between tried."""
+    tok = Words({30: 3, 27: -3})
+    packed = pack(tok, render, FillerPool(itertools.cycle(["f f f."]), tok), [NEEDLE], 38)
+    assert tok.seen == [30, 27]
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (32, 9, 2)
+
+
+def test_going_lower_past_budgets_already_tried() -> None:
+    """30 is 3 over -> 27 is 2 under (33) -> 29 is 2 over -> 27 again, already tried: go
+    lower still, to 26, which holds (34): the longest prompt within the target is kept."""
+    tok = Words({30: 3, 27: -2, 29: 3})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 27, 29, 26]
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (34, 26, 4)
+
+
+def test_the_rounds_are_capped_at_12() -> None:
+    """Every budget from 30 down is one token over, the 13th (18 sentences) would fit: the
+    loop gives up after 12 encodes with nothing within the target."""
+    tok = Words({s: 31 - s for s in range(19, 31)})
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == list(range(30, 18, -1)) and info.value.needed == 8
+
+
+def test_a_budget_of_zero_is_tried() -> None:
+    """One sentence is one over: the prompt with no filler at all is tried, and fits."""
+    tok = Words({1: 1})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert tok.seen == [1, 0] and (packed.token_count, packed.n_filler, packed.encodes) == (8, 0, 2)
+
+
+def test_over_even_with_no_filler_names_the_size_without_filler() -> None:
+    tok = Words({1: 2})  # one sentence: 11 tokens, so the prompt without it is 10
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert tok.seen == [1] and info.value.needed == 10
+
+
+def test_every_round_under_the_target_is_kept_only_if_longer() -> None:
+    # 30: 6 under (32); 36 is tried next: 2 over; 34: 34 - 1 = 33 ... the longest kept
+    tok = Words({30: -6, 36: 2, 34: -3})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    lengths = {s: 8 + s + tok.hidden.get(s, 0) for s in tok.seen}
+    assert packed.token_count == max(v for v in lengths.values() if v <= 38)
+    assert packed.n_filler == max((s for s in tok.seen if lengths[s] == packed.token_count))
+
+
+def test_the_fixed_part_is_measured_with_the_pool_s_first_sentence() -> None:
+    """First sentence 3 tokens, second 1: the prompt around the filler is the encode with the
+    first sentence in place minus that sentence's count; the first guess is then exact."""
+    tok = Words()
+    pool = FillerPool(itertools.cycle(["f f f.", "f."]), tok)
+    packed = pack(tok, render, pool, [NEEDLE], 8 + 3 + 1 + 3 + 1)
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (16, 4, 1)
+
+
+def test_a_length_with_no_room_for_the_lead_is_refused() -> None:
+    tok = Words()
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 9, lead_tokens=2)
+    assert info.value.needed == 10
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 10, lead_tokens=2)
+    assert packed.token_count == 10 and packed.lead_tokens == 2
+
+
+class Overhead(Words):
+    """The template costs one token more around a filler sentence alone than around the
+    needle (or nothing)."""
+
+    def count_chat(self, messages: list[dict[str, str]]) -> int:
+        text = messages[0]["content"]
+        return super().count_chat(messages) + ("code" not in text and text != "Q  A")
+
+
+def test_the_fixed_part_is_measured_with_a_sentence_unless_the_length_is_too_short() -> None:
+    """Measured with a sentence in place the needle needs 9 tokens, around an empty haystack 8.
+    A target of 8 is not refused: the smaller measure lets the loop try (and the prompt with
+    no filler fits). With room for the lead the first measure is used as it is: one token
+    short at first, corrected by a second encode."""
+    tok = Overhead()
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 8)
+    assert (packed.token_count, packed.n_filler) == (8, 0)
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 7)
+    assert info.value.needed == 8
+    tok = Overhead()
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 20, lead_tokens=3)
+    assert tok.seen == [11, 12] and (packed.token_count, packed.n_filler, packed.lead_tokens) == (20, 12, 3)
+
+
+def test_the_pool_counts_in_batches_of_256() -> None:
+    tok = Words()
+    pool = FillerPool(iter(["f."] * 256), tok)  # a source of exactly one batch
+    assert pool.count(0) == 1 and len(pool.sentences) == 256
+    assert pool.count(255) == 1 and pool.tokens(256) == 256 and len(pool.sentences) == 256
+    with pytest.raises((StopIteration, RuntimeError)):
+        pool.count(256)
+
+
+def test_compact_encoding_inside_the_guard() -> None:
+    class Guard:
+        def __init__(self) -> None:
+            self.entered = 0
+            self.lock = threading.Lock()
+
+        def __enter__(self) -> None:
+            self.entered += 1
+            self.lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self.lock.release()
+
+    tok = Words()
+    plain = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert isinstance(plain.prompt_ids, list) and tok.compact == 0
+    guard = Guard()
+    compact_ids(True, guard)
+    try:
+        packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    finally:
+        compact_ids(False)
+    assert isinstance(packed.prompt_ids, array.array) and list(packed.prompt_ids) == plain.prompt_ids
+    assert tok.compact == packed.encodes == guard.entered == 1
+    assert packer._COMPACT is False and packer._ENCODE_GUARD is None
+
+
+def test_of_two_rounds_with_equal_counts_the_first_is_kept() -> None:
+    """30 is 2 over -> 28 holds 33 (3 under its count) -> 31 also holds 33 -> 37 is far
+    over -> 20 holds exactly what it counts: stop. The first 33-token prompt is kept."""
+    tok = Words({30: 2, 28: -3, 31: -6, 37: 10})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 28, 31, 37, 20]
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (33, 28, 5)
+
+
+def test_find_subsequence_in_compact_ids() -> None:
+    from ctxprobe.haystack.packer import find_subsequence
+
+    ids = array.array("i", [5, 1, 3, 1, 2, 3])
+    assert find_subsequence(ids, [1, 2]) == 3 and find_subsequence(ids, array.array("i", [1, 2])) == 3
+    assert find_subsequence(ids, [2, 1]) is None
+
+
+def test_a_count_more_than_twice_the_encode_aims_higher_by_the_whole_gap() -> None:
+    """52 sentences count 60 but encode to 20: the next budget is 52 + 40 (far over), then
+    51, just below the budget first tried, holds."""
+    tok = Words({52: -40})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 60)
+    assert tok.seen == [52, 92, 51] and (packed.token_count, packed.n_filler, packed.encodes) == (59, 51, 3)
