@@ -24,6 +24,7 @@ from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
+from ctxprobe.report.html_floor import floor_table
 from ctxprobe.report.html_parts import Cell, Figure, Table, figure, plotted, render, score_cell, td
 from ctxprobe.report.html_sections import (
     RunView,
@@ -304,7 +305,8 @@ def _profile(views: list[RunView]) -> dict[str, Any]:
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
     headers = ["family", "run", "observed effective length", "95% interval", "accuracy at longest length"]
-    return {"table": Table(headers, rows, cls="profile"), "note": note, "legend": _legend()}
+    return {"table": Table(headers, rows, cls="profile"), "note": note, "legend": _legend(),
+            "floors": floor_table(views)}
 
 
 def _legend() -> list[str]:
