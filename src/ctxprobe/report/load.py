@@ -160,6 +160,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
     found = floors(rows, floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
+    if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
+        notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, scorer, headline, books, found,
                   profile(floor_rows, bar) if found else [])
 
