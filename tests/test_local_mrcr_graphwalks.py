@@ -43,7 +43,7 @@ def test_local_model_mrcr_graphwalks_with_floor(tmp_path: Path) -> None:
         assert r["outcome"] not in (None, "error", "input_truncated"), r
         assert r["token_count"] <= r["length"] and r["reported_prompt_tokens"] == r["token_count"]
     # the summary table of the terminal report: the profile of every family, the floor column
-    assert "profile (bar" in run.stdout and "above noise floor" in run.stdout
+    assert "profile (bar" in run.stdout and "above floor" in run.stdout
     summary = run.stdout[run.stdout.index("profile (bar"):]
     assert "mrcr" in summary[:2000] and "graphwalks" in summary[:2000]
     assert "mrcr: noise floor" in run.stdout and "graphwalks: noise floor" in run.stdout

@@ -102,8 +102,9 @@ def _print_profile_summary(report: Any, out: Console) -> None:
     from ctxprobe.report.floor_table import summary_cell
 
     columns = ["family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest"]
-    table = Table(*columns, *(["above noise floor"] if report.floors else []),
+    table = Table(*columns, *(["above floor"] if report.floors else []),
                   title=f"profile (bar: mean ≥ {report.threshold:g}; scorer {report.scorer}; lengths in tokens)")
+    table.columns[0].no_wrap = True  # a family's name is never cut (the floor column narrows the rest)
     for prof in report.profiles:
         iv = report.intervals.get(prof.family)
         measured = [s for s in prof.lengths if s.mean is not None]
