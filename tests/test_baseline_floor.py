@@ -176,3 +176,22 @@ def test_false_above_claims_stay_under_alpha_at_small_n() -> None:
                 b = sum(rng.random() < p for _ in range(n))
                 claims += bool(above_floor(ev(1, a, n), ev(1, b, n), 0.05)[0])
             assert claims / trials <= 0.05, (n, p, claims)
+
+
+def test_mrcr_floor_of_a_published_format_row() -> None:
+    """A row shaped like ``openai/mrcr``: the instances are the replies to the same request
+    as the asked one; the floor is their mean OpenAI score, computed here by hand."""
+    from ctxprobe.core.case import Case
+
+    a = "Tapirs wander through the forest at dusk, noses low, counting leaves."
+    b = "Cats sit on the wall and watch the rain."
+    c = "A tapir swims across the river at dawn, ears flicking, quiet and slow."
+    ask = "Prepend Ab3dE9fGh1 to the 2nd (1 indexed) poem about tapirs. Do not include any other text in your response."
+    messages = [{"role": "user", "content": "write a poem about tapirs"}, {"role": "assistant", "content": a},
+                {"role": "user", "content": "write a poem about cats"}, {"role": "assistant", "content": b},
+                {"role": "user", "content": "write a poem about tapirs"}, {"role": "assistant", "content": c},
+                {"role": "user", "content": ask}]
+    case = Case(Cell("mrcr", 8192, 0.7), 0, 0, messages, ["Ab3dE9fGh1" + c],
+                meta={"source": "openai/mrcr", "random_string_to_prepend": "Ab3dE9fGh1", "desired_msg_index": 5})
+    want = (difflib.SequenceMatcher(None, a, c).ratio() + 1.0) / 2
+    assert random_instance_floor(case) == pytest.approx(want, abs=1e-9) and 0.5 < want < 1.0
