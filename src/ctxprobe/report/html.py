@@ -47,6 +47,8 @@ ABILITY = {
     "phonebook": "associative recall of many entries", "vartrack": "tracking a chain of references",
     "aggregation": "aggregating information spread over the whole context",
     "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
+    "mrcr": "telling apart repeated requests in a long conversation",
+    "graphwalks": "following the edges of a graph listed in the context",
 }
 Intervals = dict[str, tuple[int | None, int | None]]
 
@@ -223,9 +225,12 @@ def _summary(views: list[RunView], books: dict[str, Any]) -> dict[str, Any]:
 
     runs = []
     for v in views:
-        items = [Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
-                 if p.family == "phonebook" and v.label in books else family_sentence(v, p)
-                 for p in v.profiles] or [Sentence("No scored cases yet.")]
+        found = getattr(v.report, "floors", None) or {}
+        items = [line for p in v.profiles for line in [
+            Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
+            if p.family == "phonebook" and v.label in books else family_sentence(v, p),
+            *([Sentence(f"noise floor: {found[p.family].line()}.", p.family, ABILITY.get(p.family, p.family))]
+              if p.family in found else [])]] or [Sentence("No scored cases yet.")]
         notes = [*(getattr(v.report, "incomplete", None) or []), *(getattr(v.report, "notes", None) or [])]
         trained = v.run.meta.get("trained_context")
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
