@@ -29,7 +29,8 @@ from typing import Any
 
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import PromptLayout, Spec
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.cases.families import make_labelled
+from ctxprobe.tasks import BuildContext
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.family import Family
 
@@ -97,8 +98,7 @@ class CaseBuilder:
 
             ctx = BuildContext(tokenizer=resolve_tokenizer(settings.tokenizer), haystack=settings.haystack,
                                layout=settings.layout)
-            families = {name: (make_family(name, ctx), validate_params(name, params))
-                        for name, params in settings.families.items()}
+            families = {label: make_labelled(label, params, ctx) for label, params in settings.families.items()}
         self.families = families
 
     def build(self, p: PlannedCase) -> Case:

@@ -3,18 +3,28 @@ sweep's cases starts from (the sweep, the build workers, sizing)."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
+from ctxprobe.core.family import Family
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.core.family import Family
+
+
+def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> tuple[Family, object]:
+    """One label's family and validated parameters. A label is the family's name, or any
+    name whose parameters say ``family: NAME``; a no-context twin (``LABEL@no-context``,
+    whose parameters carry the baseline marker) is made with ``ctx.no_context`` set."""
+    params = dict(params)
+    name = str(params.pop("family", label))
+    if params.pop(BASELINE_PARAM, None) is not None:
+        ctx = dataclasses.replace(ctx, no_context=True)
+    return make_family(name, ctx), validate_params(name, params)
 
 
 def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:
-    """Label → (family, validated params). A label is the family's name, or any name whose
-    parameters say ``family: NAME`` — so one sweep can hold one family several times (RULER's
-    niah_single_1/2/3 are all niah)."""
-    out: dict[str, tuple[Family, object]] = {}
-    for label, params in spec.families.items():
-        params = dict(params)
-        name = str(params.pop("family", label))
-        out[label] = (make_family(name, ctx), validate_params(name, params))
-    return out
+    """Label → (family, validated params) for every label of the spec (one sweep can hold
+    one family several times: RULER's niah_single_1/2/3 are all niah)."""
+    return {label: make_labelled(label, params, ctx) for label, params in spec.families.items()}

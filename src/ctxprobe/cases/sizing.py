@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
+from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
 from ctxprobe.tokenizers.base import Tokenizer
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ def needs_building(spec: Spec) -> bool:
     for label, params in spec.families.items():
         params = dict(params)
         name = str(params.pop("family", label))
+        params.pop(BASELINE_PARAM, None)  # a no-context twin's marker (ctxprobe.core.baseline)
         entry = registry.find("families", name)
         if entry is None:
             continue

@@ -91,6 +91,9 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
                    help="where the instruction line sits: before the haystack (default), after it, both, none")
     p.add_argument("--separator", metavar="TOKENS",
                    help="filler tokens between the haystack's start and depth 0, e.g. 256 (default 0)")
+    p.add_argument("--baseline", choices=["no-context"],
+                   help="also run each case with its evidence removed (label FAMILY@no-context): the "
+                        "noise floor beside each accuracy (MRCR: a random instance's score, computed)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -54,6 +54,10 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
                 out.print(f"  P(accuracy ≥ {report.threshold:g}) by length (Bayesian, Jeffreys prior per cell): "
                           f"{clears}", highlight=False)
         render_outcomes_table(prof, out)
+        if (floor := report.floors.get(prof.family)) is not None:
+            from ctxprobe.report.floor_table import render_floor
+
+            render_floor(floor, out)
     if report.ruler is not None:
         from ctxprobe.report.ruler_table import render_ruler_headline
 
@@ -95,8 +99,12 @@ def _print_profile_summary(report: Any, out: Console) -> None:
 
     from ctxprobe.report.format import fmt_tokens
 
-    table = Table("family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest",
+    from ctxprobe.report.floor_table import summary_cell
+
+    columns = ["family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest"]
+    table = Table(*columns, *(["above floor"] if report.floors else []),
                   title=f"profile (bar: mean ≥ {report.threshold:g}; scorer {report.scorer}; lengths in tokens)")
+    table.columns[0].no_wrap = True  # a family's name is never cut (the floor column narrows the rest)
     for prof in report.profiles:
         iv = report.intervals.get(prof.family)
         measured = [s for s in prof.lengths if s.mean is not None]
@@ -104,7 +112,8 @@ def _print_profile_summary(report: Any, out: Console) -> None:
         last = f"{measured[-1].mean:.2f} at {fmt_tokens(measured[-1].length)}" if measured else "–"
         eff = fmt_tokens(prof.effective_length) if prof.effective_length else "below the shortest"
         interval = iv.interval_text() if iv is not None else "–"
-        table.add_row(prof.family, eff, interval, first, last)
+        table.add_row(prof.family, eff, interval, first, last,
+                      *([summary_cell(report.floors.get(prof.family))] if report.floors else []))
     out.print(table)
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
+from typing_extensions import NotRequired
+
 #: How a GraphWalks reply's last line is read (``ctxprobe.scores.originals.graphwalks_parse``).
 GraphwalksParse = Literal["lm-eval", "card", "nemo"]
 #: The score of an empty answer to an empty gold set (``ctxprobe.scores.originals.set_f1``).
@@ -55,6 +57,14 @@ class _Filler(TypedDict):
     n_filler: int
     haystack_tokens: int
     encodes: int
+    #: Only for ``haystack_order=shuffled`` (coherent cases keep their content hash).
+    haystack_order: NotRequired[str]
+
+
+class OrderMeta(TypedDict, total=False):
+    """What a case records of its haystack order (:func:`ctxprobe.tasks.order.order_meta`)."""
+
+    haystack_order: str
 
 
 # -- niah -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel
 
+from ctxprobe.core.baseline import FloorKind
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.outcome import Scored
 
@@ -58,6 +59,12 @@ class FamilyBase:
     #: so the window check and the trained-context warning add no output tokens.
     length_includes_output: ClassVar[bool] = False
 
+    #: How ``--baseline no-context`` makes this family's noise floor
+    #: (:mod:`ctxprobe.core.baseline`): ``"no-context"`` builds the evidence-free twin of
+    #: each case (``BuildContext.no_context``), ``"random-instance"`` computes it from each
+    #: case, None: no floor.
+    floor_kind: ClassVar[FloorKind | None] = None
+
     #: Output tokens every case of this family asks for, when the family fixes them
     #: (RULER's per-task ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
     @classmethod
@@ -95,7 +102,7 @@ class FamilyBase:
 
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "output_budget", "answer_items", "sized_in_tokens",
-                             "cell_tokens", "check_reps", "uses_judge")
+                             "cell_tokens", "check_reps", "uses_judge", "floor_kind")
 
 
 def with_family_defaults(cls: type) -> type:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import array
 import bisect
 import contextlib
+import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,15 @@ def assemble(filler: Filler | FillerPool, n: int, inserts: list[Insert], insert_
     return " ".join(parts), offsets, tok
 
 
+def shuffled(filler: Filler, lead: int, seed: int) -> Filler:
+    """``filler`` with its sentences after the first ``lead`` in a seeded random order
+    (each sentence keeps its count, so the summed budget is unchanged)."""
+    order = list(range(lead, len(filler.sentences)))
+    random.Random(seed).shuffle(order)
+    order = list(range(lead)) + order
+    return Filler([filler.sentences[i] for i in order], [filler.counts[i] for i in order], filler.n, filler.trimmed)
+
+
 def pack(
     tokenizer: Tokenizer,
     render: Callable[[str], list[Message]],
@@ -195,9 +205,12 @@ def pack(
     target: int,
     *,
     lead_tokens: int = 0,
+    shuffle_seed: int | None = None,
 ) -> Packed:
     """Build ``render(haystack)`` to ``target`` tokens (see module docstring), with at least
-    ``lead_tokens`` of filler before the first insert position (depth 0)."""
+    ``lead_tokens`` of filler before the first insert position (depth 0). ``shuffle_seed``
+    permutes the chosen filler sentences after the separator (the same sentences, the same
+    counted budget, their order no longer coherent); None keeps the source's order."""
     insert_counts = count_many(tokenizer, [" " + i.text for i in inserts])
     # the prompt around the filler, measured with one real sentence in place (an empty
     # haystack would let the template's blank lines merge into fewer tokens)
@@ -218,6 +231,8 @@ def pack(
         filler = select(pool, tokenizer, budget, tol)
         n = len(filler.sentences)
         lead = lead_sentences(pool, lead_tokens, min(n, filler.n))
+        if shuffle_seed is not None:
+            filler = shuffled(filler, lead, shuffle_seed)
         text, offsets, hay_tokens = assemble(filler, n, inserts, insert_counts, lead)
         messages = render(text)
         ids = _encode(tokenizer, messages)

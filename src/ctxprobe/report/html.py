@@ -24,6 +24,7 @@ from ctxprobe.analysis.grid import Profile, clears
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
+from ctxprobe.report.html_floor import floor_table
 from ctxprobe.report.html_parts import Cell, Figure, Table, figure, plotted, render, score_cell, td
 from ctxprobe.report.html_sections import (
     RunView,
@@ -46,6 +47,8 @@ ABILITY = {
     "phonebook": "associative recall of many entries", "vartrack": "tracking a chain of references",
     "aggregation": "aggregating information spread over the whole context",
     "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
+    "mrcr": "telling apart repeated requests in a long conversation",
+    "graphwalks": "following the edges of a graph listed in the context",
 }
 Intervals = dict[str, tuple[int | None, int | None]]
 
@@ -222,9 +225,12 @@ def _summary(views: list[RunView], books: dict[str, Any]) -> dict[str, Any]:
 
     runs = []
     for v in views:
-        items = [Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
-                 if p.family == "phonebook" and v.label in books else family_sentence(v, p)
-                 for p in v.profiles] or [Sentence("No scored cases yet.")]
+        found = getattr(v.report, "floors", None) or {}
+        items = [line for p in v.profiles for line in [
+            Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
+            if p.family == "phonebook" and v.label in books else family_sentence(v, p),
+            *([Sentence(f"noise floor: {found[p.family].line()}.", p.family, ABILITY.get(p.family, p.family))]
+              if p.family in found else [])]] or [Sentence("No scored cases yet.")]
         notes = [*(getattr(v.report, "incomplete", None) or []), *(getattr(v.report, "notes", None) or [])]
         trained = v.run.meta.get("trained_context")
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
@@ -304,7 +310,8 @@ def _profile(views: list[RunView]) -> dict[str, Any]:
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
                                                  "No interval is computed for the effective length in this report."))
     headers = ["family", "run", "observed effective length", "95% interval", "accuracy at longest length"]
-    return {"table": Table(headers, rows, cls="profile"), "note": note, "legend": _legend()}
+    return {"table": Table(headers, rows, cls="profile"), "note": note, "legend": _legend(),
+            "floors": floor_table(views)}
 
 
 def _legend() -> list[str]:

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
 from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
                                         trained_context_notes)
+from ctxprobe.analysis.floor import Floor, floors
 from ctxprobe.analysis.grid import Profile, profile
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
-from ctxprobe.report.jsonreport import profiles_to_dict
+from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_rows
+from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.spec.threshold import check_threshold
@@ -35,6 +37,10 @@ class Report:
     ruler: RulerHeadline | None = None
     #: Phone-book metrics of both variants (``report/jsonreport.phonebook_to_dict``), if any.
     phonebook: dict[str, Any] | None = None
+    #: The noise floor per family (``--baseline no-context``): empty when the run has none.
+    floors: dict[str, Floor] = field(default_factory=dict)
+    #: The floors' own profiles (labels ``FAMILY@no-context``), never among ``profiles``.
+    floor_profiles: list[Profile] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -52,7 +58,9 @@ class Report:
                "incomplete": self.incomplete, "prompt_layout": stored_layout_line(run.spec),
                "length_units": {p.family: length_unit(run.spec, p.family) for p in self.profiles},
                "planned_cases": run.n_planned, "answered_cases": run.n_final,
-               **({"phonebook": self.phonebook} if self.phonebook is not None else {})}
+               **({"phonebook": self.phonebook} if self.phonebook is not None else {}),
+               **({"noise_floors": {f: fl.to_dict() for f, fl in self.floors.items()},
+                   "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {})}
 
     @property
     def incomplete(self) -> list[str]:
@@ -128,6 +136,10 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
         over_n, over_max = store.prompt_overcounts(run.run_id)
         books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
+        kinds = floor_kinds(run.spec)
+        rows, floor_rows = split_rows(rows)
+        if "random-instance" in kinds.values():
+            floor_rows += list(computed_floor_rows(store.iter_case_records(run.run_id), kinds))
     profiles = profile(rows, bar)
     units = {f: length_unit(run.spec, f) for f in run.spec.get("families", {})}
     intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
@@ -148,7 +160,11 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
-    return Report(run, profiles, bar, notes, intervals, scorer, headline, books)
+    found = floors(rows, floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
+    if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
+        notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
+    return Report(run, profiles, bar, notes, intervals, scorer, headline, books, found,
+                  profile(floor_rows, bar) if found else [])
 
 
 def _phonebook_dict(store: Store, run: RunRecord) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ctxprobe.core.baseline import PARAM as BASELINE_PARAM, BaselineMode, baseline_label, is_baseline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import check_threshold
 from ctxprobe.spec.names import canonical_model, location_free
@@ -84,6 +85,14 @@ def answer_items(family: str, params: dict[str, Any]) -> int:
 
     entry = registry.find("families", str(family))
     return int(entry.load().answer_items(params)) if entry is not None else 1
+
+
+def _floor_kind(family: str) -> str | None:
+    """How a family makes its noise floor (``FamilyBase.floor_kind``), from the registry."""
+    from ctxprobe.core import registry
+
+    entry = registry.find("families", str(family))
+    return entry.load().floor_kind if entry is not None else None
 
 
 def default_output_limit(family: str, params: dict[str, Any]) -> int:
@@ -171,6 +180,9 @@ class Spec(BaseModel):
     #: Cases of one (length, repetition) share filler across depths (prefix-cache friendly,
     #: depth effects paired). False: every case has its own filler, keys and values.
     share_prefix: bool = True
+    #: Noise floor: ``no-context`` runs, beside each case, its twin with the evidence removed
+    #: (label ``FAMILY@no-context``; :mod:`ctxprobe.core.baseline`). None: no floor.
+    baseline: BaselineMode | None = None
     #: A judge model for open-ended answers (documents with ``match: judge``); calibrated before use.
     judge: str | None = None
     judge_labels: str | None = None  # a labelled JSONL for calibration (default: a built-in synthetic set)
@@ -207,6 +219,21 @@ class Spec(BaseModel):
         if "max_tokens" not in self.decoding.model_fields_set:
             self.decoding.max_tokens = max(default_output_limit(params.get("family", label), params)
                                            for label, params in self.families.items())
+        return self
+
+    @model_validator(mode="after")
+    def _baseline_twins(self) -> Spec:
+        """With ``baseline``, a ``LABEL@no-context`` entry beside every label whose family
+        builds a no-context twin (its parameters plus ``family`` and the baseline marker),
+        so the plan, sizing and the builder treat the twins as labels of their own."""
+        if self.baseline is None:
+            return self
+        for label, params in list(self.families.items()):
+            if is_baseline(label):
+                continue
+            name = str(params.get("family", label))
+            if _floor_kind(name) == "no-context":
+                self.families.setdefault(baseline_label(label), {**params, "family": name, BASELINE_PARAM: self.baseline})
         return self
 
     @field_validator("threshold")
@@ -258,6 +285,9 @@ class Spec(BaseModel):
     def identity(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
+        if self.baseline is None:
+            d.pop("baseline")  # the default: run ids from before the field existed stay valid
+        d["families"] = {k: v for k, v in d["families"].items() if not is_baseline(k)}  # implied by ``baseline``
         if self.share_prefix:
             d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
         if self.layout.is_default():
@@ -275,7 +305,7 @@ class Spec(BaseModel):
         d["content_digests"] = {
             f"{where}": digest
             for where, value in [("haystack", self.haystack), ("judge_labels", self.judge_labels)]
-            + [(f"{fam}.{k}", v) for fam, params in self.families.items() for k, v in params.items()]
+            + [(f"{fam}.{k}", v) for fam, params in self.families.items() if not is_baseline(fam) for k, v in params.items()]
             if (digest := _path_digest(value)) is not None
         }
         return d

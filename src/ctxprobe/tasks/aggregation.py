@@ -235,6 +235,7 @@ def list_words(text: str) -> list[str]:
 
 class Aggregation(FamilyBase):
     name = "aggregation"
+    floor_kind = "no-context"
     params_model = AggregationParams
 
     @classmethod
@@ -261,6 +262,8 @@ class Aggregation(FamilyBase):
         design = design_cwe if params.variant == "common-words" else design_fwe
         counts = design(src, params, budget, cell.length)
         top = sorted(counts, key=lambda w: -counts[w])[:k]
+        if self.ctx.no_context:
+            return self._no_context(cell, rep, group_seed, counts, top, src, params)
         # one arrangement seed per group: depths differ only in where the top words sit
         items, window = arrange(random.Random(derive_seed(group_seed, "arrange")), counts, top, cell.depth, params.window)
 
@@ -300,6 +303,29 @@ class Aggregation(FamilyBase):
             realised_depth=round(_mean_share(used, set(expected), tok), 6),
             prompt_ids=packed.prompt_ids,
         )
+
+    def _no_context(self, cell: Cell, rep: int, group_seed: int, counts: dict[str, int], top: list[str],
+                    src: WordSource, params: AggregationParams) -> Case:
+        """The noise floor: the same words, each once (then once-only words to the budget),
+        so no word is more frequent than another; the asked top words are the designed
+        case's, and a guess scores about k over the list's distinct words."""
+        tok, layout, k = self.ctx.tokenizer, self.ctx.layout, params.k
+        words = list(counts)
+        random.Random(derive_seed(group_seed, "no-context")).shuffle(words)
+
+        def source() -> Iterator[str]:
+            yield from words
+            yield from src.stream()
+
+        packed = pack(tok, lambda h: render(h, k, layout), FillerPool(source(), tok), [], cell.length)
+        actual = Counter(list_words(packed.haystack))
+        if max(actual.values(), default=0) > 1:
+            raise CtxprobeError("case generation check failed: a no-context list repeats a word")
+        return Case(cell=cell, rep=rep, seed=group_seed, messages=packed.messages, expected=list(top),
+                    meta={"variant": params.variant, "top": k, "question": QUESTION.format(k=k), "no_context": True,
+                          "distinct_words": len(actual), "haystack_tokens": packed.haystack_tokens,
+                          "encodes": packed.encodes},
+                    token_count=packed.token_count, prompt_ids=packed.prompt_ids)
 
     def score(self, case: Case, output: str) -> Scored:
         vocabulary = set(list_words(case.messages[-1]["content"]))

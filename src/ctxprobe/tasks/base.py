@@ -16,3 +16,6 @@ class BuildContext:
     tokenizer: Tokenizer
     haystack: str | None  # None: built-in prose; else a directory of the user's text
     layout: PromptLayout = field(default_factory=PromptLayout)  # instruction position, depth-0 separator
+    #: Build the no-context twin: the same question and length, filler only (the family's
+    #: evidence removed; ``--baseline no-context``, :mod:`ctxprobe.core.baseline`).
+    no_context: bool = False

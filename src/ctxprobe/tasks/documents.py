@@ -51,6 +51,8 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.nocontext import no_context_case
+from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
@@ -76,6 +78,7 @@ class DocumentsParams(BaseModel):
     #: family's own contains-match is the fallback score shown beside it.
     match: Literal["contains", "exact", "judge"] = "contains"
     filler: Literal["haystack", "other-documents"] = "haystack"
+    haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,7 @@ def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) 
 
 class Documents(FamilyBase):
     name = "documents"
+    floor_kind = "no-context"
     params_model = DocumentsParams
 
     @classmethod
@@ -266,10 +270,17 @@ class Documents(FamilyBase):
         group_seed = derive_seed(seed, self.name, doc_set.digest, cell.length, rep)
         tok = self.ctx.tokenizer
         pool = self._pool(group_seed, doc_set, item, params)
+        layout = self.ctx.layout
+        if self.ctx.no_context:  # the noise floor: the question among filler only (answers kept out of the pool)
+            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, item.question, layout), pool,
+                                   [item.answer], absent=[],
+                                   meta={"document": item.document, "qa_line": item.line, "question": item.question,
+                                         "aliases": list(item.aliases), "match": params.match,
+                                         "corpus_digest": doc_set.digest, **order_meta(params)},
+                                   shuffle_seed=shuffle_seed(params, group_seed))
         try:
-            layout = self.ctx.layout
             packed = pack(tok, lambda h: render(h, item.question, layout), pool, [Insert(doc, cell.depth, "target")],
-                          cell.length, lead_tokens=layout.separator)
+                          cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         except LengthTooShort as err:
             raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
                                 f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
@@ -292,6 +303,7 @@ class Documents(FamilyBase):
             "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
             "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
         }
+        meta.update(order_meta(params))
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[item.answer],

@@ -114,6 +114,7 @@ def render(example: str, lines: list[str], operation: str) -> list[Message]:
 
 class Graphwalks(FamilyBase):
     name = "graphwalks"
+    floor_kind = "no-context"
     params_model = GraphwalksParams
 
     def __init__(self, ctx: BuildContext) -> None:
@@ -173,6 +174,17 @@ class Graphwalks(FamilyBase):
         if best is None:
             raise LengthTooShort(target, target + 1)
         edges, node, answer, ids, messages, realised, op, evidence = best
+        if self.ctx.no_context:
+            ids, messages, n_lines = self._no_context(group_seed, cell.length, example, op, stream, line_counts,
+                                                      edges, evidence, node, params)
+            _check(messages[0]["content"], nodes, taken)
+            return Case(cell=cell, rep=rep, seed=group_seed, messages=messages, expected=list(answer), distractors=[],
+                        meta={"problem": params.problem, "node": node, "operation": op, "edges": n_lines,
+                              "nodes": n_nodes, "no_context": True, "parse": params.parse,
+                              "empty_gold": params.empty_gold,
+                              "bfs_depth": params.bfs_depth if params.problem == "bfs" else None},
+                        token_count=len(ids), prompt_ids=ids,
+                        max_tokens=16 + len(answer) * (max(1, round(per_line / 2)) + 2))
         _check(messages[0]["content"], nodes, taken)
         id_tokens = max(1, round(per_line / 2))
         meta: GraphwalksMeta = {
@@ -185,6 +197,35 @@ class Graphwalks(FamilyBase):
             token_count=len(ids), needle_token_pos=None, realised_depth=round(realised, 6), prompt_ids=ids,
             max_tokens=16 + len(answer) * (id_tokens + 2),
         )
+
+    def _no_context(self, group_seed: int, length: int, example: str, op: str, stream: list[tuple[str, str]],
+                    line_counts: list[int], edges: list[tuple[str, str]], evidence: list[tuple[str, str]], node: str,
+                    params: GraphwalksParams) -> tuple[list[int], list[Message], int]:
+        """The noise floor: the same graph without the question's evidence (every edge out of
+        the start node for ``bfs``, into the node for ``parents``), refilled to the length
+        with other edges that do not touch it the same way, in a fresh shuffled order. The
+        asked node then has no edge the operation could follow; the gold set stays the case's."""
+        tok = self.ctx.tokenizer
+        touches = (lambda e: e[0] == node) if params.problem == "bfs" else (lambda e: e[1] == node)  # noqa: E731
+        cost = dict(zip(stream, line_counts))
+        used, ev = set(edges), set(evidence)
+        keep = [e for e in edges if e not in ev]
+        budget = length - (tok.count_chat(render(example, [], op)) - 1)
+        total = sum(cost[e] for e in keep)
+        for e in stream:
+            if e not in used and not touches(e) and total + cost[e] <= budget:
+                keep.append(e)
+                total += cost[e]
+        random.Random(derive_seed(group_seed, "no-context")).shuffle(keep)
+        for _ in range(_MAX_ROUNDS):
+            messages = render(example, [f"{a} -> {b}" for a, b in keep], op)
+            ids = list(tok.encode_chat(messages))
+            if len(ids) <= length:
+                return ids, messages, len(keep)
+            over = len(ids) - length
+            while over > 0 and keep:
+                over -= cost[keep.pop()]
+        raise LengthTooShort(length, length + 1)
 
     @staticmethod
     def _edges(rng: random.Random, nodes: list[str], n: int) -> list[tuple[str, str]]:

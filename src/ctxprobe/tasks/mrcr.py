@@ -33,6 +33,7 @@ string and is closest to the asked one; otherwise a miss label.
 from __future__ import annotations
 
 import difflib
+import math
 import random
 from typing import Any, Literal
 
@@ -77,6 +78,9 @@ def _messages(turns: list[tuple[str, str]], question: str) -> list[Message]:
 
 class Mrcr(FamilyBase):
     name = "mrcr"
+    #: Google MRCR v2's noise floor: the score of returning a random instance of the key
+    #: (:func:`random_instance_floor`), computed from each case; nothing more is sent.
+    floor_kind = "random-instance"
     params_model = MrcrParams
 
     def __init__(self, ctx: BuildContext) -> None:
@@ -265,15 +269,8 @@ class Mrcr(FamilyBase):
     # -- scoring ------------------------------------------------------------------------
 
     def score(self, case: Case, output: str) -> Scored:
-        if case_meta(case.meta).get("source") == "openai/mrcr":
-            return score_published(case, output)
-        meta = mrcr_meta(case.meta)
-        prefix = str(meta["random_string_to_prepend"])
-        answer = case.expected[0]
-        asked = answer.removeprefix(prefix)
-        instances = list(case.distractors)
-        instances.insert(int(meta["ordinal"]) - 1, asked)
-        return grade(output, answer, prefix, instances, int(meta["ordinal"]) - 1, str(meta.get("rule", "openai")))
+        instances, asked, rule = case_instances(case)
+        return grade(output, case.expected[0], str(mrcr_meta(case.meta)["random_string_to_prepend"]), instances, asked, rule)
 
 
 def _parse(req: str) -> tuple[str, str]:
@@ -316,12 +313,21 @@ def grade(output: str, answer: str, prefix: str, instances: list[str], asked: in
     return Scored(score, classify_miss(output), detail)
 
 
-def score_published(case: Case, output: str) -> Scored:
-    """A row of the published ``openai/mrcr`` set: its instances are the assistant
-    replies to the same request as the asked one."""
-    meta = published_mrcr_meta(case.meta)
-    prefix = str(meta["random_string_to_prepend"])
-    want = int(meta["desired_msg_index"])
+def case_instances(case: Case) -> tuple[list[str], int, str]:
+    """Every instance of the asked key (the replies to the same request), the asked one's
+    index among them, and the rule that is the case score. Generated cases keep the other
+    instances as distractors; a row of the published ``openai/mrcr`` set has them in its
+    conversation (the assistant replies to the same request as the asked one) and is
+    scored by OpenAI's rule."""
+    if case_meta(case.meta).get("source") != "openai/mrcr":
+        meta = mrcr_meta(case.meta)
+        prefix = str(meta["random_string_to_prepend"])
+        instances = list(case.distractors)
+        instances.insert(int(meta["ordinal"]) - 1, case.expected[0].removeprefix(prefix))
+        return instances, int(meta["ordinal"]) - 1, str(meta.get("rule", "openai"))
+    published = published_mrcr_meta(case.meta)
+    prefix = str(published["random_string_to_prepend"])
+    want = int(published["desired_msg_index"])
     request = case.messages[want - 1]["content"] if want >= 1 else None
     idx = [i for i in range(1, len(case.messages) - 1)
            if case.messages[i].get("role") == "assistant" and case.messages[i - 1]["content"] == request]
@@ -329,4 +335,20 @@ def score_published(case: Case, output: str) -> Scored:
     asked = idx.index(want) if want in idx else 0
     if not instances:
         instances, asked = [case.expected[0].removeprefix(prefix)], 0
-    return grade(output, case.expected[0], prefix, instances, asked, "openai")
+    return instances, asked, "openai"
+
+
+def score_published(case: Case, output: str) -> Scored:
+    """A row of the published ``openai/mrcr`` set, by OpenAI's rule (:func:`case_instances`)."""
+    instances, asked, rule = case_instances(case)
+    return grade(output, case.expected[0], str(mrcr_meta(case.meta)["random_string_to_prepend"]), instances, asked, rule)
+
+
+def random_instance_floor(case: Case) -> float:
+    """Google MRCR v2's noise floor for one case: the expected case score of a reply that
+    is the random string followed by an instance of the asked key drawn uniformly (the
+    asked one included) -- what a model that finds the key but not the ordinal scores."""
+    instances, asked, rule = case_instances(case)
+    prefix = str(mrcr_meta(case.meta)["random_string_to_prepend"])
+    scores = [grade(prefix + inst, case.expected[0], prefix, instances, asked, rule).score for inst in instances]
+    return math.fsum(scores) / len(scores)

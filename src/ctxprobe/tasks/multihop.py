@@ -63,6 +63,8 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import MultihopMeta, multihop_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.tasks.nocontext import no_context_case
+from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
@@ -97,6 +99,7 @@ class MultihopParams(BaseModel):
     distractors: int = Field(2, ge=0, le=100, description="other person→organisation→city chains")
     second_depth: float | None = Field(None, ge=0.0, le=1.0, description="absolute depth of the second fact")
     gap: float = Field(0.5, ge=0.0, le=1.0, description="distance of the second fact from the first")
+    haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
 def second_hop_depth(depth: float, params: MultihopParams) -> float:
@@ -177,6 +180,7 @@ def check_zero_overlap(question: str, second_fact: str) -> None:
 
 class Multihop(FamilyBase):
     name = "multihop"
+    floor_kind = "no-context"
     params_model = MultihopParams
 
     def __init__(self, ctx: BuildContext) -> None:
@@ -225,8 +229,19 @@ class Multihop(FamilyBase):
                         Insert(ch["second"], ch["depths"][1], "distractor")]
         tok = self.ctx.tokenizer
         layout = self.ctx.layout
+        if self.ctx.no_context:  # the noise floor: the question among filler only
+            try:
+                return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, question, layout),
+                                       self._pool(group_seed), [str(target["city"])],
+                                       distractors=[str(ch["city"]) for ch in chains[1:]],
+                                       meta={"question": question, "person": target["person"], "org": target["org"],
+                                             "name_attempt": attempt, **order_meta(params)},
+                                       shuffle_seed=shuffle_seed(params, group_seed),
+                                       absent=[str(target["city"]), str(target["org"]).split()[0]]), []
+            except CtxprobeError as err:  # a name collides with the user's filler: redraw
+                return None, [str(err)]
         packed = pack(tok, lambda h: render(h, question, layout), self._pool(group_seed), inserts, cell.length,
-                      lead_tokens=layout.separator)
+                      lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         problems = self._collisions(packed.messages[-1]["content"], chains)
         if problems:
             return None, problems
@@ -246,6 +261,7 @@ class Multihop(FamilyBase):
             "name_attempt": attempt,
             "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
         }
+        meta.update(order_meta(params))
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[str(target["city"])],

@@ -53,6 +53,8 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.tasks.nocontext import no_context_case
+from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
@@ -89,6 +91,7 @@ class NiahParams(BaseModel):
     near_miss: bool = Field(True, description="multikey: other keys differ from the asked one only in the number")
     values: int = Field(4, ge=2, le=50, description="multivalue: values bound to the asked key")
     queries: int = Field(4, ge=2, le=50, description="multiquery: keys asked at once")
+    haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
     @model_validator(mode="after")
     def _knobs_match_variant(self) -> NiahParams:
@@ -142,6 +145,7 @@ class PoolCache:
 
 class Niah(FamilyBase):
     name = "niah"
+    floor_kind = "no-context"
     params_model = NiahParams
 
     @classmethod
@@ -189,8 +193,10 @@ class Niah(FamilyBase):
 
         tok = self.ctx.tokenizer
         layout = self.ctx.layout
+        if self.ctx.no_context:  # the noise floor: the same question among filler only
+            return self._no_context(cell, rep, group_seed, question, targets, others, params)
         packed = pack(tok, lambda h: render_question(h, question, layout), self._pools.get(group_seed), inserts,
-                      cell.length, lead_tokens=layout.separator)
+                      cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         content = packed.messages[-1]["content"]
         self._check_unique(content, targets, others, asked)
         pos, realised = locate(tok, packed, 0, inserts[0].text)
@@ -205,6 +211,7 @@ class Niah(FamilyBase):
             "haystack_tokens": packed.haystack_tokens,
             "encodes": packed.encodes,
         }
+        meta.update(order_meta(params))
         if v in ("multivalue", "multiquery"):
             meta["keys"] = asked
             meta["needles"] = [NiahTarget(key=t["key"], value=t["value"], depth=round(t["depth"], 4),
@@ -222,6 +229,19 @@ class Niah(FamilyBase):
             realised_depth=round(realised, 6),
             prompt_ids=packed.prompt_ids,
         )
+
+    def _no_context(self, cell: Cell, rep: int, group_seed: int, question: str, targets: list[NiahNeedle],
+                    others: list[NiahNeedle], params: NiahParams) -> Case:
+        """The question with filler only, to the same length: what a model answers without
+        the evidence (a 7-digit value cannot be guessed, so this floor is about 0)."""
+        layout = self.ctx.layout
+        return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render_question(h, question, layout),
+                               self._pools.get(group_seed), [t["value"] for t in targets],
+                               distractors=[str(d["value"]) for d in others],
+                               meta={"variant": params.variant, "key": targets[0]["key"], "question": question,
+                                     "distractor_needles": others, **order_meta(params)},
+                               shuffle_seed=shuffle_seed(params, group_seed),
+                               absent=[str(t["value"]) for t in [*targets, *others]])
 
     @staticmethod
     def _check_unique(content: str, targets: list[NiahNeedle], others: list[NiahNeedle], asked: list[str]) -> None:

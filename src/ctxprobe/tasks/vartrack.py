@@ -54,6 +54,8 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.niah import PoolCache, count_exact
+from ctxprobe.tasks.nocontext import no_context_case
+from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_value
@@ -75,6 +77,7 @@ class VartrackParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     hops: int = Field(4, ge=1, le=100, description="copies in the asked chain (it has hops + 1 variables)")
     chains: int = Field(3, ge=1, le=100, description="chains in the text, the asked one included")
+    haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
 def render(haystack: str, value: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
@@ -100,6 +103,7 @@ def chain_depth(first: float, i: int, hops: int) -> float:
 
 class Vartrack(FamilyBase):
     name = "vartrack"
+    floor_kind = "no-context"
     params_model = VartrackParams
 
     @classmethod
@@ -131,8 +135,15 @@ class Vartrack(FamilyBase):
         target = chains[0]
         tok = self.ctx.tokenizer
         layout = self.ctx.layout
+        if self.ctx.no_context:  # the noise floor: the question among filler only
+            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, target["value"], layout),
+                                   self._pools.get(group_seed), list(target["names"]),
+                                   distractors=[name for chain in chains[1:] for name in chain["names"]],
+                                   meta={"value": target["value"], "question": QUESTION.format(value=target["value"]),
+                                         **order_meta(params)},
+                                   shuffle_seed=shuffle_seed(params, group_seed))
         packed = pack(tok, lambda h: render(h, target["value"], layout), self._pools.get(group_seed), inserts,
-                      cell.length, lead_tokens=layout.separator)
+                      cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         content = packed.messages[-1]["content"]
         _check_unique(content, chains)
         pos, realised = locate(tok, packed, 0, inserts[0].text)
@@ -149,6 +160,7 @@ class Vartrack(FamilyBase):
             "haystack_tokens": packed.haystack_tokens,
             "encodes": packed.encodes,
         }
+        meta.update(order_meta(params))
         return Case(
             cell=cell,
             rep=rep,
