@@ -134,12 +134,21 @@ class ModelClient:
         attempts = 0
         while True:
             attempts += 1
+            # not wait_for: on 3.10/3.11 it drops a cancellation (Ctrl-C) that lands as the call ends
+            call = asyncio.ensure_future(op())
             try:
-                return await asyncio.wait_for(op(), timeout=self.policy.timeout)
-            except asyncio.TimeoutError:
+                done, _ = await asyncio.wait({call}, timeout=self.policy.timeout)
+            except asyncio.CancelledError:
+                call.cancel()
+                raise
+            if not done:
+                call.cancel()
                 err = TransientError(f"timed out after {self.policy.timeout:g}s")
-            except TransientError as exc:
-                err = exc
+            else:
+                try:
+                    return call.result()
+                except TransientError as exc:
+                    err = exc
             if attempts > self.policy.retries:
                 raise PermanentError(f"gave up after {attempts} attempts: {err}")
             await self._sleep(backoff_delay(attempts - 1, self.policy, err.retry_after, self.rng))
