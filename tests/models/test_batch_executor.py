@@ -31,9 +31,9 @@ from fake_batch_apis import FAKES, BatchFake
 SECRET = "sk-SENTINEL-executor-key-0b7d15aa"
 
 
-@pytest.fixture(params=["openai", "anthropic"])
+@pytest.fixture(params=["openai", "anthropic", "gemini"])
 def fake(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[BatchFake]:
-    pytest.importorskip(request.param)
+    pytest.importorskip({"gemini": "google.genai"}.get(request.param, request.param))
     cls, key_var, url_var = FAKES[request.param]
     monkeypatch.setenv(key_var, SECRET)
     with cls() as server:
@@ -113,8 +113,8 @@ def test_polls_on_the_fake_clock(fake: BatchFake) -> None:
 
 
 def test_a_batch_recorded_but_not_stored_is_found_or_resent(fake: BatchFake) -> None:
-    """Killed between recording a batch and storing its id: OpenAI's is found by its tag
-    and polled; Anthropic's cannot be found, so its cases go out again."""
+    """Killed between recording a batch and storing its id: OpenAI's and Gemini's are found
+    by their tag and polled; Anthropic's cannot be found, so its cases go out again."""
     cases = six_cases()[:2]
     first = MemoryJournal()
     run(fake, cases, first)
@@ -122,7 +122,7 @@ def test_a_batch_recorded_but_not_stored_is_found_or_resent(fake: BatchFake) -> 
     journal = MemoryJournal()
     journal.record(BatchEntry(entry.key, entry.provider, entry.case_ids, state=SUBMITTING))
     sent, got = run(fake, cases, journal)
-    if fake.provider == "openai":  # type: ignore[attr-defined]
+    if fake.provider in ("openai", "gemini"):  # type: ignore[attr-defined]
         assert sent == 0 and fake.calls["create"] == 1 and journal.entries[entry.key].state == COLLECTED
         assert journal.entries[entry.key].batch_id == entry.batch_id
     else:

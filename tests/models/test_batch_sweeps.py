@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import arun_sweep, run_sweep
@@ -143,7 +144,54 @@ def test_interrupt_without_a_terminal_leaves_the_batch_running(fake: BatchFake, 
 
     asyncio.run(interrupted())
     assert fake.calls["cancel"] == 0
+    with pytest.raises(CtxprobeError, match="has provider batches waiting .*: rerun with --batch"):
+        run_sweep(spec_for(fake, depths=[0], reps=1, batch=False), store, progress=False)  # would send it twice
     fake.hold.clear()
     run_sweep(spec_for(fake, depths=[0], reps=1), store, progress=False)
     assert fake.calls["create"] == 1  # resumed by polling, not resent
     assert outcomes(store) == Counter({"correct": 1})
+
+
+def test_cost_cap_and_billing_at_the_batch_price(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--max-cost reserves each case's worst cost at the batch price (half) before it joins
+    a batch; what is stored is billed at that price."""
+    pytest.importorskip("openai")
+    cls, key_var, url_var = FAKES["openai"]
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("openai:m: {input: 1000, output: 1000}\n")  # $0.001 a token on demand
+    monkeypatch.setenv(key_var, SECRET)
+    with cls() as fake:
+        fake.provider = "openai"  # type: ignore[attr-defined]
+        monkeypatch.setenv(url_var, fake.url + fake.suffix)
+        store = tmp_path / "s.sqlite"
+        spec = spec_for(fake, prices=str(prices), max_cost=1.0)
+        result = run_sweep(spec, store, progress=False)
+    # a case is ~512 prompt + 48 output tokens: $0.56 worst on demand (one fits under $1),
+    # $0.28 at the batch price (three fit)
+    assert result.sent == 3 and fake.calls["create"] == 1
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT cost_usd, reported_prompt_tokens, completion_tokens FROM responses").fetchall()
+    db.close()
+    assert len(rows) == 3
+    assert all(abs(cost - (p + c) * 0.0005) < 1e-9 for cost, p, c in rows)
+
+
+def test_a_pack_goes_out_as_a_batch_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --cases PACK --batch``: a pack's exact prompts, through the same session."""
+    pytest.importorskip("openai")
+    from ctxprobe.cli import main
+    from ctxprobe.sweep.packs import run_pack
+
+    first = tmp_path / "a.sqlite"
+    result = run_sweep(make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": [512], "depths": [0, 1],
+                                  "reps": 1}), first, progress=False)
+    pack = tmp_path / "pack.jsonl"
+    assert main(["export", result.run_id, "--jsonl", "-o", str(pack), "--store", str(first)]) == 0
+    cls, key_var, url_var = FAKES["openai"]
+    monkeypatch.setenv(key_var, SECRET)
+    with cls() as fake:
+        monkeypatch.setenv(url_var, fake.url + fake.suffix)
+        store = tmp_path / "b.sqlite"
+        r = run_pack(pack, "openai:m", store, batch=True, batch_poll=0.01)
+    assert r.sent == 2 and fake.calls["create"] == 1 and fake.calls["upload"] == 1
+    assert outcomes(store) == Counter({"correct": 2})

@@ -45,7 +45,7 @@ from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
 from ctxprobe.scores.record import record_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
-from ctxprobe.store.batches import StoreJournal
+from ctxprobe.store.batches import StoreJournal, batch_summary
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.sweep.claiming import finish_run, send_claimed
 from ctxprobe.sweep.display import Display
@@ -265,6 +265,10 @@ class SweepSession:
             self.open_ledger()
         ledger = self.ledger
         assert ledger is not None
+        in_batches = batch_summary(store.db, run_id) if not spec.batch else None
+        if in_batches:  # sent live, its cases would be answered (and billed) twice
+            raise CtxprobeError(f"run {run_id} has provider batches waiting ({in_batches}): rerun with --batch to "
+                                "collect them instead of sending their cases again")
         resumed = self._start(store, record, work)
         done = store.done_case_ids(run_id)
         todo = [x for x in work.items if work.key(x) not in done]
@@ -313,7 +317,7 @@ class SweepSession:
         journal = StoreJournal(store.db, run_id)
         journal.close_answered(store.done_case_ids(run_id))  # collected before a kill, not yet marked
         return functools.partial(execute_batch, journal=journal, poll_s=self.spec.batch_poll,
-                                 notify=lambda line: self.console.print(line, highlight=False, soft_wrap=True),
+                                 notify=lambda line: self.console.print(line, highlight=False, soft_wrap=True, markup=False),
                                  confirm_cancel=self.confirm_cancel)
 
     async def aclose(self) -> None:
