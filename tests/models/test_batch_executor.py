@@ -134,7 +134,8 @@ def test_a_lost_batch_is_resent(fake: BatchFake) -> None:
     cases = six_cases()[:2]
     journal = MemoryJournal()
     journal.record(BatchEntry("gone", fake.provider, tuple(c.case_id for c in cases),  # type: ignore[attr-defined]
-                              batch_id="batch_missing", state="submitted"))
+                              batch_id={"gemini": "batches/missing"}.get(fake.provider, "batch_missing"),  # type: ignore[attr-defined]
+                              state="submitted"))
     sent, got = run(fake, cases, journal)
     assert journal.entries["gone"].state == ABANDONED and sent == 2 and fake.calls["create"] == 1
     assert all(a.result is not None for a in got)
