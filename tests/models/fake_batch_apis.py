@@ -117,6 +117,12 @@ class BatchFake:
         self.seen[prompt] += 1
         return self.policy(self.seen[prompt], index)
 
+    def failure(self, kind: str) -> str:
+        """An item's error message; a permanent one echoes the key it was sent with, as
+        "invalid key" errors do (it must never reach the store)."""
+        key = self.keys[-1].removeprefix("Bearer ") if self.keys else ""
+        return f"{kind} failure" + (f" for the request made with key {key}" if kind == "permanent" else "")
+
     def answer(self, messages: list[dict[str, str]], max_tokens: int, kind: str) -> tuple[str, str, int, int]:
         """(text, finish: stop|length|refusal, prompt tokens, output tokens) for ``kind``."""
         self.answered[json.dumps(messages)] += 1
@@ -242,7 +248,7 @@ class OpenAIBatchFake(BatchFake):
                                  "expired": (None, "batch_expired")}[kind]
                 errors.append({"id": f"req_{i}", "custom_id": cid,
                                "response": {"status_code": status, "request_id": f"r{i}",
-                                            "body": {"error": {"message": f"{kind} failure", "type": etype}}}
+                                            "body": {"error": {"message": self.failure(kind), "type": etype}}}
                                if status else None,
                                "error": None if status else {"code": etype, "message": "expired"}})
                 continue
@@ -319,7 +325,7 @@ class AnthropicBatchFake(BatchFake):
             if kind in ("transient", "permanent"):
                 etype = "overloaded_error" if kind == "transient" else "invalid_request_error"
                 results.append({"custom_id": cid, "result": {"type": "errored", "error": {
-                    "type": "error", "error": {"type": etype, "message": f"{kind} failure"}}}})
+                    "type": "error", "error": {"type": etype, "message": self.failure(kind)}}}})
                 continue
             if kind == "expired":
                 results.append({"custom_id": cid, "result": {"type": "expired"}})
@@ -396,7 +402,7 @@ class GeminiBatchFake(BatchFake):
             kind = self.decide(messages, i)
             if kind in ("transient", "permanent", "expired"):
                 code = {"transient": 503, "permanent": 400, "expired": 504}[kind]
-                responses.append({"error": {"code": code, "message": f"{kind} failure"}, "metadata": meta})
+                responses.append({"error": {"code": code, "message": self.failure(kind)}, "metadata": meta})
                 continue
             config = req.get("generationConfig") or {}
             text, finish, p, c = self.answer(messages, config.get("maxOutputTokens") or 48, kind)

@@ -176,3 +176,11 @@ def test_no_batch_api_is_one_line(tmp_path: Path) -> None:
 
     with pytest.raises(CtxprobeError, match="has no batch API: --batch works with openai:, anthropic: and gemini:"):
         batch_api_for(resolve_provider("sim:perfect", resolve_tokenizer("local")))
+
+
+@pytest.mark.parametrize("clash", [{"executor": "ray"}, {"endpoints": ["sim:perfect"]}, {"live_tokens": "1m"}])
+def test_batch_refuses_what_it_cannot_do(clash: dict[str, Any]) -> None:
+    from ctxprobe.errors import CtxprobeError
+
+    with pytest.raises(CtxprobeError, match="--batch cannot be combined with"):
+        make_spec({"model": "openai:m", "batch": True, **clash})

@@ -78,6 +78,7 @@ def test_every_label_and_partial_failures_resent(fake: BatchFake, tmp_path: Path
     (latency,) = db.execute("SELECT MAX(latency_s) FROM responses").fetchone()
     db.close()
     assert "permanent failure" in error and attempts == 2 and latency == 0.0
+    assert "made with key ***" in error  # the server echoed the key: scrubbed before it was stored
     assert SECRET.encode() not in store.read_bytes() and SECRET[:12].encode() not in store.read_bytes()
     assert all(SECRET in k for k in fake.keys)  # every call carried the key; none of it was stored
     with Store(store) as s:
