@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxprobe.store import Store
+
 from fake_batch_apis import FAKES, BatchFake
 
 SECRET = "sk-SENTINEL-batch-resume-key-91c3e7"
@@ -93,9 +95,9 @@ def test_kill_while_waiting_then_resume_sends_nothing_twice(fake: BatchFake, tmp
     db.close()
     assert rows == [("correct", 6)] and states == [("collected",)]
     assert SECRET.encode() not in store.read_bytes()
-    after = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "runs", "--store", str(store)], env=env,
-                           capture_output=True, text=True, timeout=60)
-    assert "complete" in after.stdout and "waiting" not in after.stdout
+    with Store(store) as s:
+        (run,) = s.list_runs()
+    assert run.status == "complete" and run.batch is None
 
 
 def test_ctrl_c_without_a_terminal_leaves_the_batch_running(tmp_path: Path) -> None:
