@@ -81,6 +81,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-replicas", type=int, help="Ray actors, each calling the endpoint or hosting the model")
     p.add_argument("--endpoint", action="append", dest="endpoints", metavar="MODEL",
                    help="with --executor ray: a replica's model spec, balanced across (repeatable)")
+    p.add_argument("--batch", action="store_true", default=None,
+                   help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
+                        "results within 24 h); a rerun resumes polling them")
+    p.add_argument("--batch-poll", type=float, metavar="SECONDS",
+                   help="with --batch: seconds between two polls of a waiting batch (default 30)")
     p.add_argument("--build-workers", type=int, help="processes building cases (0 = every core; default 1)")
     p.add_argument("--live-tokens", help="cap on tokens held in built but unstored cases, e.g. 4m")
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,

@@ -189,7 +189,8 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
                            "family": r.family, "status": r.status, "cases": r.n_cases, "responses": r.n_responses,
                            "planned": r.n_planned, "answered": r.n_final,
                            "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
-                           "reps": r.spec.get("reps")} for r in runs], indent=2))
+                           "reps": r.spec.get("reps"), **({"batch": r.batch} if r.batch else {})}
+                          for r in runs], indent=2))
         return 0
     out.print(runs_table(runs))
     return 0

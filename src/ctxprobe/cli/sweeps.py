@@ -87,7 +87,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     transport = {k: getattr(args, k, None) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
                                                      "prices", "judge", "judge_labels", "force_judge",
-                                                     "allow_beyond_window")}
+                                                     "allow_beyond_window", "batch", "batch_poll")}
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
@@ -147,13 +147,31 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(line, highlight=False)
         run_id = res.run_id
     else:
-        result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+        result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
+                           confirm_cancel=_ask(err) if spec.batch else None)
         verb = "resumed" if result.resumed else "created"
         err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
                   f"in {result.store_path}")
         run_id = result.run_id
     _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots, threshold=None)
     return _exit_code(run_id, args.store, err)
+
+
+def _ask(err: Console) -> Any:
+    """A yes/no question on the terminal (None when stdin is not one: nothing is asked)."""
+    import sys
+
+    if not sys.stdin.isatty():
+        return None
+
+    def ask(question: str) -> bool:
+        err.print(f"{question} [y/N] ", end="", highlight=False, markup=False)
+        try:
+            return sys.stdin.readline().strip().lower() in ("y", "yes")
+        except (KeyboardInterrupt, EOFError):
+            return False
+
+    return ask
 
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -38,6 +38,8 @@ def _status(r: RunRecord) -> str:
     """"complete" alone when every case has its response; else the state and the count."""
     if r.status == "complete" and r.n_final == r.n_planned:
         return "complete"
+    if r.batch:  # a batch run: the provider's word for its batches
+        return f"{r.status} {r.n_final}/{r.n_planned} {r.batch}"
     return f"{r.status} {r.n_final}/{r.n_planned}"
 
 

@@ -16,10 +16,12 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.runner.limits import RateLimits
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,32 @@ class ModelClient:
             result, error, attempts, latency = await call_with_retries(
                 self.provider, request, self.policy, self.rng, self.limits, cost, self._sleep)
         return CallOutcome(result, error, attempts, latency)
+
+    async def control(self, op: Callable[[], Awaitable[T]]) -> T:
+        """A call that is not a generation (a batch's create, poll, results, cancel) under
+        the same policy: each attempt bounded by the timeout, transient failures retried
+        with backoff; raises :class:`PermanentError` once it gives up."""
+        attempts = 0
+        while True:
+            attempts += 1
+            # not wait_for: on 3.10/3.11 it drops a cancellation (Ctrl-C) that lands as the call ends
+            call = asyncio.ensure_future(op())
+            try:
+                done, _ = await asyncio.wait({call}, timeout=self.policy.timeout)
+            except asyncio.CancelledError:
+                call.cancel()
+                raise
+            if not done:
+                call.cancel()
+                err = TransientError(f"timed out after {self.policy.timeout:g}s")
+            else:
+                try:
+                    return call.result()
+                except TransientError as exc:
+                    err = exc
+            if attempts > self.policy.retries:
+                raise PermanentError(f"gave up after {attempts} attempts: {err}")
+            await self._sleep(backoff_delay(attempts - 1, self.policy, err.retry_after, self.rng))
 
 
 def as_client(model: Provider | ModelClient, policy: CallPolicy | None = None) -> ModelClient:

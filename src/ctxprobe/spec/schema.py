@@ -64,7 +64,7 @@ def parse_depths(text: str | list[Any]) -> list[float]:
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
-                    "live_tokens", "base_url"}
+                    "live_tokens", "base_url", "batch", "batch_poll"}
 
 
 #: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
@@ -202,6 +202,8 @@ class Spec(BaseModel):
     endpoints: list[str] | None = None  # Ray: several model specs (replicas) to balance over
     build_workers: int = Field(1, ge=0, le=256)  # processes building cases; 0 = every core
     live_tokens: int | None = Field(None, gt=0)  # cap on tokens of built-but-unstored cases
+    batch: bool = False  # send the sweep as provider batches (OpenAI, Anthropic, Gemini)
+    batch_poll: float = Field(30.0, gt=0, description="seconds between two polls of a waiting batch")
 
     @model_validator(mode="after")
     def _canonical_model(self) -> Spec:
@@ -211,6 +213,17 @@ class Spec(BaseModel):
                 self.judge = canonical_model(self.judge)
             except CtxprobeError:
                 pass
+        return self
+
+    @model_validator(mode="after")
+    def _batch_alone(self) -> Spec:
+        """A batch run is sent from this process and holds its cases until results arrive."""
+        if self.batch:
+            clash = ("--executor ray" if self.executor != "local" else "--endpoint" if self.endpoints
+                     else "--live-tokens" if self.live_tokens else None)
+            if clash:
+                raise ValueError(f"--batch cannot be combined with {clash}: a batch run sends from this process "
+                                 "and holds each batch's cases until its results arrive")
         return self
 
     @model_validator(mode="after")

@@ -17,6 +17,7 @@ from typing import Any
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.redaction import scrub_obj
+from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
 from ctxprobe.core.case import Case
@@ -44,6 +45,8 @@ class RunRecord:
     n_responses: int = 0  # responses stored, `error` ones included
     n_planned: int = 0  # cases the run plans (meta["planned_cases"]; the built ones for older runs)
     n_final: int = 0  # responses with a final outcome (not `error`)
+    #: With --batch: the provider's status of the batches still waiting ("in_progress"), else None.
+    batch: str | None = None
 
 
 class Store:
@@ -104,10 +107,13 @@ class Store:
         meta_d = scrub_obj(json.loads(meta))  # runs stored before meta was scrubbed on write
         if status == "running" and not live_sessions(self.db, run_id):
             status = "interrupted"  # stored as running, but no process holds it (killed)
+        batch = batch_summary(self.db, run_id)
+        if batch is not None:
+            status = "waiting"  # batches at the provider: a rerun polls them
         planned = meta_d.get("planned_cases")
         return RunRecord(run_id, created, updated, model, tok, fam, ver, json.loads(spec), meta_d, status,
                          n_cases or 0, n_resp or 0, int(planned) if isinstance(planned, int) else (n_cases or 0),
-                         n_final or 0)
+                         n_final or 0, batch)
 
     _RUN_SELECT = (
         "SELECT r.run_id, r.created_at, r.updated_at, r.model, r.tokenizer, r.family, r.ctxprobe_version,"

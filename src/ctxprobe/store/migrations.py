@@ -153,3 +153,18 @@ def m004_claims_and_sessions(db: sqlite3.Connection) -> None:
         "CREATE TABLE claims (run_id TEXT NOT NULL, case_id TEXT NOT NULL, session_id TEXT NOT NULL,"
         " claimed_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
     db.execute("CREATE INDEX claims_session ON claims(session_id)")
+
+
+@migration
+def m005_batches(db: sqlite3.Connection) -> None:
+    """Provider batches a run submitted (``run --batch``): recorded before the provider is
+    asked to create one (``state`` submitting), given its id the moment it exists
+    (submitted), then collected or abandoned. ``case_ids_json`` lists the run's cases in
+    request order (request i's custom id is ``r{i}``); ``provider_status`` is the provider's
+    own word from the last poll."""
+    db.execute(
+        "CREATE TABLE batches (run_id TEXT NOT NULL, batch_key TEXT NOT NULL, provider TEXT NOT NULL,"
+        " batch_id TEXT, state TEXT NOT NULL, provider_status TEXT, round INTEGER NOT NULL DEFAULT 1,"
+        " case_ids_json TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, batch_key))")
+    db.execute("CREATE INDEX batches_state ON batches(run_id, state)")

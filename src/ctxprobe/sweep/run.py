@@ -8,7 +8,7 @@ identity (spec without transport settings, tokenizer, ctxprobe version) is alrea
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from rich.console import Console
@@ -85,19 +85,21 @@ def run_id_for(spec: Spec, tokenizer_name: str | None = None, tokenizer: Tokeniz
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
               console: Console | None = None, planned: list[PlannedCase] | None = None,
-              executor: Executor | None = None) -> SweepResult:
+              executor: Executor | None = None, confirm_cancel: Callable[[str], bool] | None = None) -> SweepResult:
     """Run (or resume) a sweep and store every response as it arrives.
 
     ``planned`` replaces the spec's full grid with chosen (cell, repetition) pairs — e.g.
     extra repetitions of a few cells — while the run identity stays the spec's, so they
-    land in the same run and resume like any other case."""
+    land in the same run and resume like any other case. ``confirm_cancel``: with
+    ``spec.batch``, asked once on Ctrl-C whether to cancel the provider's batches."""
     return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console, planned=planned,
-                                  executor=executor))
+                                  executor=executor, confirm_cancel=confirm_cancel))
 
 
 async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
                      console: Console | None = None, planned: list[PlannedCase] | None = None,
-                     executor: Executor | None = None) -> SweepResult:
+                     executor: Executor | None = None,
+                     confirm_cancel: Callable[[str], bool] | None = None) -> SweepResult:
     console = console or Console(stderr=True)
     check_model_form(spec.model)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
@@ -111,7 +113,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     from ctxprobe.models.llamacpp import DEFAULT_N_CTX
 
     session = SweepSession(spec, tokenizer_name, tokenizer, families, console=console, progress=progress,
-                           executor=executor)
+                           executor=executor, confirm_cancel=confirm_cancel)
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
         await session.preflight()

@@ -35,14 +35,17 @@ from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import ids_policy, resolve_provider
 from ctxprobe.models.base import Provider
+from ctxprobe.models.batch import batch_api_for
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
+from ctxprobe.runner.batch import batch_price, execute_batch
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
 from ctxprobe.scores.record import record_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
+from ctxprobe.store.batches import StoreJournal, batch_summary
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.sweep.claiming import finish_run, send_claimed
 from ctxprobe.sweep.display import Display
@@ -56,7 +59,7 @@ T = TypeVar("T")
 #: ``runner.execute.execute`` or anything with its signature (``execute_ray``).
 Executor = Callable[..., Awaitable[int]]
 #: Spec fields recorded with a run as how it was sent (never part of its identity).
-TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost")
+TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost", "batch")
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ class SweepSession:
 
     def __init__(self, spec: Spec, tokenizer_name: str, tokenizer: Tokenizer,
                  families: dict[str, tuple[Family, object]], *, console: Console | None = None,
-                 progress: bool = True, executor: Executor | None = None) -> None:
+                 progress: bool = True, executor: Executor | None = None,
+                 confirm_cancel: Callable[[str], bool] | None = None) -> None:
         self.spec = spec
         self.tokenizer_name = tokenizer_name
         self.tokenizer = tokenizer
@@ -120,6 +124,9 @@ class SweepSession:
         self.console = console or Console(stderr=True)
         self.progress = progress
         self.executor = executor
+        #: With --batch, asked once on Ctrl-C whether to cancel the provider's batches
+        #: (None: not interactive, they are left running for a rerun to collect).
+        self.confirm_cancel = confirm_cancel
         self._provider: Provider | None = None
         self.checked: PreflightReport | None = None
         self.ledger: Ledger | None = None
@@ -130,6 +137,8 @@ class SweepSession:
     # 1. resolve ---------------------------------------------------------------------------
     def resolve(self, n_ctx: int | None = None) -> Provider:
         self._provider = resolve_provider(self.spec.model, self.tokenizer, n_ctx=n_ctx)
+        if self.spec.batch:
+            batch_api_for(self._provider)  # a provider without a batch API: refused before anything is stored
         return self._provider
 
     @property
@@ -174,7 +183,8 @@ class SweepSession:
     # 3. ledger and judge -----------------------------------------------------------------
     def open_ledger(self) -> Ledger:
         spec = self.spec
-        self.ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
+        price = price_for(spec.model, load_prices(spec.prices))
+        self.ledger = Ledger(spec.model, batch_price(price) if spec.batch else price, max_cost=spec.max_cost,
                              spent=0.0, max_tokens=spec.decoding.max_tokens)
         return self.ledger
 
@@ -256,6 +266,10 @@ class SweepSession:
             self.open_ledger()
         ledger = self.ledger
         assert ledger is not None
+        in_batches = batch_summary(store.db, run_id) if not spec.batch else None
+        if in_batches:  # sent live, its cases would be answered (and billed) twice
+            raise CtxprobeError(f"run {run_id} has provider batches waiting ({in_batches}): rerun with --batch to "
+                                "collect them instead of sending their cases again")
         resumed = self._start(store, record, work)
         done = store.done_case_ids(run_id)
         todo = [x for x in work.items if work.key(x) not in done]
@@ -276,7 +290,8 @@ class SweepSession:
 
         try:
             coord.start()
-            run = self.executor or _executor(spec, self.tokenizer_name, self.provider)
+            run = self.executor or (self._batch_executor(store, run_id) if spec.batch
+                                    else _executor(spec, self.tokenizer_name, self.provider))
 
             async def send(mine: Iterator[T]) -> int:
                 cases = work.build(mine)
@@ -297,6 +312,14 @@ class SweepSession:
                                "raise --max-cost and rerun to resume")
         return SessionResult(run_id, resumed, sent, len(work.items) - len(todo), store.path,
                              gate.peak_tokens if gate else None)
+
+    def _batch_executor(self, store: Store, run_id: str) -> Executor:
+        """``execute_batch`` with the run's batches journalled in ``store`` (resumed, not resent)."""
+        journal = StoreJournal(store.db, run_id)
+        journal.close_answered(store.done_case_ids(run_id))  # collected before a kill, not yet marked
+        return functools.partial(execute_batch, journal=journal, poll_s=self.spec.batch_poll,
+                                 notify=lambda line: self.console.print(line, highlight=False, soft_wrap=True, markup=False),
+                                 confirm_cancel=self.confirm_cancel)
 
     async def aclose(self) -> None:
         try:

@@ -1,0 +1,90 @@
+"""Gemini batch mode: ``batches.create`` with inlined requests (``models/M:batchGenerateContent``),
+the job polled (``batches/NAME``) until its state ends, results read from its inlined
+responses.
+
+Each inlined request is the live request's ``contents`` and config
+(:meth:`GeminiProvider.request_config`) with ``metadata.key`` = the custom id, which its
+response carries back (responses are also in request order). A job is named
+``display_name`` = our tag, so one created just before a kill is found again. Inlined
+requests are limited to 20 MB a job: larger grids go out as several jobs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxprobe.models._sdk import one_line
+from ctxprobe.models.base import GenerateRequest, PermanentError
+from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
+from ctxprobe.models.gemini_api import GeminiProvider, parse_response
+
+#: Inlined requests: 20 MB a job (some room kept for the envelope).
+LIMITS = BatchLimits(max_requests=50_000, max_bytes=19 * 1024 * 1024)
+ENDED = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
+
+
+def _state(job: Any) -> str:
+    state = job.state
+    return str(getattr(state, "value", state) or "JOB_STATE_UNSPECIFIED")
+
+
+class GeminiBatch:
+    provider = "gemini"
+    limits = LIMITS
+
+    def __init__(self, provider: GeminiProvider) -> None:
+        self.p = provider
+
+    def _inlined(self, custom_id: str, request: GenerateRequest) -> Any:
+        contents, config = self.p.request_config(request)
+        return self.p._types.InlinedRequest(contents=contents, config=config, metadata={"key": custom_id})
+
+    def request_bytes(self, custom_id: str, request: GenerateRequest) -> int:
+        return json_bytes(self._inlined(custom_id, request).model_dump(mode="json", exclude_none=True))
+
+    async def submit(self, requests: list[tuple[str, GenerateRequest]], tag: str) -> tuple[str, str]:
+        client = self.p._client_once()
+        src = [self._inlined(cid, r) for cid, r in requests]
+        job = await self.p._call(lambda: client.aio.batches.create(
+            model=self.p.model, src=src, config={"display_name": tag}))
+        return str(job.name), _state(job)
+
+    async def find(self, tag: str) -> str | None:
+        client = self.p._client_once()
+        pager = await self.p._call(lambda: client.aio.batches.list(config={"page_size": 100}))
+        for job in pager.page:
+            if job.display_name == tag:
+                return str(job.name)
+        return None
+
+    async def poll(self, batch_id: str) -> BatchState:
+        client = self.p._client_once()
+        job = await self.p._call(lambda: client.aio.batches.get(name=batch_id))
+        state = _state(job)
+        return BatchState(state, state in ENDED)
+
+    async def results(self, batch_id: str) -> list[ItemResult]:
+        client = self.p._client_once()
+        job = await self.p._call(lambda: client.aio.batches.get(name=batch_id))
+        responses = (job.dest.inlined_responses if job.dest is not None else None) or []
+        if not responses and _state(job) == "JOB_STATE_FAILED":
+            raise PermanentError(f"batch {batch_id} failed at {self.p._where}")
+        return [self._item(i, r) for i, r in enumerate(responses)]
+
+    def _item(self, i: int, item: Any) -> ItemResult:
+        cid = (item.metadata or {}).get("key") or f"r{i}"
+        if item.error is not None:
+            code = item.error.code
+            message = one_line(str(item.error.message or ""), (self.p._api_key,))
+            return ItemResult(cid, error=f"batch item error {code} at {self.p._where}: {message}",
+                              retry=transient(None, code if isinstance(code, int) else None))
+        if item.response is None:
+            return ItemResult(cid, error=f"batch item without a response at {self.p._where}", retry=True)
+        try:
+            return ItemResult(cid, result=parse_response(item.response.model_dump(mode="json", exclude_none=True)))
+        except PermanentError as exc:
+            return ItemResult(cid, error=str(exc))
+
+    async def cancel(self, batch_id: str) -> None:
+        client = self.p._client_once()
+        await self.p._call(lambda: client.aio.batches.cancel(name=batch_id))
