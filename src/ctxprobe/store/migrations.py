@@ -153,3 +153,11 @@ def m004_claims_and_sessions(db: sqlite3.Connection) -> None:
         "CREATE TABLE claims (run_id TEXT NOT NULL, case_id TEXT NOT NULL, session_id TEXT NOT NULL,"
         " claimed_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
     db.execute("CREATE INDEX claims_session ON claims(session_id)")
+
+
+@migration
+def m005_reasoning_budget(db: sqlite3.Connection) -> None:
+    """The reasoning budget a case was sent with (NULL: the run has no budget axis) and the
+    reasoning tokens a response was billed for (NULL: the provider did not say)."""
+    db.execute("ALTER TABLE cases ADD COLUMN reasoning_budget INTEGER")
+    db.execute("ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER")

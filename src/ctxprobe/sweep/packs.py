@@ -87,7 +87,9 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
             if missing:
                 raise _bad(p, n, f"missing {', '.join(missing)}")
             try:
-                cell = Cell(str(d["cell"]["family"]), int(d["cell"]["length"]), float(d["cell"]["depth"]))
+                budget = d["cell"].get("reasoning_budget")
+                cell = Cell(str(d["cell"]["family"]), int(d["cell"]["length"]), float(d["cell"]["depth"]),
+                            None if budget is None else int(budget))
                 case = Case(cell=cell, rep=int(d["rep"]), seed=int(d["seed"]), messages=list(d["messages"]),
                             expected=[str(v) for v in d["expected"]],
                             distractors=[str(v) for v in d.get("distractors") or []], meta=dict(d.get("meta") or {}),
