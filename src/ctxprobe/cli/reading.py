@@ -54,6 +54,10 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
                 out.print(f"  P(accuracy ≥ {report.threshold:g}) by length (Bayesian, Jeffreys prior per cell): "
                           f"{clears}", highlight=False)
         render_outcomes_table(prof, out)
+    if report.budgets:
+        from ctxprobe.report.budget_table import render_budget_table
+
+        render_budget_table(report.budgets, out)
     if report.ruler is not None:
         from ctxprobe.report.ruler_table import render_ruler_headline
 

@@ -26,6 +26,9 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
     reasoning = r.extra.get("reasoning") if r else None
     spent = r.extra.get("reasoning_tokens") if r else None
     reasoning_tokens = spent if isinstance(spent, int) and not isinstance(spent, bool) else None
+    if (reasoning_tokens is None and r is not None and item.case.cell.reasoning_budget is not None and not reasoning
+            and not r.extra.get("reasoning_redacted")):
+        reasoning_tokens = 0  # a budget was given and no reasoning came back, counted or shown
     error = scrub(item.error) if item.error else item.error
     score, scored = score_response(
         family, item.case, text=text, finish_reason=r.finish_reason if r else None,
