@@ -143,3 +143,26 @@ def test_plan_prices_reasoning_output(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0
     assert "2 requests" in out and "output tokens: at most 5,216 (5,120 of them reasoning" in out
     assert f"${(2 * 1024 * 1.10 + 5216 * 4.40) / 1e6:,.2f}" in out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_embedded_model_takes_budget_zero_only(tmp_path: Path) -> None:
+    """SmolLM2 cannot reason: budget 0 runs end to end (a plain request, its own curve in
+    the report); asking it for a thinking budget is refused before anything is stored."""
+    pytest.importorskip("xllamacpp")
+    grid = ["--lengths", "512", "--depths", "0.5", "--reps", "1", "--max-tokens", "48", "--store", "s.sqlite"]
+    refused = ctxprobe("run", "--model", "local", *grid, "--reasoning-budgets", "0,1k", "--no-plots", "--no-progress",
+                       cwd=tmp_path)
+    assert refused.returncode == 2 and "local cannot reason" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.sqlite").exists()
+    run = ctxprobe("run", "--model", "local", *grid, "--reasoning-budgets", "0", "--no-plots", "--no-progress",
+                   cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    run_id = run_id_for(make_spec({"model": "local", "lengths": "512", "depths": "0.5", "reps": 1,
+                                   "decoding": {"max_tokens": 48}, "reasoning_budgets": [0]}))
+    report = json.loads(ctxprobe("report", run_id, "--store", "s.sqlite", "--json", cwd=tmp_path).stdout)
+    (row,) = report["reasoning_budgets"]
+    assert row["budget"] == 0 and row["answered"] == 1 and row["cut_off_while_thinking"] == 0
+    assert row["reasoning_tokens_billed"] == 0  # no thinking came back
+    assert [p["family"] for p in report["profiles"]] == ["niah@think0"]
