@@ -166,3 +166,14 @@ def test_embedded_model_takes_budget_zero_only(tmp_path: Path) -> None:
     assert row["budget"] == 0 and row["answered"] == 1 and row["cut_off_while_thinking"] == 0
     assert row["reasoning_tokens_billed"] == 0  # no thinking came back
     assert [p["family"] for p in report["profiles"]] == ["niah@think0"]
+
+
+def test_html_report_has_the_budget_section(swept: tuple[Path, str, dict[str, Any]]) -> None:
+    where, run_id, _ = swept
+    html = ctxprobe("report", run_id, "--store", "r.sqlite", "--html", "page.html", "--no-plots", cwd=where)
+    assert html.returncode == 0, html.stderr
+    page = (where / "page.html").read_text()
+    section = page[page.index('<section id="reasoning-budgets">'):]
+    section = section[:section.index("</section>")]
+    assert "6/18 33%" in section and section.count("<tr") == 4  # a header and one row per budget
+    assert 'href="#reasoning-budgets"' in page and "niah@think256" in page
