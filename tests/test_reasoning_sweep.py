@@ -177,3 +177,32 @@ def test_html_report_has_the_budget_section(swept: tuple[Path, str, dict[str, An
     section = section[:section.index("</section>")]
     assert "6/18 33%" in section and section.count("<tr") == 4  # a header and one row per budget
     assert 'href="#reasoning-budgets"' in page and "niah@think256" in page
+
+
+def test_budgets_over_the_wire_to_a_served_reasoner(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """openai-compat → serve-sim's server → sim:reasoner: the budget travels as the request
+    fields an OpenAI-compatible server reads (max_tokens raised, chat_template_kwargs,
+    thinking_token_budget), the reasoning comes back in reasoning_content and the usage's
+    reasoning_tokens, and the report is the same as in process."""
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:reasoner", tok), tok) as server:
+        url = server.start()
+        store = tmp_path / "w.sqlite"
+        code = main(["run", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k,2k,4k",
+                     "--depths", "0.5", "--reps", "1", "--reasoning-budgets", "0,256", "--store", str(store),
+                     "--no-plots", "--no-progress"])
+        assert code == 0, capsys.readouterr().err
+        # what the server read: enable_thinking false is budget 0; max_tokens covers thinking + answer
+        assert sorted(server.reasoning_requests) == [(48, 0)] * 3 + [(48 + 256, 256)] * 3
+    spec = {"model": f"openai-compat:sim@{url}", "tokenizer": "local", "lengths": "1k,2k,4k", "depths": "0.5",
+            "reps": 1, "reasoning_budgets": "0,256"}
+    capsys.readouterr()
+    assert main(["report", run_id_for(make_spec(spec)), "--store", str(store), "--json"]) == 0
+    by = {b["budget"]: b for b in json.loads(capsys.readouterr().out)["reasoning_budgets"]}
+    assert (by[0]["accuracy"], by[0]["n"], by[0]["reasoning_tokens_billed"]) == (0.0, 3, 0)  # blind to the middle
+    assert (by[256]["accuracy"], by[256]["n"], by[256]["cut_off_while_thinking"]) == (1.0, 2, 1)
+    assert by[256]["effective_length"] == 2048 and by[256]["reasoning_tokens_billed"] > 256 + 48
