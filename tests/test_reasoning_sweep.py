@@ -206,3 +206,17 @@ def test_budgets_over_the_wire_to_a_served_reasoner(tmp_path: Path, capsys: pyte
     assert (by[0]["accuracy"], by[0]["n"], by[0]["reasoning_tokens_billed"]) == (0.0, 3, 0)  # blind to the middle
     assert (by[256]["accuracy"], by[256]["n"], by[256]["cut_off_while_thinking"]) == (1.0, 2, 1)
     assert by[256]["effective_length"] == 2048 and by[256]["reasoning_tokens_billed"] > 256 + 48
+
+
+def test_an_exported_pack_keeps_its_budgets(swept: tuple[Path, str, dict[str, Any]],
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    where, _, _ = swept
+    pack = str(where / "cases.jsonl")
+    code = main(["run", "--cases", pack, "--model", "sim:perfect", "--store", str(where / "p.sqlite"), "--no-plots",
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "sim:perfect cannot reason" in err
+    code = main(["run", "--cases", pack, "--model", "sim:reasoner", "--store", str(where / "p.sqlite"), "--no-plots",
+                 "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "niah@think256" in out and "6/18 33%" in out  # re-sent at the same budgets, same result

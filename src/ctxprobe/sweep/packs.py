@@ -227,6 +227,10 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             why = session.window_error(pc.case)
             if why:
                 raise CtxprobeError(f"{pack_path} line {pc.line}: {why}")
+        for budget in sorted({b for pc in cases if (b := pc.case.cell.reasoning_budget) is not None}):
+            refused = provider.reasoning_refusal(budget)
+            if refused:
+                raise CtxprobeError(f"{pack_path}: {refused}")
         await session.preflight()
         session.open_ledger()
         await session.open_judge(sorted({c.case.cell.family for c in cases if c.case.meta.get("match") == "judge"}))
