@@ -220,3 +220,13 @@ def test_an_exported_pack_keeps_its_budgets(swept: tuple[Path, str, dict[str, An
                  "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0 and "niah@think256" in out and "6/18 33%" in out  # re-sent at the same budgets, same result
+
+
+def test_compare_pairs_cases_budget_by_budget(swept: tuple[Path, str, dict[str, Any]]) -> None:
+    from ctxprobe.report.compare_runs import compare_runs
+
+    where, run_id, _ = swept
+    same = compare_runs(run_id, run_id, where / "r.sqlite")
+    assert sorted(f.family for f in same.families) == ["niah@think0", "niah@think1k", "niah@think256"]
+    assert same.n_paired == 48 and same.n_excluded == 6  # the 6 cut off while thinking have no score to pair
+    assert not same.significant_cells()
