@@ -230,3 +230,39 @@ def test_compare_pairs_cases_budget_by_budget(swept: tuple[Path, str, dict[str, 
     assert sorted(f.family for f in same.families) == ["niah@think0", "niah@think1k", "niah@think256"]
     assert same.n_paired == 48 and same.n_excluded == 6  # the 6 cut off while thinking have no score to pair
     assert not same.significant_cells()
+
+
+def test_a_server_that_ignores_the_budget_is_named_not_silent(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """An OpenAI-compatible server serving a model that does not reason takes the fields
+    and thinks nothing: the report says the control may have been ignored."""
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
+        url = server.start()
+        code = main(["run", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k",
+                     "--depths", "0.5", "--reps", "2", "--reasoning-budgets", "0,1k", "--store",
+                     str(tmp_path / "i.sqlite"), "--no-plots", "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "niah at reasoning budget 1k: no reasoning tokens were billed in any answer" in flat
+    assert "niah at reasoning budget 0: no reasoning" not in flat  # budget 0 asks for none
+
+
+def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxprobe.core.case import Case, Cell
+    from ctxprobe.plan.prices import Price
+    from ctxprobe.runner.budget import Ledger
+
+    # 1K prompt + 48 answer tokens fit a 2,000-token window; + a 1k budget does not
+    code = main(["run", "--model", "sim:reasoner?ctx=2000", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
+                 "--reasoning-budgets", "0,1k", "--store", str(tmp_path / "w.sqlite"), "--no-plots", "--no-progress"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "+ 1072 output tokens exceeds" in err
+    ledger = Ledger("m", Price(1.0, 2.0), max_cost=None, spent=0.0, max_tokens=48)
+    assert ledger.admit(Case(Cell("niah", 1000, 0.5, 1024), 0, 0, [], [], token_count=1000))
+    assert sum(ledger._reserved.values()) == pytest.approx((1000 * 1.0 + (48 + 1024) * 2.0) / 1e6)
