@@ -266,3 +266,11 @@ def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys
     ledger = Ledger("m", Price(1.0, 2.0), max_cost=None, spent=0.0, max_tokens=48)
     assert ledger.admit(Case(Cell("niah", 1000, 0.5, 1024), 0, 0, [], [], token_count=1000))
     assert sum(ledger._reserved.values()) == pytest.approx((1000 * 1.0 + (48 + 1024) * 2.0) / 1e6)
+
+
+def test_adaptive_refuses_the_axis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--adaptive", "--model", "sim:reasoner", "--lengths", "1k,2k", "--reasoning-budgets", "0,1k",
+                 "--store", str(tmp_path / "a.sqlite"), "--no-plots", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--adaptive does not take --reasoning-budgets" in err
+    assert not (tmp_path / "a.sqlite").exists()
