@@ -102,6 +102,9 @@ def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str
     if model == "cutoff":
         usage["completion_tokens_details"] = {"reasoning_tokens": 64}
         return completion("", "length")
+    if body.get("reasoning_effort") or body.get("chat_template_kwargs", {}).get("enable_thinking"):
+        # a reasoning request: the tokens it thought are billed and reported, as OpenAI and vLLM do
+        usage["completion_tokens_details"] = {"reasoning_tokens": 77}
     return completion("The code is 4819203.", "stop")
 
 

@@ -20,6 +20,7 @@ then reuses the text before each needle) or are fully independent cases.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import multiprocessing
 import os
 from collections import deque
@@ -103,8 +104,14 @@ class CaseBuilder:
 
     def build(self, p: PlannedCase) -> Case:
         family, params = self.families[p.cell.family]
-        seed = generation_seed(self.settings.seed, p.cell, self.settings.share_prefix)
-        return family.generate(p.cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]  # params: object in the map
+        # the reasoning budget is how a case is sent, not what it asks: every budget of a
+        # case gets the same prompt (built without it), so budgets are paired
+        cell = p.cell if p.cell.reasoning_budget is None else dataclasses.replace(p.cell, reasoning_budget=None)
+        seed = generation_seed(self.settings.seed, cell, self.settings.share_prefix)
+        case = family.generate(cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]  # params: object in the map
+        if p.cell.reasoning_budget is not None:
+            case.cell = p.cell
+        return case
 
 
 # -- worker process side -----------------------------------------------------------------

@@ -64,6 +64,9 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
     p.add_argument("--top-p", type=float, help="nucleus sampling top_p in (0, 1] (default: not sent)")
+    p.add_argument("--reasoning-budgets", metavar="TOKENS",
+                   help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
+                        "on top of --max-tokens; default: no such axis)")
     p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")

@@ -58,6 +58,10 @@ def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_
             from ctxprobe.report.floor_table import render_floor
 
             render_floor(floor, out)
+    if report.budgets:
+        from ctxprobe.report.budget_table import render_budget_table
+
+        render_budget_table(report.budgets, out)
     if report.ruler is not None:
         from ctxprobe.report.ruler_table import render_ruler_headline
 

@@ -19,6 +19,9 @@ class Cell:
     family: str
     length: int  # target length in model tokens (fully templated prompt)
     depth: float  # evidence depth as a fraction of the haystack, 0 = start, 1 = end
+    #: Reasoning (thinking) tokens the model may spend on top of the answer's output
+    #: limit; None: the sweep has no reasoning-budget axis (the provider's default).
+    reasoning_budget: int | None = None
 
 
 @dataclass
@@ -62,13 +65,17 @@ class Case:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("prompt_ids", None)
+        if self.cell.reasoning_budget is None:  # no budget axis: the dict older exports had
+            d["cell"].pop("reasoning_budget", None)
         d["case_id"] = self.case_id
         d["prompt_hash"] = self.prompt_hash
         return d
 
 
 def make_case_id(cell: Cell, rep: int) -> str:
-    return f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
+    base = f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
+    # the budget joins the id only when the sweep has that axis: older ids are unchanged
+    return base if cell.reasoning_budget is None else f"{base}/b{cell.reasoning_budget}"
 
 
 def prompt_hash(messages: list[Message]) -> str:

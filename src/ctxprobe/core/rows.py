@@ -15,3 +15,7 @@ class ResultRow:
     outcome: str  # one of ctxprobe.core.outcome.OUTCOMES
     score: float | None  # None when the outcome is a harness failure (not the model's)
     token_count: int = 0
+    #: The case's reasoning budget (None: the run has no budget axis).
+    reasoning_budget: int | None = None
+    #: Reasoning tokens the response was billed for, when the provider reports them.
+    reasoning_tokens: int | None = None

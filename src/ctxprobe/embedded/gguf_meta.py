@@ -80,3 +80,14 @@ def gguf_trained_context(path: str | Path) -> int | None:
     meta = read_gguf_metadata(path)
     value = meta.get(f"{meta.get('general.architecture', '')}.context_length")
     return int(value) if isinstance(value, int) and value > 0 else None
+
+
+#: Markers a chat template of a thinking model mentions (Qwen3, DeepSeek-R1, GLM…).
+THINKING_MARKERS = ("<think>", "enable_thinking", "reasoning_content")
+
+
+def gguf_can_reason(path: str | Path) -> bool:
+    """Whether the GGUF's chat template is a thinking model's (it mentions ``<think>``,
+    ``enable_thinking`` or ``reasoning_content``): SmolLM2's does not."""
+    template = read_gguf_metadata(path).get("tokenizer.chat_template")
+    return isinstance(template, str) and any(m in template for m in THINKING_MARKERS)

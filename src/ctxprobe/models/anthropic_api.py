@@ -12,6 +12,11 @@ API) is sent as ``thinking={"type": "enabled", "budget_tokens": N}`` with
 ``temperature`` is not sent (nor with SDKs whose ``create`` no longer takes it).
 ``?effort=low|medium|high|xhigh|max`` is sent as ``output_config.effort``. ``thinking`` blocks come back apart from ``text`` blocks and
 are stored as reasoning.
+
+A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) replaces
+``?thinking``: N ≥ 1024 is sent as ``thinking={"type": "enabled", "budget_tokens": N}``
+with ``max_tokens = answer budget + N`` (always above N, as the API requires), and 0 as
+``thinking={"type": "disabled"}``; 1–1023 is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -128,19 +133,27 @@ class AnthropicProvider(ProviderBase):
             self._client_loop = loop
         return self._client
 
+    def reasoning_refusal(self, budget: int) -> str | None:
+        if 0 < budget < MIN_THINKING:
+            return (f"{self.name}: a reasoning budget of {budget:,} tokens is below Anthropic's minimum thinking "
+                    f"budget of {MIN_THINKING:,}: use 0 (thinking off) or at least {MIN_THINKING // 1024}k")
+        return None
+
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for one request."""
         # an answer prefix joins the user turn, as for every hosted API (Anthropic's own
         # prefill rejects the trailing space some prefixes end with)
         system, messages = split_system(fold_prefill(request.messages))
-        budget = self.options.thinking or 0
+        budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "max_tokens": request.max_tokens + budget}
         if system is not None:
             body["system"] = system
         if budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        elif self._sdk_takes_temperature():
+        elif request.reasoning_budget == 0:  # the budget axis's 0: said, not left to the model's default
+            body["thinking"] = {"type": "disabled"}
+        if not budget and self._sdk_takes_temperature():
             body["temperature"] = request.temperature
         if request.top_p is not None and not budget:
             body["top_p"] = request.top_p

@@ -26,6 +26,9 @@ class GenerateRequest:
     #: Token ids of the templated prompt when the caller already has them; in-process
     #: providers use them as-is so the model sees exactly what was counted.
     prompt_ids: list[int] | None = None
+    #: Reasoning (thinking) tokens allowed on top of ``max_tokens`` (0: no thinking); None:
+    #: the sweep has no budget axis, the provider's own default (or its ``thinking`` option).
+    reasoning_budget: int | None = None
 
 
 @dataclass
@@ -101,6 +104,8 @@ class Provider(Protocol):
     @property
     def position_scaling(self) -> Mapping[str, Any] | None: ...
 
+    def reasoning_refusal(self, budget: int) -> str | None: ...
+
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
     async def aclose(self) -> None: ...
@@ -131,13 +136,24 @@ class ProviderBase:
     #: reported (a served window past the trained one is then named at preflight).
     position_scaling: Mapping[str, Any] | None = None
 
+    def reasoning_refusal(self, budget: int) -> str | None:
+        """Why this model cannot be sent reasoning budget ``budget`` (one line), or None
+        when it can. Default: a model that cannot reason takes budget 0 only (sent as a
+        plain request); a non-zero budget would be a silent no-op, so it is refused."""
+        if budget == 0:
+            return None
+        name = getattr(self, "name", type(self).__name__)  # every provider has a name; the base declares none
+        return (f"{name} cannot reason, so a reasoning budget of {budget:,} tokens would change nothing: "
+                "give --reasoning-budgets 0 or drop the flag")
+
     async def aclose(self) -> None:
         return None
 
 
 #: The optional members :class:`ProviderBase` declares.
 PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
-                                      "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose")
+                                      "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose",
+                                      "reasoning_refusal")
 
 _T = TypeVar("_T")
 

@@ -11,6 +11,9 @@ System messages become ``system_instruction``; assistant turns use Gemini's ``mo
 role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
 models that allow it) with ``include_thoughts`` so thought parts come back and are stored
 as reasoning; ``max_output_tokens`` counts thoughts too, so it is ``max_tokens + N``.
+A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) is sent
+the same way, replacing ``?thinking``; the thought tokens billed
+(``usage_metadata.thoughts_token_count``) are kept as the reply's reasoning tokens.
 """
 
 from __future__ import annotations
@@ -76,6 +79,9 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
     extra: dict[str, object] = {}
     if _get(data, "model_version"):
         extra["model"] = _get(data, "model_version")
+    thoughts = _get(usage, "thoughts_token_count") if isinstance(usage, dict) else None
+    if isinstance(thoughts, int) and not isinstance(thoughts, bool):
+        extra["reasoning_tokens"] = thoughts
     cached = _get(usage, "cached_content_token_count") if isinstance(usage, dict) else None
     if isinstance(cached, int) and not isinstance(cached, bool):
         extra["cached_prompt_tokens"] = cached
@@ -178,7 +184,7 @@ class GeminiProvider(ProviderBase):
     def request_config(self, request: GenerateRequest) -> tuple[list[dict[str, Any]], Any]:
         """(contents, GenerateContentConfig) for one request."""
         system, contents = to_contents(fold_prefill(request.messages))  # an answer prefix joins the user turn
-        budget = self.options.thinking
+        budget = request.reasoning_budget if request.reasoning_budget is not None else self.options.thinking
         config: dict[str, Any] = {
             "max_output_tokens": request.max_tokens + (budget or 0),
             "temperature": request.temperature,

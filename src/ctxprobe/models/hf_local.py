@@ -105,6 +105,20 @@ class HFLocalProvider(ProviderBase):
             self._model = model
         return torch, self._model, self._tokenizer
 
+    def reasoning_refusal(self, budget: int) -> str | None:
+        """A model folder whose chat template has a thinking section takes any budget (a
+        hard cap on new tokens: answer limit + budget); any other, budget 0 only."""
+        from ctxprobe.embedded.gguf_meta import THINKING_MARKERS
+
+        if budget == 0:
+            return None
+        texts = [f.read_text(encoding="utf-8", errors="replace") for f in
+                 (self.path / "tokenizer_config.json", self.path / "chat_template.jinja") if f.is_file()]
+        if any(m in t for t in texts for m in THINKING_MARKERS):
+            return None
+        return (f"{self.name} cannot reason (its chat template has no thinking section), so a reasoning budget "
+                f"of {budget:,} tokens would change nothing: give --reasoning-budgets 0 or drop the flag")
+
     def _prompt_ids(self, tokenizer: Any, request: GenerateRequest) -> list[int]:
         if request.prompt_ids is not None:
             return list(request.prompt_ids)
@@ -124,7 +138,8 @@ class HFLocalProvider(ProviderBase):
                 raise GenerationAborted()
             torch, model, tokenizer = self._load()
             ids = self._prompt_ids(tokenizer, request)
-            budget = request.max_tokens + (self.options.thinking or 0)
+            thinking = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
+            budget = request.max_tokens + thinking
             if self.context_window is not None and len(ids) + budget > self.context_window:
                 raise PermanentError(
                     f"prompt of {len(ids)} tokens + {budget} output exceeds the model's {self.context_window} positions")

@@ -12,6 +12,11 @@ Interruption: the request is streamed with prompt-progress events, one per serve
 (Ctrl-C, a timeout) sets the request's abort flag; the next event returns "stop" to
 llama.cpp, which drops the request at that step. The aborted call raises, nothing of it
 is stored, and the slot keeps only fully computed steps, so the model stays usable.
+
+Reasoning budgets: a GGUF whose chat template is a thinking model's
+(:func:`~ctxprobe.embedded.gguf_meta.gguf_can_reason`) takes any budget B as a hard cap:
+``max_tokens = answer budget + B``, its inline ``<think>…</think>`` kept apart from the
+answer. Any other GGUF (the embedded SmolLM2 among them) cannot reason: budget 0 only.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 from ctxprobe.embedded.xllama import Engine, EngineConfig
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
+from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import Tokenizer
 
 DEFAULT_N_CTX = 16384
@@ -72,10 +78,18 @@ class LlamaCppProvider(ProviderBase):
                                   extra="local" if self.name == "local" else "llamacpp")
         return self._engine
 
+    def reasoning_refusal(self, budget: int) -> str | None:
+        from ctxprobe.embedded.gguf_meta import gguf_can_reason
+
+        if budget == 0 or gguf_can_reason(self.path):
+            return None
+        return (f"{self.name} cannot reason (its chat template has no thinking section), so a reasoning budget "
+                f"of {budget:,} tokens would change nothing: give --reasoning-budgets 0 or drop the flag")
+
     def _body(self, request: GenerateRequest, ids: list[int], *, reuse_cache: bool = True) -> dict[str, Any]:
         greedy = request.temperature == 0
         return {
-            "prompt": ids, "max_tokens": request.max_tokens, "temperature": request.temperature,
+            "prompt": ids, "max_tokens": _output_cap(request), "temperature": request.temperature,
             "top_k": 1 if greedy else 40, "top_p": request.top_p if request.top_p is not None else 0.95,
             "seed": request.seed if request.seed is not None else 0,
             "stream": True, "return_progress": True, "cache_prompt": reuse_cache,
@@ -89,8 +103,8 @@ class LlamaCppProvider(ProviderBase):
             engine = self._load()
             ids = [int(i) for i in (request.prompt_ids if request.prompt_ids is not None
                                     else self.tokenizer.encode_chat(request.messages))]
-            if len(ids) + request.max_tokens > (self.context_window or 0):
-                raise PermanentError(f"prompt of {len(ids)} tokens + {request.max_tokens} output exceeds n_ctx")
+            if len(ids) + _output_cap(request) > (self.context_window or 0):
+                raise PermanentError(f"prompt of {len(ids)} tokens + {_output_cap(request)} output exceeds n_ctx")
             text: list[str] = []
             state: dict[str, Any] = {}
             self.last_progress = {}
@@ -131,10 +145,14 @@ class LlamaCppProvider(ProviderBase):
             raise PermanentError(reason)
         usage = state.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+        extra: dict[str, object] = {"cached_prompt_tokens": int(cached)} if isinstance(cached, int) else {}
+        if request.reasoning_budget:  # a thinking model's inline reasoning, kept apart from its answer
+            return finalize("".join(text), state.get("finish_reason"), prompt_tokens=usage.get("prompt_tokens"),
+                            completion_tokens=usage.get("completion_tokens"), extra=extra)
         return GenerateResult(
             text="".join(text), finish_reason=state.get("finish_reason"),
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            extra={"cached_prompt_tokens": int(cached)} if isinstance(cached, int) else {},
+            extra=extra,
         )
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
@@ -157,3 +175,8 @@ class LlamaCppProvider(ProviderBase):
             if engine is not None:
                 engine.close()
 
+
+
+def _output_cap(request: GenerateRequest) -> int:
+    """Output tokens a request may take: the answer's limit plus its reasoning budget."""
+    return request.max_tokens + (request.reasoning_budget or 0)

@@ -9,12 +9,21 @@ server's Retry-After; other 4xx → :class:`PermanentError`).
 Reasoning models (o1/o3/o4, gpt-5…; or ``?reasoning=true``) reject ``temperature`` and
 ``max_tokens``: they get ``max_completion_tokens = max_tokens + thinking`` (the thinking
 budget sits on top of the answer budget) and the optional ``reasoning_effort``.
+
+A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) maps to
+the two controls OpenAI has, since its API takes no token budget for thinking itself:
+``max_completion_tokens = max_tokens + budget`` (a hard cap on reasoning + answer: a reply
+that runs out while thinking comes back empty with ``finish_reason="length"``) and
+``reasoning_effort`` from the budget (:func:`effort_for`) unless ``?reasoning_effort=`` is
+given. A model that does not reason (gpt-4o, gpt-4.1…) takes budget 0 only (a plain
+request); an o-series model cannot turn reasoning off, so it takes no budget 0.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
@@ -27,6 +36,25 @@ PREFIX = "openai:"
 API_KEY_ENV: tuple[str, ...] = ("OPENAI_API_KEY",)
 BASE_URL_ENV = "OPENAI_BASE_URL"
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+#: Reasoning budget (tokens) → ``reasoning_effort``: the largest budget each effort is
+#: sent for; larger budgets get "high". Budget 0 is "none" (gpt-5.1 and later) or
+#: "minimal" (gpt-5), the lowest each family takes.
+EFFORT_CEILINGS: tuple[tuple[int, str], ...] = ((2048, "low"), (8192, "medium"))
+
+
+def effort_for(model: str, budget: int) -> str:
+    """The ``reasoning_effort`` a reasoning budget is sent as (see :data:`EFFORT_CEILINGS`)."""
+    if budget == 0:
+        return "none" if _GPT5_POINT.match(model.lower().split("/")[-1]) else "minimal"
+    for ceiling, effort in EFFORT_CEILINGS:
+        if budget <= ceiling:
+            return effort
+    return "high"
+
+
+_GPT5_POINT = re.compile(r"gpt-5\.\d")
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -114,19 +142,37 @@ class OpenAIProvider(ProviderBase):
             self._client_loop = loop
         return self._client
 
+    @property
+    def reasons(self) -> bool:
+        """Whether the model takes the reasoning request shape (named, or forced by option)."""
+        if self.options.reasoning is not None:
+            return self.options.reasoning
+        return is_reasoning_model(self.model) or self.options.reasoning_effort is not None
+
+    def reasoning_refusal(self, budget: int) -> str | None:
+        if not self.reasons:
+            return None if budget == 0 else (
+                f"{self.name} is not a reasoning model, so a reasoning budget of {budget:,} tokens would change "
+                "nothing: give --reasoning-budgets 0 (or add ?reasoning=true to the model if it does reason)")
+        if budget == 0 and self.model.lower().split("/")[-1].startswith(("o1", "o3", "o4")):
+            return (f"{self.name} cannot turn reasoning off (its lowest effort is 'low'): start "
+                    "--reasoning-budgets above 0")
+        return None
+
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for one request."""
-        reasoning = self.options.reasoning
-        if reasoning is None:
-            reasoning = is_reasoning_model(self.model) or self.options.reasoning_effort is not None
+        reasoning = self.reasons
+        budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
         # no prefill in OpenAI's API: an answer prefix joins the user turn (as RULER's client sends it)
         body: dict[str, Any] = {"model": self.model, "messages": fold_prefill(list(request.messages))}
         if reasoning:
-            body["max_completion_tokens"] = request.max_tokens + (self.options.thinking or 0)
+            body["max_completion_tokens"] = request.max_tokens + budget
             if self.options.reasoning_effort is not None:
                 body["reasoning_effort"] = self.options.reasoning_effort
+            elif request.reasoning_budget is not None:
+                body["reasoning_effort"] = effort_for(self.model, request.reasoning_budget)
         else:
-            body["max_tokens"] = request.max_tokens + (self.options.thinking or 0)
+            body["max_tokens"] = request.max_tokens + budget
             body["temperature"] = request.temperature
             if request.top_p is not None:
                 body["top_p"] = request.top_p

@@ -12,6 +12,15 @@ to the runner, so failures are only *classified* here:
 
 The API key comes from ``CTXPROBE_API_KEY`` or ``OPENAI_API_KEY`` (optional for local
 servers) and is sent as a Bearer token; it is redacted from every error message.
+
+A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) is sent
+as the controls these servers share (:func:`reasoning_fields`): ``max_tokens = answer
+budget + N`` (the hard cap every server enforces), ``chat_template_kwargs.enable_thinking
+= N > 0`` (the switch of Qwen3-style templates, passed to the template by vLLM, SGLang and
+llama.cpp's server) and, for N > 0, ``thinking_token_budget: N`` (vLLM's per-request cap
+on the thinking section). Which of them a server honours depends on the server and the
+model, so it is never assumed: the report says when a non-zero budget saw no reasoning.
+Reasoning comes back in ``reasoning_content``/``reasoning`` or inline ``<think>`` tags.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from ctxprobe.models.base import (
     TransientError,
     cached_prompt_tokens,
 )
+from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
 
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
@@ -50,6 +60,14 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     ref = served_ref(spec, PREFIX[:-1], body)
     assert ref.base_url is not None
     return ref.name, ref.base_url
+
+
+def reasoning_fields(budget: int) -> dict[str, Any]:
+    """Request fields (besides the raised ``max_tokens``) a reasoning budget is sent as."""
+    fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": budget > 0}}
+    if budget > 0:
+        fields["thinking_token_budget"] = budget
+    return fields
 
 
 def api_key_from_env() -> str | None:
@@ -190,6 +208,10 @@ class OpenAICompatProvider(ProviderBase):
             "temperature": request.temperature,
             **self.extra_body,
         }
+        if request.reasoning_budget is not None:
+            body["max_tokens"] = request.max_tokens + request.reasoning_budget
+            for key, value in reasoning_fields(request.reasoning_budget).items():
+                body[key] = {**value, **body.get(key, {})} if isinstance(value, dict) else value
         if split_prefill(request.messages)[1] is not None:
             # an answer prefix (trailing assistant message) is continued, not closed: vLLM
             # and SGLang need these flags; llama.cpp's server continues it by itself
@@ -237,17 +259,22 @@ class OpenAICompatProvider(ProviderBase):
         usage = u if isinstance(u := data.get("usage"), dict) else {}
         extra: dict[str, object] = {k: data[k] for k in ("id", "model") if k in data}
         reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            extra["reasoning"] = reasoning
+        details = usage.get("completion_tokens_details")
+        spent = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+        if spent is not None:
+            extra["reasoning_tokens"] = spent
         if (cached := cached_prompt_tokens(data)) is not None:
             extra["cached_prompt_tokens"] = cached
-        return GenerateResult(
-            text=content or "",
-            finish_reason=choices[0].get("finish_reason"),
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            extra=extra,
-        )
+        # reasoning in its own field or inline as <think>…</think>: kept apart from the answer
+        return finalize(content or "", choices[0].get("finish_reason"),
+                        prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+                        completion_tokens=_int_or_none(usage.get("completion_tokens")),
+                        api_reasoning=reasoning if isinstance(reasoning, str) and reasoning else None, extra=extra)
+
+    def reasoning_refusal(self, budget: int) -> str | None:
+        """Any budget is sent: whether the served model reasons is the server's to say
+        (the report names a non-zero budget under which no reasoning came back)."""
+        return None
 
     async def preflight(self) -> None:
         """Before a sweep: is anything answering at the base URL? One-line error if not.

@@ -35,6 +35,16 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     With ``load=L`` (same per-line answers) each line's probability is further multiplied
     by max(0, 1 − L × n), n = the number of names the question asks: accuracy falls with
     the number of needles, a known truth for the needle-overload metrics (NOI).
+``sim:reasoner?rate=8``
+    A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep
+    without the axis) it answers at once and sees like ``blind-middle``. Given a budget
+    of B tokens it first thinks (``<think>…</think>``) through the whole context, one
+    thinking token per ``rate`` prompt tokens: when that need, ceil(prompt tokens /
+    rate), fits in B it answers like ``perfect`` (its thinking names the value it found,
+    so an answer read from the thinking would be caught); when it does not, it is cut off
+    while thinking at its hard output cap (B + ``max_tokens``): an empty answer,
+    ``finish_reason="length"``. It reports its reasoning tokens. Every other kind cannot
+    reason and refuses a non-zero budget.
 
 Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
 would) and ``ctx=N``: the context window it reports; a prompt longer than N
@@ -48,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,11 +66,12 @@ from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
+from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.skills.reader import NIAH_READER, Reader
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "reasoner")
 _COMMON_PARAMS = {"ctx", "latency"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,
@@ -67,11 +79,13 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "blind-middle": _COMMON_PARAMS,
     "first-half": _COMMON_PARAMS,
     "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope", "load"},
+    "reasoner": _COMMON_PARAMS | {"rate"},
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
-                                 "load": float}
+                                 "load": float, "rate": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
+_THINK_STEP = " reading"  # one thinking token of sim:reasoner (its usage reports the count)
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,8 @@ def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
         out[key] = value
     if out.get("ctx", 1) <= 0 or out.get("cliff", 0) < 0 or out.get("width", 0) < 0:
         raise CtxprobeError(f"sim:{kind}: ctx must be > 0, cliff and width must be >= 0")
+    if out.get("rate", 1.0) <= 0:
+        raise CtxprobeError(f"sim:{kind}: rate must be > 0 (prompt tokens read per thinking token)")
     if not 0.0 <= out.get("noise", 0.0) <= 1.0:
         raise CtxprobeError(f"sim:{kind}: noise must be between 0 and 1")
     return out
@@ -203,6 +219,8 @@ class SimModel(ProviderBase):
         if latency:
             await asyncio.sleep(float(latency))
         view = view_prompt(request.messages)
+        if self.kind == "reasoner" and request.reasoning_budget:
+            return self._reason(view, request, prompt_tokens)
         text = self._answer(view, request.messages, prompt_tokens)
         text, finish = self._fit(text, request.max_tokens)
         return GenerateResult(
@@ -216,12 +234,41 @@ class SimModel(ProviderBase):
     async def aclose(self) -> None:
         return None
 
+    def reasoning_refusal(self, budget: int) -> str | None:
+        if self.kind == "reasoner":
+            return None
+        return super().reasoning_refusal(budget)
+
+    def thinking_needed(self, prompt_tokens: int) -> int:
+        """Thinking tokens ``sim:reasoner`` spends reading a prompt of this many tokens."""
+        return math.ceil(prompt_tokens / float(self.params.get("rate", 8.0)))
+
+    def _reason(self, view: PromptView, request: GenerateRequest, prompt_tokens: int) -> GenerateResult:
+        """Think through the context, then answer; cut off while thinking when the budget
+        is too small (see the module docstring)."""
+        budget = int(request.reasoning_budget or 0)
+        need = self.thinking_needed(prompt_tokens)
+        step = _THINK_STEP
+        if need > budget:  # still reading when the hard cap (budget + answer limit) stops it
+            spent = budget + request.max_tokens
+            text, finish = "<think>" + step * spent, "length"
+            answer_tokens = 0
+        else:
+            found = self._lookup(view.question, view.context)
+            answer, finish = self._fit(found or NOT_FOUND, request.max_tokens)
+            note = f" found {found}." if found else " nothing found."
+            spent = need
+            text = "<think>" + step * need + note + "</think>\n" + answer
+            answer_tokens = self.tokenizer.count(answer)
+        return finalize(text, finish, prompt_tokens=prompt_tokens, completion_tokens=spent + answer_tokens,
+                        extra={"sim_kind": self.kind, "reasoning_tokens": spent})
+
     # -- behaviours ---------------------------------------------------------------------
 
     def _answer(self, view: PromptView, messages: list[Message], prompt_tokens: int) -> str:
         if self.kind == "echo":
             return " ".join(dict.fromkeys(_LONG_NUMBER.findall(view.full_text)))
-        if self.kind == "blind-middle":
+        if self.kind in ("blind-middle", "reasoner"):  # a reasoner not thinking sees like blind-middle
             n = len(view.context)
             seen = view.context[: n // 4] + "\n\n" + view.context[(3 * n) // 4 :]
             return self._lookup(view.question, seen) or NOT_FOUND

@@ -119,6 +119,8 @@ class SimServer:
         self.requests_served = 0
         #: Decoding settings of the last completion request, as received.
         self.last_decoding: dict[str, Any] = {}
+        #: (max_tokens, reasoning budget) of every completion request that named a budget.
+        self.reasoning_requests: list[tuple[int, int]] = []
         #: How many times each prompt (hash of its messages) was received.
         self.prompt_counts: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -211,6 +213,8 @@ class SimServer:
             self.last_decoding = {"temperature": params.temperature, "max_tokens": params.max_tokens,
                                   **({"top_p": params.top_p} if params.top_p is not None else {}),
                                   **({"seed": params.seed} if params.seed is not None else {})}
+            if params.reasoning_budget is not None:
+                self.reasoning_requests.append((params.max_tokens, params.reasoning_budget))
             fault = self.faults.next_fault(digest) if self.faults is not None else None
         return digest, fault
 
@@ -235,8 +239,14 @@ class SimServer:
         if fault == "hang" and plan is not None:
             await asyncio.sleep(plan.hang_seconds)
         messages, prompt_ids = self._prompt(params, chat)
-        request = GenerateRequest(messages=messages, max_tokens=params.max_tokens, temperature=params.temperature,
-                                  seed=params.seed, top_p=params.top_p, prompt_ids=prompt_ids)
+        budget = params.reasoning_budget
+        if budget is not None and budget >= params.max_tokens:
+            return Reply(400, error_body(f"max_tokens ({params.max_tokens}) must exceed thinking_token_budget "
+                                         f"({budget}): room is needed for the answer", param="max_tokens"))
+        # max_tokens caps thinking and answer together: the model's answer limit is what is left
+        request = GenerateRequest(messages=messages, max_tokens=params.max_tokens - (budget or 0),
+                                  temperature=params.temperature, seed=params.seed, top_p=params.top_p,
+                                  prompt_ids=prompt_ids, reasoning_budget=budget)
         try:
             results: list[GenerateResult] = [await self.provider.generate(request) for _ in range(params.n)]
         except TransientError as exc:
@@ -276,7 +286,10 @@ class SimServer:
         tokens = result.completion_tokens
         if stopped:
             tokens = self.tokenizer.count(text) if self.tokenizer is not None and text else 0
-        return Choice(text, "stop" if stopped else (result.finish_reason or "stop"), tokens)
+        reasoning = result.extra.get("reasoning")
+        spent = result.extra.get("reasoning_tokens")
+        return Choice(text, "stop" if stopped else (result.finish_reason or "stop"), tokens,
+                      str(reasoning) if reasoning else None, spent if isinstance(spent, int) else None)
 
     # -- other endpoints --------------------------------------------------------------------
 

@@ -55,6 +55,10 @@ class Params:
     include_usage: bool
     prompt: str | None = None  # /v1/completions: the raw prompt (no chat template)
     echo: bool = False
+    #: Thinking tokens the request allows, read as vLLM reads them (``thinking_token_budget``;
+    #: ``chat_template_kwargs.enable_thinking: false`` is 0); None: not said. ``max_tokens``
+    #: then caps thinking and answer together.
+    reasoning_budget: int | None = None
 
 
 def parse_messages(raw: object) -> list[Message]:
@@ -158,6 +162,16 @@ def parse_request(body: object, *, chat: bool) -> Params:
     echo = body.get("echo", False)
     if not chat and not isinstance(echo, bool):
         raise BadRequest("'echo' must be a boolean", "echo")
+    kwargs = body.get("chat_template_kwargs")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise BadRequest("'chat_template_kwargs' must be an object", "chat_template_kwargs")
+    budget: int | None = None
+    raw_budget = body.get("thinking_token_budget")
+    if raw_budget is not None:
+        plain_zero = raw_budget == 0 and not isinstance(raw_budget, bool)
+        budget = 0 if plain_zero else _positive_int(body, "thinking_token_budget", 0)
+    if (kwargs or {}).get("enable_thinking") is False:
+        budget = 0
     return Params(
         model=model, messages=messages,
         max_tokens=_positive_int(body, max_key, default_max),
@@ -166,7 +180,7 @@ def parse_request(body: object, *, chat: bool) -> Params:
         n=_positive_int(body, "n", 1, MAX_N),
         stop=_stop(body.get("stop")),
         stream=bool(stream), include_usage=bool((options or {}).get("include_usage")),
-        prompt=prompt, echo=bool(echo) if not chat else False,
+        prompt=prompt, echo=bool(echo) if not chat else False, reasoning_budget=budget,
     )
 
 
@@ -181,12 +195,17 @@ class Choice:
     text: str
     finish_reason: str
     completion_tokens: int | None
+    reasoning: str | None = None  # sent as ``message.reasoning_content`` (vLLM's field)
+    reasoning_tokens: int | None = None
 
 
 def usage(prompt_tokens: int | None, choices: list[Choice], extra: dict[str, Any]) -> dict[str, Any]:
     completion = sum(c.completion_tokens or 0 for c in choices)
     out: dict[str, Any] = {"prompt_tokens": prompt_tokens or 0, "completion_tokens": completion,
                            "total_tokens": (prompt_tokens or 0) + completion}
+    thought = [c.reasoning_tokens for c in choices if c.reasoning_tokens is not None]
+    if thought:
+        out["completion_tokens_details"] = {"reasoning_tokens": sum(thought)}
     out.update(extra)
     return out
 
@@ -200,8 +219,9 @@ def response_body(params: Params, choices: list[Choice], usage_: dict[str, Any],
             "created": int(time.time()), "model": params.model}
     if chat:
         body_choices: list[dict[str, Any]] = [
-            {"index": i, "message": {"role": "assistant", "content": c.text}, "logprobs": None,
-             "finish_reason": c.finish_reason} for i, c in enumerate(choices)]
+            {"index": i, "message": {"role": "assistant", "content": c.text,
+                                     **({"reasoning_content": c.reasoning} if c.reasoning else {})},
+             "logprobs": None, "finish_reason": c.finish_reason} for i, c in enumerate(choices)]
     else:
         prefix = params.prompt if params.echo and params.prompt is not None else ""
         body_choices = [{"index": i, "text": prefix + c.text, "logprobs": None, "finish_reason": c.finish_reason}

@@ -25,12 +25,15 @@ def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
     """Lengths ascending; within a (length, repetition) group, depths from the end back to
     the start. Cases of a group share their filler, so each request shares with the one
     before it everything up to its own needle: a prefix cache (llama.cpp, vLLM, SGLang)
-    recomputes only the tail."""
+    recomputes only the tail. With reasoning budgets, one prompt is sent at each budget
+    in turn (ascending), so the budgets of a case are paired and share the whole prompt."""
+    budgets: list[int | None] = list(spec.reasoning_budgets) if spec.reasoning_budgets is not None else [None]
     for family in spec.families:
         for length in spec.lengths:
             for rep in range(spec.reps):
                 for depth in sorted(spec.depths, reverse=True):
-                    yield PlannedCase(Cell(family, length, depth), rep)
+                    for budget in budgets:
+                        yield PlannedCase(Cell(family, length, depth, budget), rep)
 
 
 #: Rough prefill/decode speeds (tokens/s) used only for the plan's time estimate.
@@ -48,6 +51,8 @@ class PlanSummary:
     price_note: str = ""
     seconds: float | None = None
     built_sizes: bool = False  # some lengths were not token counts: their largest case was built and counted
+    #: Of the output tokens, those the reasoning budgets allow (billed as output tokens).
+    reasoning_tokens: int = 0
 
     def lines(self) -> list[str]:
         how = ("lengths not in tokens (phone books in entries) counted by building their largest case"
@@ -55,7 +60,8 @@ class PlanSummary:
         out = [
             f"{self.cells} cells, {self.requests:,} requests",
             f"input tokens: {self.input_tokens:,} (sum of target lengths; k = 1,024 tokens; {how})",
-            f"output tokens: at most {self.max_output_tokens:,}",
+            f"output tokens: at most {self.max_output_tokens:,}"
+            + (f" ({self.reasoning_tokens:,} of them reasoning, billed as output)" if self.reasoning_tokens else ""),
         ]
         if self.cost_usd is None:
             out.append(f"price: unknown {self.price_note}")
@@ -97,12 +103,16 @@ def summarize(spec: Spec, price: Price | None = None,
               sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
     """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
     :mod:`ctxprobe.cases.sizing`) replaces the lengths for families not sized in tokens."""
-    per_length = len(spec.depths) * spec.reps * len(spec.families)
+    budgets = spec.reasoning_budgets if spec.reasoning_budgets is not None else [0]
+    per_length = len(spec.depths) * spec.reps * len(spec.families) * len(budgets)
     requests = len(spec.lengths) * per_length
-    per_cell = len(spec.depths) * spec.reps
+    per_cell = len(spec.depths) * spec.reps * len(budgets)
     input_tokens = (sum(sizes.get((f, n), n) for f in spec.families for n in spec.lengths) * per_cell
                     if sizes else sum(spec.lengths) * per_length)
-    output_tokens = sum(_output_budget(spec, label) for label in spec.families) * len(spec.lengths) * per_cell
+    # every budget is priced in full: a reasoning model may spend all of it (billed as output)
+    reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * len(spec.families) * len(spec.lengths)
+    output_tokens = (sum(_output_budget(spec, label) for label in spec.families) * len(spec.lengths) * per_cell
+                     + reasoning_tokens)
     cost = price.cost(input_tokens, output_tokens) if price is not None else None
     note = (f"for {spec.model} at ${price.input:g} / ${price.output:g} per 1M input / output tokens"
             if price is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
@@ -113,5 +123,7 @@ def summarize(spec: Spec, price: Price | None = None,
     else:
         per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + (output_tokens / requests) / _REMOTE_DECODE
         seconds = requests * per_request / spec.concurrency
-    return PlanSummary(requests, input_tokens, output_tokens, len(spec.lengths) * len(spec.depths) * len(spec.families),
-                       cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()))
+    return PlanSummary(requests, input_tokens, output_tokens,
+                       len(spec.lengths) * len(spec.depths) * len(spec.families) * len(budgets),
+                       cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()),
+                       reasoning_tokens=reasoning_tokens)

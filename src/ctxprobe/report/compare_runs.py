@@ -9,6 +9,7 @@ from typing import Any
 from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
 from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.gate import CheckResult, check_cases
+from ctxprobe.analysis.reasoning import budget_family
 from ctxprobe.store import open_existing
 
 
@@ -20,6 +21,8 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
         for rec in store.iter_case_records(run.run_id):
             multi = needle_verdicts(rec)
             family, needles = multi if multi is not None else (rec["family"], None)
+            if rec.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
+                family = budget_family(family, int(rec["reasoning_budget"]))
             cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
                                                rec["depth"], rec["score"], rec["outcome"], needles)
     return RunCases(run.run_id, run.model, cases, about(run))
@@ -33,7 +36,8 @@ def about(run: object) -> dict[str, object]:
             "chat_template": meta.get("chat_template_hash"),
             "case_builder": meta.get("builder_version", "unrecorded (before versions)"),
             "families": sorted(spec.get("families") or {}), "lengths": spec.get("lengths"),
-            "depths": spec.get("depths"), "haystack": spec.get("haystack")}
+            "depths": spec.get("depths"), "haystack": spec.get("haystack"),
+            **({"reasoning_budgets": spec["reasoning_budgets"]} if spec.get("reasoning_budgets") is not None else {})}
 
 
 def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqlite", *,

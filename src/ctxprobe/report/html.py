@@ -135,14 +135,17 @@ def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any
 
 def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[str, Any]) -> str:
     from ctxprobe.report.html_phonebook import phonebook_section
+    from ctxprobe.report.html_budgets import budget_runs
     from ctxprobe.report.html_ruler import ruler_runs
 
     families = sorted({p.family for v in views for p in v.profiles})
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
     ruler = ruler_runs(views)
+    budgets = budget_runs(views)
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
            *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
+           *([("reasoning-budgets", "Reasoning budgets")] if budgets else []),
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
     scorers = ", ".join(sorted({str(getattr(v.report, "scorer", "strict")) for v in views}))
@@ -159,6 +162,7 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
         all_families=_all_families(views, png_dir),
         articles=[family_article(f, views, png_dir) for f in families],
         phonebook=phonebook_section(books, png_dir) if books else None, ruler=ruler, details=details,
+        budgets=budgets,
     )
 
 

@@ -11,6 +11,8 @@ from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_n
                                         trained_context_notes)
 from ctxprobe.analysis.floor import Floor, floors
 from ctxprobe.analysis.grid import Profile, profile
+from ctxprobe.analysis.reasoning import (BudgetStat, base_family, budget_notes, budget_stats, cut_while_thinking,
+                                         has_budgets, split_by_budget)
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
@@ -41,6 +43,9 @@ class Report:
     floors: dict[str, Floor] = field(default_factory=dict)
     #: The floors' own profiles (labels ``FAMILY@no-context``), never among ``profiles``.
     floor_profiles: list[Profile] = field(default_factory=list)
+    #: Per (family, reasoning budget): accuracy, effective length, cut-offs, reasoning
+    #: tokens billed; empty for runs without the budget axis (profiles are then per budget).
+    budgets: list[BudgetStat] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -60,7 +65,8 @@ class Report:
                "planned_cases": run.n_planned, "answered_cases": run.n_final,
                **({"phonebook": self.phonebook} if self.phonebook is not None else {}),
                **({"noise_floors": {f: fl.to_dict() for f, fl in self.floors.items()},
-                   "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {})}
+                   "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {}),
+               **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {})}
 
     @property
     def incomplete(self) -> list[str]:
@@ -140,8 +146,11 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
             floor_rows += list(computed_floor_rows(store.iter_case_records(run.run_id), kinds))
+    stored_rows = rows
+    if has_budgets(rows):  # one curve per reasoning budget: FAMILY@thinkB
+        rows = split_by_budget(rows)
     profiles = profile(rows, bar)
-    units = {f: length_unit(run.spec, f) for f in run.spec.get("families", {})}
+    units = {f: length_unit(run.spec, base_family(f)) for f in {r.family for r in rows} | set(run.spec.get("families", {}))}
     intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
     preflight = run.meta.get("preflight") or {}
     unscaled = bool(preflight.get("unscaled_extension"))
@@ -152,19 +161,29 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
                      f"+{over_max}): the server's template or tokenizer differs from the one counted — with an "
                      "answer prefix, the server may have closed that turn instead of continuing it")
-    if any(c.outcomes.get(Outcome.OUTPUT_TRUNCATED) for p in profiles for c in p.cells):
-        notes += output_truncated_notes(profiles, (run.spec.get("decoding") or {}).get("max_tokens"),
-                                        _answer_needs(store_path, run), _fixed_budgets(run))
+    # answers cut off while thinking have a note of their own (the budget's, below)
+    answer_cuts = profile([r for r in rows if not cut_while_thinking(r)], bar) if any(
+        cut_while_thinking(r) for r in rows) else profiles
+    if any(c.outcomes.get(Outcome.OUTPUT_TRUNCATED) for p in answer_cuts for c in p.cells):
+        needs = _answer_needs(store_path, run)
+        fixed = _fixed_budgets(run)
+        notes += output_truncated_notes(answer_cuts, (run.spec.get("decoding") or {}).get("max_tokens"),
+                                        {p.family: needs[base_family(p.family)] for p in answer_cuts
+                                         if base_family(p.family) in needs},
+                                        {p.family: fixed[base_family(p.family)] for p in answer_cuts
+                                         if base_family(p.family) in fixed})
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
+    budgets = budget_stats(stored_rows, profiles, bar) if has_budgets(stored_rows) else []
+    notes += budget_notes(budgets)
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
     found = floors(rows, floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
-    return Report(run, profiles, bar, notes, intervals, scorer, headline, books, found,
-                  profile(floor_rows, bar) if found else [])
+    return Report(run, profiles, bar, notes, intervals, scorer, headline, books, floors=found,
+                  floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets)
 
 
 def _phonebook_dict(store: Store, run: RunRecord) -> dict[str, Any] | None:
@@ -225,7 +244,8 @@ def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
         refs = [*r["expected"], *case_meta(r["meta"]).get("aliases", [])]
         metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
         score = None if r["score"] is None else match(metric, r["output"] or "", refs)
-        rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"]))
+        rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"],
+                              r.get("reasoning_budget"), r.get("reasoning_tokens")))
     return rows
 
 

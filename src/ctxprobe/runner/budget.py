@@ -29,7 +29,8 @@ class Ledger:
         self.refused = 0
 
     def _worst(self, case: Case) -> float:
-        return self.price.cost(case.token_count, self.max_tokens) if self.price else 0.0
+        # a reasoning budget is output the model may spend on top of the answer's limit
+        return self.price.cost(case.token_count, self.max_tokens + (case.cell.reasoning_budget or 0)) if self.price else 0.0
 
     def admit(self, case: Case) -> bool:
         worst = self._worst(case)

@@ -53,6 +53,13 @@ class Attempted:
 Sink = Callable[[Attempted], Awaitable[None] | None]
 
 
+def request_for(case: Case, cfg: RunnerConfig) -> GenerateRequest:
+    """The request one case is sent as: its prompt, output limit and reasoning budget."""
+    return GenerateRequest(messages=case.messages, max_tokens=case.max_tokens or cfg.max_tokens,
+                           temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p, prompt_ids=case.prompt_ids,
+                           reasoning_budget=case.cell.reasoning_budget)
+
+
 async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink: Sink, cfg: RunnerConfig,
                   admit: Callable[[Case], bool] | None = None, keep: Callable[[Case], bool] | None = None) -> int:
     """Send every case; return how many were sent.
@@ -91,10 +98,8 @@ async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink:
                 stopped = True
                 continue  # drain the queue without sending
             max_tokens = case.max_tokens or cfg.max_tokens
-            request = GenerateRequest(messages=case.messages, max_tokens=max_tokens,
-                                      temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p,
-                                      prompt_ids=case.prompt_ids)
-            done = await client.call(request, case.token_count + max_tokens)
+            request = request_for(case, cfg)
+            done = await client.call(request, case.token_count + max_tokens + (case.cell.reasoning_budget or 0))
             sent += 1
             outcome = sink(Attempted(case, done.result, done.error, done.attempts, done.latency_s))
             if asyncio.iscoroutine(outcome):

@@ -33,16 +33,23 @@ def score_response(
     error: str | None = None,
     judged: Scored | None = None,
     exact_counts: bool = False,
+    thought: bool = False,
 ) -> tuple[float | None, Scored]:
     """(score or None for harness failures, label and detail). ``judged`` is a calibrated
     judge's grade, used instead of the family's own scorer for open-ended answers.
-    ``exact_counts``: the server's token counts agreed exactly at preflight (no tolerance)."""
+    ``exact_counts``: the server's token counts agreed exactly at preflight (no tolerance).
+    ``thought``: the reply spent tokens reasoning (reasoning text or reasoning tokens came
+    back); with no answer and the output limit hit, it was cut off while thinking: labelled
+    ``output_truncated`` with no score, left out of accuracy like a harness failure (the
+    budget ran out, the model did not answer wrong)."""
     if error is not None or text is None:
         return None, Scored(0.0, Outcome.ERROR, {"error": error or "no output"})
     tolerance = truncation_tolerance(case.token_count, exact=exact_counts)
     if reported_prompt_tokens is not None and reported_prompt_tokens < case.token_count - tolerance:
         return None, Scored(0.0, Outcome.INPUT_TRUNCATED, {
             "built": case.token_count, "reported": reported_prompt_tokens, "tolerance": tolerance})
+    if thought and finish_reason == "length" and not text.strip():
+        return None, Scored(0.0, Outcome.OUTPUT_TRUNCATED, {"while_thinking": True})
     scored = judged if judged is not None else family.score(case, text)
     if scored.outcome == Outcome.ERROR:  # the judge could not grade: a harness failure
         return None, scored

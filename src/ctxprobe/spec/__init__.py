@@ -19,6 +19,7 @@ from ctxprobe.spec.schema import (
     describe_layout,
     load_spec,
     make_spec,
+    parse_budgets,
     parse_depths,
     parse_length,
     parse_lengths,
@@ -27,6 +28,6 @@ from ctxprobe.spec.schema import (
 
 __all__ = [
     "OUTPUT_FLOOR", "OUTPUT_LEAD_IN", "OUTPUT_TOKENS_PER_ITEM", "TRANSPORT_FIELDS", "Decoding", "PromptLayout",
-    "Spec", "answer_items", "default_output_limit", "describe_layout", "load_spec", "make_spec", "parse_depths",
+    "Spec", "answer_items", "default_output_limit", "describe_layout", "load_spec", "make_spec", "parse_budgets", "parse_depths",
     "parse_length", "parse_lengths", "spec_keys",
 ]

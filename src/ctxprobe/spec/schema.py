@@ -61,6 +61,23 @@ def parse_depths(text: str | list[Any]) -> list[float]:
     return out
 
 
+def parse_budgets(text: str | int | list[Any]) -> list[int]:
+    """Reasoning budgets in tokens: ``"0,1k,4k"`` → [0, 1024, 4096] (``0`` = no thinking)."""
+    items = text.split(",") if isinstance(text, str) else [text] if isinstance(text, int) else list(text)
+    out: list[int] = []
+    for x in items:
+        if str(x).strip() == "":
+            continue
+        if str(x).strip() == "0" or x == 0:
+            out.append(0)
+            continue
+        try:
+            out.append(parse_length(x))
+        except CtxprobeError:
+            raise CtxprobeError(f"bad reasoning budget {x!r}: use a token count such as 0, 1024 or 1k") from None
+    return out
+
+
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
@@ -173,6 +190,10 @@ class Spec(BaseModel):
     seed: int = 0
     haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
     decoding: Decoding = Field(default_factory=Decoding)
+    #: Reasoning (thinking) budgets in tokens, a grid axis like lengths and depths: every
+    #: case is sent once per budget, each provider mapping it to its own control
+    #: (docs/reasoning.md). None: no such axis (run ids of specs without it unchanged).
+    reasoning_budgets: list[int] | None = None
     allow_beyond_window: bool = False
     #: Instruction position and depth-0 separator (see :class:`PromptLayout`); families
     #: with an anchor's own prompt (phonebook, the ruler preset) keep theirs.
@@ -282,6 +303,20 @@ class Spec(BaseModel):
             raise ValueError("lengths repeat")
         return sorted(out)
 
+    @field_validator("reasoning_budgets", mode="before")
+    @classmethod
+    def _budgets(cls, v: Any) -> list[int] | None:
+        if v is None:
+            return None
+        out = parse_budgets(v)
+        if not out:
+            raise ValueError("give at least one reasoning budget, e.g. 0,1k,4k")
+        if len(set(out)) != len(out):
+            raise ValueError("reasoning budgets repeat")
+        if max(out) > 1_048_576:
+            raise ValueError("a reasoning budget above 1m tokens is not plausible")
+        return sorted(out)
+
     @field_validator("depths", mode="before")
     @classmethod
     def _depths(cls, v: Any) -> list[float]:
@@ -307,6 +342,8 @@ class Spec(BaseModel):
             d.pop("layout")  # likewise: the default layout is the one older runs were built with
         if self.decoding.top_p is None:
             d["decoding"].pop("top_p")  # likewise: unset top_p leaves older run ids valid
+        if self.reasoning_budgets is None:
+            d.pop("reasoning_budgets")  # likewise: a sweep without the budget axis keeps its id
         # A server model counts by what it is, not where it is served: the same server
         # reached at another address resumes the same run. Its tokenizer counts by its
         # fingerprint (token ids of a fixed chat) instead of the URL.

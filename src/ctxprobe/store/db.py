@@ -172,17 +172,19 @@ class Store:
                             (case.prompt_hash, json.dumps(case.messages, ensure_ascii=False)))
             c = case.cell
             self.db.execute(
-                "INSERT OR IGNORE INTO cases VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO cases (run_id, case_id, family, length, depth, rep, seed, prompt_hash,"
+                " token_count, needle_token_pos, realised_depth, expected_json, distractors_json, meta_json,"
+                " reasoning_budget) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, case.case_id, c.family, c.length, c.depth, case.rep, case.seed, case.prompt_hash,
                  case.token_count, case.needle_token_pos, case.realised_depth, json.dumps(case.expected),
-                 json.dumps(case.distractors), json.dumps(case.meta, ensure_ascii=False)),
+                 json.dumps(case.distractors), json.dumps(case.meta, ensure_ascii=False), c.reasoning_budget),
             )
 
     def save_response(self, run_id: str, case_id: str, *, output: str | None, finish_reason: str | None,
                       reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
                       attempts: int, error: str | None, score: float | None, outcome: str,
                       detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None,
-                      cached_prompt_tokens: int | None = None) -> bool:
+                      cached_prompt_tokens: int | None = None, reasoning_tokens: int | None = None) -> bool:
         """Store a response; return False when it was not stored.
 
         Only an ``error`` is ever replaced: a stored final response (any other outcome, the
@@ -192,18 +194,20 @@ class Store:
             cur = self.db.execute(
                 "INSERT INTO responses (run_id, case_id, created_at, output, finish_reason,"
                 " reported_prompt_tokens, completion_tokens, latency_s, attempts, error, score, outcome,"
-                " detail_json, reasoning, cost_usd, cached_prompt_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                " detail_json, reasoning, cost_usd, cached_prompt_tokens, reasoning_tokens)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(run_id, case_id) DO UPDATE SET created_at=excluded.created_at,"
                 " output=excluded.output, finish_reason=excluded.finish_reason,"
                 " reported_prompt_tokens=excluded.reported_prompt_tokens,"
                 " completion_tokens=excluded.completion_tokens, latency_s=excluded.latency_s,"
                 " attempts=excluded.attempts, error=excluded.error, score=excluded.score,"
                 " outcome=excluded.outcome, detail_json=excluded.detail_json, reasoning=excluded.reasoning,"
-                " cost_usd=excluded.cost_usd, cached_prompt_tokens=excluded.cached_prompt_tokens"
+                " cost_usd=excluded.cost_usd, cached_prompt_tokens=excluded.cached_prompt_tokens,"
+                " reasoning_tokens=excluded.reasoning_tokens"
                 " WHERE responses.outcome = 'error'",
                 (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
                  latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False), reasoning,
-                 cost_usd, cached_prompt_tokens),
+                 cost_usd, cached_prompt_tokens, reasoning_tokens),
             )
         return cur.rowcount > 0
 
@@ -231,7 +235,8 @@ class Store:
         return int(row[0]), int(row[1])
 
     def result_rows(self, run_id: str) -> list[ResultRow]:
-        q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count FROM cases c"
+        q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count, c.reasoning_budget,"
+             " s.reasoning_tokens FROM cases c"
              " JOIN responses s USING (run_id, case_id) WHERE c.run_id=? ORDER BY c.length, c.depth, c.rep")
         return [ResultRow(*r) for r in self.db.execute(q, (run_id,))]
 
@@ -241,13 +246,13 @@ class Store:
              " c.needle_token_pos, c.realised_depth, c.expected_json, c.distractors_json, c.meta_json,"
              " p.messages_json, s.output, s.finish_reason, s.reported_prompt_tokens, s.completion_tokens,"
              " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json, s.reasoning, s.cost_usd,"
-             " s.cached_prompt_tokens"
+             " s.cached_prompt_tokens, c.reasoning_budget, s.reasoning_tokens"
              " FROM cases c JOIN prompts p USING (prompt_hash)"
              " LEFT JOIN responses s ON s.run_id = c.run_id AND s.case_id = c.case_id"
              " WHERE c.run_id=? ORDER BY c.length, c.rep, c.depth")
         for r in self.db.execute(q, (run_id,)):
             (case_id, fam, length, depth, rep, seed, ph, tc, pos, rd, exp, dis, meta, msgs, out, fr, rpt, ct,
-             lat, att, err, score, outcome, detail, reasoning, cost, cached) = r
+             lat, att, err, score, outcome, detail, reasoning, cost, cached, budget, reasoning_tokens) = r
             yield {
                 "case_id": case_id, "family": fam, "length": length, "depth": depth, "rep": rep, "seed": seed,
                 "prompt_hash": ph, "token_count": tc, "needle_token_pos": pos, "realised_depth": rd,
@@ -257,6 +262,8 @@ class Store:
                 "error": err, "score": score, "outcome": outcome,
                 "detail": json.loads(detail) if detail else None, "reasoning": reasoning, "cost_usd": cost,
                 "cached_prompt_tokens": cached,
+                # the budget axis, only in runs that have it (exports of other runs unchanged)
+                **({"reasoning_budget": budget, "reasoning_tokens": reasoning_tokens} if budget is not None else {}),
             }
 
 

@@ -168,3 +168,11 @@ def m005_batches(db: sqlite3.Connection) -> None:
         " case_ids_json TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,"
         " PRIMARY KEY (run_id, batch_key))")
     db.execute("CREATE INDEX batches_state ON batches(run_id, state)")
+
+
+@migration
+def m006_reasoning_budget(db: sqlite3.Connection) -> None:
+    """The reasoning budget a case was sent with (NULL: the run has no budget axis) and the
+    reasoning tokens a response was billed for (NULL: the provider did not say)."""
+    db.execute("ALTER TABLE cases ADD COLUMN reasoning_budget INTEGER")
+    db.execute("ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER")

@@ -343,6 +343,8 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     """
     if not 0.5 < confidence < 1.0:
         raise CtxprobeError(f"confidence must be between 0.5 and 1, got {confidence:g}")
+    if spec.reasoning_budgets is not None:
+        raise CtxprobeError("--adaptive does not take --reasoning-budgets: run the budgets as a plain sweep")
     if coarse_reps < 1 or max_reps < coarse_reps:
         raise CtxprobeError(f"need 1 <= coarse reps ({coarse_reps}) <= max reps ({max_reps})")
     rule = rule or ThresholdRule("absolute", spec.threshold)

@@ -88,7 +88,9 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
             if missing:
                 raise _bad(p, n, f"missing {', '.join(missing)}")
             try:
-                cell = Cell(str(d["cell"]["family"]), int(d["cell"]["length"]), float(d["cell"]["depth"]))
+                budget = d["cell"].get("reasoning_budget")
+                cell = Cell(str(d["cell"]["family"]), int(d["cell"]["length"]), float(d["cell"]["depth"]),
+                            None if budget is None else int(budget))
                 case = Case(cell=cell, rep=int(d["rep"]), seed=int(d["seed"]), messages=list(d["messages"]),
                             expected=[str(v) for v in d["expected"]],
                             distractors=[str(v) for v in d.get("distractors") or []], meta=dict(d.get("meta") or {}),
@@ -226,6 +228,10 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
             why = session.window_error(pc.case)
             if why:
                 raise CtxprobeError(f"{pack_path} line {pc.line}: {why}")
+        for budget in sorted({b for pc in cases if (b := pc.case.cell.reasoning_budget) is not None}):
+            refused = provider.reasoning_refusal(budget)
+            if refused:
+                raise CtxprobeError(f"{pack_path}: {refused}")
         await session.preflight()
         session.open_ledger()
         await session.open_judge(sorted({c.case.cell.family for c in cases if case_meta(c.case.meta).get("match") == "judge"}))

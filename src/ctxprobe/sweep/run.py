@@ -45,9 +45,11 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     window = provider.context_window
     sizes = sizes if sizes is not None else case_sizes(spec, families)
 
+    thinking = max(spec.reasoning_budgets or [0])  # reasoning tokens come on top of the answer's
+
     def output(label: str) -> int:
         # a family whose lengths already include the output (RULER's prompt + generation <= L)
-        return 0 if families[label][0].length_includes_output else spec.decoding.max_tokens
+        return (0 if families[label][0].length_includes_output else spec.decoding.max_tokens) + thinking
 
     (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
     if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
@@ -66,6 +68,15 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
             family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
 
 
+
+
+def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
+    """Refuse, before anything is sent, a reasoning budget the model cannot take (a model
+    that cannot reason takes budget 0 only; Anthropic's thinking starts at 1,024 tokens)."""
+    for budget in spec.reasoning_budgets or []:
+        why = provider.reasoning_refusal(budget)
+        if why:
+            raise CtxprobeError(why)
 
 
 def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
@@ -108,7 +119,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack, layout=spec.layout)
     families = build_families(spec, ctx)
     sizes = case_sizes(spec, families)  # tokens per (family, length), built where lengths are not tokens
-    needed = max(sizes.values()) + spec.decoding.max_tokens
+    needed = max(sizes.values()) + spec.decoding.max_tokens + max(spec.reasoning_budgets or [0])
     # An in-process model's runtime window grows to fit the sweep only when asked to.
     from ctxprobe.models.llamacpp import DEFAULT_N_CTX
 
@@ -116,6 +127,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                            executor=executor, confirm_cancel=confirm_cancel)
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
+        check_reasoning_budgets(spec, provider)
         await session.preflight()
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)

@@ -167,7 +167,7 @@ class SweepSession:
     def window_error(self, case: Case) -> str | None:
         """Why ``case`` cannot be sent within the model's window (None when it fits)."""
         window = self.provider.context_window
-        out_tokens = case.max_tokens or self.spec.decoding.max_tokens
+        out_tokens = (case.max_tokens or self.spec.decoding.max_tokens) + (case.cell.reasoning_budget or 0)
         if window and case.token_count + out_tokens > window and not self.spec.allow_beyond_window:
             return (f"case {case.case_id} has {case.token_count} tokens + {out_tokens} output, beyond "
                     f"{self.spec.model}'s window of {window}; use smaller lengths or pass --allow-beyond-window")
@@ -185,7 +185,7 @@ class SweepSession:
         spec = self.spec
         price = price_for(spec.model, load_prices(spec.prices))
         self.ledger = Ledger(spec.model, batch_price(price) if spec.batch else price, max_cost=spec.max_cost,
-                             spent=0.0, max_tokens=spec.decoding.max_tokens)
+                             spent=0.0, max_tokens=spec.decoding.max_tokens)  # + each case's reasoning budget
         return self.ledger
 
     async def open_judge(self, wanted: list[str]) -> Any:
