@@ -173,6 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
     _add_spec_flags(p)
+    p.add_argument("--adaptive", action="store_true",
+                   help="also the expected tokens per decision of run --adaptive, by the true accuracy")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: as for run (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: as for run (default: a 5-depth x 20-rep grid's tokens)")
+    p.add_argument("--bisect", type=int, default=0, help="adaptive: as for run")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
