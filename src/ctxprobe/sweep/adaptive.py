@@ -346,7 +346,7 @@ class _StoreSource:
 
 def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, confidence: float = 0.95,
                    token_budget: int | None = None, rule: ThresholdRule | None = None, coarse_reps: int = 1,
-                   n_depths: int = 3, max_reps: int = 100, bisect: int = 0, min_gap: int = 256,
+                   n_depths: int = 3, max_reps: int = 2000, bisect: int = 0, min_gap: int = 256,
                    max_rounds: int = 200, progress: bool = False, console: Console | None = None,
                    source_factory: Callable[[str], Source] | None = None) -> AdaptiveResult:
     """Run (or resume) an adaptive sweep of ``spec`` into its usual run; see the module doc.
