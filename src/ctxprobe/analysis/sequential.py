@@ -24,7 +24,7 @@ the data may be looked at after every repetition and sampling stopped whenever i
 
 The weights (0.7, 0.25, 0.05) were chosen by simulation (docs/statistics.md): the point
 mass brings a perfect length from 36 cases to 30 (a fixed-size exact test: 24), the bet a
-blind-middle one from 60 to 30, and together they cost a length at 0.95 about 5 cases in 100.
+blind-middle one from 60 to 30, and together they cost a length at 0.95 about 4 cases in 100.
 """
 
 from __future__ import annotations
