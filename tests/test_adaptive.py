@@ -299,3 +299,13 @@ def test_plan_adaptive_prints_the_expected_tokens_per_decision(capsys: pytest.Ca
     assert "expected tokens per decision" in out and "122,880" in out  # 30 cases at 4K, accuracy 1
     assert "a perfect model: 215,040 tokens in all" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_plan_adaptive_says_undecided_where_no_amount_decides() -> None:
+    from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+    cost = adaptive_cost(_spec(lengths=[1024, 2048], threshold=1.0), sims=5)
+    assert cost.decided[1.0] == 0.0 and cost.decided[0.95] == 1.0  # a bar of 1: any miss fails, nothing passes
+    lines = cost.lines()
+    assert "never decided at this bar" in lines[-2]
+    assert lines[3].split()[1] == "undecided" and lines[3].split()[2] != "undecided"

@@ -29,7 +29,7 @@ class AdaptiveCost:
     pass_level: float
     fail_level: float
     cases: dict[float, float]  # accuracy -> expected cases to decide one length
-    decided: dict[float, float]  # accuracy -> share of simulated runs decided correctly
+    decided: dict[float, float]  # accuracy -> share of simulated runs decided correctly (< 0.5: 'undecided')
     budget: int
     families: int
 
@@ -45,11 +45,15 @@ class AdaptiveCost:
                f"({self.confidence:.0%}, {self.depths} depths, bar {self.threshold:g})",
                "expected tokens per decision, by the length's true accuracy (simulated):",
                f"{'length':>8}" + "".join(f"{h:>15}" for h in heads)]
+        def cell(a: float, value: str) -> str:
+            return f"{value if self.decided[a] >= 0.5 else 'undecided':>15}"
+
         for length in self.lengths:
-            out.append(f"{fmt_tokens(length):>8}" + "".join(f"{self.tokens(a, length):>15,}" for a in ACCURACIES))
-        out.append(f"{'cases':>8}" + "".join(f"{self.cases[a]:>15,.0f}" for a in ACCURACIES))
+            out.append(f"{fmt_tokens(length):>8}" + "".join(cell(a, f"{self.tokens(a, length):,}") for a in ACCURACIES))
+        out.append(f"{'cases':>8}" + "".join(cell(a, f"{self.cases[a]:,.0f}") for a in ACCURACIES))
         perfect = sum(self.tokens(1.0, length) for length in self.lengths) * self.families
-        out.append(f"a perfect model: {perfect:,} tokens in all; budget {self.budget:,} (5 depths x 20 reps);")
+        what = f"{perfect:,} tokens in all" if self.decided[1.0] >= 0.5 else "never decided at this bar"
+        out.append(f"a perfect model: {what}; budget {self.budget:,} (5 depths x 20 reps);")
         out.append("within ~0.06 of the bar the budget is spent and the answer is undecided")
         return out
 
