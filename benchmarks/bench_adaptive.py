@@ -14,8 +14,8 @@ Per model, over ``--seeds`` seeds:
     from the same model (the grid is a point estimate and is itself wrong near the bar);
   * token share: the adaptive sweep's prompt tokens / the full grid's.
 
-    python benchmarks/bench_adaptive.py             # 20 seeds per model
-    python benchmarks/bench_adaptive.py --seeds 100
+    python benchmarks/bench_adaptive.py             # 100 seeds per model
+    python benchmarks/bench_adaptive.py --seeds 20
 """
 
 from __future__ import annotations
@@ -58,16 +58,30 @@ MODELS: dict[str, list[float]] = {
     "bar+0.04 at 4K": [0.99, 0.98, 0.95, 0.93, BAR + 0.04],
 }
 
+#: name -> true P(correct) per length at the three depths 0, 0.5, 1: the pooled rate is what the
+#: bar is about, and a repetition's depths differ (the tests must hold for that too)
+DEPTH_MODELS: dict[str, list[list[float]]] = {
+    "U over depth, pooled at the bar": [[0.95, 0.668, 0.95]] * len(LENGTHS),
+    "U over depth, pooled bar-0.03": [[0.95, 0.608, 0.95]] * len(LENGTHS),
+    "blind middle at 2K, bar+0.03": [[1.0] * 3, [1.0] * 3, [1.0, 0.658, 1.0], [0.0] * 3, [0.0] * 3],
+}
+DEPTHS3 = [0.0, 0.5, 1.0]
 
-def truth(rates: list[float]) -> int | None:
-    return walk(LENGTHS, rates, BAR)
+
+def pooled(rates: list[float] | list[list[float]]) -> list[float]:
+    return [sum(r) / len(r) if isinstance(r, list) else r for r in rates]
+
+
+def truth(rates: list[float] | list[list[float]]) -> int | None:
+    return walk(LENGTHS, pooled(rates), BAR)
 
 
 class SimSource:
     """Answers planned cases by Bernoulli draws: seeded per (seed, case), like a resumable store."""
 
-    def __init__(self, rates: list[float], seed: int) -> None:
-        self.p = dict(zip(LENGTHS, rates))
+    def __init__(self, rates: list[float] | list[list[float]], seed: int) -> None:
+        self.p = {(L, d): (r[i] if isinstance(r, list) else r)
+                  for L, r in zip(LENGTHS, rates) for i, d in enumerate(DEPTHS3)}
         self.seed = seed
         self._rows: dict[str, ResultRow] = {}
 
@@ -79,22 +93,22 @@ class SimSource:
 
     def send(self, cases: list[PlannedCase]) -> None:
         for c in cases:
-            ok = random.Random(f"{self.seed}/{c.case_id}").random() < self.p[c.cell.length]
+            ok = random.Random(f"{self.seed}/{c.case_id}").random() < self.p[(c.cell.length, c.cell.depth)]
             self._rows[c.case_id] = ResultRow(c.cell.family, c.cell.length, c.cell.depth, c.rep,
                                               "correct" if ok else "wrong", float(ok), c.cell.length)
 
 
-def grid_effective(rates: list[float], rng: random.Random) -> int | None:
+def grid_effective(rates: list[float] | list[list[float]], rng: random.Random) -> int | None:
     n = len(DEPTHS) * GRID_REPS
-    means = [sum(rng.random() < p for _ in range(n)) / n for p in rates]
+    means = [sum(rng.random() < p for _ in range(n)) / n for p in pooled(rates)]
     return walk(LENGTHS, means, BAR)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--seeds", type=int, default=100)
     args = ap.parse_args()
-    settings = Settings()  # the CLI's defaults: 95%, coarse 2 reps × 3 depths, max 50 reps, no bisection
+    settings = Settings()  # the CLI's defaults: 95%, 3 depths, the walk's frontier only, no bisection
     budget = BUDGET_CASES_PER_LENGTH * sum(LENGTHS)
     grid_tokens = len(DEPTHS) * GRID_REPS * sum(LENGTHS)
     t0 = time.monotonic()
@@ -104,13 +118,14 @@ def main() -> None:
           f"{'grid=truth':>10} {'tokens':>7}")
     worst, shares = 0.0, []
     key = lambda v: "none" if v is None else str(v)  # noqa: E731
-    for name, rates in MODELS.items():
+    models: dict[str, list[float] | list[list[float]]] = {**MODELS, **DEPTH_MODELS}
+    for name, rates in models.items():
         true = truth(rates)
         confident = wrong = right = agree = grid_right = 0
         spent = 0
         for seed in range(args.seeds):
             source = SimSource(rates, seed)
-            plan = AdaptivePlan(["niah"], LENGTHS, [0.0, 0.5, 1.0], settings.coarse_reps)
+            plan = AdaptivePlan(["niah"], LENGTHS, DEPTHS3, settings.coarse_reps)
             decided, _, _, [fam], _ = run_adaptive(plan, source, ThresholdRule("absolute", BAR), settings, budget)
             grid = grid_effective(rates, random.Random(10_000 + seed))
             eff = fam.grid_effective_length

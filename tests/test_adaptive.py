@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from ctxprobe.sweep.adaptive import adaptive_sweep, cases_needed, coarse_depths, default_budget, length_state
-from ctxprobe.analysis.sequential import decide, log_evidence_fail, log_evidence_pass
+from ctxprobe.analysis.sequential import decide, evidence, levels, reps_needed
+from ctxprobe.analysis.sequential import levels as split_levels
+from ctxprobe.sweep.adaptive import adaptive_sweep, coarse_depths, default_budget, length_state
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
@@ -35,25 +36,64 @@ def test_coarse_depths_spread_over_the_spec() -> None:
     assert coarse_depths([0.0, 0.2, 0.4, 0.6, 0.8, 1.0]) == [0.0, 0.4, 1.0]
 
 
+def _closed_pass(n: int, reps: int) -> float:
+    """The pass evidence of n = 3·reps cases all right, by hand: 0.7·U + 0.25·bar^-n + 0.05·bet."""
+    uniform = (1 - BAR ** (n + 1)) / ((n + 1) * (1 - BAR) * BAR ** n)
+    return 0.7 * uniform + 0.25 * BAR ** -n + 0.05 * (1 + 0.9 / BAR * (1 - BAR)) ** reps
+
+
 def test_evidence_hand_computed() -> None:
-    # all n right: M+ = (1 - bar^(n+1)) / ((n+1)(1-bar) bar^n); at level 0.01 (5 lengths, 95%) the
-    # first n with M+ >= 100 is 42 (n = 41: 96.8; n = 42: 110.5)
-    closed = lambda n: (1 - BAR ** (n + 1)) / ((n + 1) * (1 - BAR) * BAR ** n)  # noqa: E731
-    for n in (6, 41, 42):
-        assert math.exp(log_evidence_pass(n, n, BAR)) == pytest.approx(closed(n), rel=1e-10)
-    assert cases_needed(1.0, BAR, 0.01, 500) == 42
-    # all n wrong: M- = (1 - (1-bar)^(n+1)) / ((n+1) bar (1-bar)^n): 97.8 at n = 3, 543 at n = 4
-    assert math.exp(log_evidence_fail(0, 3, BAR)) == pytest.approx(97.8, abs=0.1)
-    assert cases_needed(0.0, BAR, 0.01, 500) == 4
-    assert cases_needed(BAR, BAR, 0.01, 300) == 300  # at the bar: never decided, capped
+    for reps in (2, 9, 10):
+        assert math.exp(evidence([1.0] * reps, 3, BAR)[0]) == pytest.approx(_closed_pass(3 * reps, reps), rel=1e-10)
+    # passes at alpha/2 = 0.025 (evidence 40): 27 of 27 right is 28.2, 30 of 30 is 43.2 -> 10 repetitions;
+    # the fixed-size exact test needs 24 (0.856^24 <= 0.025): 1.25x
+    assert _closed_pass(27, 9) < 40 < _closed_pass(30, 10)
+    assert reps_needed([1.0], 3, BAR, 0.025, 0.05 / 6, 500) == 10
+    # all wrong: 0.7·U- + 0.25·(1/(1-bar))^n + 0.05·(1 + 0.9·bar/(1-bar))^reps; 3 cases: 152.5
+    fail3 = 0.7 * (1 - (1 - BAR) ** 4) / (4 * BAR * (1 - BAR) ** 3) + 0.25 / (1 - BAR) ** 3 + 0.05 * (
+        1 + 0.9 * BAR / (1 - BAR))
+    assert math.exp(evidence([0.0], 3, BAR)[1]) == pytest.approx(fail3, rel=1e-10)
+    assert fail3 == pytest.approx(152.5, abs=0.1)
+    assert reps_needed([0.0], 3, BAR, 0.025, 0.05 / 6, 500) == 1  # 3 lengths: fails at 120
+    assert reps_needed([0.0], 3, BAR, 0.025, 0.05 / 10, 500) == 2  # 5 lengths: fails at 200
+    assert reps_needed([BAR], 3, BAR, 0.025, 0.05 / 6, 300) == 300  # at the bar: never decided, capped
+
+
+def test_repetitions_with_no_spread_are_decided_by_the_bet() -> None:
+    # blind in the middle: every repetition 2 of 3 right. The per-case ratios see a rate of 2/3;
+    # the bet sees no spread: 0.05·(1 + 0.9·(bar - 2/3)/(1 - bar))^reps reaches 120 at 10 repetitions
+    factor = 1 + 0.9 * (BAR - 2 / 3) / (1 - BAR)
+    assert 0.05 * factor ** 9 < 120 < 0.05 * factor ** 10
+    assert decide([2 / 3] * 10, 3, BAR, 0.025, 0.05 / 6) == "fail"
+    assert decide([2 / 3] * 9, 3, BAR, 0.025, 0.05 / 6) == "open"
+    # the same 20 of 30 cases spread unevenly over repetitions are not enough
+    assert decide([1.0, 1 / 3] * 5, 3, BAR, 0.025, 0.05 / 6) == "open"
+
+
+def test_levels_split_alpha_between_the_first_failing_length_and_the_rest() -> None:
+    assert levels(0.05, 3) == pytest.approx((0.025, 0.05 / 6))
+    assert levels(0.05, 5, 1) == pytest.approx((0.0125, 0.05 / 12))
 
 
 def test_decision_boundary_is_greater_or_equal() -> None:
-    evidence = math.exp(log_evidence_pass(40, 40, BAR))
-    assert decide(40, 40, BAR, (1 / evidence) * (1 + 1e-9)) == "pass"
-    assert decide(40, 40, BAR, (1 / evidence) * (1 - 1e-9)) == "open"
-    assert length_state(40.0, 40, 14, 512, BAR, (1 / evidence) * (1 + 1e-9)).state == "pass"
-    assert length_state(0.0, 0, 2, 512, BAR, 0.01).state == "open"
+    log_pass, _ = evidence([1.0] * 9, 3, BAR)
+    level = math.exp(-log_pass)
+    assert decide([1.0] * 9, 3, BAR, level * (1 + 1e-9), 1e-9) == "pass"
+    assert decide([1.0] * 9, 3, BAR, level * (1 - 1e-9), 1e-9) == "open"
+    assert length_state([1.0] * 9, 3, 9, 512, BAR, level * (1 + 1e-9), 1e-9).state == "pass"
+    _, log_fail = evidence([0.0, 0.0], 3, BAR)
+    level = math.exp(-log_fail)
+    assert decide([0.0, 0.0], 3, BAR, 1e-9, level * (1 + 1e-9)) == "fail"
+    assert decide([0.0, 0.0], 3, BAR, 1e-9, level * (1 - 1e-9)) == "open"
+    assert length_state([], 3, 2, 512, BAR, 0.025, 0.01).state == "open"  # planned, nothing back yet
+    assert length_state([], 3, 0, 512, BAR, 0.025, 0.01).state == "unsent"
+
+
+def test_a_single_miss_drops_the_point_mass() -> None:
+    # 29 of 30 right: the q = 1 term is gone; the uniform mixture and the bet are left
+    miss = [1.0] * 9 + [2 / 3]
+    assert evidence(miss, 3, BAR)[0] < math.log(0.25) - 30 * math.log(BAR)
+    assert decide(miss, 3, BAR, 0.025, 0.01) == "open"
 
 
 def test_default_budget_is_a_twenty_rep_grid_not_the_spec_reps() -> None:
@@ -80,14 +120,13 @@ def test_reaches_the_fixed_grid_decision_with_fewer_tokens(tmp_path) -> None:
     assert result.decided and result.stop_reason == "confident"
     assert result.families[0].effective_length == grid_eff
     assert result.families[0].grid_effective_length == grid_eff
-    # a 6-rep grid (30 cases a length) cannot be 95% sure of a pass; the adaptive rule needs ~42
-    # cases at each passing length, and spends far less than the 20-rep grid it budgets for
-    assert result.tokens_spent < 0.25 * default_budget(spec) and result.tokens_spent > grid_tokens / 2
+    # 30 of 30 right decides a pass (a fixed-size exact test: 24), 3 of 3 wrong a fail: 63 cases,
+    # less than half the 6-rep grid's 90, and nothing above the failing length
+    reps = {s.length: s.reps for s in result.families[0].lengths}
+    assert reps == {512: 10, 1024: 10, 2048: 1} and result.cases == 63
+    assert result.tokens_spent <= 30 * 512 + 30 * 1024 + 3 * 2048 and result.tokens_spent < grid_tokens / 2
     states = {s.length: s.state for s in result.families[0].lengths}
     assert states == {512: "pass", 1024: "pass", 2048: "fail"}
-    # reps went where the decision needed them: not to the length failing outright
-    reps = {s.length: s.reps for s in result.families[0].lengths}
-    assert reps[2048] == 2 and reps[512] > 2 and reps[1024] > 2
     # the run is an ordinary run: report reads it, the adaptive decision is on record
     report = load_report(result.run_id, store)
     assert report.profiles[0].effective_length == grid_eff
@@ -139,38 +178,134 @@ class _Bernoulli:
                                               "correct" if ok else "wrong", float(ok), c.cell.length)
 
 
+LENGTHS = [512, 1024, 2048, 3072, 4096]
+
+
+def _run(rates: list[float], seed: int, budget: int | None = None, source=None, **settings):
+    from ctxprobe.analysis.bootstrap import ThresholdRule
+    from ctxprobe.sweep.adaptive import AdaptivePlan, Settings, run_adaptive
+
+    lengths = LENGTHS[:len(rates)]
+    source = source or _Bernoulli(dict(zip(lengths, rates)), seed)
+    plan = AdaptivePlan(["niah"], lengths, [0.0, 0.5, 1.0], 1)
+    out = run_adaptive(plan, source, ThresholdRule("absolute", BAR), Settings(**settings),
+                       budget if budget is not None else 100 * sum(lengths))
+    return out, source
+
+
 @pytest.mark.parametrize("rates", [
-    [0.90] * 5,  # the issue's example: the old rule was confidently wrong in 3 of 15 seeds
+    [0.90] * 5,  # the old rule was confidently wrong in 3 of 15 seeds here
     [BAR] * 5,  # exactly at the bar (clears): a confident answer must be 4K
     [0.99, 0.98, BAR - 0.02, 0.3, 0.0],  # just below the bar at 2K: truth 1K
+    [0.99, BAR + 0.05, 0.3, 0.0, 0.0],  # just above the bar at 1K: truth 1K
 ])
 def test_confident_answers_are_rarely_wrong_at_and_near_the_bar(rates: list[float]) -> None:
-    from ctxprobe.sweep.adaptive import Settings, AdaptivePlan, run_adaptive
-    from ctxprobe.analysis.bootstrap import ThresholdRule, walk
+    from ctxprobe.analysis.bootstrap import walk
 
-    lengths = [512, 1024, 2048, 3072, 4096]
-    truth = walk(lengths, rates, BAR)
+    truth = walk(LENGTHS, rates, BAR)
     wrong = confident = 0
     seeds = 40
-    for seed in range(seeds):
-        plan = AdaptivePlan(["niah"], lengths, [0.0, 0.5, 1.0], 2)
-        decided, _, _, [fam], k = run_adaptive(plan, _Bernoulli(dict(zip(lengths, rates)), seed),
-                                               ThresholdRule("absolute", BAR), Settings(), 100 * sum(lengths))
+    for seed in range(seeds):  # a budget of 30 cases a length keeps this fast; the bound holds at any budget
+        (decided, _, _, [fam], k), _ = _run(rates, seed, budget=30 * sum(LENGTHS))
         assert k == 5
         confident += decided
         wrong += decided and fam.grid_effective_length != truth
     assert wrong <= 0.05 * seeds, f"confidently wrong in {wrong} of {seeds} seeds ({confident} confident)"
 
 
-def test_clear_models_are_decided_within_the_default_budget() -> None:
-    from ctxprobe.sweep.adaptive import Settings, AdaptivePlan, run_adaptive
-    from ctxprobe.analysis.bootstrap import ThresholdRule
-
-    lengths = [512, 1024, 2048, 3072, 4096]
-    for rates, truth in (([1.0] * 5, 4096), ([1.0, 0.99, 0.1, 0.0, 0.0], 1024)):
-        for seed in range(5):
-            source = _Bernoulli(dict(zip(lengths, rates)), seed)
-            decided, stop, _, [fam], _ = run_adaptive(AdaptivePlan(["niah"], lengths, [0.0, 0.5, 1.0], 2), source,
-                                                      ThresholdRule("absolute", BAR), Settings(), 100 * sum(lengths))
+def test_clear_models_are_decided_near_the_fixed_size_minimum() -> None:
+    for rates, truth, cases in (([1.0] * 5, 4096, [30] * 5), ([1.0, 1.0, 0.0, 0.0, 0.0], 1024, [30, 30, 6, 0, 0]),
+                                ([0.0] * 5, None, [6, 0, 0, 0, 0])):
+        for seed in range(3):
+            (decided, stop, _, [fam], _), source = _run(rates, seed)
             assert decided and stop == "confident" and fam.effective_length == truth
-            assert sum(r.token_count for r in source.rows()) < 0.5 * 100 * sum(lengths)
+            sent = [sum(r.length == L for r in source.rows()) for L in LENGTHS]
+            assert sent == cases
+
+
+class _Watching(_Bernoulli):
+    """Checks, at every round, what the rules allow to be sent given what is known so far."""
+
+    def __init__(self, rates: dict[int, float], seed: int, levels_: tuple[float, float]) -> None:
+        super().__init__(rates, seed)
+        self.levels, self.rounds, self.totals = levels_, [], []
+
+    def send(self, cases) -> None:
+        states = {}
+        for length in sorted(self.rates):
+            reps: dict[int, list[float]] = {}
+            for r in self.rows():
+                if r.length == length:
+                    reps.setdefault(r.rep, []).append(r.score)
+            means = [sum(v) / len(v) for v in reps.values() if len(v) == 3]
+            states[length] = decide(means, 3, BAR, *self.levels) if means else "open"
+        lengths = {c.cell.length for c in cases}
+        failed = [L for L, st in states.items() if st == "fail"]
+        for length in lengths:
+            assert states[length] == "open", f"sent to {length}, already decided {states[length]}"
+            assert not failed or length < min(failed), f"sent to {length}, above the failed {min(failed)}"
+            assert all(states[L] == "pass" for L in states if L < length), "sent above an undecided length"
+        self.rounds.append(sorted(lengths))
+        self.totals.append({L: 1 + max(c.rep for c in cases if c.cell.length == L) for L in lengths})
+        super().send(cases)
+
+
+@pytest.mark.parametrize("rates", [[1.0, 1.0, 0.0, 1.0, 1.0], [0.95, 0.9, 0.6, 1.0, 1.0], [BAR] * 5,
+                                   [1.0, 0.0, 0.0, 0.0, 0.0]])
+def test_only_the_frontier_gets_cases(rates: list[float]) -> None:
+    for seed in range(3):
+        watch = _Watching(dict(zip(LENGTHS, rates)), seed, split_levels(0.05, 5))
+        (decided, _, _, [fam], _), _ = _run(rates, seed, budget=40 * sum(LENGTHS), source=watch)
+        assert watch.rounds[0] == [512]  # the first round: the shortest length only
+        assert all(len(r) == 1 for r in watch.rounds)
+        by = {s.length: s for s in fam.lengths}
+        if decided:
+            first_fail = min((s.length for s in fam.lengths if s.state == "fail"), default=None)
+            above = [s for s in fam.lengths if first_fail is not None and s.length > first_fail]
+            assert all(s.state == "unsent" and s.n == 0 for s in above)
+        # a 1-of-1 failing length after two perfect ones: nothing is ever sent to 3K or 4K
+        if rates[2] == 0.0 and decided:
+            assert by[3072].reps == by[4096].reps == 0
+
+
+def test_the_frontier_grows_by_at_most_the_growth_factor() -> None:
+    watch = _Watching({L: 0.95 for L in LENGTHS}, 0, split_levels(0.05, 5))
+    _run([0.95] * 5, 0, source=watch, growth=1.5)
+    totals = [t[512] for t in watch.totals if 512 in t]
+    assert totals[0] == 1 and len(totals) >= 5
+    for before, after in zip(totals, totals[1:]):
+        assert before < after <= max(before + 1, math.floor(1.5 * before))
+
+
+def test_at_the_bar_the_budget_is_spent_undecided() -> None:
+    (decided, stop, _, [fam], _), source = _run([BAR] * 3, 1, budget=60 * sum(LENGTHS[:3]))
+    spent = sum(r.token_count for r in source.rows())
+    assert not decided and stop == "budget"
+    assert 60 * sum(LENGTHS[:3]) - 3 * 2048 < spent <= 60 * sum(LENGTHS[:3])
+
+
+def test_plan_adaptive_prints_the_expected_tokens_per_decision(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxprobe.cli import main
+    from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+    cost = adaptive_cost(_spec(lengths=[1024, 2048, 4096]), sims=50)
+    assert cost.cases[1.0] == 30 and cost.cases[0.0] == 3  # deterministic at accuracies 1 and 0
+    assert cost.pass_level == pytest.approx(0.025) and cost.fail_level == pytest.approx(0.05 / 6)
+    assert cost.tokens(1.0, 2048) == 30 * 2048
+    assert 78 < cost.cases[0.95] < 150  # a fixed-size exact test that knows the rate: 78 for 80% power
+    assert main(["plan", "--adaptive", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "1k,2k,4k",
+                 "--depths", "0,0.5,1"]) == 0
+    out = capsys.readouterr().out
+    assert "expected tokens per decision" in out and "122,880" in out  # 30 cases at 4K, accuracy 1
+    assert "a perfect model: 215,040 tokens in all" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_plan_adaptive_says_undecided_where_no_amount_decides() -> None:
+    from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+    cost = adaptive_cost(_spec(lengths=[1024, 2048], threshold=1.0), sims=5)
+    assert cost.decided[1.0] == 0.0 and cost.decided[0.95] == 1.0  # a bar of 1: any miss fails, nothing passes
+    lines = cost.lines()
+    assert "never decided at this bar" in lines[-2]
+    assert lines[3].split()[1] == "undecided" and lines[3].split()[2] != "undecided"

@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-edited-pack", action="store_true",
                    help="--cases: run a pack edited after export (answers, prompts...) as a run of its own")
     p.add_argument("--adaptive", action="store_true",
-                   help="coarse pass, then more repetitions only where the effective-length decision is unsure")
+                   help="walk the lengths up, sending cases only where the effective-length answer is still open")
     p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
     p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m "
                         "(default: what a 5-depth x 20-rep grid of the lengths costs)")
@@ -184,6 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
     _add_spec_flags(p)
+    p.add_argument("--adaptive", action="store_true",
+                   help="also the expected tokens per decision of run --adaptive, by the true accuracy")
+    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: as for run (default 0.95)")
+    p.add_argument("--token-budget", help="adaptive: as for run (default: a 5-depth x 20-rep grid's tokens)")
+    p.add_argument("--bisect", type=int, default=0, help="adaptive: as for run")
     p.set_defaults(func=cmd_plan)
 
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")

@@ -220,6 +220,14 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     sizes = plan_sizes(spec)
     for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
         out.print(line)
+    if args.adaptive:
+        from ctxprobe.spec import parse_length
+        from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+        cost = adaptive_cost(spec, confidence=args.confidence, bisect=args.bisect,
+                             token_budget=parse_length(args.token_budget) if args.token_budget else None)
+        for line in cost.lines():
+            out.print(line, highlight=False, markup=False)
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         err.print(f"warning: {beyond}", style="yellow", highlight=False)

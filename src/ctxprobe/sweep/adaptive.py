@@ -1,35 +1,33 @@
-"""The adaptive sweep: spend model calls only where they change the effective length.
+"""The adaptive sweep: spend model calls only where they can change the effective length.
 
 A fixed grid spends the same 100 cases on a length the model aces, one it fails outright
-and the one where it crosses the bar; only the last needs them. The adaptive sweep:
+and the one where it crosses the bar; only the last needs them. The adaptive sweep walks
+the lengths as the effective-length rule does and sends cases only where the walk's answer
+is still open:
 
-1. **Coarse pass**: every length of the spec at three depths (first, middle, last of the
-   spec's depths) with ``coarse_reps`` repetitions.
-2. **Refine near the bend**: walk the lengths upwards as the effective-length rule does.
-   Undecided lengths met by the walk -- up to the one where the point estimate stops it --
-   get more repetitions, at every coarse depth alike, so the pooled mean stays a plain
-   average over depths.
+1. **The frontier**: the shortest length not yet confidently decided. Lengths below it
+   passed (nothing more is sent to them); the first length that confidently *fails* ends
+   the walk, and nothing is ever sent above it -- no answer there can change the
+   effective length. The first round is ``coarse_reps`` repetitions at the shortest length.
+2. **Grow the frontier**: more repetitions (one case at every coarse depth each, so the
+   pooled mean stays a plain average over depths), toward the projected need of the test
+   below and at most ``growth`` times as many per round. When it passes, the next length
+   becomes the frontier.
 3. **Bisect** (optional, ``bisect`` levels): once decided, the midpoint between the
    effective length and the first failing length becomes a new length, located the same way.
-4. Stop when every family's decision is confident, the token budget is spent, or every
-   undecided length has reached ``max_reps``.
+4. Stop when every family's decision is confident, the token budget is spent, or the
+   frontier has reached ``max_reps``.
 
-**Error control.** A length is decided by an always-valid test, so looking after every
-round costs nothing: for "passes" (accuracy ≥ bar) the mixture likelihood ratio
-
-    M⁺ = ∫_bar^1 (p/bar)^S ((1-p)/(1-bar))^F dp / (1 - bar)
-
-(S successes, F failures; a uniform mixture over the rates that clear the bar) is a
-nonnegative supermartingale whenever the true rate is below the bar, so by Ville's
-inequality P(M⁺ ever reaches K/α) ≤ α/K; "fails" uses the mirror mixture over [0, bar).
-With K = every length that can be tested (the grid plus bisections), a union bound makes
-P(any length decided wrongly, at any round) ≤ α = 1 − confidence, so a *confident*
-effective length is wrong with probability ≤ α at any true accuracies, right at the bar
-included (there the run ends NOT confident rather than guessing). The guarantee is for an
-absolute bar; a relative rule's bar is itself estimated from the data. Partial scores in [0, 1]
-keep the supermartingale property (the factor is convex in the score). Cases are counted
-in whole repetitions -- one case at every coarse depth -- so the pooled rate is the depth
-average the effective length is defined on.
+**Error control.** A length is decided by an always-valid test
+(:mod:`ctxprobe.analysis.sequential`): its evidence for "passes" reaches 1/level with
+probability ≤ level when the length truly fails, however often it is looked at, and the
+mirror for "fails". The walk's answer is wrong only if the first truly failing length is
+passed or a truly passing length below it is failed, so "passes" is tested at α/2 (α/2
+over the 1 + bisections lengths that can be the first failing one) and "fails" at α/(2K)
+over the K lengths that can be tested (the grid plus bisections): P(confident and wrong)
+≤ α at any true accuracies, right at the bar included (there the run ends NOT confident
+rather than guessing). The guarantee is for an absolute bar; a relative rule's bar is
+itself estimated from the data.
 
 Every added case is an ordinary seeded case (its case id is its cell and repetition) stored
 in the spec's run, so an interrupted adaptive sweep resumes: the same stored results lead
@@ -43,121 +41,45 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
 
 from rich.console import Console
 
 from ctxprobe.analysis.bootstrap import ThresholdRule, first_scored, walk
-from ctxprobe.analysis.grid import clears, model_score
+from ctxprobe.analysis.grid import model_score
+from ctxprobe.analysis.sequential import levels, next_reps
+from ctxprobe.core.case import Cell
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.analysis.sequential import cases_needed, decide, log_evidence_fail, log_evidence_pass
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
+from ctxprobe.sweep.adaptive_types import (AdaptiveResult, FamilyDecision, LengthState, coarse_depths,
+                                            length_state)
 from ctxprobe.sweep.run import run_id_for, run_sweep
-from ctxprobe.core.case import Cell
 
-__all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "cases_needed", "coarse_depths",
+__all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "coarse_depths",
            "Settings", "Source", "default_budget", "length_state", "run_adaptive"]
 
 #: Default budget: what a full grid of 5 depths × 20 repetitions at the spec's lengths costs,
-#: whatever ``reps`` the spec asks of a fixed grid (the sequential rule needs ~40 cases at a
-#: length a perfect model clears with 5 lengths at 95%, and never decides at the bar).
+#: whatever ``reps`` the spec asks of a fixed grid (the sequential rule needs ~27 cases at a
+#: length a perfect model clears, ~110 at one where it scores 0.95, and never decides at the bar).
 BUDGET_CASES_PER_LENGTH = 100
 
 
-@dataclass(frozen=True)
-class LengthState:
-    """One length of one family after a round (pooled over the coarse depths, whole repetitions)."""
-
-    length: int
-    reps: int  # repetitions per depth planned so far
-    n: int  # scored cases in complete repetitions
-    mean: float | None
-    log_pass: float  # log evidence that accuracy >= bar (decides at log(K/alpha))
-    log_fail: float  # log evidence that accuracy < bar
-    state: str  # "pass" | "fail" | "open"
-
-
-@dataclass(frozen=True)
-class FamilyDecision:
-    family: str
-    threshold: float | None
-    decided: bool
-    effective_length: int | None  # on every measured length, bisected ones included
-    grid_effective_length: int | None  # on the spec's lengths only: comparable with a fixed grid
-    lengths: list[LengthState]
-
-
-@dataclass(frozen=True)
-class AdaptiveResult:
-    run_id: str
-    store_path: Path
-    decided: bool
-    stop_reason: str  # "confident" | "budget" | "max_reps" | "max_rounds"
-    rounds: int
-    cases: int  # cases measured (harness failures included: they were sent)
-    tokens_spent: int  # prompt tokens of those cases, as built
-    token_budget: int
-    confidence: float
-    depths: list[float]
-    families: list[FamilyDecision] = field(default_factory=list)
-    lengths_tested: int = 0  # K of the correction across lengths
-
-    def lines(self) -> list[str]:
-        from ctxprobe.report.format import fmt_tokens
-
-        def eff(v: int | None) -> str:
-            return fmt_tokens(v) if v is not None else "none"
-
-        verdict = "confident" if self.decided else "NOT confident"
-        out = [f"adaptive run {self.run_id}: {verdict} ({self.stop_reason}) after {self.rounds} rounds, "
-               f"{self.cases} cases, {self.tokens_spent:,} of {self.token_budget:,} budgeted prompt tokens"]
-        for f in self.families:
-            states = ", ".join(f"{fmt_tokens(s.length)}:{s.state}" for s in f.lengths)
-            what = "effective length" if f.decided else "observed effective length (undecided)"
-            out.append(f"  {f.family}: {what} {eff(f.effective_length)} "
-                       f"(always-valid test, P(confident and wrong) <= {1 - self.confidence:.0%} over "
-                       f"{self.lengths_tested} lengths; {states})")
-        return out
-
-
-def coarse_depths(depths: list[float], k: int = 3) -> list[float]:
-    """``k`` depths spread over the spec's: first, last and evenly between."""
-    ordered = sorted(depths)
-    if len(ordered) <= k:
-        return ordered
-    if k == 1:
-        return [ordered[len(ordered) // 2]]
-    return sorted({ordered[round(i * (len(ordered) - 1) / (k - 1))] for i in range(k)})
-
-
-def length_state(successes: float, n: int, reps: int, length: int, threshold: float | None,
-                 level: float) -> LengthState:
-    """Classify one length by the always-valid test at ``level`` (alpha / K)."""
-    mean = successes / n if n else None
-    if threshold is None:
-        return LengthState(length, reps, n, mean, -1e300, 1e300, "fail" if n else "open")
-    state = decide(successes, n, threshold, level) if n else "open"
-    return LengthState(length, reps, n, mean, _finite(log_evidence_pass(successes, n, threshold)),
-                       _finite(log_evidence_fail(successes, n, threshold)), state)
-
-
-def _finite(x: float) -> float:
-    """Stored as JSON in the run's meta: no infinities."""
-    return max(-1e300, min(1e300, x))
-
-
 class AdaptivePlan:
-    """Repetitions per (family, length) at the coarse depths: the whole adaptive state."""
+    """Repetitions per (family, length) at the coarse depths: the whole adaptive state.
+
+    Only the shortest length starts with ``coarse_reps``; the walk opens the others."""
 
     def __init__(self, families: list[str], lengths: list[int], depths: list[float], coarse_reps: int) -> None:
         self.depths = depths
         self.grid_lengths = list(lengths)
-        self.reps: dict[str, dict[int, int]] = {f: dict.fromkeys(lengths, coarse_reps) for f in families}
+        first = min(lengths)
+        self.reps: dict[str, dict[int, int]] = {
+            f: {L: coarse_reps if L == first else 0 for L in lengths} for f in families}
         self.bisections: dict[str, int] = dict.fromkeys(families, 0)
 
     def cases(self) -> list[PlannedCase]:
@@ -174,58 +96,64 @@ class AdaptivePlan:
         return row.length in reps and row.rep < reps[row.length] and row.depth in self.depths
 
 
-def _complete_reps(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> dict[int, tuple[float, int]]:
-    """(successes, n) per length over repetitions scored at every coarse depth.
+def _rep_means(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> dict[int, list[float]]:
+    """Per length, the mean score of each repetition scored at every coarse depth (by rep).
 
     Only whole repetitions count: each is one draw of the depth-averaged accuracy, which is
-    what the test's supermartingale needs (a partial repetition would tilt the depth mix)."""
+    what the test's supermartingales need (a partial repetition would tilt the depth mix)."""
     by_rep: dict[tuple[int, int], dict[float, float]] = {}
     for r in rows:
         if r.family == family and plan.contains(r) and (score := model_score(r)) is not None:
             by_rep.setdefault((r.length, r.rep), {})[r.depth] = float(score)
-    out = {length: (0.0, 0) for length in plan.reps[family]}
-    for (length, _rep), scores in by_rep.items():
+    out: dict[int, list[float]] = {length: [] for length in plan.reps[family]}
+    for (length, _rep), scores in sorted(by_rep.items()):
         if len(scores) == len(plan.depths):
-            s, n = out[length]
-            out[length] = (s + math.fsum(scores.values()), n + len(scores))
+            out[length].append(math.fsum(scores.values()) / len(scores))
     return out
 
 
-def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, level: float,
-              ) -> tuple[list[FamilyDecision], dict[str, list[int]]]:
-    """Decisions per family and, per family, the undecided lengths the walk runs into."""
+def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, pass_level: float,
+              fail_level: float) -> tuple[list[FamilyDecision], dict[str, list[float]], dict[str, int | None]]:
+    """Decisions per family, each family's repetition means by length, and its frontier.
+
+    The frontier is the shortest length that is not confidently decided, if the walk gets
+    there: lengths below it passed, and nothing above a failed length matters."""
     decisions: list[FamilyDecision] = []
-    refine: dict[str, list[int]] = {}
+    frontier: dict[str, int | None] = {}
+    reps_by: dict[str, list[float]] = {}
     for family, reps in plan.reps.items():
         lengths = sorted(reps)
-        totals = _complete_reps(plan, rows, family)
-        means = [totals[L][0] / totals[L][1] if totals[L][1] else None for L in lengths]
+        per_length = _rep_means(plan, rows, family)
+        means = [math.fsum(per_length[L]) / len(per_length[L]) if per_length[L] else None for L in lengths]
         threshold = rule.resolve(first_scored(means))
-        states = [length_state(*totals[L], reps[L], L, threshold, level) for L in lengths]
-        todo: list[int] = []
-        decided, effective = True, None
+        states = [length_state(per_length[L], len(plan.depths), reps[L], L, threshold, pass_level, fail_level)
+                  for L in lengths]
+        decided, effective, open_at = True, None, None
         for st in states:
-            if st.state == "pass" and decided:
+            if st.state == "pass":
                 effective = st.length
                 continue
-            if st.state == "fail":
+            if st.state != "fail":
+                decided, open_at = False, st.length
+            break
+        grid = [s for s in states if s.length in plan.grid_lengths]
+        grid_eff = None
+        for s in grid:
+            if s.state != "pass":
                 break
-            if st.state == "open":
-                decided = False
-                todo.append(st.length)
-                if st.mean is None or threshold is None or not clears(st.mean, threshold):
-                    break
-        grid = [i for i, L in enumerate(lengths) if L in plan.grid_lengths]
+            grid_eff = s.length
         decisions.append(FamilyDecision(
             family, threshold, decided, effective if decided else walk(lengths, means, threshold),
-            walk([lengths[i] for i in grid], [means[i] for i in grid], threshold), states))
-        refine[family] = todo
-    return decisions, refine
+            grid_eff if decided else walk([s.length for s in grid], [s.mean for s in grid], threshold), states))
+        frontier[family] = open_at
+        if open_at is not None:
+            reps_by[family] = per_length[open_at]
+    return decisions, reps_by, frontier
 
 
-def _bisect(plan: AdaptivePlan, decision: FamilyDecision, levels: int, min_gap: int, coarse_reps: int) -> bool:
+def _bisect(plan: AdaptivePlan, decision: FamilyDecision, max_levels: int, min_gap: int, coarse_reps: int) -> bool:
     """Add the midpoint between the effective length and the first failing one, if allowed."""
-    if plan.bisections[decision.family] >= levels or decision.effective_length is None:
+    if plan.bisections[decision.family] >= max_levels or decision.effective_length is None:
         return False
     longer = [s.length for s in decision.lengths if s.length > decision.effective_length]
     if not longer or longer[0] - decision.effective_length <= min_gap:
@@ -236,19 +164,20 @@ def _bisect(plan: AdaptivePlan, decision: FamilyDecision, levels: int, min_gap: 
     return True
 
 
-def _grow(plan: AdaptivePlan, decisions: list[FamilyDecision], refine: dict[str, list[int]], level: float,
-          max_reps: int) -> bool:
-    """More repetitions for the undecided lengths: toward the estimated need, at most doubling."""
+def _grow(plan: AdaptivePlan, decisions: list[FamilyDecision], reps_by: dict[str, list[float]],
+          frontier: dict[str, int | None], settings: Settings, pass_level: float, fail_level: float) -> bool:
+    """More repetitions at each family's frontier (see :func:`ctxprobe.analysis.sequential.next_reps`)."""
     grew = False
-    per_rep = len(plan.depths)
     for d in decisions:
-        states = {s.length: s for s in d.lengths}
-        for length in refine.get(d.family, []):
-            st = states[length]
-            if st.reps >= max_reps:
-                continue
-            need = cases_needed(st.mean, d.threshold or 0.0, level, max_reps * per_rep)
-            target = min(max_reps, 2 * st.reps, max(st.reps + 1, math.ceil(need / per_rep)))
+        length = frontier.get(d.family)
+        if length is None:
+            continue
+        have = plan.reps[d.family][length]
+        if have >= settings.max_reps:
+            continue
+        target = next_reps(reps_by.get(d.family, []), have, len(plan.depths), d.threshold or 0.0, pass_level,
+                           fail_level, first=settings.coarse_reps, cap=settings.max_reps, growth=settings.growth)
+        if target > have:
             plan.reps[d.family][length] = target
             grew = True
     return grew
@@ -267,11 +196,12 @@ class Source(Protocol):
 @dataclass(frozen=True)
 class Settings:
     confidence: float = 0.95
-    coarse_reps: int = 2
-    max_reps: int = 100
+    coarse_reps: int = 1
+    max_reps: int = 2000
     bisect: int = 0
     min_gap: int = 256
-    max_rounds: int = 30
+    max_rounds: int = 200
+    growth: float = 1.5  # at most this many times the frontier's repetitions per round
 
     @property
     def alpha(self) -> float:
@@ -282,14 +212,14 @@ def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule, settin
                  ) -> tuple[bool, str, int, list[FamilyDecision], int]:
     """The adaptive loop on any :class:`Source`: (decided, stop reason, rounds, decisions, K)."""
     k = len(plan.grid_lengths) + settings.bisect  # every length that can ever be decided
-    level = settings.alpha / k
+    pass_level, fail_level = levels(settings.alpha, len(plan.grid_lengths), settings.bisect)
     rounds, stop = 0, "max_rounds"
     while rounds < settings.max_rounds:
         rounds += 1
         todo, trimmed = _affordable(plan, source, budget)
         if todo:
             source.send(todo)
-        decisions, refine = _evaluate(plan, source.rows(), rule, level)
+        decisions, reps_by, frontier = _evaluate(plan, source.rows(), rule, pass_level, fail_level)
         if all(d.decided for d in decisions):
             if any([_bisect(plan, d, settings.bisect, settings.min_gap, settings.coarse_reps) for d in decisions]):
                 continue
@@ -298,10 +228,10 @@ def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule, settin
         if trimmed:
             stop = "budget"
             break
-        if not _grow(plan, decisions, refine, level, settings.max_reps):
+        if not _grow(plan, decisions, reps_by, frontier, settings, pass_level, fail_level):
             stop = "max_reps"
             break
-    decisions, _ = _evaluate(plan, source.rows(), rule, level)
+    decisions, _, _ = _evaluate(plan, source.rows(), rule, pass_level, fail_level)
     return all(d.decided for d in decisions), stop, rounds, decisions, k
 
 
@@ -332,9 +262,9 @@ class _StoreSource:
 
 
 def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, confidence: float = 0.95,
-                   token_budget: int | None = None, rule: ThresholdRule | None = None, coarse_reps: int = 2,
-                   n_depths: int = 3, max_reps: int = 100, bisect: int = 0, min_gap: int = 256,
-                   max_rounds: int = 30, progress: bool = False, console: Console | None = None,
+                   token_budget: int | None = None, rule: ThresholdRule | None = None, coarse_reps: int = 1,
+                   n_depths: int = 3, max_reps: int = 2000, bisect: int = 0, min_gap: int = 256,
+                   max_rounds: int = 200, progress: bool = False, console: Console | None = None,
                    source_factory: Callable[[str], Source] | None = None) -> AdaptiveResult:
     """Run (or resume) an adaptive sweep of ``spec`` into its usual run; see the module doc.
 
@@ -391,7 +321,7 @@ def _record(result: AdaptiveResult, plan: AdaptivePlan) -> None:
             "decided": result.decided, "stop_reason": result.stop_reason, "rounds": result.rounds,
             "tokens_spent": result.tokens_spent, "token_budget": result.token_budget,
             "confidence": result.confidence, "depths": plan.depths, "lengths_tested": result.lengths_tested,
-            "rule": "always-valid mixture likelihood ratio per length at alpha/K",
+            "rule": "always-valid mixture per length: passes at alpha/2, fails at alpha/(2K); the walk's frontier only",
             "reps": {f: {str(k): v for k, v in r.items()} for f, r in plan.reps.items()},
             "families": [asdict(d) for d in result.families],
         }})
