@@ -199,9 +199,13 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     spec = _spec_from_args(args)
     from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
 
+    from ctxprobe.sweep.pricing import price_plan
+
     sizes = plan_sizes(spec)
     for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
-        out.print(line)
+        out.print(line, highlight=False)
+    for line in price_plan(spec).lines():
+        out.print(line, highlight=False, markup=False)
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         err.print(f"warning: {beyond}", style="yellow", highlight=False)

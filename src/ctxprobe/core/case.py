@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ctxprobe.core.prefix import CacheHint
 #: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
 Message = dict[str, str]
 
@@ -42,6 +43,9 @@ class Case:
     #: Output tokens this case asks for, when its family fixes them (RULER's per-task
     #: ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
     max_tokens: int | None = None
+    #: Where this prompt shares its prefix with others of its group (set just before it is
+    #: sent, :mod:`ctxprobe.cases.prefixes`; in memory only, never stored or hashed).
+    cache_hint: CacheHint | None = field(default=None, repr=False, compare=False)
 
     @property
     def case_id(self) -> str:
@@ -61,6 +65,7 @@ class Case:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("prompt_ids", None)
+        d.pop("cache_hint", None)
         d["case_id"] = self.case_id
         d["prompt_hash"] = self.prompt_hash
         return d

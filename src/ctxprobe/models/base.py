@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from ctxprobe.core.optional import fill_defaults
+from ctxprobe.core.prefix import CacheHint
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 
@@ -26,6 +27,9 @@ class GenerateRequest:
     #: Token ids of the templated prompt when the caller already has them; in-process
     #: providers use them as-is so the model sees exactly what was counted.
     prompt_ids: list[int] | None = None
+    #: Where this prompt shares its prefix with others of its group (prompt caching); None:
+    #: ask for no caching (a provider that caches by itself still may).
+    cache: CacheHint | None = None
 
 
 @dataclass

@@ -93,7 +93,7 @@ async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink:
             max_tokens = case.max_tokens or cfg.max_tokens
             request = GenerateRequest(messages=case.messages, max_tokens=max_tokens,
                                       temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p,
-                                      prompt_ids=case.prompt_ids)
+                                      prompt_ids=case.prompt_ids, cache=case.cache_hint)
             done = await client.call(request, case.token_count + max_tokens)
             sent += 1
             outcome = sink(Attempted(case, done.result, done.error, done.attempts, done.latency_s))

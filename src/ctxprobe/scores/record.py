@@ -30,10 +30,12 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
         exact_counts=exact_counts)
     reasoning = r.extra.get("reasoning") if r else None
     cached = r.extra.get("cached_prompt_tokens") if r else None
+    written = r.extra.get("cache_write_tokens") if r else None
     store.save_response(
         run_id, item.case.case_id, output=text, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
         latency_s=round(item.latency_s, 4), attempts=item.attempts, error=error, score=score,
         outcome=scored.outcome, detail=scored.detail, reasoning=scrub(str(reasoning)) if reasoning else None,
-        cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None)
+        cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None,
+        cache_write_tokens=written if isinstance(written, int) else None)
     return score, scored

@@ -153,3 +153,11 @@ def m004_claims_and_sessions(db: sqlite3.Connection) -> None:
         "CREATE TABLE claims (run_id TEXT NOT NULL, case_id TEXT NOT NULL, session_id TEXT NOT NULL,"
         " claimed_at REAL NOT NULL, settled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (run_id, case_id))")
     db.execute("CREATE INDEX claims_session ON claims(session_id)")
+
+
+@migration
+def m005_cache_write_tokens(db: sqlite3.Connection) -> None:
+    """Prompt tokens the provider reported writing to its prompt cache (Anthropic's
+    ``cache_creation_input_tokens``, a Gemini explicit cache created for the request);
+    NULL: not reported. Billed at their own price, apart from cached reads."""
+    db.execute("ALTER TABLE responses ADD COLUMN cache_write_tokens INTEGER")

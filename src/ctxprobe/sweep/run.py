@@ -25,6 +25,8 @@ from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
+from ctxprobe.cases.prefixes import mark_prefix_groups
+from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
 from ctxprobe.sweep.session import Executor, RunRecord, SessionResult, SweepSession, Work, warn
 from ctxprobe.tasks import BuildContext
 from ctxprobe.core.case import Cell, Case
@@ -130,7 +132,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                               highlight=False)
             if is_approximate(tokenizer):
                 warn(console, tokenizer.warning or "approximate token counts")
-            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes),
+            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, families),
                                      _work(spec, session, families, planned))
         finally:
             store.close()
@@ -138,7 +140,10 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         await session.aclose()
 
 
-def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes) -> RunRecord:
+def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes,
+            families: dict[str, tuple[Family, object]]) -> RunRecord:
+    priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name,
+                        builder=CaseBuilder(BuildSettings.of(spec, tokenizer_name), families))
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": provider.trained_context or tokenizer.trained_context,
@@ -146,6 +151,8 @@ def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Pro
         "plan": summarize(spec, sizes=sizes).__dict__,
         "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,
     }
+    if priced.totals is not None:
+        meta["planned_cost"] = priced.to_dict()  # the plan's three prices, for the report's planned vs billed
     return RunRecord(run_id_for(spec, tokenizer_name, tokenizer), model=spec.model, tokenizer=tokenizer_name,
                      family=",".join(spec.families), spec=spec.model_dump(), meta=meta)
 
@@ -158,13 +165,19 @@ def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, o
     grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
     builder = CaseBuilder(BuildSettings.of(spec, session.tokenizer_name), families)
     policy = session.ids
+    # prompt caching: each case learns where it shares its prefix with its group
+    hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"
+    periods = periods_of(families)
 
     def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
         # which stores each case itself (on the event-loop thread, with its response).
         # Lengths not in tokens (phone books sized in entries) are only checked once built.
-        for case in build_cases(spec, mine, spec.build_workers, tokenizer=session.tokenizer_name, builder=builder,
-                                ids=policy):
+        built = build_cases(spec, mine, spec.build_workers, tokenizer=session.tokenizer_name, builder=builder,
+                            ids=policy)
+        if hinted:
+            built = mark_prefix_groups(built, periods, session.tokenizer.count, explicit=spec.cache_prompt == "explicit")
+        for case in built:
             yield session.checked_case(case)
 
     units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
