@@ -4,16 +4,17 @@ provider's caching rules (:mod:`ctxprobe.plan.caching`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.cases.builder import BuildSettings, CaseBuilder
 from ctxprobe.cases.families import build_families
 from ctxprobe.cases.prefixes import plan_cached
+from ctxprobe.core.case import Case
 from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
-from ctxprobe.plan.grid import summarize
+from ctxprobe.plan.grid import PlannedCase, summarize
 from ctxprobe.plan.prices import PRICES_AS_OF, Price, load_prices, price_for
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext
@@ -87,9 +88,10 @@ def periods_of(families: Mapping[str, tuple[Family, object]]) -> dict[str, int]:
 
 
 def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name: str | None = None,
-               builder: CaseBuilder | None = None) -> PricePlan:
+               builder: CaseBuilder | None = None, build: Callable[[PlannedCase], Case] | None = None) -> PricePlan:
     """The three prices of ``spec``'s grid; builds the first prefix group of each (family,
-    length) to measure its shared prefixes (nothing is built for free or unpriced models)."""
+    length) to measure its shared prefixes (nothing is built for free or unpriced models).
+    ``build`` replaces ``builder.build`` (a sweep keeps those cases to send them)."""
     price = price_for(spec.model, load_prices(spec.prices))
     rules = rules_for(spec)
     plan = PricePlan(spec.model, price, rules, spec.pricing_mode, spec.max_cost)
@@ -101,6 +103,6 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
         families = build_families(spec, BuildContext(tokenizer=tok, haystack=spec.haystack, layout=spec.layout))
         builder = CaseBuilder(BuildSettings.of(spec, name), families)
     output = summarize(spec).max_output_tokens
-    plan.totals = plan_cached(spec, rules, builder.build, periods_of(builder.families), tok.count, output)
+    plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families), tok.count, output)
     plan.costs = {mode: plan.totals.cost(price, mode, rules) for mode in PRICING_MODES}
     return plan

@@ -19,6 +19,7 @@ from ctxprobe.models import check_model_form
 from ctxprobe.models.base import Provider
 from ctxprobe.plan.grid import PlannedCase, planned_cases, summarize
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
+from ctxprobe.cases.memory import IdsPolicy, slim_case
 from ctxprobe.cases.identity import check_builder
 from ctxprobe.cases.sizing import Sizes, beyond_trained_warning, case_sizes
 from ctxprobe.spec import Spec
@@ -132,18 +133,38 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                               highlight=False)
             if is_approximate(tokenizer):
                 warn(console, tokenizer.warning or "approximate token counts")
-            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, families),
-                                     _work(spec, session, families, planned))
+            builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
+            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),
+                                     _work(spec, session, families, planned, builder))
         finally:
             store.close()
     finally:
         await session.aclose()
 
 
+class _KeptBuilder(CaseBuilder):
+    """The sweep's builder: the cases the price plan builds (the first prefix group of
+    each length) are kept, slimmed, and handed to the run when it sends them — built once."""
+
+    def __init__(self, settings: BuildSettings, families: dict[str, tuple[Family, object]], ids: IdsPolicy) -> None:
+        super().__init__(settings, families)
+        self._ids = ids
+        self._kept: dict[PlannedCase, Case] = {}
+
+    def keep(self, p: PlannedCase) -> Case:
+        case = self._kept.get(p)
+        if case is None:
+            case = self._kept[p] = slim_case(super().build(p), self._ids)
+        return case
+
+    def build(self, p: PlannedCase) -> Case:
+        case = self._kept.pop(p, None)
+        return case if case is not None else super().build(p)
+
+
 def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes,
-            families: dict[str, tuple[Family, object]]) -> RunRecord:
-    priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name,
-                        builder=CaseBuilder(BuildSettings.of(spec, tokenizer_name), families))
+            builder: _KeptBuilder) -> RunRecord:
+    priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name, builder=builder, build=builder.keep)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": provider.trained_context or tokenizer.trained_context,
@@ -158,12 +179,11 @@ def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Pro
 
 
 def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, object]],
-          planned: list[PlannedCase] | None) -> Work[PlannedCase]:
+          planned: list[PlannedCase] | None, builder: CaseBuilder) -> Work[PlannedCase]:
     """The spec's grid (or the chosen cases), built lazily — on spec.build_workers
     processes when asked — and slimmed to what the provider needs."""
     plan = list(planned) if planned is not None else list(planned_cases(spec))
     grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
-    builder = CaseBuilder(BuildSettings.of(spec, session.tokenizer_name), families)
     policy = session.ids
     # prompt caching: each case learns where it shares its prefix with its group
     hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"
