@@ -136,3 +136,60 @@ def test_group_hints_same_points_in_every_member() -> None:
     assert first.first and not second.first and first.key == second.key == third.key
     assert [m.tokens for m in first.marks] == [m.tokens for m in second.marks] == [3000]
     assert second.reads == 3000 and first.reads == 0
+
+
+def test_cli_plan_prints_three_prices_and_the_capped_one(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxprobe.cli import main
+
+    code = main(["plan", "--model", "openai/gpt-4.1", "--tokenizer", "tiktoken:o200k_base", "--lengths", "4k",
+                 "--depths", "0,0.5,1", "--reps", "1", "--max-cost", "0.001", "--pricing", "batch"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for label in ("on demand  $", "cached     $", "batch      $"):
+        assert label in out
+    assert "caps the batch price: over it" in out and "128-token steps" in out
+
+
+def test_run_refuses_batch_pricing_when_sent_request_by_request(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxprobe.cli import main
+
+    store = tmp_path / "s.sqlite"
+    code = main(["run", "--model", "sim:perfect", "--lengths", "512", "--reps", "1", "--pricing", "batch",
+                 "--store", str(store), "--no-plots", "--no-progress"])
+    assert code == 2 and "--pricing batch" in capsys.readouterr().err
+    assert not store.exists()  # refused before the store was touched
+
+
+def test_prefix_gate_writer_first_then_readers_and_again_after_the_ttl() -> None:
+    import asyncio
+
+    from ctxprobe.core.prefix import CacheHint
+    from ctxprobe.models.caching import PrefixGate
+
+    hint = CacheHint("k", (), size=3)
+
+    async def go(ttl: float) -> list[str]:
+        gate, log = PrefixGate(ttl_s=ttl), []
+        release = asyncio.Event()
+
+        async def request(name: str, hold: bool) -> None:
+            async with gate.enter(hint) as writer:
+                log.append(f"{name}:{'write' if writer else 'read'}")
+                if hold:
+                    await release.wait()
+
+        first = asyncio.create_task(request("a", True))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(request("b", False))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        log.append("a released")  # b waited for a: it has not entered yet
+        release.set()
+        await asyncio.gather(first, second)
+        await request("c", False)
+        assert gate.finished(hint)
+        return log
+
+    assert asyncio.run(go(300.0)) == ["a:write", "a released", "b:read", "c:read"]
+    # with a TTL of 0 the prefix is stale by the time c comes: c writes it again
+    assert asyncio.run(go(0.0))[-1] == "c:write"
