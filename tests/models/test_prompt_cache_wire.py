@@ -184,3 +184,19 @@ def test_gemini_25_caches_implicitly_without_explicit_caches(tmp_path: Path,
     assert cache.created == []
     d = by_depth(rows)
     assert d[0.5]["cached_prompt_tokens"] >= 1024 and d[1.0]["cached_prompt_tokens"] is None
+
+
+def test_a_pack_resent_asks_for_caching_too(tmp_path: Path, anthropic_api: tuple[FakeServer, AnthropicCache]) -> None:
+    from ctxprobe.report.export import export_jsonl
+    from ctxprobe.sweep.packs import run_pack
+
+    server, cache = anthropic_api
+    run_id, _ = sweep("anthropic:claude-sonnet-4-5", tmp_path / "s.sqlite", reps=1, cache_prompt="off")
+    pack = tmp_path / "pack.jsonl"
+    with pack.open("w", encoding="utf-8") as out:
+        export_jsonl(run_id, tmp_path / "s.sqlite", out)
+    # force: the approximate counter was recalibrated by the first run, so it counts differently now
+    result = run_pack(pack, "anthropic:claude-sonnet-4-5", tmp_path / "p.sqlite", force=True)
+    rows = {r["depth"]: r for r in iter_export(result.run_id, tmp_path / "p.sqlite")}
+    # a pack is sent in its file's order (depth 0 first): 0.5 writes what 1 then reads
+    assert rows[0.5]["cache_write_tokens"] > 0 and rows[1.0]["cached_prompt_tokens"] == rows[0.5]["cache_write_tokens"]

@@ -87,7 +87,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     transport = {k: getattr(args, k, None) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
                                                      "prices", "judge", "judge_labels", "force_judge",
-                                                     "allow_beyond_window")}
+                                                     "allow_beyond_window", "cache_prompt", "pricing")}
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
