@@ -69,6 +69,9 @@ def test_response_cost_each_token_at_its_price() -> None:
     # a cache write is the dearest fate of a prompt token: the worst case reserves it
     assert worst_cost(sonnet, "anthropic:claude-sonnet-4-5", 10_000, 100) == \
         pytest.approx((10_000 * 3.75 + 100 * 15.0) / 1e6)
+    # the hour-long TTL writes at 2x input
+    assert response_cost(sonnet, "anthropic:claude-sonnet-4-5?cache_ttl=1h", 10_000, 0, written=10_000) == \
+        pytest.approx(10_000 * 6.0 / 1e6)
     flash = price_for("gemini:gemini-2.0-flash")
     assert flash is not None  # created ($0.10 + 5 min of $1.00/h storage) and read ($0.025)
     assert response_cost(flash, "gemini:gemini-2.0-flash", 10_000, 0, cached=8_000, written=8_000) == \

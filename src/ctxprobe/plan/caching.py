@@ -30,7 +30,7 @@ prefix waits for the one that writes it, so a 5-minute cache does not expire in 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from ctxprobe.plan.prices import Price
@@ -157,8 +157,9 @@ class CachedTotals:
     def read_share(self) -> float:
         return self.read / self.prompt if self.prompt else 0.0
 
-    def cost(self, price: Price, mode: Pricing, rules: CacheRules) -> float | None:
+    def cost(self, price: Price, mode: Pricing, rules: CacheRules, model: str = "") -> float | None:
         """USD for the grid in ``mode``; None when the provider has no batch API."""
+        price = hour_ttl(price, model)
         if mode == "batch":
             batch = price.as_batch()
             return None if batch is None else batch.cost(self.prompt, self.output)
@@ -178,6 +179,14 @@ class CachedTotals:
         return cost
 
 
+def hour_ttl(price: Price, model: str) -> Price:
+    """``price`` with its writes at the 1-hour price when the model asks for that TTL
+    (``anthropic:…?cache_ttl=1h``)."""
+    if "cache_ttl=1h" in model.partition("?")[2] and price.cache_write_1h is not None:
+        return replace(price, cache_write=price.cache_write_1h)
+    return price
+
+
 def response_cost(price: Price, model: str, prompt: int, output: int, *, cached: int = 0, written: int = 0,
                   batch: bool = False) -> float:
     """USD for one response from the tokens its provider reported: ``cached`` prompt tokens
@@ -185,7 +194,7 @@ def response_cost(price: Price, model: str, prompt: int, output: int, *, cached:
     the prompt (billed at the write price instead of the input price); a Gemini explicit
     cache's are a creation billed on top (input price, plus storage for the TTL), the
     request then reading them."""
-    p = (price.as_batch() or price) if batch else price
+    p = hour_ttl((price.as_batch() or price) if batch else price, model)
     if model.startswith("gemini:") and written:
         storage = (p.cache_storage or 0.0) * cache_rules(model, explicit=True).ttl_s / 3600
         write_price = p.cache_write if p.cache_write is not None else p.input

@@ -104,5 +104,5 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
         builder = CaseBuilder(BuildSettings.of(spec, name), families)
     output = summarize(spec).max_output_tokens
     plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families), tok.count, output)
-    plan.costs = {mode: plan.totals.cost(price, mode, rules) for mode in PRICING_MODES}
+    plan.costs = {mode: plan.totals.cost(price, mode, rules, spec.model) for mode in PRICING_MODES}
     return plan
