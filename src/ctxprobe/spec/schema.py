@@ -266,7 +266,11 @@ class Spec(BaseModel):
     @property
     def pricing_mode(self) -> Literal["on-demand", "cached", "batch"]:
         """The price ``--max-cost`` caps: ``pricing``, else cached unless caching is off."""
-        return self.pricing or ("on-demand" if self.cache_prompt == "off" else "cached")
+        if self.pricing is not None:
+            return self.pricing
+        if getattr(self, "batch", False):  # sent as provider batches, where this build has them
+            return "batch"
+        return "on-demand" if self.cache_prompt == "off" else "cached"
 
     def identity(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""

@@ -173,8 +173,9 @@ class SweepSession:
     # 3. ledger and judge -----------------------------------------------------------------
     def open_ledger(self) -> Ledger:
         spec = self.spec
-        batch = spec.pricing_mode == "batch"
-        if batch and not getattr(spec, "batch", False):
+        # a run sent as provider batches (a spec's ``batch``, where this build has it) is billed at batch prices
+        batch = bool(getattr(spec, "batch", False))
+        if spec.pricing_mode == "batch" and not batch:
             raise CtxprobeError("--pricing batch prices a run sent as provider batches; this one is sent request by "
                                 "request: use --pricing cached or on-demand (ctxprobe plan prints all three)")
         self.ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
