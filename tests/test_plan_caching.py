@@ -196,3 +196,13 @@ def test_prefix_gate_writer_first_then_readers_and_again_after_the_ttl() -> None
     assert asyncio.run(go(300.0)) == ["a:write", "a released", "b:read", "c:read"]
     # with a TTL of 0 the prefix is stale by the time c comes: c writes it again
     assert asyncio.run(go(0.0))[-1] == "c:write"
+
+
+def test_prefixes_of_a_server_counted_tokenizer_are_estimated_not_sent() -> None:
+    from ctxprobe.cases.prefixes import prefix_counter
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    local = resolve_tokenizer("local")
+    assert prefix_counter("local", local)("hello world") == local.count("hello world")
+    # anthropic-count:/gemini-count:/endpoint: would ask a server once per prefix: ~4 characters a token
+    assert prefix_counter("anthropic-count:claude-sonnet-4-5", local)("x" * 4000) == 1000

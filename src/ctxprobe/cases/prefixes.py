@@ -28,7 +28,7 @@ from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.plan.caching import CachedTotals, CacheRules, Member, bill_group
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import Spec
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 #: The shortest prefix any provider caches (OpenAI, Anthropic's Sonnet/Opus, Gemini Flash).
 MIN_CACHE_TOKENS = 1024
@@ -111,6 +111,19 @@ def group_hints(prompts: list[list[Message]], count: Callable[[str], int],
         out.append(CacheHint(key=key, marks=tuple(PrefixMark(p[0], p[1], tokens[p]) for p in marks[i]),
                              reads=reads, first=i == members[0], size=len(members), explicit=explicit))
     return out
+
+
+#: Tokenizers that count by calling a server: a prefix's tokens are estimated instead (the
+#: marks only need to know which prefixes pass a provider's minimum).
+_REMOTE_COUNTERS = ("anthropic-count", "gemini-count", "endpoint")
+
+
+def prefix_counter(name: str, tokenizer: Tokenizer) -> Callable[[str], int]:
+    """How prefixes are counted for cache marks: the run's tokenizer, or ~4 characters a
+    token for one that would ask a server per prefix."""
+    if name.split(":", 1)[0] in _REMOTE_COUNTERS:
+        return lambda text: (len(text) + 3) // 4
+    return tokenizer.count
 
 
 def group_of(case: Case, periods: Mapping[str, int]) -> Hashable:

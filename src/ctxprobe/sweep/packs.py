@@ -193,7 +193,7 @@ def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
                     tokenizer: str | None = None, force: bool = False, allow_edited: bool = False,
                     progress: bool = False, console: Any = None, **transport: Any) -> PackResult:
-    from ctxprobe.cases.prefixes import mark_prefix_groups
+    from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
     from ctxprobe.store import Store
     from ctxprobe.sweep.pricing import rules_for
     from ctxprobe.sweep.session import RunRecord, SweepSession, Work
@@ -248,7 +248,8 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                     yield pc.case
 
             # prompt caching: each case learns where it shares its prefix with its group
-            yield from (mark_prefix_groups(taken(), periods, tok.count, explicit=spec.cache_prompt == "explicit")
+            yield from (mark_prefix_groups(taken(), periods, prefix_counter(tok_name, tok),
+                                           explicit=spec.cache_prompt == "explicit")
                         if hinted else taken())
 
         units = {label: "entries" for label, params in (source.get("families") or {}).items()

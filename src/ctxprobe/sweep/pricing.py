@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxprobe.cases.builder import BuildSettings, CaseBuilder
 from ctxprobe.cases.families import build_families
-from ctxprobe.cases.prefixes import plan_cached
+from ctxprobe.cases.prefixes import plan_cached, prefix_counter
 from ctxprobe.core.case import Case
 from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
@@ -103,6 +103,7 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
         families = build_families(spec, BuildContext(tokenizer=tok, haystack=spec.haystack, layout=spec.layout))
         builder = CaseBuilder(BuildSettings.of(spec, name), families)
     output = summarize(spec).max_output_tokens
-    plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families), tok.count, output)
+    plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families),
+                              prefix_counter(name, tok), output)
     plan.costs = {mode: plan.totals.cost(price, mode, rules, spec.model) for mode in PRICING_MODES}
     return plan

@@ -26,7 +26,7 @@ from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
-from ctxprobe.cases.prefixes import mark_prefix_groups
+from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
 from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
 from ctxprobe.sweep.session import Executor, RunRecord, SessionResult, SweepSession, Work, warn
 from ctxprobe.tasks import BuildContext
@@ -188,6 +188,7 @@ def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, o
     # prompt caching: each case learns where it shares its prefix with its group
     hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"
     periods = periods_of(families)
+    count = prefix_counter(session.tokenizer_name, session.tokenizer)
 
     def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
@@ -196,7 +197,7 @@ def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, o
         built = build_cases(spec, mine, spec.build_workers, tokenizer=session.tokenizer_name, builder=builder,
                             ids=policy)
         if hinted:
-            built = mark_prefix_groups(built, periods, session.tokenizer.count, explicit=spec.cache_prompt == "explicit")
+            built = mark_prefix_groups(built, periods, count, explicit=spec.cache_prompt == "explicit")
         for case in built:
             yield session.checked_case(case)
 
