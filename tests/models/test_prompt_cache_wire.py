@@ -177,6 +177,16 @@ def test_gemini_cache_gone_before_its_group_is_done_is_created_again(
     assert d[0.75]["cache_write_tokens"] == d[1.0]["cache_write_tokens"] and d[0.75]["attempts"] == 2
 
 
+def test_gemini_cache_the_api_refuses_is_sent_whole(tmp_path: Path,
+                                                    gemini_api: tuple[FakeServer, GeminiCache]) -> None:
+    server, cache = gemini_api
+    cache.min_tokens = 10**6  # by the API's count every prefix is too small to cache
+    _, rows = sweep("gemini:gemini-2.0-flash", tmp_path / "s.sqlite", depths="0.75,1", lengths="8k", reps=1)
+    assert all(r["outcome"] != "error" and r["cached_prompt_tokens"] is None for r in rows.values())
+    creates = [path for path, _, _ in server.requests if path.endswith("/cachedContents")]
+    assert len(creates) == 1  # refused once, not asked again for the group's next request
+
+
 def test_gemini_25_caches_implicitly_without_explicit_caches(tmp_path: Path,
                                                              gemini_api: tuple[FakeServer, GeminiCache]) -> None:
     server, cache = gemini_api

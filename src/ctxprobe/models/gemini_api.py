@@ -242,12 +242,18 @@ class GeminiProvider(ProviderBase):
         hint = request.cache
         mark = caches.mark_for(hint) if caches is not None else None
         cut = cut_messages(fold_prefill(request.messages), mark) if mark is not None else None
-        if caches is None or hint is None or mark is None or cut is None:
+        name = None
+        if caches is not None and hint is not None and mark is not None and cut is not None \
+                and not caches.refused(hint, mark):
+            system, cached_contents = to_contents(cut[0])
+            try:
+                name, written = await self._call(lambda: caches.name_for(client, hint, mark, system, cached_contents))
+            except PermanentError:  # refused (e.g. shorter than the model's minimum by its count): sent whole
+                caches.refuse(hint, mark)
+        if caches is None or hint is None or cut is None or name is None:
             contents, config = self.request_config(request)
             return 0, await self._call(
                 lambda: client.aio.models.generate_content(model=self.model, contents=contents, config=config))
-        system, cached_contents = to_contents(cut[0])
-        name, written = await self._call(lambda: caches.name_for(client, hint, mark, system, cached_contents))
         contents, config = self.request_config(request, cached_content=name, messages=cut[1])
         try:
             return written, await self._call(

@@ -6,7 +6,9 @@ the first time any request of the group needs that mark, with a TTL; the system 
 becomes its ``system_instruction``), the rest is sent as the request's ``contents`` with
 ``cached_content`` set. Text cut inside a message is sent as two consecutive parts of the
 same role, the cached one first. A cache about to expire while its group still needs it
-gets its TTL extended; one that is gone (expired, deleted elsewhere) is created again.
+gets its TTL extended; one that is gone (expired, deleted elsewhere) is created again; one
+the API refuses to create (shorter than the model's minimum by its own count) is not
+asked for again, and its requests are sent whole.
 Every cache of a group is deleted once all its requests have been answered, and any left
 when the provider closes.
 """
@@ -57,6 +59,15 @@ class ExplicitCaches:
         self.rules = rules
         self._entries: dict[tuple[str, int, int], _Entry] = {}
         self._locks: dict[tuple[str, int, int], asyncio.Lock] = {}
+        self._refused: set[tuple[str, int, int]] = set()  # caches the API would not create
+
+    def refuse(self, hint: CacheHint, mark: PrefixMark) -> None:
+        """The API refused to create this cache (too small by its count): its requests
+        are sent whole, and it is not asked again."""
+        self._refused.add((hint.key, mark.message, mark.offset))
+
+    def refused(self, hint: CacheHint, mark: PrefixMark) -> bool:
+        return (hint.key, mark.message, mark.offset) in self._refused
 
     def mark_for(self, hint: CacheHint | None) -> PrefixMark | None:
         marks = usable_marks(hint, self.rules)
