@@ -140,6 +140,25 @@ def test_openai_requests_of_a_group_share_one_cache_key_and_hit(tmp_path: Path,
         assert r["cost_usd"] == pytest.approx(want, rel=1e-9)
 
 
+def test_openai_endpoint_refusing_the_cache_key_is_sent_again_without(
+        tmp_path: Path, openai_api: tuple[FakeServer, OpenAICache]) -> None:
+    server, cache = openai_api
+    answer = cache.route
+
+    def strict(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Any:
+        if "prompt_cache_key" in body:  # a proxy that knows no such parameter
+            return 400, {"error": {"message": "Unrecognized request argument supplied: prompt_cache_key",
+                                   "type": "invalid_request_error"}}, {}
+        return answer(method, path, headers, body)
+
+    server.route = strict
+    _, rows = sweep("openai:gpt-4.1", tmp_path / "s.sqlite", reps=1)
+    assert all(r["outcome"] != "error" for r in rows.values())
+    d = by_depth(rows)  # caching is automatic all the same (whichever of the two went first after the refusal)
+    assert max(d[0.5]["cached_prompt_tokens"], d[1.0]["cached_prompt_tokens"]) >= 1024
+    assert sum("prompt_cache_key" in body for _, _, body in server.requests) == 1  # refused once, then never sent
+
+
 def test_gemini_explicit_caches_created_used_and_deleted(tmp_path: Path,
                                                         gemini_api: tuple[FakeServer, GeminiCache]) -> None:
     server, cache = gemini_api

@@ -23,7 +23,14 @@ import os
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
+from ctxprobe.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    PermanentError,
+    ProviderBase,
+    TransientError,
+    cached_prompt_tokens,
+)
 from ctxprobe.models.caching import PrefixGate
 from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
@@ -97,6 +104,7 @@ class OpenAIProvider(ProviderBase):
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._gate = PrefixGate()  # a group's first request answers before the rest read its prefix
+        self._cache_key = True  # send prompt_cache_key (False once the endpoint refused it)
 
     @classmethod
     def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> OpenAIProvider:
@@ -139,7 +147,7 @@ class OpenAIProvider(ProviderBase):
                 body["top_p"] = request.top_p
         if request.seed is not None:
             body["seed"] = request.seed
-        if request.cache is not None:
+        if request.cache is not None and self._cache_key:
             # caching is automatic; the key routes a group's requests to where its prefix is cached
             if self._sdk_takes("prompt_cache_key"):
                 body["prompt_cache_key"] = request.cache.key
@@ -163,6 +171,10 @@ class OpenAIProvider(ProviderBase):
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:
                 raise
+            if isinstance(mapped, PermanentError) and "prompt_cache_key" in str(mapped) and self._cache_key:
+                # an endpoint that does not know the parameter (a proxy, an older API): retried without it
+                self._cache_key = False
+                raise TransientError(f"{mapped} (sent again without prompt_cache_key)") from None
             raise mapped from None
         try:
             data = response.model_dump(mode="json", exclude_unset=False)
