@@ -55,6 +55,12 @@ class FakeServer:
             def do_GET(self) -> None:  # noqa: N802
                 self._handle("GET")
 
+            def do_PATCH(self) -> None:  # noqa: N802
+                self._handle("PATCH")
+
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._handle("DELETE")
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)

@@ -75,6 +75,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
     p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
     p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
+    p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
+                   help="prompt caching of hosted APIs: auto (default: Anthropic breakpoints, OpenAI cache keys, "
+                        "Gemini implicit or explicit caches), explicit (Gemini explicit caches always), off")
+    p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
+                   help="which of plan's three prices --max-cost caps (default cached; on-demand with --cache-prompt off)")
     p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
                                      "openai:gpt-4o-mini; calibrated before use")
     p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")

@@ -87,7 +87,8 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     transport = {k: getattr(args, k, None) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
                                                      "prices", "judge", "judge_labels", "force_judge",
-                                                     "allow_beyond_window", "batch", "batch_poll")}
+                                                     "allow_beyond_window", "batch", "batch_poll",
+                                                     "cache_prompt", "pricing")}
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
@@ -217,9 +218,17 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     spec = _spec_from_args(args)
     from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
 
+    from ctxprobe.sweep.pricing import price_plan
+
     sizes = plan_sizes(spec)
     for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
-        out.print(line)
+        out.print(line, highlight=False)
+    price = price_for(spec.model, load_prices(spec.prices))
+    if price is not None and (price.input or price.output):
+        err.print("measuring shared prefixes for the cached price: building the first prefix group of each length",
+                  highlight=False)
+    for line in price_plan(spec).lines():
+        out.print(line, highlight=False, markup=False)
     if args.adaptive:
         from ctxprobe.spec import parse_length
         from ctxprobe.sweep.adaptive_cost import adaptive_cost

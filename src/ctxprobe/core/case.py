@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ctxprobe.core.prefix import CacheHint
 #: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
 Message = dict[str, str]
 
@@ -46,6 +47,9 @@ class Case:
     #: Output tokens this case asks for, when its family fixes them (RULER's per-task
     #: ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
     max_tokens: int | None = None
+    #: Where this prompt shares its prefix with others of its group (set just before it is
+    #: sent, :mod:`ctxprobe.cases.prefixes`; in memory only, never stored or hashed).
+    cache_hint: CacheHint | None = field(default=None, repr=False, compare=False)
 
     @property
     def case_id(self) -> str:
@@ -67,6 +71,7 @@ class Case:
         d.pop("prompt_ids", None)
         if self.cell.reasoning_budget is None:  # no budget axis: the dict older exports had
             d["cell"].pop("reasoning_budget", None)
+        d.pop("cache_hint", None)
         d["case_id"] = self.case_id
         d["prompt_hash"] = self.prompt_hash
         return d

@@ -46,6 +46,8 @@ class Family(Protocol):
 
     def uses_judge(self, params: Any) -> bool: ...
 
+    def prefix_period(self, params: Any) -> int: ...
+
 
 class FamilyBase:
     """The optional members of a family, each with its default. Inherit it (ctxprobe's own
@@ -99,10 +101,18 @@ class FamilyBase:
         """Whether its cases are graded by the LLM judge with these (validated) parameters."""
         return False
 
+    @classmethod
+    def prefix_period(cls, params: Any) -> int:
+        """How many consecutive repetitions build on one shared text (with every depth of
+        them): 1 (each repetition has its own filler); the phone book's questions about
+        one book, k. Prompt caching and the plan's cached price read it."""
+        return 1
+
 
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "output_budget", "answer_items", "sized_in_tokens",
-                             "cell_tokens", "check_reps", "uses_judge", "floor_kind")
+                             "cell_tokens", "check_reps", "uses_judge", "floor_kind",
+                             "prefix_period")
 
 
 def with_family_defaults(cls: type) -> type:

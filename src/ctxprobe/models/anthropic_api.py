@@ -28,8 +28,10 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
+from ctxprobe.models.caching import PrefixGate, anthropic_blocks
 from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
 PREFIX = "anthropic:"
@@ -75,6 +77,8 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
         extra["reasoning_redacted"] = True
     if (cached := cached_prompt_tokens(data)) is not None:
         extra["cached_prompt_tokens"] = cached
+    if isinstance(written := usage.get("cache_creation_input_tokens"), int):
+        extra["cache_write_tokens"] = written
     stop = data.get("stop_reason")
     return finalize(
         text,
@@ -111,6 +115,8 @@ class AnthropicProvider(ProviderBase):
         self._where = self.base_url or "api.anthropic.com"
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self.cache_rules = cache_rules(self.name)
+        self._gate = PrefixGate(self.cache_rules.ttl_s if options.cache_ttl != "1h" else 3600.0)
 
     @classmethod
     def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> AnthropicProvider:
@@ -143,7 +149,10 @@ class AnthropicProvider(ProviderBase):
         """The keyword arguments of ``messages.create`` for one request."""
         # an answer prefix joins the user turn, as for every hosted API (Anthropic's own
         # prefill rejects the trailing space some prefixes end with)
-        system, messages = split_system(fold_prefill(request.messages))
+        folded = fold_prefill(request.messages)
+        system, messages = split_system(folded)
+        if request.cache is not None and self.cache_rules.mechanism == "breakpoints":
+            system, messages = self._cached_blocks(folded, request)
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "max_tokens": request.max_tokens + budget}
@@ -161,6 +170,21 @@ class AnthropicProvider(ProviderBase):
             body["output_config"] = {"effort": self.options.effort}
         return body
 
+    def _cached_blocks(self, messages: list[Message], request: GenerateRequest) -> tuple[Any, list[dict[str, Any]]]:
+        """System and messages with each text cut into blocks at the request's cache
+        marks, ``cache_control`` on the largest ones (:func:`anthropic_blocks`)."""
+        systems = [i for i, m in enumerate(messages) if m["role"] == "system"]
+        if len(systems) > 1:  # joined into one parameter: the marks' offsets no longer hold
+            return split_system(messages)
+        ttl = self.options.cache_ttl
+
+        def blocks(i: int) -> Any:
+            return anthropic_blocks(messages[i]["content"], i, request.cache, self.cache_rules, ttl)
+
+        system = blocks(systems[0]) if systems else None
+        rest = [{"role": m["role"], "content": blocks(i)} for i, m in enumerate(messages) if m["role"] != "system"]
+        return system, rest
+
     def _sdk_takes_temperature(self) -> bool:
         """Recent SDKs dropped sampling parameters (the models no longer take them);
         older ones need temperature=0 for greedy decoding. Ask the SDK's signature."""
@@ -173,7 +197,8 @@ class AnthropicProvider(ProviderBase):
         client = self._client_for_loop()
         secrets = (self._api_key,)
         try:
-            response = await client.messages.create(**self.request_body(request))
+            async with self._gate.enter(request.cache if self.cache_rules.mechanism == "breakpoints" else None):
+                response = await client.messages.create(**self.request_body(request))
         except Exception as exc:
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from ctxprobe.core.optional import fill_defaults
+from ctxprobe.core.prefix import CacheHint
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 
@@ -29,6 +30,9 @@ class GenerateRequest:
     #: Reasoning (thinking) tokens allowed on top of ``max_tokens`` (0: no thinking); None:
     #: the sweep has no budget axis, the provider's own default (or its ``thinking`` option).
     reasoning_budget: int | None = None
+    #: Where this prompt shares its prefix with others of its group (prompt caching); None:
+    #: ask for no caching (a provider that caches by itself still may).
+    cache: CacheHint | None = None
 
 
 @dataclass

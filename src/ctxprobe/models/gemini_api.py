@@ -7,6 +7,11 @@ runner retries. ``errors.APIError.code`` 408/429/5xx and network failures are tr
 (Retry-After, or the ``RetryInfo.retryDelay`` Google puts in the error body); other codes
 are permanent.
 
+Prompt caching: Gemini 2.5 models cache shared prefixes implicitly (reported as
+``usage_metadata.cached_content_token_count``); older models, or any with
+``--cache-prompt explicit``, get explicit ``CachedContent`` caches for a prefix group's
+shared text (:mod:`ctxprobe.models.gemini_cache`): created, reused and deleted here.
+
 System messages become ``system_instruction``; assistant turns use Gemini's ``model``
 role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
 models that allow it) with ``include_thoughts`` so thought parts come back and are stored
@@ -33,8 +38,11 @@ from ctxprobe.models._sdk import (
     status_is_transient,
 )
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
+from ctxprobe.models.caching import PrefixGate
+from ctxprobe.models.gemini_cache import ExplicitCaches, cut_messages
 from ctxprobe.models.options import GeminiOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
 PREFIX = "gemini:"
@@ -156,6 +164,9 @@ class GeminiProvider(ProviderBase):
         self._where = self.base_url or "generativelanguage.googleapis.com"
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._gate = PrefixGate()  # a group's first request answers before the rest read its prefix
+        self._caches = {flag: ExplicitCaches(model, self._types, cache_rules(self.name, explicit=flag))
+                        for flag in (False, True)}
 
     @classmethod
     def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> GeminiProvider:
@@ -181,9 +192,12 @@ class GeminiProvider(ProviderBase):
             self._client = self._genai.Client(api_key=self._api_key, http_options=http)
         return self._client
 
-    def request_config(self, request: GenerateRequest) -> tuple[list[dict[str, Any]], Any]:
-        """(contents, GenerateContentConfig) for one request."""
-        system, contents = to_contents(fold_prefill(request.messages))  # an answer prefix joins the user turn
+    def request_config(self, request: GenerateRequest, cached_content: str | None = None,
+                       messages: list[Message] | None = None) -> tuple[list[dict[str, Any]], Any]:
+        """(contents, GenerateContentConfig) for one request; with ``cached_content``,
+        ``messages`` are what follows the cached prefix."""
+        # an answer prefix joins the user turn
+        system, contents = to_contents(messages if messages is not None else fold_prefill(request.messages))
         budget = request.reasoning_budget if request.reasoning_budget is not None else self.options.thinking
         config: dict[str, Any] = {
             "max_output_tokens": request.max_tokens + (budget or 0),
@@ -191,6 +205,8 @@ class GeminiProvider(ProviderBase):
         }
         if system is not None:
             config["system_instruction"] = system
+        if cached_content is not None:
+            config["cached_content"] = cached_content
         if request.seed is not None:
             config["seed"] = request.seed
         if request.top_p is not None:
@@ -211,14 +227,48 @@ class GeminiProvider(ProviderBase):
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_once()
-        contents, config = self.request_config(request)
-        response = await self._call(
-            lambda: client.aio.models.generate_content(model=self.model, contents=contents, config=config))
+        hint = request.cache
+        caches = self._caches[bool(hint and hint.explicit)]
+        explicit = caches.rules.mechanism == "explicit"
+        async with self._gate.enter(hint if caches.rules.mechanism != "none" else None):
+            written, response = await self._send(client, request, caches if explicit else None)
+        if hint is not None and explicit and self._gate.finished(hint):
+            await caches.delete_group(client, hint.key)  # the group is done: stop paying its storage
         try:
             data = response.model_dump(mode="json", exclude_none=True)
         except Exception as exc:
             raise PermanentError(f"malformed response from {self._where}: {one_line(str(exc), (self._api_key,))}") from None
-        return parse_response(data)
+        result = parse_response(data)
+        if written:
+            result.extra["cache_write_tokens"] = written
+        return result
+
+    async def _send(self, client: Any, request: GenerateRequest, caches: ExplicitCaches | None) -> tuple[int, Any]:
+        """(tokens written to a new explicit cache, the response)."""
+        hint = request.cache
+        mark = caches.mark_for(hint) if caches is not None else None
+        cut = cut_messages(fold_prefill(request.messages), mark) if mark is not None else None
+        name = None
+        if caches is not None and hint is not None and mark is not None and cut is not None \
+                and not caches.refused(hint, mark):
+            system, cached_contents = to_contents(cut[0])
+            try:
+                name, written = await self._call(lambda: caches.name_for(client, hint, mark, system, cached_contents))
+            except PermanentError:  # refused (e.g. shorter than the model's minimum by its count): sent whole
+                caches.refuse(hint, mark)
+        if caches is None or hint is None or cut is None or name is None:
+            contents, config = self.request_config(request)
+            return 0, await self._call(
+                lambda: client.aio.models.generate_content(model=self.model, contents=contents, config=config))
+        contents, config = self.request_config(request, cached_content=name, messages=cut[1])
+        try:
+            return written, await self._call(
+                lambda: client.aio.models.generate_content(model=self.model, contents=contents, config=config))
+        except PermanentError as err:
+            if "HTTP 404" in str(err) or "HTTP 403" in str(err):  # the cache is gone: made again on the retry
+                caches.forget(hint)
+                raise TransientError(f"{err} (its context cache is gone: it is created again)") from None
+            raise
 
     async def count_tokens(self, messages: list[Message]) -> int:
         """The API's count (``models.count_tokens``). The Developer API's countTokens
@@ -234,6 +284,12 @@ class GeminiProvider(ProviderBase):
     async def aclose(self) -> None:
         client, self._client = self._client, None
         if client is not None:
+            for caches in self._caches.values():
+                if caches.live:
+                    try:
+                        await caches.delete_group(client)
+                    except RuntimeError:
+                        pass
             close = getattr(client.aio, "aclose", None)
             try:
                 if close is not None:

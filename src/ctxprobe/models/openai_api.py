@@ -6,6 +6,11 @@ Key from ``OPENAI_API_KEY``; endpoint from the ``base_url`` option, else
 (429/408/409/5xx, connection errors and timeouts → :class:`TransientError` with the
 server's Retry-After; other 4xx → :class:`PermanentError`).
 
+Prompt caching is automatic for prefixes of 1,024 tokens and more; a request of a prefix
+group (:class:`~ctxprobe.core.prefix.CacheHint`) sends the group's ``prompt_cache_key`` so
+its requests land where the prefix is cached, and the cached share comes back as
+``usage.prompt_tokens_details.cached_tokens`` (stored, billed at the cached price).
+
 Reasoning models (o1/o3/o4, gpt-5…; or ``?reasoning=true``) reject ``temperature`` and
 ``max_tokens``: they get ``max_completion_tokens = max_tokens + thinking`` (the thinking
 budget sits on top of the answer budget) and the optional ``reasoning_effort``.
@@ -27,7 +32,15 @@ import re
 from typing import Any
 
 from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
+from ctxprobe.models.base import (
+    GenerateRequest,
+    GenerateResult,
+    PermanentError,
+    ProviderBase,
+    TransientError,
+    cached_prompt_tokens,
+)
+from ctxprobe.models.caching import PrefixGate
 from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import fold_prefill
@@ -118,6 +131,8 @@ class OpenAIProvider(ProviderBase):
         self._where = self.base_url or "api.openai.com"
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._gate = PrefixGate()  # a group's first request answers before the rest read its prefix
+        self._cache_key = True  # send prompt_cache_key (False once the endpoint refused it)
 
     @classmethod
     def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> OpenAIProvider:
@@ -178,17 +193,34 @@ class OpenAIProvider(ProviderBase):
                 body["top_p"] = request.top_p
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.cache is not None and self._cache_key:
+            # caching is automatic; the key routes a group's requests to where its prefix is cached
+            if self._sdk_takes("prompt_cache_key"):
+                body["prompt_cache_key"] = request.cache.key
+            else:  # an SDK older than the parameter: the same field, sent as is
+                body["extra_body"] = {"prompt_cache_key": request.cache.key}
         return body
+
+    def _sdk_takes(self, name: str) -> bool:
+        import inspect
+
+        create = self._sdk.resources.chat.completions.AsyncCompletions.create
+        return name in inspect.signature(create).parameters
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_for_loop()
         secrets = (self._api_key,)
         try:
-            response = await client.chat.completions.create(**self.request_body(request))
+            async with self._gate.enter(request.cache):
+                response = await client.chat.completions.create(**self.request_body(request))
         except Exception as exc:  # classify SDK errors; anything else is a bug: re-raise
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:
                 raise
+            if isinstance(mapped, PermanentError) and "prompt_cache_key" in str(mapped) and self._cache_key:
+                # an endpoint that does not know the parameter (a proxy, an older API): retried without it
+                self._cache_key = False
+                raise TransientError(f"{mapped} (sent again without prompt_cache_key)") from None
             raise mapped from None
         try:
             data = response.model_dump(mode="json", exclude_unset=False)

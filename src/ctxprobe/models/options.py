@@ -51,6 +51,9 @@ class OpenAIOptions(ProviderOptions):
 
 class AnthropicOptions(ProviderOptions):
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    #: Prompt-cache lifetime of the breakpoints: 5 minutes (the API's default, refreshed
+    #: on use) or 1h (writes cost 2× input instead of 1.25×).
+    cache_ttl: Literal["5m", "1h"] | None = None
 
 
 class GeminiOptions(ProviderOptions):

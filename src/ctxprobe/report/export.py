@@ -36,7 +36,7 @@ COLUMNS: tuple[str, ...] = (
     "run_id", "model", "tokenizer", "case_id", "family", "length", "depth", "rep", "seed", "prompt_hash",
     "token_count", "needle_token_pos", "realised_depth", "reported_prompt_tokens", "completion_tokens",
     "finish_reason", "latency_s", "attempts", "outcome", "score", "error", "expected", "distractors", "output",
-    "meta", "detail", "cached_prompt_tokens",
+    "meta", "detail", "cached_prompt_tokens", "cache_write_tokens",
 )
 _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
 PACK_FORMAT = 1
@@ -99,7 +99,7 @@ def write_parquet(run_id: str, store_path: str | Path, out: str | Path, batch: i
         raise MissingExtraError("pyarrow", "export", "Parquet export") from exc
     types = {"length": pa.int64(), "rep": pa.int64(), "seed": pa.int64(), "token_count": pa.int64(),
              "needle_token_pos": pa.int64(), "reported_prompt_tokens": pa.int64(), "completion_tokens": pa.int64(),
-             "cached_prompt_tokens": pa.int64(), "attempts": pa.int64(), "depth": pa.float64(), "realised_depth": pa.float64(),
+             "cached_prompt_tokens": pa.int64(), "cache_write_tokens": pa.int64(), "attempts": pa.int64(), "depth": pa.float64(), "realised_depth": pa.float64(),
              "latency_s": pa.float64(), "score": pa.float64()}
     schema = pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
     n = 0

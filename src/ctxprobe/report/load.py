@@ -140,6 +140,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else None
         rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows or []  # ruler: never None
         cached, cached_n, cached_of = store.cache_totals(run.run_id)
+        billing = store.billing(run.run_id)
         over_n, over_max = store.prompt_overcounts(run.run_id)
         books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
         kinds = floor_kinds(run.spec)
@@ -178,12 +179,33 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     budgets = budget_stats(stored_rows, profiles, bar) if has_budgets(stored_rows) else []
     notes += budget_notes(budgets)
+    if (cost_note := planned_vs_billed(run.meta.get("planned_cost"), billing)) is not None:
+        notes.append(cost_note)
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
     found = floors(rows, floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, scorer, headline, books, floors=found,
                   floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets)
+
+
+def planned_vs_billed(planned: Any, billing: tuple[float, int, int, int, int]) -> str | None:
+    """"cost: billed $… for N responses (…); planned $… for the whole grid …", or None
+    when the run has no price plan (free or unpriced models) and nothing was billed."""
+    billed, prompt, read, written, n = billing
+    if not isinstance(planned, dict) or not n:
+        return None
+    costs = planned.get("costs") or {}
+    mode = str(planned.get("mode", "cached"))
+
+    def usd(x: object) -> str:
+        return f"${x:,.4f}" if isinstance(x, (int, float)) else "unknown"
+
+    others = ", ".join(f"{m.replace('-', ' ')} {usd(costs.get(m))}" for m in ("on-demand", "cached", "batch")
+                       if m != mode)
+    return (f"cost: billed {usd(billed)} for {n} responses ({prompt:,} prompt tokens: {read:,} read from the prompt "
+            f"cache, {written:,} written to it); planned {usd(costs.get(mode))} for the whole grid at the "
+            f"{mode.replace('-', ' ')} price ({others}; list prices of {planned.get('as_of', '?')})")
 
 
 def _phonebook_dict(store: Store, run: RunRecord) -> dict[str, Any] | None:

@@ -31,13 +31,13 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 
 from ctxprobe.core.case import Case
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider
+from ctxprobe.models.base import GenerateResult, PermanentError, Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.models.batch_base import BatchAPI, ItemResult
 from ctxprobe.plan.prices import Price
 from ctxprobe.runner.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITTING, BatchEntry, BatchJournal
 from ctxprobe.runner.client import ModelClient, as_client
-from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink
+from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink, request_for
 
 #: What the batch APIs of OpenAI, Anthropic and Google bill, as a share of on-demand prices.
 BATCH_DISCOUNT = 0.5
@@ -46,14 +46,11 @@ POLL_S = 30.0
 
 
 def batch_price(price: Price | None) -> Price | None:
-    """On-demand ``price`` as billed for batch requests (None stays None)."""
-    return None if price is None else Price(price.input * BATCH_DISCOUNT, price.output * BATCH_DISCOUNT)
-
-
-def request_for(case: Case, cfg: RunnerConfig) -> GenerateRequest:
-    """The request a case is sent as: exactly what the live runner sends."""
-    return GenerateRequest(messages=case.messages, max_tokens=case.max_tokens or cfg.max_tokens,
-                           temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p, prompt_ids=case.prompt_ids)
+    """On-demand ``price`` as billed for batch requests (None stays None): the price's own
+    batch factor where the table has one, else :data:`BATCH_DISCOUNT`."""
+    if price is None:
+        return None
+    return price.as_batch() or Price(price.input * BATCH_DISCOUNT, price.output * BATCH_DISCOUNT)
 
 
 async def execute_batch(cases: Iterator[Case], provider: Provider | ModelClient, sink: Sink, cfg: RunnerConfig,

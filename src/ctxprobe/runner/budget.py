@@ -1,36 +1,45 @@
 """Spending: what each response cost, and a cap that stops a sweep before it is exceeded.
 
-Before a case is sent its worst case (its prompt tokens + max output tokens) is reserved;
+Before a case is sent its worst case (its prompt tokens + max output tokens, each prompt
+token at its dearest price: a cache write costs more than a plain token) is reserved;
 when the response arrives the reservation is replaced by the cost of the tokens the server
-reported. A case is admitted only if everything spent and reserved plus its worst case
-stays within the cap, so the cap is never crossed, even with requests in flight.
+reported — prompt tokens read from the prompt cache and written to it each at their own
+price (:func:`ctxprobe.plan.caching.response_cost`). A case is admitted only if everything
+spent and reserved plus its worst case stays within the cap, so the cap is never crossed,
+even with requests in flight.
 """
 
 from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.plan.caching import response_cost, worst_cost
 from ctxprobe.plan.prices import Price
 from ctxprobe.core.case import Case
 
 
 class Ledger:
     def __init__(self, model: str, price: Price | None, *, max_cost: float | None, spent: float,
-                 max_tokens: int) -> None:
+                 max_tokens: int, batch: bool = False) -> None:
         if max_cost is not None and price is None:
             raise CtxprobeError(
                 f"no price is known for {model}, so --max-cost cannot be enforced; add it to a price file "
                 "(--prices FILE, see `ctxprobe plan --help`) or drop --max-cost"
             )
+        self.model = model
         self.price = price
         self.max_cost = max_cost
         self.spent = spent
         self.max_tokens = max_tokens
+        self.batch = batch  # billed at the provider's batch price
         self._reserved: dict[str, float] = {}
         self.refused = 0
 
     def _worst(self, case: Case) -> float:
+        if not self.price:
+            return 0.0
         # a reasoning budget is output the model may spend on top of the answer's limit
-        return self.price.cost(case.token_count, self.max_tokens + (case.cell.reasoning_budget or 0)) if self.price else 0.0
+        return worst_cost(self.price, self.model, case.token_count,
+                          (case.max_tokens or self.max_tokens) + (case.cell.reasoning_budget or 0), batch=self.batch)
 
     def admit(self, case: Case) -> bool:
         worst = self._worst(case)
@@ -40,11 +49,12 @@ class Ledger:
         self._reserved[case.case_id] = worst
         return True
 
-    def settle(self, case: Case, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+    def settle(self, case: Case, prompt_tokens: int | None, completion_tokens: int | None, *,
+               cached: int | None = None, written: int | None = None) -> float | None:
         self._reserved.pop(case.case_id, None)
         if self.price is None:
             return None
-        cost = self.price.cost(prompt_tokens if prompt_tokens is not None else case.token_count,
-                               completion_tokens or 0)
+        cost = response_cost(self.price, self.model, prompt_tokens if prompt_tokens is not None else case.token_count,
+                             completion_tokens or 0, cached=cached or 0, written=written or 0, batch=self.batch)
         self.spent += cost
         return cost

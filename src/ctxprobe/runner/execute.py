@@ -54,10 +54,11 @@ Sink = Callable[[Attempted], Awaitable[None] | None]
 
 
 def request_for(case: Case, cfg: RunnerConfig) -> GenerateRequest:
-    """The request one case is sent as: its prompt, output limit and reasoning budget."""
+    """The request one case is sent as: its prompt, output limit, reasoning budget and
+    prompt-cache hint (the live runner and the batch executor send exactly this)."""
     return GenerateRequest(messages=case.messages, max_tokens=case.max_tokens or cfg.max_tokens,
                            temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p, prompt_ids=case.prompt_ids,
-                           reasoning_budget=case.cell.reasoning_budget)
+                           reasoning_budget=case.cell.reasoning_budget, cache=case.cache_hint)
 
 
 async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink: Sink, cfg: RunnerConfig,

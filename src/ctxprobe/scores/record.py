@@ -35,11 +35,13 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
         reported_prompt_tokens=r.prompt_tokens if r else None, error=error, judged=judged,
         exact_counts=exact_counts, thought=bool(reasoning) or bool(reasoning_tokens))
     cached = r.extra.get("cached_prompt_tokens") if r else None
+    written = r.extra.get("cache_write_tokens") if r else None
     store.save_response(
         run_id, item.case.case_id, output=text, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
         latency_s=round(item.latency_s, 4), attempts=item.attempts, error=error, score=score,
         outcome=scored.outcome, detail=scored.detail, reasoning=scrub(str(reasoning)) if reasoning else None,
         cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None,
-        reasoning_tokens=reasoning_tokens)
+        reasoning_tokens=reasoning_tokens,
+        cache_write_tokens=written if isinstance(written, int) else None)
     return score, scored

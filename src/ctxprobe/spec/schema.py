@@ -81,7 +81,8 @@ def parse_budgets(text: str | int | list[Any]) -> list[int]:
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
-                    "live_tokens", "base_url", "batch", "batch_poll"}
+                    "live_tokens", "base_url", "batch", "batch_poll",
+                    "cache_prompt", "pricing"}
 
 
 #: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
@@ -217,6 +218,14 @@ class Spec(BaseModel):
     tpm: float | None = Field(None, gt=0, description="tokens per minute limit (prompt + max output)")
     max_cost: float | None = Field(None, ge=0, description="stop before spending more than this many USD")
     prices: str | None = None  # a YAML price file extending the built-in table
+    #: Prompt caching of hosted APIs: ``auto`` asks for it where a provider needs asking
+    #: (Anthropic breakpoints, OpenAI ``prompt_cache_key``; Gemini caches 2.5 models
+    #: implicitly, older ones through explicit caches), ``explicit`` also uses Gemini's
+    #: explicit caches on 2.5 models, ``off`` asks for none.
+    cache_prompt: Literal["auto", "explicit", "off"] = "auto"
+    #: Which of the plan's three prices ``--max-cost`` caps (default: cached, or on-demand
+    #: with ``cache_prompt: off``); ``batch`` is the price of a run sent as provider batches.
+    pricing: Literal["on-demand", "cached", "batch"] | None = None
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # default: $RAY_ADDRESS, else a local Ray instance
     ray_replicas: int = Field(1, ge=1, le=1024)  # Ray actors (each calls the endpoint or hosts the model)
@@ -329,6 +338,15 @@ class Spec(BaseModel):
         if len(set(out)) != len(out):
             raise ValueError("depths repeat")
         return sorted(out)
+
+    @property
+    def pricing_mode(self) -> Literal["on-demand", "cached", "batch"]:
+        """The price ``--max-cost`` caps: ``pricing``, else cached unless caching is off."""
+        if self.pricing is not None:
+            return self.pricing
+        if getattr(self, "batch", False):  # sent as provider batches, where this build has them
+            return "batch"
+        return "on-demand" if self.cache_prompt == "off" else "cached"
 
     def identity(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""

@@ -184,7 +184,8 @@ class Store:
                       reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
                       attempts: int, error: str | None, score: float | None, outcome: str,
                       detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None,
-                      cached_prompt_tokens: int | None = None, reasoning_tokens: int | None = None) -> bool:
+                      cached_prompt_tokens: int | None = None, reasoning_tokens: int | None = None,
+                      cache_write_tokens: int | None = None) -> bool:
         """Store a response; return False when it was not stored.
 
         Only an ``error`` is ever replaced: a stored final response (any other outcome, the
@@ -194,8 +195,9 @@ class Store:
             cur = self.db.execute(
                 "INSERT INTO responses (run_id, case_id, created_at, output, finish_reason,"
                 " reported_prompt_tokens, completion_tokens, latency_s, attempts, error, score, outcome,"
-                " detail_json, reasoning, cost_usd, cached_prompt_tokens, reasoning_tokens)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                " detail_json, reasoning, cost_usd, cached_prompt_tokens, reasoning_tokens,"
+                " cache_write_tokens)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
                 " ON CONFLICT(run_id, case_id) DO UPDATE SET created_at=excluded.created_at,"
                 " output=excluded.output, finish_reason=excluded.finish_reason,"
                 " reported_prompt_tokens=excluded.reported_prompt_tokens,"
@@ -203,11 +205,11 @@ class Store:
                 " attempts=excluded.attempts, error=excluded.error, score=excluded.score,"
                 " outcome=excluded.outcome, detail_json=excluded.detail_json, reasoning=excluded.reasoning,"
                 " cost_usd=excluded.cost_usd, cached_prompt_tokens=excluded.cached_prompt_tokens,"
-                " reasoning_tokens=excluded.reasoning_tokens"
+                " reasoning_tokens=excluded.reasoning_tokens, cache_write_tokens=excluded.cache_write_tokens"
                 " WHERE responses.outcome = 'error'",
                 (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
                  latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False), reasoning,
-                 cost_usd, cached_prompt_tokens, reasoning_tokens),
+                 cost_usd, cached_prompt_tokens, reasoning_tokens, cache_write_tokens),
             )
         return cur.rowcount > 0
 
@@ -223,6 +225,16 @@ class Store:
             " THEN COALESCE(s.reported_prompt_tokens, c.token_count) END), 0)"
             " FROM responses s JOIN cases c USING (run_id, case_id) WHERE s.run_id=?", (run_id,)).fetchone()
         return int(row[0]), int(row[1]), int(row[2])
+
+    def billing(self, run_id: str) -> tuple[float, int, int, int, int]:
+        """(USD billed, prompt tokens, of them read from the prompt cache, written to it,
+        responses priced) over the run's responses."""
+        row = self.db.execute(
+            "SELECT COALESCE(SUM(s.cost_usd), 0), COALESCE(SUM(COALESCE(s.reported_prompt_tokens, c.token_count)), 0),"
+            " COALESCE(SUM(s.cached_prompt_tokens), 0), COALESCE(SUM(s.cache_write_tokens), 0), COUNT(s.cost_usd)"
+            " FROM responses s JOIN cases c USING (run_id, case_id) WHERE s.run_id=? AND s.outcome != 'error'",
+            (run_id,)).fetchone()
+        return float(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4])
 
     def prompt_overcounts(self, run_id: str, slack: int = 4, share: float = 0.005) -> tuple[int, int]:
         """(responses whose server counted more prompt tokens than the case was built to,
@@ -246,13 +258,15 @@ class Store:
              " c.needle_token_pos, c.realised_depth, c.expected_json, c.distractors_json, c.meta_json,"
              " p.messages_json, s.output, s.finish_reason, s.reported_prompt_tokens, s.completion_tokens,"
              " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json, s.reasoning, s.cost_usd,"
-             " s.cached_prompt_tokens, c.reasoning_budget, s.reasoning_tokens"
+             " s.cached_prompt_tokens, c.reasoning_budget, s.reasoning_tokens,"
+             " s.cache_write_tokens"
              " FROM cases c JOIN prompts p USING (prompt_hash)"
              " LEFT JOIN responses s ON s.run_id = c.run_id AND s.case_id = c.case_id"
              " WHERE c.run_id=? ORDER BY c.length, c.rep, c.depth")
         for r in self.db.execute(q, (run_id,)):
             (case_id, fam, length, depth, rep, seed, ph, tc, pos, rd, exp, dis, meta, msgs, out, fr, rpt, ct,
-             lat, att, err, score, outcome, detail, reasoning, cost, cached, budget, reasoning_tokens) = r
+             lat, att, err, score, outcome, detail, reasoning, cost, cached, budget, reasoning_tokens,
+             written) = r
             yield {
                 "case_id": case_id, "family": fam, "length": length, "depth": depth, "rep": rep, "seed": seed,
                 "prompt_hash": ph, "token_count": tc, "needle_token_pos": pos, "realised_depth": rd,
@@ -261,7 +275,7 @@ class Store:
                 "reported_prompt_tokens": rpt, "completion_tokens": ct, "latency_s": lat, "attempts": att,
                 "error": err, "score": score, "outcome": outcome,
                 "detail": json.loads(detail) if detail else None, "reasoning": reasoning, "cost_usd": cost,
-                "cached_prompt_tokens": cached,
+                "cached_prompt_tokens": cached, "cache_write_tokens": written,
                 # the budget axis, only in runs that have it (exports of other runs unchanged)
                 **({"reasoning_budget": budget, "reasoning_tokens": reasoning_tokens} if budget is not None else {}),
             }

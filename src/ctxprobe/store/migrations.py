@@ -176,3 +176,11 @@ def m006_reasoning_budget(db: sqlite3.Connection) -> None:
     reasoning tokens a response was billed for (NULL: the provider did not say)."""
     db.execute("ALTER TABLE cases ADD COLUMN reasoning_budget INTEGER")
     db.execute("ALTER TABLE responses ADD COLUMN reasoning_tokens INTEGER")
+
+
+@migration
+def m007_cache_write_tokens(db: sqlite3.Connection) -> None:
+    """Prompt tokens the provider reported writing to its prompt cache (Anthropic's
+    ``cache_creation_input_tokens``, a Gemini explicit cache created for the request);
+    NULL: not reported. Billed at their own price, apart from cached reads."""
+    db.execute("ALTER TABLE responses ADD COLUMN cache_write_tokens INTEGER")

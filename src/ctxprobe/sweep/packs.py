@@ -196,7 +196,9 @@ def run_pack(pack_path: str | Path, model: str | None, store_path: str | Path = 
 async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | Path = "ctxprobe.sqlite", *,
                     tokenizer: str | None = None, force: bool = False, allow_edited: bool = False,
                     progress: bool = False, console: Any = None, **transport: Any) -> PackResult:
+    from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
     from ctxprobe.store import Store
+    from ctxprobe.sweep.pricing import rules_for
     from ctxprobe.sweep.session import RunRecord, SweepSession, Work
     from ctxprobe.core.family import Family
     from ctxprobe.tasks import BuildContext, make_family
@@ -243,10 +245,19 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
         record = RunRecord(pack_run_id(cases, model, decoding), model=model, tokenizer=tok_name,
                            family=",".join(families), spec={**source, "model": model}, meta=meta)
 
+        hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"
+        periods = _prefix_periods(source)
+
         def prepared(mine: Iterator[PackCase]) -> Iterator[Case]:
-            for pc in mine:
-                pc.case.prompt_ids = ids.pop(pc.line, None)  # encoded once, in the checks
-                yield pc.case
+            def taken() -> Iterator[Case]:
+                for pc in mine:
+                    pc.case.prompt_ids = ids.pop(pc.line, None)  # encoded once, in the checks
+                    yield pc.case
+
+            # prompt caching: each case learns where it shares its prefix with its group
+            yield from (mark_prefix_groups(taken(), periods, prefix_counter(tok_name, tok),
+                                           explicit=spec.cache_prompt == "explicit")
+                        if hinted else taken())
 
         units = {label: "entries" for label, params in (source.get("families") or {}).items()
                  if isinstance(params, dict) and params.get("unit") == "entries"}
@@ -286,6 +297,22 @@ def pack_spec(source: dict[str, Any], model: str, tokenizer: str, transport: dic
         first = err.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise CtxprobeError(f"bad setting '{where}' for the pack run: {first['msg']}") from None
+
+
+def _prefix_periods(source: dict[str, Any]) -> dict[str, int]:
+    """Family label → repetitions sharing one text (``prefix_period``), from the source spec;
+    1 where the family or its parameters are unknown here."""
+    from ctxprobe.tasks import family_class, validate_params
+
+    out: dict[str, int] = {}
+    for label, params in (source.get("families") or {}).items():
+        params = dict(params or {})
+        name = str(params.pop("family", label))
+        try:
+            out[str(label)] = int(family_class(name).prefix_period(validate_params(name, params)))
+        except Exception:  # a plugin family not installed here, parameters of another version
+            out[str(label)] = 1
+    return out
 
 
 def _checked_ids(cases: list[PackCase], tok: Any, tok_name: str, pack_path: str | Path, policy: str,

@@ -19,12 +19,15 @@ from ctxprobe.models import check_model_form
 from ctxprobe.models.base import Provider
 from ctxprobe.plan.grid import PlannedCase, planned_cases, summarize
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
+from ctxprobe.cases.memory import IdsPolicy, slim_case
 from ctxprobe.cases.identity import check_builder
 from ctxprobe.cases.sizing import Sizes, beyond_trained_warning, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
+from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
+from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
 from ctxprobe.sweep.session import Executor, RunRecord, SessionResult, SweepSession, Work, warn
 from ctxprobe.tasks import BuildContext
 from ctxprobe.core.case import Cell, Case
@@ -144,15 +147,38 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                               highlight=False)
             if is_approximate(tokenizer):
                 warn(console, tokenizer.warning or "approximate token counts")
-            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes),
-                                     _work(spec, session, families, planned))
+            builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
+            return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),
+                                     _work(spec, session, families, planned, builder))
         finally:
             store.close()
     finally:
         await session.aclose()
 
 
-def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes) -> RunRecord:
+class _KeptBuilder(CaseBuilder):
+    """The sweep's builder: the cases the price plan builds (the first prefix group of
+    each length) are kept, slimmed, and handed to the run when it sends them — built once."""
+
+    def __init__(self, settings: BuildSettings, families: dict[str, tuple[Family, object]], ids: IdsPolicy) -> None:
+        super().__init__(settings, families)
+        self._ids = ids
+        self._kept: dict[PlannedCase, Case] = {}
+
+    def keep(self, p: PlannedCase) -> Case:
+        case = self._kept.get(p)
+        if case is None:
+            case = self._kept[p] = slim_case(super().build(p), self._ids)
+        return case
+
+    def build(self, p: PlannedCase) -> Case:
+        case = self._kept.pop(p, None)
+        return case if case is not None else super().build(p)
+
+
+def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes,
+            builder: _KeptBuilder) -> RunRecord:
+    priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name, builder=builder, build=builder.keep)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
         "trained_context": provider.trained_context or tokenizer.trained_context,
@@ -160,25 +186,33 @@ def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Pro
         "plan": summarize(spec, sizes=sizes).__dict__,
         "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,
     }
+    if priced.totals is not None:
+        meta["planned_cost"] = priced.to_dict()  # the plan's three prices, for the report's planned vs billed
     return RunRecord(run_id_for(spec, tokenizer_name, tokenizer), model=spec.model, tokenizer=tokenizer_name,
                      family=",".join(spec.families), spec=spec.model_dump(), meta=meta)
 
 
 def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, object]],
-          planned: list[PlannedCase] | None) -> Work[PlannedCase]:
+          planned: list[PlannedCase] | None, builder: CaseBuilder) -> Work[PlannedCase]:
     """The spec's grid (or the chosen cases), built lazily — on spec.build_workers
     processes when asked — and slimmed to what the provider needs."""
     plan = list(planned) if planned is not None else list(planned_cases(spec))
     grid = {p.case_id for p in planned_cases(spec)} | {p.case_id for p in plan}
-    builder = CaseBuilder(BuildSettings.of(spec, session.tokenizer_name), families)
     policy = session.ids
+    # prompt caching: each case learns where it shares its prefix with its group
+    hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"
+    periods = periods_of(families)
+    count = prefix_counter(session.tokenizer_name, session.tokenizer)
 
     def cases(mine: Iterator[PlannedCase]) -> Iterator[Case]:
         # Runs in the runner's producer thread: it shares nothing mutable with the sink,
         # which stores each case itself (on the event-loop thread, with its response).
         # Lengths not in tokens (phone books sized in entries) are only checked once built.
-        for case in build_cases(spec, mine, spec.build_workers, tokenizer=session.tokenizer_name, builder=builder,
-                                ids=policy):
+        built = build_cases(spec, mine, spec.build_workers, tokenizer=session.tokenizer_name, builder=builder,
+                            ids=policy)
+        if hinted:
+            built = mark_prefix_groups(built, periods, count, explicit=spec.cache_prompt == "explicit")
+        for case in built:
             yield session.checked_case(case)
 
     units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}

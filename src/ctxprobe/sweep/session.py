@@ -38,7 +38,7 @@ from ctxprobe.models.base import Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
-from ctxprobe.runner.batch import batch_price, execute_batch
+from ctxprobe.runner.batch import execute_batch
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
@@ -59,7 +59,7 @@ T = TypeVar("T")
 #: ``runner.execute.execute`` or anything with its signature (``execute_ray``).
 Executor = Callable[..., Awaitable[int]]
 #: Spec fields recorded with a run as how it was sent (never part of its identity).
-TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost", "batch")
+TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost", "batch", "cache_prompt", "pricing")
 
 
 @dataclass(frozen=True)
@@ -183,9 +183,13 @@ class SweepSession:
     # 3. ledger and judge -----------------------------------------------------------------
     def open_ledger(self) -> Ledger:
         spec = self.spec
-        price = price_for(spec.model, load_prices(spec.prices))
-        self.ledger = Ledger(spec.model, batch_price(price) if spec.batch else price, max_cost=spec.max_cost,
-                             spent=0.0, max_tokens=spec.decoding.max_tokens)  # + each case's reasoning budget
+        # a run sent as provider batches is billed at batch prices
+        batch = spec.batch
+        if spec.pricing_mode == "batch" and not batch:
+            raise CtxprobeError("--pricing batch prices a run sent as provider batches; this one is sent request by "
+                                "request: use --pricing cached or on-demand (ctxprobe plan prints all three)")
+        self.ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
+                             spent=0.0, max_tokens=spec.decoding.max_tokens, batch=batch)
         return self.ledger
 
     async def open_judge(self, wanted: list[str]) -> Any:
@@ -243,7 +247,9 @@ class SweepSession:
                 judged = await self.judge.ascore(item.case, r.text)  # a failed judge call is an error grade
             if r is not None and r.prompt_tokens:
                 tokenizer.observe(item.case.messages, r.prompt_tokens)  # an approximate counter learns from the server
-            cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0)
+            cost = ledger.settle(item.case, r.prompt_tokens if r else 0, r.completion_tokens if r else 0,
+                                 cached=_int(r.extra.get("cached_prompt_tokens")) if r else None,
+                                 written=_int(r.extra.get("cache_write_tokens")) if r else None)
             score, scored = record_response(store, run_id, self.families[item.case.cell.family][0], item,
                                             judged=judged, cost_usd=cost, exact_counts=self.exact_counts)
             coord.settle(item.case.case_id)
@@ -328,6 +334,10 @@ class SweepSession:
         finally:
             if self._provider is not None:
                 await self._provider.aclose()
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _planned_count(store: Store, run_id: str, wanted: set[str]) -> int:

@@ -27,6 +27,8 @@ class FamilyClass(Protocol):
 
     def __call__(self, ctx: BuildContext) -> Family: ...
 
+    def prefix_period(self, params: Any) -> int: ...
+
 
 def family_class(name: str) -> FamilyClass:
     """A family's class from the registry (imported on first use), or a one-line error."""

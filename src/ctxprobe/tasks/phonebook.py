@@ -337,6 +337,11 @@ class Phonebook(FamilyBase):
         i = max(range(len(params.needles)), key=lambda j: params.needles[j])
         return [i * params.shards + s for s in range(params.shards)]
 
+    @staticmethod
+    def prefix_period(params: PhonebookParams) -> int:
+        """Every N and shard of a run asks about the same book: consecutive repetitions."""
+        return len(params.needles) * params.shards
+
     def cell_tokens(self, length: int, params: PhonebookParams, *, seed: int) -> int:
         """Tokens of the largest case of a book of ``length`` entries: the first book, its
         largest N, every shard (other books differ by a few tokens of names)."""

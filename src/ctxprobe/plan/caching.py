@@ -1,0 +1,212 @@
+"""Prompt caching: each provider's rules, and what a grid costs when its shared prefixes
+are read from the cache (the plan's "cached" price, and what the providers are asked for).
+
+A *prefix group* is the cases that share a prompt prefix, in sending order (the depths of
+one length and repetition share their filler, sent deepest first; the phone book's
+questions about one book share the book). :mod:`ctxprobe.cases.prefixes` measures each
+group on the built prompts: each member's tokens, the boundaries (in tokens) up to which
+it is byte-identical to another member, and the longest prefix it shares with a member
+sent before it. Here that becomes, per request, tokens read from the cache, written to
+it, and computed at the plain price, under one provider's rules:
+
+``breakpoints`` (Anthropic)
+    The request marks at most ``max_breakpoints`` (4) of its boundaries with
+    ``cache_control``: the largest ones. It reads the longest boundary already written
+    (the API looks back over earlier block boundaries), and writes from there to its last
+    breakpoint. Boundaries below ``min_tokens`` are never cached.
+``automatic`` (OpenAI; Gemini 2.5's implicit caching)
+    Every prompt's prefix is cached as it is sent; a request reads the longest prefix it
+    shares with an earlier one, when at least ``min_tokens``, in steps of ``increment``
+    (OpenAI: 1,024 tokens, then 128 at a time). Writes cost nothing extra.
+``explicit`` (Gemini ``CachedContent``)
+    A cache holding the prefix up to a request's largest boundary is created the first
+    time a request needs it (billed as input tokens, plus storage for its TTL), used by
+    every request of the group with that boundary, and deleted after the group.
+
+TTL: a group's requests are sent together (the plan's order) and a request that shares a
+prefix waits for the one that writes it, so a 5-minute cache does not expire in between.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ctxprobe.plan.prices import Price
+
+Mechanism = Literal["breakpoints", "automatic", "explicit", "none"]
+Pricing = Literal["on-demand", "cached", "batch"]
+PRICING_MODES: tuple[Pricing, ...] = ("on-demand", "cached", "batch")
+
+
+@dataclass(frozen=True)
+class CacheRules:
+    mechanism: Mechanism
+    min_tokens: int = 1024  # shorter prefixes are never cached
+    increment: int = 1  # cached reads come in steps of this many tokens past min_tokens
+    max_breakpoints: int = 4
+    ttl_s: float = 300.0  # 5 minutes (Anthropic's default, refreshed on use; our explicit caches' TTL)
+
+
+NO_CACHE = CacheRules("none")
+
+#: (provider, model-name pattern, rules), first match wins. Minimums from the providers'
+#: caching pages (:data:`ctxprobe.plan.prices.SOURCES`), as of ``PRICES_AS_OF``.
+RULES: tuple[tuple[str, str, CacheRules], ...] = (
+    ("anthropic", r"claude-(opus-4-5|haiku-4-5)", CacheRules("breakpoints", 4096)),
+    ("anthropic", r"claude-(3-haiku|3-5-haiku)", CacheRules("breakpoints", 2048)),
+    ("anthropic", r"claude-", CacheRules("breakpoints", 1024)),
+    ("openai", r"", CacheRules("automatic", 1024, increment=128)),
+    ("gemini", r"gemini-2\.5-pro", CacheRules("automatic", 4096)),
+    ("gemini", r"gemini-(2\.5|3)", CacheRules("automatic", 1024)),
+    ("gemini", r"gemini-2\.0", CacheRules("explicit", 4096)),
+    ("gemini", r"gemini-1\.5", CacheRules("explicit", 32768)),
+)
+
+
+def cache_rules(model: str, *, explicit: bool = False) -> CacheRules:
+    """The caching rules of ``model`` (``provider:name``); ``explicit`` asks Gemini models
+    for explicit caches even where implicit caching exists."""
+    provider, _, name = model.split("?", 1)[0].partition(":")
+    for prov, pattern, rules in RULES:
+        if prov == provider and re.search(pattern, name):
+            if explicit and prov == "gemini" and rules.mechanism == "automatic":
+                return CacheRules("explicit", rules.min_tokens, ttl_s=rules.ttl_s)
+            return rules
+    return NO_CACHE
+
+
+@dataclass(frozen=True)
+class Member:
+    """One request of a prefix group, measured on its built prompt."""
+
+    tokens: int  # the whole prompt
+    marks: tuple[int, ...] = ()  # shared-prefix boundaries inside it, tokens, ascending
+    reads: int = 0  # longest prefix shared with a member sent before it, tokens
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One request's prompt tokens by price: read from the cache, written to it, plain."""
+
+    read: int
+    written: int
+    plain: int
+    stored: int = 0  # tokens held in an explicit cache created for it (storage billed for the TTL)
+
+    @property
+    def prompt(self) -> int:
+        """The request's prompt tokens (an explicit cache's creation is billed on top of them)."""
+        return self.read + self.plain + (0 if self.stored else self.written)
+
+
+def _step(tokens: int, rules: CacheRules) -> int:
+    if tokens < rules.min_tokens:
+        return 0
+    return rules.min_tokens + (tokens - rules.min_tokens) // rules.increment * rules.increment
+
+
+def bill_group(members: list[Member], rules: CacheRules) -> list[Billed]:
+    """Each member's read / written / plain prompt tokens under ``rules``, in sending order."""
+    out: list[Billed] = []
+    written: set[int] = set()
+    for m in members:
+        marks = [b for b in m.marks if rules.min_tokens <= b <= m.tokens]
+        if rules.mechanism == "breakpoints":
+            chosen = marks[-rules.max_breakpoints:]
+            read = max((b for b in marks if b in written), default=0)
+            top = max(chosen, default=0)
+            write = top - read if top > read else 0
+            written.update(chosen)
+            out.append(Billed(read, write, m.tokens - read - write))
+        elif rules.mechanism == "automatic":
+            read = _step(min(m.reads, m.tokens), rules)
+            out.append(Billed(read, 0, m.tokens - read))
+        elif rules.mechanism == "explicit" and marks:
+            top = marks[-1]
+            created = top not in written
+            written.add(top)
+            # creating the cache bills its tokens as input (the "write"); the request then reads it
+            out.append(Billed(top, top if created else 0, m.tokens - top, stored=top if created else 0))
+        else:
+            out.append(Billed(0, 0, m.tokens))
+    return out
+
+
+@dataclass
+class CachedTotals:
+    """Prompt tokens of a whole grid by price, and the cost of each pricing mode."""
+
+    prompt: int = 0
+    read: int = 0
+    written: int = 0
+    stored: int = 0
+    output: int = 0
+    groups: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, billed: list[Billed], times: int) -> None:
+        for b in billed:
+            self.prompt += b.prompt * times
+            self.read += b.read * times
+            self.written += b.written * times
+            self.stored += b.stored * times
+
+    @property
+    def read_share(self) -> float:
+        return self.read / self.prompt if self.prompt else 0.0
+
+    def cost(self, price: Price, mode: Pricing, rules: CacheRules, model: str = "") -> float | None:
+        """USD for the grid in ``mode``; None when the provider has no batch API."""
+        price = hour_ttl(price, model)
+        if mode == "batch":
+            batch = price.as_batch()
+            return None if batch is None else batch.cost(self.prompt, self.output)
+        if mode == "on-demand":
+            return price.cost(self.prompt, self.output)
+        written = self.written
+        cost = price.cost(self.prompt, self.output, cached=self.read, written=0)
+        # a write is billed on top of the read of the same tokens for explicit caches
+        # (created, then read), in place of the plain price for Anthropic's breakpoints
+        write_price = price.cache_write if price.cache_write is not None else price.input
+        if rules.mechanism == "explicit":
+            cost += written * write_price / 1e6
+            if price.cache_storage:
+                cost += self.stored * price.cache_storage * rules.ttl_s / 3600 / 1e6
+        else:
+            cost += written * (write_price - price.input) / 1e6
+        return cost
+
+
+def hour_ttl(price: Price, model: str) -> Price:
+    """``price`` with its writes at the 1-hour price when the model asks for that TTL
+    (``anthropic:…?cache_ttl=1h``)."""
+    if "cache_ttl=1h" in model.partition("?")[2] and price.cache_write_1h is not None:
+        return replace(price, cache_write=price.cache_write_1h)
+    return price
+
+
+def response_cost(price: Price, model: str, prompt: int, output: int, *, cached: int = 0, written: int = 0,
+                  batch: bool = False) -> float:
+    """USD for one response from the tokens its provider reported: ``cached`` prompt tokens
+    read from the cache, ``written`` written to it. Anthropic's written tokens are part of
+    the prompt (billed at the write price instead of the input price); a Gemini explicit
+    cache's are a creation billed on top (input price, plus storage for the TTL), the
+    request then reading them."""
+    p = hour_ttl((price.as_batch() or price) if batch else price, model)
+    if model.startswith("gemini:") and written:
+        storage = (p.cache_storage or 0.0) * cache_rules(model, explicit=True).ttl_s / 3600
+        write_price = p.cache_write if p.cache_write is not None else p.input
+        return p.cost(prompt, output, cached=cached) + written * (write_price + storage) / 1e6
+    return p.cost(prompt, output, cached=cached, written=written)
+
+
+def worst_cost(price: Price, model: str, prompt: int, output: int, *, batch: bool = False) -> float:
+    """The most one response of ``prompt`` tokens can cost: every prompt token at its
+    dearest fate (plain, written, or — Gemini's explicit caches — created and read)."""
+    if model.startswith("gemini:"):
+        return max(response_cost(price, model, prompt, output, batch=batch),
+                   response_cost(price, model, prompt, output, cached=prompt, written=prompt, batch=batch))
+    return max(response_cost(price, model, prompt, output, batch=batch),
+               response_cost(price, model, prompt, output, written=prompt, batch=batch))

@@ -1,0 +1,109 @@
+"""The plan's three prices for one model — on demand, with prompt caching, as a batch —
+from the grid's built prefix groups (:func:`ctxprobe.cases.prefixes.plan_cached`) and the
+provider's caching rules (:mod:`ctxprobe.plan.caching`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxprobe.cases.builder import BuildSettings, CaseBuilder
+from ctxprobe.cases.families import build_families
+from ctxprobe.cases.prefixes import plan_cached, prefix_counter
+from ctxprobe.core.case import Case
+from ctxprobe.core.family import Family
+from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
+from ctxprobe.plan.grid import PlannedCase, summarize
+from ctxprobe.plan.prices import PRICES_AS_OF, Price, load_prices, price_for
+from ctxprobe.spec import Spec
+from ctxprobe.tasks import BuildContext
+from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
+from ctxprobe.tokenizers.base import Tokenizer
+
+_LABELS: dict[Pricing, str] = {"on-demand": "on demand", "cached": "cached", "batch": "batch"}
+
+
+@dataclass
+class PricePlan:
+    model: str
+    price: Price | None
+    rules: CacheRules
+    mode: Pricing  # the one --max-cost caps
+    max_cost: float | None
+    totals: CachedTotals | None = None  # None: no price, or free
+    costs: dict[str, float | None] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        if self.price is None or self.totals is None:
+            return []
+        p, t = self.price, self.totals
+        out = [f"prices (list prices of {PRICES_AS_OF}; ${p.input:g} / ${p.output:g} per 1M in / out):"]
+        for mode in PRICING_MODES:
+            cost = self.costs.get(mode)
+            mark = " <- --max-cost" if mode == self.mode and self.max_cost is not None else ""
+            if cost is None:
+                out.append(f"  {_LABELS[mode]:<10} no batch API known{mark}")
+                continue
+            out.append(f"  {_LABELS[mode]:<10} ${cost:,.2f}{mark}")
+        out.append(f"  cached: {t.read_share:.1%} of {t.prompt:,} prompt tokens read from the cache, "
+                   f"{t.written / t.prompt if t.prompt else 0:.1%} written")
+        out.append(f"  ({self._how()})")
+        chosen = self.costs.get(self.mode)
+        if self.max_cost is not None and chosen is not None:
+            verdict = "within it" if chosen <= self.max_cost else "over it: the run stops at the cap"
+            out.append(f"--max-cost ${self.max_cost:,.2f} caps the {_LABELS[self.mode]} price: {verdict}")
+        return out
+
+    def _how(self) -> str:
+        r = self.rules
+        if r.mechanism == "breakpoints":
+            return f"cache_control breakpoints, at most {r.max_breakpoints} a request, {r.min_tokens:,}-token minimum"
+        if r.mechanism == "automatic":
+            step = f", {r.increment}-token steps" if r.increment > 1 else ""
+            return f"automatic prefix caching, {r.min_tokens:,}-token minimum{step}"
+        if r.mechanism == "explicit":
+            return f"explicit caches, {r.min_tokens:,}-token minimum, {r.ttl_s / 60:g}-minute TTL"
+        return "no prompt caching"
+
+    def to_dict(self) -> dict[str, Any]:
+        t = self.totals
+        return {"mode": self.mode, "costs": dict(self.costs), "as_of": PRICES_AS_OF,
+                "prompt_tokens": t.prompt if t else None, "read_tokens": t.read if t else None,
+                "written_tokens": t.written if t else None, "mechanism": self.rules.mechanism}
+
+
+def rules_for(spec: Spec) -> CacheRules:
+    """The caching the run will get: the provider's rules, or only what a provider does by
+    itself (automatic caching) with ``cache_prompt: off``."""
+    rules = cache_rules(spec.model, explicit=spec.cache_prompt == "explicit")
+    if spec.cache_prompt == "off" and rules.mechanism != "automatic":
+        return NO_CACHE
+    return rules
+
+
+def periods_of(families: Mapping[str, tuple[Family, object]]) -> dict[str, int]:
+    """Family label → repetitions that share one text (``prefix_period``)."""
+    return {label: int(family.prefix_period(params)) for label, (family, params) in families.items()}
+
+
+def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name: str | None = None,
+               builder: CaseBuilder | None = None, build: Callable[[PlannedCase], Case] | None = None) -> PricePlan:
+    """The three prices of ``spec``'s grid; builds the first prefix group of each (family,
+    length) to measure its shared prefixes (nothing is built for free or unpriced models).
+    ``build`` replaces ``builder.build`` (a sweep keeps those cases to send them)."""
+    price = price_for(spec.model, load_prices(spec.prices))
+    rules = rules_for(spec)
+    plan = PricePlan(spec.model, price, rules, spec.pricing_mode, spec.max_cost)
+    if price is None or (price.input == 0 and price.output == 0):
+        return plan
+    name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)
+    tok = tokenizer or resolve_tokenizer(name, model=spec.model)
+    if builder is None:
+        families = build_families(spec, BuildContext(tokenizer=tok, haystack=spec.haystack, layout=spec.layout))
+        builder = CaseBuilder(BuildSettings.of(spec, name), families)
+    output = summarize(spec).max_output_tokens
+    plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families),
+                              prefix_counter(name, tok), output)
+    plan.costs = {mode: plan.totals.cost(price, mode, rules, spec.model) for mode in PRICING_MODES}
+    return plan
