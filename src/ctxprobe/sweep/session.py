@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Awaitable, Callable, Hashable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -38,7 +38,7 @@ from ctxprobe.models.base import Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.runner import Attempted, RunnerConfig, execute
-from ctxprobe.runner.batch import execute_batch
+from ctxprobe.runner.batch import BATCH_DISCOUNT, execute_batch
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
@@ -188,7 +188,11 @@ class SweepSession:
         if spec.pricing_mode == "batch" and not batch:
             raise CtxprobeError("--pricing batch prices a run sent as provider batches; this one is sent request by "
                                 "request: use --pricing cached or on-demand (ctxprobe plan prints all three)")
-        self.ledger = Ledger(spec.model, price_for(spec.model, load_prices(spec.prices)), max_cost=spec.max_cost,
+        price = price_for(spec.model, load_prices(spec.prices))
+        if batch and price is not None and price.batch is None:
+            # a price file without a batch factor: the batch APIs ctxprobe sends to bill at half
+            price = replace(price, batch=BATCH_DISCOUNT)
+        self.ledger = Ledger(spec.model, price, max_cost=spec.max_cost,
                              spent=0.0, max_tokens=spec.decoding.max_tokens, batch=batch)
         return self.ledger
 
