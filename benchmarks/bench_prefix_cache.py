@@ -6,14 +6,16 @@ sent at concurrency 1 through ctxprobe's runner, once in plan order and once shu
 1. a sim server with llama.cpp-style prefix-cache accounting
    (:class:`ctxprobe.models.prefix_cache_sim.PrefixCacheSimServer`, exact token ids);
    also with ``share_prefix`` off (independent cases: no reuse possible);
-2. the real ``python -m llama_cpp.server`` with the embedded SmolLM2 GGUF. Its log line
-   ``llama_perf_context_print: prompt eval time = … / N tokens`` gives the tokens actually
-   evaluated per request (the prefix-match hit is not counted) — the reliable measure;
-   wall time per order is printed too (prefill dominates with ``max_tokens=1``).
-3. with ``--llama-server PATH``, the native llama.cpp ``llama-server`` (build it from the
-   llama-cpp-python sdist's ``vendor/llama.cpp``), once with one slot and no host prompt
-   cache, once with its defaults; computed tokens from the ``cached`` figures it reports,
-   as ctxprobe stored them.
+2. llama.cpp's native server with the embedded SmolLM2 GGUF, the engine ``ctxprobe
+   serve-local`` runs (the prebuilt ``xllamacpp`` wheel, in this process), with one slot and
+   no host prompt cache (a one-prompt cache), then with serve-local's own settings (one
+   slot, llama.cpp's default host prompt cache); a fresh server per order, so no order
+   starts with the other's prompts cached. Computed tokens are the reported prompt tokens
+   minus the ``cached_tokens`` figures it reports, as ctxprobe stored them; wall time per
+   order is printed too (prefill dominates with ``max_tokens=1``).
+3. with ``--llama-server PATH``, a ``llama-server`` binary of your own build, once with one
+   slot and no host prompt cache, once with its defaults (4 slots, a host prompt cache),
+   measured the same way.
 
 Prints computed tokens per order and the ratios, side by side in one run, and the floor no
 order can beat: with exact prefix caching everything after a case's needle is recomputed,
@@ -30,10 +32,8 @@ import argparse
 import contextlib
 import os
 import random
-import re
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -48,9 +48,6 @@ from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.store import Store
 from ctxprobe.tokenizers import resolve_tokenizer
-
-_EVAL = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
-
 
 def _spec(url: str, args: argparse.Namespace) -> Spec:
     return make_spec({"model": f"openai-compat:m@{url}", "tokenizer": "local", "lengths": args.lengths,
@@ -119,40 +116,32 @@ def _server(cmd: list[str], log: Path, what: str) -> Iterator[str]:
             proc.kill()
 
 
-def _reset(base: str) -> None:
-    """An unrelated request: no order starts with the other's last prompt cached."""
-    httpx.post(f"{base}/chat/completions", timeout=120,
-               json={"messages": [{"role": "user", "content": "Reset."}], "max_tokens": 1})
-    time.sleep(0.5)
-
-
 def bench_llama(args: argparse.Namespace, tmp: Path) -> None:
     from ctxprobe.embedded import embedded_model_path
+    from ctxprobe.embedded.xllama import Engine, EngineConfig
 
-    log = tmp / "llama.err"
     n_ctx = max(4096, 2 * max(_spec("http://x/v1", args).lengths))
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()), "--n_ctx", str(n_ctx),
-           "--n_threads", str(min(2, os.cpu_count() or 1)), "--flash_attn", "true", "--host", "127.0.0.1",
-           "--port", str(_free_port()), "--verbose", "true"]
-    with _server(cmd, log, "llama_cpp.server") as base:
-        spec = _spec(base, args)
+    threads = min(2, os.cpu_count() or 1)
+    for label, cache_ram in (("one slot, no host prompt cache", 0), ("serve-local's settings: one slot", None)):
         rows: list[tuple[str, int, int]] = []
         walls: dict[str, float] = {}
-        for name, order in _orders(spec, args.seed).items():
-            _reset(base)
-            before = len(_EVAL.findall(log.read_text(errors="replace")))
-            start = time.perf_counter()
-            result = run_cases(spec, tmp / f"llama-{name[0]}.sqlite", planned=order)
-            walls[name] = time.perf_counter() - start
-            time.sleep(0.5)
-            evals = [int(n) for n in _EVAL.findall(log.read_text(errors="replace"))[before:]]
-            evals = evals[-len(order):]  # the cases' own requests, not the preflight probes before them
-            prompt = sum(p.cell.length for p in order)  # upper bound; replaced by stored counts below
-            prompt = _stored_tokens(tmp / f"llama-{name[0]}.sqlite", result.run_id) or prompt
-            rows.append((name, prompt, sum(evals)))
-            if len(evals) < len(order):
-                print(f"  note: {len(evals)} eval lines for {len(order)} requests in {name}")
-        _print("llama_cpp.server (embedded SmolLM2, tokens evaluated per its perf log)", rows)
+        for name, order in _orders(_spec("http://x/v1", args), args.seed).items():
+            engine = Engine(EngineConfig(path=embedded_model_path(), n_ctx=n_ctx, n_threads=threads,
+                                         cache_ram_mib=cache_ram), purpose="bench_prefix_cache")
+            try:
+                store = tmp / f"llama-{cache_ram}-{name[0]}.sqlite"
+                start = time.perf_counter()
+                run_id = run_cases(_spec(engine.base_url + "/v1", args), store, planned=order).run_id
+                walls[name] = time.perf_counter() - start
+            finally:
+                engine.close()
+            with Store(store) as db:
+                cached, reported, prompt = db.cache_totals(run_id)
+            if reported < len(order):
+                print(f"  note: {reported} of {len(order)} responses reported cached tokens")
+            rows.append((name, prompt, prompt - cached))
+        _print(f"llama.cpp via xllamacpp, embedded SmolLM2 ({label}; computed = prompt − reported cached tokens)",
+               rows)
         print(f"  wall time: plan order {walls['plan order']:.1f} s, random order {walls['random order']:.1f} s, "
               f"ratio {walls['plan order'] / walls['random order']:.2f}")
 
@@ -182,17 +171,6 @@ def bench_native(args: argparse.Namespace, tmp: Path, binary: str) -> None:
         _print(f"llama-server ({label}; computed = prompt − reported cached tokens)", rows)
 
 
-def _stored_tokens(store: Path, run_id: str) -> int:
-    import sqlite3
-
-    db = sqlite3.connect(store)
-    try:
-        row = db.execute("SELECT SUM(reported_prompt_tokens) FROM responses WHERE run_id=?", (run_id,)).fetchone()
-        return int(row[0] or 0)
-    finally:
-        db.close()
-
-
 def floor_share(depths: list[float]) -> float:
     """Least share of prompt tokens any order computes for one (length, rep) group under an
     exact prefix cache: the deepest case in full, every other one from its needle on."""
@@ -213,8 +191,8 @@ def main() -> None:
     ap.add_argument("--lengths", default="512,1k,2k")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--no-llama", action="store_true", help="skip the real llama.cpp server")
-    ap.add_argument("--llama-server", metavar="PATH", help="also measure a native llama-server binary")
+    ap.add_argument("--no-llama", action="store_true", help="skip the real llama.cpp server (serve-local)")
+    ap.add_argument("--llama-server", metavar="PATH", help="also measure a llama-server binary of your own build")
     args = ap.parse_args()
     floor = floor_share([0, 0.25, 0.5, 0.75, 1])
     print(f"floor for any order (exact prefix cache, filler shared per length and rep): {floor:.3f} of the "

@@ -30,7 +30,7 @@ the third-party modules the tests use, never ctxprobe (``benchmarks/mutation_for
     .venv/bin/python benchmarks/mutation.py --list             # modules, scopes and tests
 
 ``--named`` instead applies, by hand, the deliberate bugs that once passed every relevant
-test (issue 19) plus a store that never commits, and checks that each is now caught:
+test plus a store that never commits, and checks that each is now caught:
 
     .venv/bin/python benchmarks/mutation.py --named            # seconds
 

@@ -1,5 +1,5 @@
 """The seams examples in docs/architecture.md are real: each runs as written, and what it
-registers works through the same lookups the sweep uses."""
+registers works through the same lookups the sweep and the report use."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ from ctxprobe.core import registry
 from ctxprobe.core.case import Cell
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
+from ctxprobe.analysis.grid import profile
+from ctxprobe.core.rows import ResultRow
+from ctxprobe.report.html import render_html
+from ctxprobe.report.load import Report
+from ctxprobe.store import RunRecord
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -23,7 +28,7 @@ def _examples() -> list[str]:
 
 def test_each_example_is_short_and_runs() -> None:
     blocks = _examples()
-    assert len(blocks) == 3 and all(len(b.splitlines()) <= 30 for b in blocks)
+    assert len(blocks) == 4 and all(len(b.splitlines()) <= 30 for b in blocks)
     try:
         for block in blocks:
             exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})
@@ -37,7 +42,32 @@ def test_each_example_is_short_and_runs() -> None:
         assert reply.text == "word"  # it read the prompt's last word, not the answer key
         assert family.score(case, reply.text).outcome == "wrong"
         assert family.score(case, f"The word is {case.expected[0]}").outcome == "correct"
+        _check_report_section()
     finally:
         registry.unregister("providers", "lastword")
         registry.unregister("tokenizers", "words")
         registry.unregister("families", "echo")
+        registry.unregister("report_sections", "by-length")
+        registry.unregister("report_sections", "broken")
+
+
+def _check_report_section() -> None:
+    """The example's section is on the page, in its table of contents, its text escaped;
+    a section that raises shows its error in one line and the page is still built."""
+    rows = [ResultRow("niah", length, 0.5, rep, "correct" if rep < ok else "wrong", float(rep < ok))
+            for length, ok in ((1024, 4), (2048, 1)) for rep in range(4)]
+    run = RunRecord("r1", "2025-01-01", "2025-01-01", "sim:<b>x</b>", "local", "niah", "0.1.0",
+                    {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 8}, "lengths": [1024, 2048]},
+                    {}, "complete", 8, 8)
+    report = Report(run=run, profiles=profile(rows, 0.856), threshold=0.856, notes=[], intervals={})
+
+    def broken(views):  # type: ignore[no-untyped-def]
+        raise ValueError("no\ndata <here>")
+
+    registry.register("report_sections", "broken", broken, origin="test")
+    page = render_html([report])
+    assert '<a href="#section-by-length">Accuracy by length</a>' in page
+    assert '<section id="section-by-length"><h2>Accuracy by length</h2>' in page
+    assert "<td>sim:&lt;b&gt;x&lt;/b&gt; · r1</td><td>niah</td><td>1024</td><td>1.00</td><td>4</td>" in page
+    assert "<td>2048</td><td>0.25</td>" in page and "<b>x</b>" not in page
+    assert "this section could not be built (test): ValueError: no data &lt;here&gt;" in page

@@ -1,6 +1,6 @@
 """The case builder (a worker thread) and the sink (the event loop) share no mutable list.
 
-Issue 15: with ``--build-workers`` at 1M tokens, 2 of 5 runs crashed with ``IndexError``
+Found at scale: with ``--build-workers`` at 1M tokens, 2 of 5 runs crashed with ``IndexError``
 at ``yield pending_cases[-1]`` — the building thread appended to a list and read its last
 item while the event loop popped from it. The fix is structural: the sink stores each
 item's own case, and the builder thread yields the case it built. These tests stress the

@@ -1,4 +1,4 @@
-"""Harness failures never read as model failures (issue 13): truncated prompts, cut answers."""
+"""Harness failures never read as model failures: truncated prompts, cut answers."""
 
 from __future__ import annotations
 

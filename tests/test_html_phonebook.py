@@ -41,7 +41,7 @@ def test_phonebook_section(tmp_path) -> None:
     assert "every tested book keeps every position above 0.8" in text  # the perfect reader
     assert "runs compared at the first run's largest book and N" in text
     # the runs' position and M-sweep plots + the comparison; no token-axis heatmap, curve or
-    # all-families chart of a book sized in entries (issue 13: a one-column "0%" heatmap)
+    # all-families chart of a book sized in entries (once a one-column "0%" heatmap)
     assert both.read_text().count("data:image/png;base64,") == 2 * 2 + 1
     assert "Book sizes are in entries, not tokens" in text
     assert "lengths 120 entries, 240 entries" in text

@@ -126,7 +126,7 @@ def _case() -> Case:
     ("In which city is Orlan Vesk's workplace located? Quilport", 1.0, "correct"),
     ("Quilport is nowhere near the coast", 1.0, "correct"),  # 'nowhere' is not 'no'
     ("Quilport (Norway-like)", 1.0, "correct"),  # 'Nor' inside a word is not 'nor'
-    # negated: the finding of issue 18, verbatim, and one-word variants of it
+    # negated: the measured finding, verbatim, and one-word variants of it
     ("The city is not Tepir Urnnast's workplace located in the city of Quilport.", 0.0, "wrong"),
     ("It isn't Quilport.", 0.0, "wrong"),
     ("It isn’t Quilport.", 0.0, "wrong"),

@@ -1,4 +1,4 @@
-"""Each family's default output limit fits its longest correct answer plus a lead-in (issue 13)."""
+"""Each family's default output limit fits its longest correct answer plus a lead-in."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Instance packs carry a content hash: an edited pack is refused (or, on request, is a run
-of its own), and a refused pack writes nothing (issue 15)."""
+of its own), and a refused pack writes nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Phone-book sizes that cannot hold N needles are refused before anything is stored (issue 15)."""
+"""Phone-book sizes that cannot hold N needles are refused before anything is stored."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Plugins: a separate package adds a provider and a family through entry points; code
-adds them through the registry's API. Either way they are used like built-ins."""
+"""Plugins: a separate package adds a provider, a family and a report section through entry
+points; code adds them through the registry's API. Either way they are used like built-ins."""
 
 from __future__ import annotations
 
@@ -65,6 +65,13 @@ def test_an_installed_plugin_runs_a_sweep_and_is_reported(installed: Path, tmp_p
     assert report.returncode == 0, report.stderr[-2000:]
     data = json.loads(report.stdout)
     assert "boxes" in json.dumps(data) and "boxreader:demo?window=300" in json.dumps(data)
+    page = tmp_path / "report.html"
+    html = _ctxprobe(["report", run_id, "--store", str(store), "--html", str(page)], installed)
+    assert html.returncode == 0, html.stderr[-2000:]
+    text = page.read_text(encoding="utf-8")
+    assert '<section id="section-boxes-read"><h2>Boxes read</h2>' in text
+    # 1024 tokens: both depth-1 cases read, both depth-0 ones forgotten (asserted above)
+    assert f"<td>boxreader:demo?window=300 · {run_id}</td><td>1024</td><td>2 of 4</td>" in text
 
 
 def test_unknown_plugin_names_fail_in_one_line(installed: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Server-reported prefix-cache hits (issue 8): parsed from every API's usage shape, stored
+"""Server-reported prefix-cache hits: parsed from every API's usage shape, stored
 per response, and stated in the report beside the sharing mode that built the cases."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Ray executor (issue 8) on a local Ray instance started here (loopback only):
+"""The Ray executor on a local Ray instance started here (loopback only):
 a Ray run stores exactly what a local run stores, and killing a Ray worker mid-run loses
 nothing."""
 

@@ -1,20 +1,20 @@
 """Run ids (and the cases a run holds) stay the same across refactors of the code layout:
 a rerun of an unchanged spec must resume its stored run, never start a new one.
 
-The run ids and case ids below were computed from commit b7405e5 (before issue 17 moved
-the modules into the pipeline's folders), with the same calls as here. A change of the run
+The run ids and case ids below were computed from commit b7405e5 (before the modules were moved
+into the pipeline's folders), with the same calls as here. A change of the run
 identity on purpose (a new identity field, a new ctxprobe version) updates them with a note.
 
-The prompts themselves are pinned too, as built since issue 16's builder (main 0d428ce):
+The prompts themselves are pinned too, as built since the budget-driven packer (main 0d428ce):
 its fill tolerance changed 12 of these 16 prompts (b7405e5: digest fef7f6c62947dc71) while
 run and case ids stayed the same, so a run stored before it and resumed after it holds
 prompts of both builders. A builder change that alters prompts must update this digest on
 purpose, and say what it means for resumed runs.
 
-Issue 24 placed each insert at its depth of the haystack *without* the insert (as RULER
+The builder then placed each insert at its depth of the haystack *without* the insert (as RULER
 places a needle and as the realised depth was always recorded), where it had been placed
 over the haystack with it: prompts at middle depths moved by at most one sentence (depths
-0 and 1 are unchanged; b7405e5..issue 16 digest 811c0e35e8a822ac). Run and case ids stay
+0 and 1 are unchanged; the packer's digest before that: 811c0e35e8a822ac). Run and case ids stay
 the same, so a run resumed across this change holds middle-depth prompts of both rules."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_a_stored_sweep_keeps_its_run_id_and_its_cases(tmp_path) -> None:
     assert len(rows) == 16
     # every case id as b7405e5 built it
     assert _digest([case_id for case_id, _ in rows]) == "9c5acb654716207a"
-    # every prompt byte for byte (prompt_hash), as issue 24's placement builds it
+    # every prompt byte for byte (prompt_hash), as the placement at the depth without the insert builds it
     assert _digest([case_id + prompt for case_id, prompt in rows]) == "2358c96d5b4dff96"
     # and a rerun resumes it: nothing new is sent
     again = ctxprobe.run_sweep(spec, store, progress=False)

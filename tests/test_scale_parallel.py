@@ -1,4 +1,4 @@
-"""Parallel case building (issue 8): identical to the serial build, in plan order; the
+"""Parallel case building: identical to the serial build, in plan order; the
 prefix-sharing switch; the memory gate and slimmed cases through the real store."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Haystack files that are not text are refused with one line naming them (issue 15)."""
+"""Haystack files that are not text are refused with one line naming them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Chat templates render like transformers / llama-cpp-python render them."""
+"""Chat templates render as llama.cpp's own template engine renders them; the rules of
+our sandboxed jinja2 environment (errors, immutability, filters, extensions)."""
 
 from __future__ import annotations
 
@@ -26,18 +27,30 @@ CONVERSATIONS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def llama_cpp(smollm_gguf_path):  # type: ignore[no-untyped-def]
+    """llama.cpp's native server in process (xllamacpp) on the embedded GGUF: its
+    ``/apply-template`` renders the GGUF's template with llama.cpp's own engine."""
+    pytest.importorskip("xllamacpp")
+    from ctxprobe.tokenizers.xllama import XLlamaTokenizer
+
+    tokenizer = XLlamaTokenizer(smollm_gguf_path)
+    yield tokenizer
+    tokenizer.close()
+
+
 @pytest.mark.parametrize("messages", CONVERSATIONS)
-def test_smollm2_render_matches_llama_cpp_formatter(smollm_gguf_fields, messages) -> None:
-    fmt_module = pytest.importorskip("llama_cpp.llama_chat_format")
+def test_smollm2_render_matches_llama_cpp(smollm_gguf_fields, llama_cpp, messages) -> None:  # type: ignore[no-untyped-def]
+    tokens = smollm_gguf_fields["tokenizer.ggml.tokens"].contents()
     source = smollm_gguf_fields["tokenizer.chat_template"].contents()
-    theirs = fmt_module.Jinja2ChatFormatter(
-        template=source, eos_token="<|im_end|>", bos_token="<|im_start|>"
-    )(messages=messages).prompt
-    ours = render_chat_template(
-        source, messages, bos_token="<|im_start|>", eos_token="<|im_end|>"
-    )
+    bos = tokens[smollm_gguf_fields["tokenizer.ggml.bos_token_id"].contents()]
+    eos = tokens[smollm_gguf_fields["tokenizer.ggml.eos_token_id"].contents()]
+    theirs = llama_cpp.render_chat(messages)
+    ours = render_chat_template(source, messages, bos_token=bos, eos_token=eos)
     assert ours == theirs
     assert ours.endswith("<|im_start|>assistant\n")
+    # the template's default system prompt appears only when the chat has none
+    assert ("SmolLM" in ours) == (messages[0]["role"] != "system")
 
 
 def test_chatml_fallback_shape() -> None:

@@ -12,7 +12,7 @@ was built fresh or reused. Cases stream in plan order with a bounded look-ahead 
 ``workers + lookahead`` groups in flight), so memory stays a few groups' worth however
 large the grid.
 
-Prefix sharing (issue 8): :func:`generation_seed` is the one place that decides whether the
+Prefix sharing: :func:`generation_seed` is the one place that decides whether the
 depths of a group share their filler, keys and values (the default; a server's prefix cache
 then reuses the text before each needle) or are fully independent cases.
 """
@@ -39,9 +39,9 @@ from ctxprobe.core.family import Family
 #: the same change that alters any prompt an unchanged spec builds (family texts, filler,
 #: packing, sizing, chat layout), so a run stored before the change is never resumed with
 #: prompts of two builders (:func:`ctxprobe.cases.identity.check_builder`).
-#: 1: up to b7405e5; 2: issue 16's packer (its fill tolerance changed most prompts);
+#: 1: up to b7405e5; 2: the budget-driven packer (its fill tolerance changed most prompts);
 #: 3: needles placed at the depth recorded (the haystack without the needle) and RULER's
-#: qa/fwe/cwe/vt rules (issue 24's loose ends).
+#: qa/fwe/cwe/vt rules.
 BUILDER_VERSION = 3
 
 #: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).

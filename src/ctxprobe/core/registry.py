@@ -1,10 +1,11 @@
-"""One registry for everything ctxprobe finds by name: model providers, tokenizer schemes
-and task families.
+"""One registry for everything ctxprobe finds by name: model providers, tokenizer schemes,
+task families, presets and extra report sections.
 
 ctxprobe's own entries are registered in code (:mod:`ctxprobe.core.builtins`) through the
 same :func:`register` a plugin may call; installed packages add entries through entry
-points in the groups ``ctxprobe.providers``, ``ctxprobe.tokenizers`` and
-``ctxprobe.families`` (``name = "module:attr"``). Both are read once, on the
+points in the groups ``ctxprobe.providers``, ``ctxprobe.tokenizers``,
+``ctxprobe.families``, ``ctxprobe.presets`` and ``ctxprobe.report_sections``
+(``name = "module:attr"``). Both are read once, on the
 first lookup.
 
 An entry's target is a ``"module:attr"`` path (or an object already made); it is imported
@@ -16,7 +17,10 @@ What a target must be, per group (see docs/architecture.md):
   :class:`ctxprobe.spec.names.ModelRef`; the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
 - ``tokenizers``: ``factory(name, rest) -> Tokenizer`` for ``NAME:REST``;
 - ``families``: a class ``Family(ctx: BuildContext)`` (:class:`ctxprobe.core.family.Family`);
-- ``presets``: a :class:`ctxprobe.core.preset.Preset` (``--preset NAME``).
+- ``presets``: a :class:`ctxprobe.core.preset.Preset` (``--preset NAME``);
+- ``report_sections``: ``section(views) -> ReportSection | None``, one more section of the
+  HTML report (:class:`ctxprobe.report.html_parts.ReportSection`; ``views`` the page's runs,
+  :class:`ctxprobe.report.html_sections.RunView`), in name order after the built-in ones.
 
 Optional members of each kind (declared with their defaults on
 :class:`ctxprobe.core.family.FamilyBase`, :class:`ctxprobe.models.base.ProviderBase`,
@@ -35,7 +39,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 
-GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets")
+GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets", "report_sections")
 #: Entry-point groups: ``ctxprobe.<group>``.
 ENTRY_POINT_PREFIX = "ctxprobe."
 

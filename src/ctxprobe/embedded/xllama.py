@@ -50,6 +50,9 @@ class EngineConfig:
     host: str = LOOPBACK
     port: int = 0  # 0: a free port the OS picks
     n_batch: int = ABORT_BATCH
+    #: The host prompt cache (MiB of prompts kept beside the slots' own); None: llama.cpp's
+    #: default. 0 leaves each slot's own cache only (one prompt per slot).
+    cache_ram_mib: int | None = None
 
 
 class Engine:
@@ -73,6 +76,8 @@ class Engine:
         p.hostnames = [config.host]
         p.port = config.port
         p.warmup = False
+        if config.cache_ram_mib is not None:
+            p.cache_ram_mib = config.cache_ram_mib
         p.verbosity = 3 if os.environ.get("CTXPROBE_LLAMA_LOG") == "1" else -1
         self.config = config
         try:

@@ -33,6 +33,7 @@ from ctxprobe.report.html_sections import (
     failure_runs,
     family_article,
     latency_tables,
+    plugin_sections,
     slug,
 )
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
@@ -142,10 +143,12 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
     heading = title or ("ctxprobe report · " + ", ".join(v.label for v in views))
     ruler = ruler_runs(views)
     budgets = budget_runs(views)
+    extra = plugin_sections(views)
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
            *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
            *([("reasoning-budgets", "Reasoning budgets")] if budgets else []),
+           *[(anchor, section.title) for anchor, section in extra],
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
     scorers = ", ".join(sorted({str(getattr(v.report, "scorer", "strict")) for v in views}))
@@ -161,7 +164,7 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
         summary=_summary(views, books), runs=_metadata(views), profile=_profile(views),
         all_families=_all_families(views, png_dir),
         articles=[family_article(f, views, png_dir) for f in families],
-        phonebook=phonebook_section(books, png_dir) if books else None, ruler=ruler, details=details,
+        phonebook=phonebook_section(books, png_dir) if books else None, ruler=ruler, extra=extra, details=details,
         budgets=budgets,
     )
 

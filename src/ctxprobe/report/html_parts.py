@@ -65,6 +65,16 @@ class Table:
 
 
 @dataclass(frozen=True)
+class ReportSection:
+    """A section a plugin adds to the HTML page (registry group ``report_sections``): a
+    title, a line of text under it and tables; all plain text, escaped on the page."""
+
+    title: str
+    tables: Sequence[Table] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class Image:
     data: str  # base64 PNG
     alt: str

@@ -1,5 +1,5 @@
 """The data-heavy sections of the HTML report: per-family plots and outcome tables,
-token-count audit, cost and latency, and the failure browser.
+token-count audit, cost and latency, the failure browser, and the sections plugins add.
 
 Each function returns what its template (``report/templates``) shows: plain values,
 tables and inlined figures, never markup. With several runs each section shows the runs
@@ -17,7 +17,7 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
+from ctxprobe.report.html_parts import OUTCOME_CLASS, ReportSection, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.store import RunRecord
@@ -190,3 +190,23 @@ def _failure(f: Failure) -> dict[str, Any]:
             "length": fmt_tokens(f.length), "depth": fmt_depth(f.depth), "rep": f.rep,
             "expected": ", ".join(f.expected), "answered": short if f.output is not None else None,
             "kv": kv, "excerpts": f.excerpts, "output": f.output}
+
+
+def plugin_sections(views: list[RunView]) -> list[tuple[str, ReportSection]]:
+    """``(anchor, section)`` for each section a plugin adds (registry group
+    ``report_sections``), in name order; a section function returning None is left out.
+    One that raises is shown as its error in one line, so a plugin's bug never costs the
+    page."""
+    from ctxprobe.core import registry
+
+    out: list[tuple[str, ReportSection]] = []
+    for entry in registry.entries("report_sections"):
+        try:
+            section = entry.load()(views)
+        except Exception as err:  # a plugin's failure is shown on the page, not raised
+            why = " ".join(str(err).split())[:200]
+            section = ReportSection(entry.name, (), f"this section could not be built ({entry.origin}): "
+                                                    f"{type(err).__name__}: {why}")
+        if section is not None:
+            out.append((f"section-{slug(entry.name)}", section))
+    return out

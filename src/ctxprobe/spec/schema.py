@@ -136,7 +136,7 @@ class PromptLayout(BaseModel):
     """Where a family's instruction line sits, and how much filler shields depth 0 from it.
 
     The instruction position is a variable of every depth curve: a line read directly
-    before a depth-0 needle helps a small model find it (issue 18), so it is recorded with
+    before a depth-0 needle helps a small model find it (measured with the multihop family), so it is recorded with
     the run and shown in its report. ``before`` with no separator is the default: it is
     RULER's arrangement (instruction, context, question) and keeps older run ids valid.
     """

@@ -1,4 +1,5 @@
-"""Issue 8's knobs as function arguments, for tests and benchmarks.
+"""The scale knobs (executor, build workers, live tokens, plan, prefix sharing) as
+function arguments, for tests and benchmarks.
 
 :func:`run_cases` is ``sweep.run_sweep`` (so the same :class:`~ctxprobe.sweep.session.SweepSession`:
 preflight, ledger, limits, truncation checks) with an executor callable (e.g. ``execute_ray``
@@ -48,7 +49,7 @@ def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]]
 def run_cases(spec: Spec, store_path: str | Path, *, executor: Executor | None = None,
               build_workers: int | None = None, live_tokens: int | None = None,
               planned: list[PlannedCase] | None = None, share_prefix: bool | None = None) -> StandaloneResult:
-    """``run_sweep`` with issue 8's knobs given as arguments (tests and benchmarks): an
+    """``run_sweep`` with the scale knobs given as arguments (tests and benchmarks): an
     executor callable (e.g. ``execute_ray`` with test hooks), build workers, the live-token
     gate, an explicit plan and the sharing flag. Same run identity, store and resume."""
     from ctxprobe.sweep.run import run_sweep

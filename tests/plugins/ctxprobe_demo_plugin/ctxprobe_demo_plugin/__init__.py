@@ -1,1 +1,2 @@
-"""A ctxprobe plugin: the ``boxreader`` provider and the ``boxes`` family (entry points)."""
+"""A ctxprobe plugin: the ``boxreader`` provider, the ``boxes`` family and the ``boxes-read``
+report section (entry points)."""
