@@ -211,3 +211,12 @@ def test_twins_build_the_same_in_worker_processes() -> None:
     parallel = [(c.case_id, c.prompt_hash, c.meta.get("no_context", False))
                 for c in build_cases(spec, planned, workers=2)]
     assert serial == parallel and [x[2] for x in serial] == [False, False, True, True]
+
+
+def test_compare_and_check_leave_the_twins_out(floored_run) -> None:
+    from ctxprobe.report.compare_runs import about, load_run_cases
+
+    run_id, store = floored_run
+    cases = load_run_cases(run_id, store)
+    assert cases.cases and not any(is_baseline(c.family) for c in cases.cases.values())
+    assert not any(is_baseline(f) for f in about(load_report(run_id, store).run)["families"])

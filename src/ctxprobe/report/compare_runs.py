@@ -9,6 +9,7 @@ from typing import Any
 from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
 from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.gate import CheckResult, check_cases
+from ctxprobe.core.baseline import is_baseline
 from ctxprobe.store import open_existing
 
 
@@ -18,6 +19,8 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
         run = store.require_run(run_id)
         cases = {}
         for rec in store.iter_case_records(run.run_id):
+            if is_baseline(rec["family"]):
+                continue  # a no-context twin measures the guess rate, not the model: never gated or compared
             multi = needle_verdicts(rec)
             family, needles = multi if multi is not None else (rec["family"], None)
             cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
@@ -32,7 +35,7 @@ def about(run: object) -> dict[str, object]:
     return {"seed": spec.get("seed"), "tokenizer": getattr(run, "tokenizer", None),
             "chat_template": meta.get("chat_template_hash"),
             "case_builder": meta.get("builder_version", "unrecorded (before versions)"),
-            "families": sorted(spec.get("families") or {}), "lengths": spec.get("lengths"),
+            "families": sorted(f for f in spec.get("families") or {} if not is_baseline(f)), "lengths": spec.get("lengths"),
             "depths": spec.get("depths"), "haystack": spec.get("haystack")}
 
 
