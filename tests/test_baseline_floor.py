@@ -195,3 +195,28 @@ def test_mrcr_floor_of_a_published_format_row() -> None:
                 meta={"source": "openai/mrcr", "random_string_to_prepend": "Ab3dE9fGh1", "desired_msg_index": 5})
     want = (difflib.SequenceMatcher(None, a, c).ratio() + 1.0) / 2
     assert random_instance_floor(case) == pytest.approx(want, abs=1e-9) and 0.5 < want < 1.0
+
+
+def test_twins_build_the_same_in_worker_processes() -> None:
+    """Build workers make a twin (and an aliased label) from the spec's labels alone: the
+    same prompts as the serial build."""
+    from ctxprobe.cases.builder import build_cases
+    from ctxprobe.plan.grid import planned_cases
+
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": "1k", "depths": "0,1", "reps": 1,
+                      "families": {"niah_3d": {"family": "niah", "distractors": 3}}, "baseline": "no-context"})
+    planned = list(planned_cases(spec))
+    assert [p.cell.family for p in planned] == ["niah_3d"] * 2 + ["niah_3d@no-context"] * 2
+    serial = [(c.case_id, c.prompt_hash, c.meta.get("no_context", False)) for c in build_cases(spec, planned)]
+    parallel = [(c.case_id, c.prompt_hash, c.meta.get("no_context", False))
+                for c in build_cases(spec, planned, workers=2)]
+    assert serial == parallel and [x[2] for x in serial] == [False, False, True, True]
+
+
+def test_compare_and_check_leave_the_twins_out(floored_run) -> None:
+    from ctxprobe.report.compare_runs import about, load_run_cases
+
+    run_id, store = floored_run
+    cases = load_run_cases(run_id, store)
+    assert cases.cases and not any(is_baseline(c.family) for c in cases.cases.values())
+    assert not any(is_baseline(f) for f in about(load_report(run_id, store).run)["families"])

@@ -10,6 +10,7 @@ from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_
 from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.gate import CheckResult, check_cases
 from ctxprobe.analysis.reasoning import budget_family
+from ctxprobe.core.baseline import is_baseline
 from ctxprobe.store import open_existing
 
 
@@ -19,6 +20,8 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
         run = store.require_run(run_id)
         cases = {}
         for rec in store.iter_case_records(run.run_id):
+            if is_baseline(rec["family"]):
+                continue  # a no-context twin measures the guess rate, not the model: never gated or compared
             multi = needle_verdicts(rec)
             family, needles = multi if multi is not None else (rec["family"], None)
             if rec.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
@@ -35,7 +38,7 @@ def about(run: object) -> dict[str, object]:
     return {"seed": spec.get("seed"), "tokenizer": getattr(run, "tokenizer", None),
             "chat_template": meta.get("chat_template_hash"),
             "case_builder": meta.get("builder_version", "unrecorded (before versions)"),
-            "families": sorted(spec.get("families") or {}), "lengths": spec.get("lengths"),
+            "families": sorted(f for f in spec.get("families") or {} if not is_baseline(f)), "lengths": spec.get("lengths"),
             "depths": spec.get("depths"), "haystack": spec.get("haystack"),
             **({"reasoning_budgets": spec["reasoning_budgets"]} if spec.get("reasoning_budgets") is not None else {})}
 

@@ -353,7 +353,8 @@ class Spec(BaseModel):
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
         if self.baseline is None:
             d.pop("baseline")  # the default: run ids from before the field existed stay valid
-        d["families"] = {k: v for k, v in d["families"].items() if not is_baseline(k)}  # implied by ``baseline``
+        else:  # the twins are implied by ``baseline``: hashed once, through it
+            d["families"] = {k: v for k, v in d["families"].items() if not is_baseline(k)}
         if self.share_prefix:
             d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
         if self.layout.is_default():
@@ -373,7 +374,7 @@ class Spec(BaseModel):
         d["content_digests"] = {
             f"{where}": digest
             for where, value in [("haystack", self.haystack), ("judge_labels", self.judge_labels)]
-            + [(f"{fam}.{k}", v) for fam, params in self.families.items() if not is_baseline(fam) for k, v in params.items()]
+            + [(f"{fam}.{k}", v) for fam, params in d["families"].items() for k, v in params.items()]
             if (digest := _path_digest(value)) is not None
         }
         return d
