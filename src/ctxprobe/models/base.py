@@ -26,6 +26,10 @@ class GenerateRequest:
     #: Token ids of the templated prompt when the caller already has them; in-process
     #: providers use them as-is so the model sees exactly what was counted.
     prompt_ids: list[int] | None = None
+    #: The server slot (prefix cache) this request should use, from the runner's prefix-aware
+    #: scheduling: the cases of one chain share a prefix and all go to one slot. Providers
+    #: that can pin a slot (llama.cpp's ``id_slot``) do; the others ignore it.
+    slot: int | None = None
 
 
 @dataclass
@@ -100,6 +104,8 @@ class Provider(Protocol):
     def tokenizer(self) -> Tokenizer | None: ...
     @property
     def position_scaling(self) -> Mapping[str, Any] | None: ...
+    @property
+    def slots(self) -> int | None: ...
 
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
@@ -130,6 +136,11 @@ class ProviderBase:
     #: Position scaling (RoPE/YaRN) the server reports for the model, if any; None: none
     #: reported (a served window past the trained one is then named at preflight).
     position_scaling: Mapping[str, Any] | None = None
+    #: How many prompts the server keeps prefix caches for in parallel, when it says
+    #: (llama.cpp: ``/props`` ``total_slots``; :data:`SHARED_CACHE` for a cache every request
+    #: shares, vLLM's and SGLang's); filled by ``preflight``. None: unknown, and the runner
+    #: sends case by case as before.
+    slots: int | None = None
 
     async def aclose(self) -> None:
         return None
@@ -137,7 +148,11 @@ class ProviderBase:
 
 #: The optional members :class:`ProviderBase` declares.
 PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
-                                      "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose")
+                                      "preflight", "served_model_info", "tokenizer", "position_scaling", "slots", "aclose")
+
+#: ``slots`` of a server whose prefix cache all requests share (vLLM's automatic prefix
+#: caching, SGLang's radix cache): any number of chains may be in flight; the concurrency decides.
+SHARED_CACHE = 1024
 
 _T = TypeVar("_T")
 
