@@ -158,6 +158,9 @@ def ruler_call_api(base_url: str, messages: list[list[dict[str, str]]], threads:
     return trace
 
 
+DRIVERS = {"cases": "case by case", "chains": "prefix chains", "ruler": "RULER call_api"}
+
+
 def _server(slots: int, ctx: int, threads: int) -> LocalServer:
     return start_local_server("local", port=0, slots=slots, ctx=ctx, n_threads=threads)
 
@@ -177,7 +180,8 @@ def main() -> None:
     ap.add_argument("--tokenizer", default="endpoint", help="endpoint (the server's /tokenize) or local")
     ap.add_argument("--max-tokens", type=int, default=12)
     ap.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1), help="llama.cpp threads")
-    ap.add_argument("--no-ruler", action="store_true")
+    ap.add_argument("--drivers", default="cases,chains,ruler",
+                    help="in this order (ruler needs one of the others first): cases, chains, ruler")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-slots-"))
     local = resolve_tokenizer("local")  # the server's own ids (tests/test_native_server.py checks)
@@ -187,32 +191,29 @@ def main() -> None:
           f" {'compute':>8} {'w/busy':>6} {'load':>5}")
     for slots in [int(s) for s in args.slots.split(",")]:
         spec_args = {"tokenizer": args.tokenizer, "lengths": args.lengths, "depths": args.depths,
-                     "reps": args.reps, "concurrency": slots, "retries": 0, "decoding": {"max_tokens": args.max_tokens}}
+                     "reps": args.reps, "concurrency": slots, "retries": 2, "decoding": {"max_tokens": args.max_tokens}}
         ctx = max(make_spec(spec_args).lengths) + args.max_tokens + 256
         print(f"{slots} slot(s):")
         tree = 0
         messages: list[list[dict[str, str]]] = []
-        for label, extra in (("case by case", {"slots": 0}), ("prefix chains", {})):
+        for driver in args.drivers.split(","):
             server = _server(slots, ctx, args.threads)
             try:
-                spec = make_spec({**spec_args, **extra, "model": server.model_spec})
-                trace = Trace()
-                store = tmp / f"{slots}-{label[0]}.sqlite"
-                result = run_sweep(spec, store, progress=False, executor=traced_executor(trace))
+                if driver == "ruler":
+                    trace = ruler_call_api(server.base_url, messages, slots, args.max_tokens)
+                else:
+                    extra = {"slots": 0} if driver == "cases" else {}
+                    spec = make_spec({**spec_args, **extra, "model": server.model_spec})
+                    trace = Trace()
+                    store = tmp / f"{slots}-{driver}.sqlite"
+                    result = run_sweep(spec, store, progress=False, executor=traced_executor(trace))
             finally:
                 server.close()
-            if not messages:
+            if not messages and driver != "ruler":
                 records = sorted(iter_export(result.run_id, store), key=lambda r: (r["length"], r["rep"], -r["depth"]))
                 messages = [r["messages"] for r in records]  # plan order
                 tree = prefix_tree_reuse([local.encode_chat(m) for m in messages])
-            print(_row(label, trace, tree, os.getloadavg()[0]), flush=True)
-        if not args.no_ruler:
-            server = _server(slots, ctx, args.threads)
-            try:
-                trace = ruler_call_api(server.base_url, messages, slots, args.max_tokens)
-            finally:
-                server.close()
-            print(_row("RULER call_api", trace, tree, os.getloadavg()[0]), flush=True)
+            print(_row(DRIVERS[driver], trace, tree, os.getloadavg()[0]), flush=True)
         print(f"  prefix-tree maximum reuse: {tree:,} tokens")
 
 

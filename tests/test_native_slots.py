@@ -30,7 +30,7 @@ def test_two_slots_reuse_the_prefix_tree(tmp_path: Path) -> None:
     try:
         assert httpx.get(f"{server.engine.base_url}/props").json()["total_slots"] == SLOTS
         spec = make_spec({"model": server.model_spec, "tokenizer": "endpoint", "lengths": "256,512",
-                          "depths": "0,0.5,1", "reps": 1, "concurrency": 4, "retries": 0,
+                          "depths": "0,0.5,1", "reps": 1, "concurrency": 4, "retries": 2,
                           "decoding": {"max_tokens": 8}})
         store = tmp_path / "s.sqlite"
         result = run_sweep(spec, store, progress=False)
