@@ -68,6 +68,8 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
                    help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
                         "on top of --max-tokens; default: no such axis)")
     p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
+    p.add_argument("--slots", type=int, help="the server's parallel prefix-cache slots: cases sharing a prefix go "
+                   "in order to one slot (default: as the server reports, llama.cpp's /props; 0: off)")
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")

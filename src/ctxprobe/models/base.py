@@ -33,6 +33,10 @@ class GenerateRequest:
     #: Where this prompt shares its prefix with others of its group (prompt caching); None:
     #: ask for no caching (a provider that caches by itself still may).
     cache: CacheHint | None = None
+    #: The server slot (prefix cache) this request should use, from the runner's prefix-aware
+    #: scheduling: the cases of one chain share a prefix and all go to one slot. Providers
+    #: that can pin a slot (llama.cpp's ``id_slot``) do; the others ignore it.
+    slot: int | None = None
 
 
 @dataclass
@@ -107,6 +111,8 @@ class Provider(Protocol):
     def tokenizer(self) -> Tokenizer | None: ...
     @property
     def position_scaling(self) -> Mapping[str, Any] | None: ...
+    @property
+    def slots(self) -> int | None: ...
 
     def reasoning_refusal(self, budget: int) -> str | None: ...
 
@@ -139,6 +145,11 @@ class ProviderBase:
     #: Position scaling (RoPE/YaRN) the server reports for the model, if any; None: none
     #: reported (a served window past the trained one is then named at preflight).
     position_scaling: Mapping[str, Any] | None = None
+    #: How many prompts the server keeps prefix caches for in parallel, when it says
+    #: (llama.cpp: ``/props`` ``total_slots``; :data:`SHARED_CACHE` for a cache every request
+    #: shares, vLLM's and SGLang's); filled by ``preflight``. None: unknown, and the runner
+    #: sends case by case as before.
+    slots: int | None = None
 
     def reasoning_refusal(self, budget: int) -> str | None:
         """Why this model cannot be sent reasoning budget ``budget`` (one line), or None
@@ -157,7 +168,11 @@ class ProviderBase:
 #: The optional members :class:`ProviderBase` declares.
 PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
                                       "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose",
-                                      "reasoning_refusal")
+                                      "reasoning_refusal", "slots")
+
+#: ``slots`` of a server whose prefix cache all requests share (vLLM's automatic prefix
+#: caching, SGLang's radix cache): any number of chains may be in flight; the concurrency decides.
+SHARED_CACHE = 1024
 
 _T = TypeVar("_T")
 

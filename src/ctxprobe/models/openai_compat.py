@@ -41,6 +41,7 @@ from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
     PermanentError,
+    SHARED_CACHE,
     ProviderBase,
     TransientError,
     cached_prompt_tokens,
@@ -152,6 +153,10 @@ class OpenAICompatProvider(ProviderBase):
         self.trained_context: int | None = None
         #: Position-scaling settings the server reports (RoPE/YaRN keys), None when it reports none.
         self.position_scaling: dict[str, Any] | None = None
+        #: Parallel prefix-cache slots the server reports (see :meth:`fetch_slots`).
+        self.slots: int | None = None
+        #: The server pins a request to a slot (llama.cpp's ``id_slot``): set by :meth:`fetch_slots`.
+        self.pins_slots = False
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
@@ -221,6 +226,10 @@ class OpenAICompatProvider(ProviderBase):
             body["seed"] = request.seed
         if request.top_p is not None:
             body["top_p"] = request.top_p
+        if request.slot is not None and self.pins_slots:
+            # llama.cpp: this chain's slot, and reuse what that slot's cache holds
+            body["id_slot"] = request.slot % (self.slots or 1)
+            body["cache_prompt"] = True
         response = await self._send("POST", "/chat/completions", body)
         self._raise_for_status(response)
         return self._parse(response)
@@ -265,6 +274,10 @@ class OpenAICompatProvider(ProviderBase):
             extra["reasoning_tokens"] = spent
         if (cached := cached_prompt_tokens(data)) is not None:
             extra["cached_prompt_tokens"] = cached
+        if isinstance(t := data.get("timings"), dict):  # llama.cpp: the server's own time for this request
+            ms = [v for k in ("prompt_ms", "predicted_ms") if isinstance(v := t.get(k), (int, float))]
+            if ms:
+                extra["server_ms"] = float(sum(ms))
         # reasoning in its own field or inline as <think>…</think>: kept apart from the answer
         return finalize(content or "", choices[0].get("finish_reason"),
                         prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
@@ -288,6 +301,26 @@ class OpenAICompatProvider(ProviderBase):
         except PermanentError as err:
             raise CtxprobeError(f"cannot use {self.base_url}: {err}") from None
         await self.fetch_context_window()
+        await self.fetch_slots()
+
+    async def fetch_slots(self) -> int | None:
+        """Best effort: how many prompts the server caches in parallel. llama.cpp's server
+        reports ``total_slots`` at ``/props`` (and lists its slots at ``/slots``) and takes
+        ``id_slot`` per request; vLLM and SGLang (``owned_by`` in ``/v1/models``) share one
+        prefix cache among all requests (:data:`SHARED_CACHE`). Never raises."""
+        root = self.base_url.removesuffix("/v1")
+        for path, read in (("/props", _total_slots), ("/slots", _slot_list)):
+            try:
+                response = await self._client_for_loop().get(root + path, headers=self._headers())
+                found = read(response.json()) if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError):
+                found = None
+            if found:
+                self.slots, self.pins_slots = found, True
+                return found
+        if str(self.served_model_info.get("owned_by", "")).lower() in ("vllm", "sglang"):
+            self.slots = SHARED_CACHE
+        return self.slots
 
     async def fetch_context_window(self) -> int | None:
         """Best effort: the served window from ``GET {base}/models``; cached once found.
@@ -352,6 +385,15 @@ def position_scaling(entry: dict[str, Any]) -> dict[str, Any] | None:
             if any(key.startswith(k) for k in _SCALING_KEYS) and value not in (None, "", {}, "none"):
                 found[key] = value
     return found or None
+
+
+def _total_slots(data: object) -> int | None:
+    value = _int_or_none(data.get("total_slots")) if isinstance(data, dict) else None
+    return value if value and value > 0 else None
+
+
+def _slot_list(data: object) -> int | None:
+    return len(data) if isinstance(data, list) and data and all(isinstance(s, dict) and "id" in s for s in data) else None
 
 
 def _int_or_none(value: object) -> int | None:

@@ -77,6 +77,12 @@ def build_app(sim: Any) -> Starlette:
             return _not_json()
         return await _respond(sim.tokenize(body))
 
+    async def props(request: Request) -> Response:
+        return await _respond(sim.props())
+
+    async def slots(request: Request) -> Response:
+        return await _respond(sim.slot_list())
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -94,6 +100,8 @@ def build_app(sim: Any) -> Starlette:
         Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         Route("/tokenize", tokenize, methods=["POST"]),
         Route("/v1/tokenize", tokenize, methods=["POST"]),
+        Route("/props", props, methods=["GET"]),
+        Route("/slots", slots, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/v1/health", health, methods=["GET"]),
     ]

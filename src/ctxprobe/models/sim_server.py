@@ -26,6 +26,7 @@ The server runs on its own thread with one event loop for its whole life; the pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import hashlib
 import json
@@ -34,7 +35,7 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
@@ -203,6 +204,20 @@ class SimServer:
         """Called once per valid chat request before it is answered; returns extra ``usage`` fields."""
         return {}
 
+    @contextlib.asynccontextmanager
+    async def holding(self, messages: list[Message], body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Around one valid chat request's answer (``body`` as received): yields extra
+        ``usage`` fields. A server with slots holds one here while it answers."""
+        yield self.observe_prompt(messages)
+
+    def props(self) -> Reply:
+        """llama.cpp's ``GET /props``; a server without slots has none (404, like vLLM)."""
+        return Reply(404, error_body("no route GET /props", "not_found"))
+
+    def slot_list(self) -> Reply:
+        """llama.cpp's ``GET /slots``."""
+        return Reply(404, error_body("no route GET /slots", "not_found"))
+
     # -- completions (run on the server's event loop) --------------------------------------
 
     def _record(self, params: Params, authorization: str | None, chat: bool) -> tuple[str, str | None]:
@@ -231,7 +246,12 @@ class SimServer:
             params = wire.parse_request(body, chat=chat)
         except BadRequest as exc:
             return Reply(400, error_body(str(exc), param=exc.param))
-        extra_usage = self.observe_prompt(params.messages) if chat else {}
+        async with (self.holding(params.messages, body) if chat and isinstance(body, dict)
+                    else _no_usage()) as extra_usage:
+            return await self._answer(params, authorization, chat, extra_usage)
+
+    async def _answer(self, params: Params, authorization: str | None, chat: bool,
+                      extra_usage: dict[str, Any]) -> Reply:
         _, fault = self._record(params, authorization, chat)
         plan = self.faults  # a fault only ever comes from the plan
         if fault is not None and plan is not None and fault not in ("hang", "empty"):
@@ -321,6 +341,11 @@ class SimServer:
         if self.provider.context_window is not None:
             out["max_model_len"] = self.provider.context_window
         return Reply(200, out)
+
+
+@contextlib.asynccontextmanager
+async def _no_usage() -> AsyncIterator[dict[str, Any]]:
+    yield {}
 
 
 def _fault_reply(fault: str, plan: FaultPlan) -> Reply:

@@ -21,6 +21,13 @@ class PlannedCase:
         return make_case_id(self.cell, self.rep)
 
 
+def prefix_chain(cell: Cell, rep: int) -> tuple[str, int, int]:
+    """The chain a case belongs to: the cases of one (family, length, repetition) share
+    their filler, so sent one after another to one cache each reuses the one before's
+    prefix (the runner's prefix-aware scheduling keeps a chain on one server slot)."""
+    return (cell.family, cell.length, rep)
+
+
 def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
     """Lengths ascending; within a (length, repetition) group, depths from the end back to
     the start. Cases of a group share their filler, so each request shares with the one

@@ -10,12 +10,13 @@ cases in memory however large the grid. Each result goes to ``sink`` as soon as 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from dataclasses import dataclass, replace
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client, backoff_delay, call_with_retries
 from ctxprobe.core.case import Case
+from ctxprobe.plan.grid import prefix_chain
 
 __all__ = ["Attempted", "RunnerConfig", "Sink", "backoff_delay", "call_with_retries", "execute"]
 
@@ -33,6 +34,8 @@ class RunnerConfig:
     top_p: float | None = None
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
+    #: Prefix-aware scheduling: the server's parallel prefix-cache slots (None: off).
+    lanes: int | None = None
 
     def policy(self) -> CallPolicy:
         """How the model is called (the rest of the config is what is asked of it)."""
@@ -68,47 +71,104 @@ async def execute(cases: Iterator[Case], provider: Provider | ModelClient, sink:
     ``provider`` is called through a :class:`~ctxprobe.runner.client.ModelClient` (the one
     given, or one built from ``cfg``'s retries, timeout, limits and concurrency).
 
+    With ``cfg.lanes`` (the server's prefix-cache slots), consecutive cases of one prefix
+    chain (:func:`ctxprobe.plan.grid.prefix_chain`) are sent in order, one at a time, on
+    one lane, and lane ``i`` asks for server slot ``i``: each case finds the one before it
+    in its slot's cache. ``min(lanes, concurrency)`` chains are in flight. Without lanes,
+    cases go to whichever of ``concurrency`` workers is free.
+
     ``keep`` is asked first, just before a case would be sent: False skips that case
     alone (another process has taken it over). ``admit`` is asked next (e.g. a spending
     cap); the first refusal stops the sweep: nothing more is sent, and what was received
     is already stored."""
     client = as_client(provider, cfg.policy())
-    workers = client.width
-    queue: asyncio.Queue[Case | None] = asyncio.Queue(maxsize=workers * 2)
     sent = 0
     stopped = False
 
+    async def send(case: Case, slot: int | None) -> None:
+        nonlocal sent, stopped
+        if not stopped and keep is not None and not keep(case):
+            return  # no longer this process's case: never sent, never stored
+        if stopped or (admit is not None and not admit(case)):
+            stopped = True
+            return  # drain without sending
+        max_tokens = case.max_tokens or cfg.max_tokens
+        request = replace(request_for(case, cfg), slot=slot)
+        done = await client.call(request, case.token_count + max_tokens + (case.cell.reasoning_budget or 0))
+        sent += 1
+        outcome = sink(Attempted(case, done.result, done.error, done.attempts, done.latency_s))
+        if asyncio.iscoroutine(outcome):
+            await outcome
+
+    def stopping() -> bool:
+        return stopped
+
+    if cfg.lanes:
+        await _by_chains(cases, min(cfg.lanes, client.width), send, stopping)
+    else:
+        await _by_case(cases, client.width, send, stopping)
+    return sent
+
+
+async def _next(cases: Iterator[Case]) -> Case | None:
+    """The next case, built in a worker thread (None: the stream is done)."""
+    return await asyncio.to_thread(next, cases, None)
+
+
+async def _by_case(cases: Iterator[Case], workers: int, send: Callable[[Case, int | None], Awaitable[None]],
+                   stopped: Callable[[], bool]) -> None:
+    queue: asyncio.Queue[Case | None] = asyncio.Queue(maxsize=workers * 2)
+
     async def produce() -> None:
         try:
-            while not stopped:
-                case: Case | None = await asyncio.to_thread(next, cases, None)  # None: the stream is done
-                if case is None:
-                    break
+            while not stopped() and (case := await _next(cases)) is not None:
                 await queue.put(case)
         finally:
             for _ in range(workers):
                 await queue.put(None)
 
     async def work() -> None:
-        nonlocal sent
-        nonlocal stopped
         while (case := await queue.get()) is not None:
-            if not stopped and keep is not None and not keep(case):
-                continue  # no longer this process's case: never sent, never stored
-            if stopped or (admit is not None and not admit(case)):
-                stopped = True
-                continue  # drain the queue without sending
-            max_tokens = case.max_tokens or cfg.max_tokens
-            request = request_for(case, cfg)
-            done = await client.call(request, case.token_count + max_tokens + (case.cell.reasoning_budget or 0))
-            sent += 1
-            outcome = sink(Attempted(case, done.result, done.error, done.attempts, done.latency_s))
-            if asyncio.iscoroutine(outcome):
-                await outcome
+            await send(case, None)
 
     producer = asyncio.create_task(produce())
     try:
         await asyncio.gather(producer, *(work() for _ in range(workers)))
     finally:
         producer.cancel()
-    return sent
+
+
+async def _by_chains(cases: Iterator[Case], lanes: int, send: Callable[[Case, int | None], Awaitable[None]],
+                     stopped: Callable[[], bool]) -> None:
+    """Chains of cases, each streamed to one lane as it is built. At most ``lanes``
+    chains wait beside the ``lanes`` being sent, so few cases are held however large the grid."""
+    chains: asyncio.Queue[asyncio.Queue[Case | None] | None] = asyncio.Queue(maxsize=lanes)
+
+    async def produce() -> None:
+        current: asyncio.Queue[Case | None] | None = None
+        key: Hashable = None
+        try:
+            while not stopped() and (case := await _next(cases)) is not None:
+                k = prefix_chain(case.cell, case.rep)
+                if current is None or k != key:
+                    if current is not None:
+                        current.put_nowait(None)  # that chain is complete
+                    current, key = asyncio.Queue(), k
+                    await chains.put(current)  # waits while ``lanes`` chains are already waiting
+                current.put_nowait(case)
+        finally:
+            if current is not None:
+                current.put_nowait(None)
+            for _ in range(lanes):
+                await chains.put(None)
+
+    async def lane(slot: int) -> None:
+        while (chain := await chains.get()) is not None:
+            while (case := await chain.get()) is not None:
+                await send(case, slot)
+
+    producer = asyncio.create_task(produce())
+    try:
+        await asyncio.gather(producer, *(lane(i) for i in range(lanes)))
+    finally:
+        producer.cancel()

@@ -82,7 +82,7 @@ def parse_budgets(text: str | int | list[Any]) -> list[int]:
 TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
                     "live_tokens", "base_url", "batch", "batch_poll",
-                    "cache_prompt", "pricing"}
+                    "cache_prompt", "pricing", "slots"}
 
 
 #: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
@@ -211,6 +211,10 @@ class Spec(BaseModel):
     force_judge: bool = False  # use the judge even if its calibration fails
     # transport and reading (not part of the run identity)
     concurrency: int = Field(4, ge=1, le=1024)
+    #: The server's parallel prefix-cache slots (None: as the server reports them, llama.cpp's
+    #: ``/props``; 0: send case by case, no prefix-aware scheduling). With slots, the cases
+    #: sharing a prefix go in order to one slot, min(slots, concurrency) chains at a time.
+    slots: int | None = Field(None, ge=0, le=1024)
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(4, ge=0, le=100)
     threshold: float = Field(0.856, description="accuracy bar for effective length, in (0, 1]")

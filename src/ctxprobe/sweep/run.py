@@ -17,7 +17,7 @@ from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_form
 from ctxprobe.models.base import Provider
-from ctxprobe.plan.grid import PlannedCase, planned_cases, summarize
+from ctxprobe.plan.grid import PlannedCase, planned_cases, prefix_chain, summarize
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.cases.memory import IdsPolicy, slim_case
 from ctxprobe.cases.identity import check_builder
@@ -216,7 +216,7 @@ def _work(spec: Spec, session: SweepSession, families: dict[str, tuple[Family, o
             yield session.checked_case(case)
 
     units = {label: "entries" for label, params in spec.families.items() if (params or {}).get("unit") == "entries"}
-    return Work(plan, grid, key=lambda p: p.case_id, build=cases, group=lambda p: (p.cell.family, p.cell.length, p.rep),
+    return Work(plan, grid, key=lambda p: p.case_id, build=cases, group=lambda p: prefix_chain(p.cell, p.rep),
                 counted=grid if planned is None else {p.case_id for p in plan}, units=units,
                 # a resume whose cases would now be built differently is refused (cases/identity.py)
                 verify=lambda store, run_id, resumed: check_builder(store, run_id, builder.build,

@@ -59,7 +59,8 @@ T = TypeVar("T")
 #: ``runner.execute.execute`` or anything with its signature (``execute_ray``).
 Executor = Callable[..., Awaitable[int]]
 #: Spec fields recorded with a run as how it was sent (never part of its identity).
-TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost", "batch", "cache_prompt", "pricing")
+TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost", "batch", "cache_prompt", "pricing",
+                  "slots")
 
 
 @dataclass(frozen=True)
@@ -267,7 +268,15 @@ class SweepSession:
         return RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                             max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
                             seed=spec.decoding.seed, top_p=spec.decoding.top_p, requests_per_minute=spec.rpm,
-                            tokens_per_minute=spec.tpm)
+                            tokens_per_minute=spec.tpm, lanes=self.lanes)
+
+    @property
+    def lanes(self) -> int | None:
+        """Prefix chains in flight at once (one per server slot, at most the concurrency),
+        None: cases are sent one by one to whichever worker is free. ``--slots`` wins over
+        what the server reports; ``--slots 0`` turns the scheduling off."""
+        slots = self.spec.slots if self.spec.slots is not None else self.provider.slots
+        return min(slots, self.spec.concurrency) if slots else None
 
     async def run(self, store: Store, record: RunRecord, work: Work[T]) -> SessionResult:
         """Store (or resume) ``record``'s run and send every item of ``work`` not yet done."""
