@@ -9,12 +9,13 @@ is collected first) and collection fails depending on the order files are given 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import Phase, settings
 
 from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.redaction import forget_registered_secrets
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
 
 # Property tests explore new examples locally; CI replays a fixed set (derandomize), so a
@@ -29,6 +30,14 @@ if os.environ.get("CTXPROBE_HYPOTHESIS_PROFILE") == "mutation":
     settings.load_profile("mutation")
 elif os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _forget_registered_secrets() -> Iterator[None]:
+    """Keys a test hands to a provider are remembered process-wide for scrubbing; forget
+    them after each test, so one test's fake key never masks words in another's output."""
+    yield
+    forget_registered_secrets()
 
 
 def _case_requests(server: SimServer) -> int:

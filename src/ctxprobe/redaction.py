@@ -61,6 +61,13 @@ def register_secret(secret: str | None) -> None:
             _registered.add(secret.strip())
 
 
+def forget_registered_secrets() -> None:
+    """Drop every key :func:`register_secret` remembered (a process that ends a session
+    with one provider and starts another; tests, so one test's keys never mask another's text)."""
+    with _lock:
+        _registered.clear()
+
+
 def known_secrets(extra: Iterable[str | None] = ()) -> list[str]:
     """Every secret to scrub: registered keys, keys in the environment, ``extra``."""
     found = {os.environ.get(v, "").strip() for v in KEY_ENV_VARS}

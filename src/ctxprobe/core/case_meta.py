@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypedDict, cast
 
-from typing_extensions import NotRequired
-
 #: How a GraphWalks reply's last line is read (``ctxprobe.scores.originals.graphwalks_parse``).
 GraphwalksParse = Literal["lm-eval", "card", "nemo"]
 #: The score of an empty answer to an empty gold set (``ctxprobe.scores.originals.set_f1``).
@@ -51,20 +49,19 @@ class CaseMeta(TypedDict, total=False):
     source: str
 
 
-class _Filler(TypedDict):
+class OrderMeta(TypedDict, total=False):
+    """What a case records of its haystack order (:func:`ctxprobe.tasks.order.order_meta`):
+    the key only for ``haystack_order=shuffled`` (coherent cases keep their content hash)."""
+
+    haystack_order: str
+
+
+class _Filler(OrderMeta):
     """Families that place evidence in filler text (:func:`ctxprobe.haystack.packer.pack`)."""
 
     n_filler: int
     haystack_tokens: int
     encodes: int
-    #: Only for ``haystack_order=shuffled`` (coherent cases keep their content hash).
-    haystack_order: NotRequired[str]
-
-
-class OrderMeta(TypedDict, total=False):
-    """What a case records of its haystack order (:func:`ctxprobe.tasks.order.order_meta`)."""
-
-    haystack_order: str
 
 
 # -- niah -------------------------------------------------------------------------------
