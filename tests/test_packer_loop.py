@@ -160,12 +160,16 @@ def test_a_length_with_no_room_for_the_lead_is_refused() -> None:
 
 
 class Overhead(Words):
-    """The template costs one token more around a filler sentence alone than around the
-    needle (or nothing)."""
+    """The template costs ``extra`` tokens more around a filler sentence alone than around
+    the needle (or nothing)."""
+
+    def __init__(self, extra: int = 1) -> None:
+        super().__init__()
+        self.extra = extra
 
     def count_chat(self, messages: list[dict[str, str]]) -> int:
         text = messages[0]["content"]
-        return super().count_chat(messages) + ("code" not in text and text != "Q  A")
+        return super().count_chat(messages) + (self.extra if "code" not in text and text != "Q  A" else 0)
 
 
 def test_the_fixed_part_is_measured_with_a_sentence_unless_the_length_is_too_short() -> None:
@@ -182,6 +186,21 @@ def test_the_fixed_part_is_measured_with_a_sentence_unless_the_length_is_too_sho
     tok = Overhead()
     packed = pack(tok, render, fpool(tok), [NEEDLE], 20, lead_tokens=3)
     assert tok.seen == [11, 12] and (packed.token_count, packed.n_filler, packed.lead_tokens) == (20, 12, 3)
+
+
+def test_a_target_between_the_two_measures_of_the_fixed_part_is_packed() -> None:
+    """10 tokens measured with a sentence, 8 around an empty haystack: a target of 9 is tried
+    from the smaller measure and holds one filler sentence."""
+    tok = Overhead(extra=2)
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert (packed.token_count, packed.n_filler) == (9, 1)
+
+
+def test_a_first_encode_over_twice_the_target_is_refused_with_its_size_without_filler() -> None:
+    tok = Words({30: 40})  # 30 sentences: 78 tokens, 48 of them not filler
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30] and info.value.needed == 48
 
 
 def test_the_pool_counts_in_batches_of_256() -> None:
