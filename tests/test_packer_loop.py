@@ -193,7 +193,7 @@ def test_a_target_between_the_two_measures_of_the_fixed_part_is_packed() -> None
     from the smaller measure and holds one filler sentence."""
     tok = Overhead(extra=2)
     packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
-    assert (packed.token_count, packed.n_filler) == (9, 1)
+    assert tok.seen == [1] and (packed.token_count, packed.n_filler, packed.encodes) == (9, 1, 1)
 
 
 def test_a_first_encode_over_twice_the_target_is_refused_with_its_size_without_filler() -> None:
@@ -237,6 +237,11 @@ def test_compact_encoding_inside_the_guard() -> None:
     assert isinstance(packed.prompt_ids, array.array) and list(packed.prompt_ids) == plain.prompt_ids
     assert tok.compact == packed.encodes == guard.entered == 1
     assert packer._COMPACT is False and packer._ENCODE_GUARD is None
+    compact_ids()  # on by default, without a guard
+    try:
+        assert isinstance(pack(tok, render, fpool(tok), [NEEDLE], 38).prompt_ids, array.array)
+    finally:
+        compact_ids(False)
 
 
 def test_of_two_rounds_with_equal_counts_the_first_is_kept() -> None:
