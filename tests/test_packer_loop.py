@@ -267,3 +267,10 @@ def test_a_count_more_than_twice_the_encode_aims_higher_by_the_whole_gap() -> No
     tok = Words({52: -40})
     packed = pack(tok, render, fpool(tok), [NEEDLE], 60)
     assert tok.seen == [52, 92, 51] and (packed.token_count, packed.n_filler, packed.encodes) == (59, 51, 3)
+
+
+def test_assemble_without_a_lead_puts_depth_zero_first() -> None:
+    from ctxprobe.haystack.packer import assemble
+
+    pool = FillerPool(itertools.cycle(["f f f."]), Words())
+    assert assemble(pool, 2, [Insert("x.", 0.0, "t")], [1]) == ("x. f f f. f f f.", [0], 7)
