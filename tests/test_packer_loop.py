@@ -274,3 +274,19 @@ def test_assemble_without_a_lead_puts_depth_zero_first() -> None:
 
     pool = FillerPool(itertools.cycle(["f f f."]), Words())
     assert assemble(pool, 2, [Insert("x.", 0.0, "t")], [1]) == ("x. f f f. f f f.", [0], 7)
+
+
+def test_landing_exactly_on_a_large_target_stops() -> None:
+    """392 sentences count 3 more than they encode, so 395 are tried: 403 counted, exactly
+    the 400 of the target encoded: stop (targets past 256 are not cached ints)."""
+    tok = Words({392: -3, 395: -3})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 400)
+    assert tok.seen == [392, 395] and (packed.token_count, packed.n_filler, packed.encodes) == (400, 395, 2)
+
+
+def test_a_target_equal_to_the_measured_fixed_part_starts_with_no_filler() -> None:
+    """Measured with a sentence the needle needs 9 tokens: a target of 9 is not too short, so
+    the first round has no filler (8 tokens, one under its count), the second one sentence."""
+    tok = Overhead()
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert tok.seen == [0, 1] and (packed.token_count, packed.n_filler) == (9, 1)
