@@ -157,6 +157,9 @@ def test_a_length_with_no_room_for_the_lead_is_refused() -> None:
     assert info.value.needed == 10
     packed = pack(tok, render, fpool(tok), [NEEDLE], 10, lead_tokens=2)
     assert packed.token_count == 10 and packed.lead_tokens == 2
+    with pytest.raises(LengthTooShort) as info:  # room for the needle alone, not for a 1-token lead
+        pack(tok, render, fpool(tok), [NEEDLE], 8, lead_tokens=1)
+    assert info.value.needed == 9
 
 
 class Overhead(Words):
