@@ -239,6 +239,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "at actual == predicted the next budget is the same one, already tried: the loop stops either way",
     ("packer", "while nxt in tried and nxt <= budget:  # already tried lower: go lower still"):
         "nxt never equals budget here: the over step lowers it, the under step raises it (equal counts stopped)",
+    ("packer", "if actual >= predicted or actual >= target:"):
+        "inside 'if actual <= target': actual >= target is actual == target",
     ("fill", "if rem > tolerance / 2:"): "rem is an int: rem > t // 2 and rem > t / 2 agree for every int t",
     ("fill", 'heads = [" ".join(words[:k]).rstrip(",;:-") + "." for k in range( 0, len(words))]'):
         "the head of 0 words is '.', dropped by the filter on the next line",

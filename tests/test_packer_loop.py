@@ -157,15 +157,22 @@ def test_a_length_with_no_room_for_the_lead_is_refused() -> None:
     assert info.value.needed == 10
     packed = pack(tok, render, fpool(tok), [NEEDLE], 10, lead_tokens=2)
     assert packed.token_count == 10 and packed.lead_tokens == 2
+    with pytest.raises(LengthTooShort) as info:  # room for the needle alone, not for a 1-token lead
+        pack(tok, render, fpool(tok), [NEEDLE], 8, lead_tokens=1)
+    assert info.value.needed == 9
 
 
 class Overhead(Words):
-    """The template costs one token more around a filler sentence alone than around the
-    needle (or nothing)."""
+    """The template costs ``extra`` tokens more around a filler sentence alone than around
+    the needle (or nothing)."""
+
+    def __init__(self, extra: int = 1) -> None:
+        super().__init__()
+        self.extra = extra
 
     def count_chat(self, messages: list[dict[str, str]]) -> int:
         text = messages[0]["content"]
-        return super().count_chat(messages) + ("code" not in text and text != "Q  A")
+        return super().count_chat(messages) + (self.extra if "code" not in text and text != "Q  A" else 0)
 
 
 def test_the_fixed_part_is_measured_with_a_sentence_unless_the_length_is_too_short() -> None:
@@ -182,6 +189,21 @@ def test_the_fixed_part_is_measured_with_a_sentence_unless_the_length_is_too_sho
     tok = Overhead()
     packed = pack(tok, render, fpool(tok), [NEEDLE], 20, lead_tokens=3)
     assert tok.seen == [11, 12] and (packed.token_count, packed.n_filler, packed.lead_tokens) == (20, 12, 3)
+
+
+def test_a_target_between_the_two_measures_of_the_fixed_part_is_packed() -> None:
+    """10 tokens measured with a sentence, 8 around an empty haystack: a target of 9 is tried
+    from the smaller measure and holds one filler sentence."""
+    tok = Overhead(extra=2)
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert tok.seen == [1] and (packed.token_count, packed.n_filler, packed.encodes) == (9, 1, 1)
+
+
+def test_a_first_encode_over_twice_the_target_is_refused_with_its_size_without_filler() -> None:
+    tok = Words({30: 40})  # 30 sentences: 78 tokens, 48 of them not filler
+    with pytest.raises(LengthTooShort) as info:
+        pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30] and info.value.needed == 48
 
 
 def test_the_pool_counts_in_batches_of_256() -> None:
@@ -218,6 +240,11 @@ def test_compact_encoding_inside_the_guard() -> None:
     assert isinstance(packed.prompt_ids, array.array) and list(packed.prompt_ids) == plain.prompt_ids
     assert tok.compact == packed.encodes == guard.entered == 1
     assert packer._COMPACT is False and packer._ENCODE_GUARD is None
+    compact_ids()  # on by default, without a guard
+    try:
+        assert isinstance(pack(tok, render, fpool(tok), [NEEDLE], 38).prompt_ids, array.array)
+    finally:
+        compact_ids(False)
 
 
 def test_of_two_rounds_with_equal_counts_the_first_is_kept() -> None:
@@ -243,3 +270,26 @@ def test_a_count_more_than_twice_the_encode_aims_higher_by_the_whole_gap() -> No
     tok = Words({52: -40})
     packed = pack(tok, render, fpool(tok), [NEEDLE], 60)
     assert tok.seen == [52, 92, 51] and (packed.token_count, packed.n_filler, packed.encodes) == (59, 51, 3)
+
+
+def test_assemble_without_a_lead_puts_depth_zero_first() -> None:
+    from ctxprobe.haystack.packer import assemble
+
+    pool = FillerPool(itertools.cycle(["f f f."]), Words())
+    assert assemble(pool, 2, [Insert("x.", 0.0, "t")], [1]) == ("x. f f f. f f f.", [0], 7)
+
+
+def test_landing_exactly_on_a_large_target_stops() -> None:
+    """392 sentences count 3 more than they encode, so 395 are tried: 403 counted, exactly
+    the 400 of the target encoded: stop (targets past 256 are not cached ints)."""
+    tok = Words({392: -3, 395: -3})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 400)
+    assert tok.seen == [392, 395] and (packed.token_count, packed.n_filler, packed.encodes) == (400, 395, 2)
+
+
+def test_a_target_equal_to_the_measured_fixed_part_starts_with_no_filler() -> None:
+    """Measured with a sentence the needle needs 9 tokens: a target of 9 is not too short, so
+    the first round has no filler (8 tokens, one under its count), the second one sentence."""
+    tok = Overhead()
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
+    assert tok.seen == [0, 1] and (packed.token_count, packed.n_filler) == (9, 1)
