@@ -100,14 +100,6 @@ class _APICountTokenizer(TokenizerBase):
     def encode(self, text: str) -> list[int]:
         return self.text.encode(text)
 
-    @property
-    def chat_template_hash(self) -> str | None:
-        return None
-
-    @property
-    def trained_context(self) -> int | None:
-        return None
-
 
 class AnthropicCountTokenizer(_APICountTokenizer):
     """``messages.count_tokens``; system messages go in ``system`` as for generation."""

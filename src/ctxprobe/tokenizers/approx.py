@@ -126,11 +126,3 @@ class ApproxTokenizer(TokenizerBase):
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))
-
-    @property
-    def chat_template_hash(self) -> str | None:
-        return None
-
-    @property
-    def trained_context(self) -> int | None:
-        return None
