@@ -76,3 +76,11 @@ def test_run_id_follows_the_content_of_user_files(tmp_path) -> None:
     assert spec.run_id(tokenizer="local", version="1") == before
     (corpus / "a.txt").write_text("Other text. More text.")
     assert spec.run_id(tokenizer="local", version="1") != before
+
+
+def test_baseline_and_reasoning_budgets_are_refused_together_but_each_alone_is_taken() -> None:
+    base = {"model": "sim:reasoner", "lengths": [1024]}
+    with pytest.raises(CtxprobeError, match="--baseline cannot be combined with --reasoning-budgets"):
+        make_spec({**base, "baseline": "no-context", "reasoning_budgets": [0, 1024]})
+    assert make_spec({**base, "baseline": "no-context"}).baseline == "no-context"
+    assert make_spec({**base, "reasoning_budgets": [0, 1024]}).reasoning_budgets == [0, 1024]

@@ -261,6 +261,15 @@ class Spec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _baseline_without_budgets(self) -> Spec:
+        """The noise floors are read per family, the budget axis splits a family into one
+        curve per budget: together their report would pair neither, so they are refused."""
+        if self.baseline is not None and self.reasoning_budgets is not None:
+            raise ValueError("--baseline cannot be combined with --reasoning-budgets yet: run the noise floor "
+                             "as its own sweep (same lengths and seed) beside the budget sweep")
+        return self
+
+    @model_validator(mode="after")
     def _output_limit(self) -> Spec:
         """Unless ``max_tokens`` was given, room for every family's longest correct answer."""
         if "max_tokens" not in self.decoding.model_fields_set:
