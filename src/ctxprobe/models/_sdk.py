@@ -108,3 +108,15 @@ def _status_message(exc: Any) -> str:
         if isinstance(err, dict) and isinstance(err.get("message"), str):
             return err["message"]
     return str(getattr(exc, "message", "") or exc)
+
+
+async def stainless_call(provider: Any, make: Any) -> Any:
+    """Await ``make()`` (an OpenAI or Anthropic SDK call of ``provider``'s client), its
+    errors mapped as the live requests map them, the key scrubbed (batch control calls)."""
+    try:
+        return await make()
+    except Exception as exc:
+        mapped = classify_stainless_error(exc, provider._sdk, provider._where, (provider._api_key,))
+        if mapped is None:
+            raise
+        raise mapped from None

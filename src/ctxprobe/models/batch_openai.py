@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxprobe.models._sdk import classify_stainless_error, one_line
+from ctxprobe.models._sdk import one_line, stainless_call
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 from ctxprobe.models.openai_api import OpenAIProvider, parse_chat_completion
@@ -40,13 +40,7 @@ class OpenAIBatch:
         return json_bytes(self._line(custom_id, request))
 
     async def _call(self, make: Any) -> Any:
-        try:
-            return await make()
-        except Exception as exc:
-            mapped = classify_stainless_error(exc, self.p._sdk, self.p._where, (self.p._api_key,))
-            if mapped is None:
-                raise
-            raise mapped from None
+        return await stainless_call(self.p, make)
 
     async def submit(self, requests: list[tuple[str, GenerateRequest]], tag: str) -> tuple[str, str]:
         client = self.p._client_for_loop()
