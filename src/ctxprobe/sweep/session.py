@@ -328,7 +328,7 @@ class SweepSession:
             finish_run(store, run_id, work.grid, coord)
         if ledger.refused:
             self.console.print(f"stopped at the spending cap of ${spec.max_cost:.2f} (spent ${ledger.spent:.4f}); "
-                               "raise --max-cost and rerun to resume")
+                               "raise --max-cost and rerun to resume", highlight=False, soft_wrap=True)
         return SessionResult(run_id, resumed, sent, len(work.items) - len(todo), store.path,
                              gate.peak_tokens if gate else None)
 
