@@ -223,6 +223,9 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     sizes = plan_sizes(spec)
     for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
         out.print(line, highlight=False)
+    from ctxprobe.plan.scheduling import dispatch
+
+    out.print(dispatch(spec).line(), highlight=False, markup=False)
     price = price_for(spec.model, load_prices(spec.prices))
     if price is not None and (price.input or price.output):
         err.print("measuring shared prefixes for the cached price: building the first prefix group of each length",

@@ -37,6 +37,7 @@ from ctxprobe.models import ids_policy, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.plan.prices import load_prices, price_for
+from ctxprobe.plan.scheduling import chain_lanes
 from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.runner.batch import BATCH_DISCOUNT, execute_batch
 from ctxprobe.runner.budget import Ledger
@@ -274,9 +275,9 @@ class SweepSession:
     def lanes(self) -> int | None:
         """Prefix chains in flight at once (one per server slot, at most the concurrency),
         None: cases are sent one by one to whichever worker is free. ``--slots`` wins over
-        what the server reports; ``--slots 0`` turns the scheduling off."""
-        slots = self.spec.slots if self.spec.slots is not None else self.provider.slots
-        return min(slots, self.spec.concurrency) if slots else None
+        what the server reports; ``--slots 0`` turns the scheduling off
+        (:func:`ctxprobe.plan.scheduling.chain_lanes`, the rule ``plan`` states too)."""
+        return chain_lanes(self.spec, self.provider.slots)
 
     async def run(self, store: Store, record: RunRecord, work: Work[T]) -> SessionResult:
         """Store (or resume) ``record``'s run and send every item of ``work`` not yet done."""
