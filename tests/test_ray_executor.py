@@ -90,3 +90,39 @@ def test_killing_a_worker_loses_nothing(tmp_path, local_ray) -> None:
     assert first.sent + again.sent >= 18 and again.already_done == first.stored
     outcomes = {v[1] for v in _stored(store, first.run_id).values()}
     assert outcomes == {"correct"}
+
+
+def test_a_prefix_chain_stays_on_one_actor_endpoint_and_slot(tmp_path, local_ray) -> None:
+    """Three servers of two slots behind three actors, two lanes: every chain's cases reach
+    one server, deepest first, on the slot its lane names (the actor learnt the server's
+    slots); the least-busy actor would have split chains across servers."""
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    servers = {name: PrefixCacheSimServer(resolve_provider("sim:perfect", tok), tok, slots=2) for name in "abc"}
+    try:
+        models = [f"openai-compat:m@{servers[name].start()}" for name in "abc"]
+        spec = make_spec({"model": models[0], "endpoints": models, "executor": "ray", "tokenizer": "local",
+                          "lengths": "512,1k", "depths": "0,0.5,1", "reps": 2, "decoding": {"max_tokens": 8},
+                          "concurrency": 2})  # 2 lanes (server a's /props, at most the concurrency)
+        result = run_sweep(spec, tmp_path / "r.sqlite", progress=False)
+        records = list(iter_export(result.run_id, tmp_path / "r.sqlite"))
+        served = {name: list(server.cache.records) for name, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.stop()
+    where = {tuple(tok.encode_chat(r["messages"])): (r["length"], r["rep"], r["depth"]) for r in records}
+    chains: dict[tuple[int, int], list[tuple[str, int, float]]] = {}
+    for name, recs in served.items():
+        for r in recs:
+            if r.ids in where:
+                length, rep, depth = where[r.ids]
+                chains.setdefault((length, rep), []).append((name, r.slot, depth))
+    assert len(records) == 12 and sum(len(c) for c in chains.values()) == 12 and len(chains) == 4
+    for chain, sends in chains.items():
+        assert len({(name, slot) for name, slot, _ in sends}) == 1, (chain, sends)  # one server, one slot
+        assert [d for _, _, d in sends] == [1.0, 0.5, 0.0], (chain, sends)  # deepest first
+    # lane 0 on actor 0 (server a) names slot 0, lane 1 on actor 1 (server b) slot 1; c is idle
+    assert {(name, slot) for sends in chains.values() for name, slot, _ in sends} == {("a", 0), ("b", 1)}

@@ -16,6 +16,14 @@ sends it again — to another actor or to the restarted one. A case whose retrie
 spent is stored as an ``error`` outcome, which a rerun sends again (``done_case_ids``
 skips only final outcomes): nothing is lost.
 
+Prefix chains (``cfg.lanes``, see :func:`ctxprobe.runner.execute.execute`): the runner
+sends each chain in order on one lane, and the pool keeps a lane on one actor (lane ``i``
+on actor ``i`` modulo their number), so every case of a chain reaches the same endpoint,
+which holds the one before it in its cache. An actor whose requests name a slot asks its
+server for its slots once (the provider's ``preflight``, as the driver did), so the slot
+is pinned there too (llama.cpp's ``id_slot``). Requests without a lane go to the
+least-busy actor.
+
 ``cfg.concurrency`` is the total number of requests in flight across all actors.
 Endpoints: one model spec, or a list (replicas of one model behind several URLs); each
 gets ``replicas`` actors. The Ray address comes from the ``address`` argument, else
@@ -69,8 +77,22 @@ class _ProviderActor:
 
         tok = resolve_tokenizer(tokenizer) if tokenizer else None
         self.provider = resolve_provider(model, tok, n_ctx=n_ctx)
+        self._slots_asked: asyncio.Future[None] | None = None
+
+    async def _ask_slots(self) -> None:
+        """Learn the server's slots as the driver's preflight did, so a request's slot is
+        pinned (best effort: a server that cannot be reached says so on the request itself)."""
+        if self.provider.preflight is not None:
+            try:
+                await self.provider.preflight()
+            except Exception:  # noqa: BLE001 - best effort: the driver's preflight already passed
+                pass
 
     async def generate(self, request: GenerateRequest) -> tuple[str, Any, Any]:
+        if request.slot is not None:  # a lane's request: the slots first, once (every lane waits for it)
+            if self._slots_asked is None:
+                self._slots_asked = asyncio.ensure_future(self._ask_slots())
+            await self._slots_asked
         # Exceptions are returned as tags, not raised: Ray wraps raised ones in its own types.
         try:
             return "ok", await self.provider.generate(request), None
@@ -115,15 +137,21 @@ class RayPool(ProviderBase):
         self.served = [0] * len(self.actors)
         self._lock = threading.Lock()
 
-    def _pick(self) -> int:
+    def _pick(self, slot: int | None = None) -> int:
+        """The actor for a request: a lane's always the same one (its chain's cases meet one
+        cache), any other request the least busy."""
         with self._lock:
-            i = min(range(len(self.actors)), key=lambda j: (self.outstanding[j] / self.capacity[j], self.served[j]))
+            if slot is not None:
+                i = slot % len(self.actors)
+            else:
+                i = min(range(len(self.actors)),
+                        key=lambda j: (self.outstanding[j] / self.capacity[j], self.served[j]))
             self.outstanding[i] += 1
             return i
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         ray = _import_ray()
-        i = self._pick()
+        i = self._pick(request.slot)
         ref = self.actors[i].generate.remote(request)
         try:
             tag, value, extra = await asyncio.wrap_future(ref.future())
