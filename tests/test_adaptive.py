@@ -309,3 +309,30 @@ def test_plan_adaptive_says_undecided_where_no_amount_decides() -> None:
     lines = cost.lines()
     assert "never decided at this bar" in lines[-2]
     assert lines[3].split()[1] == "undecided" and lines[3].split()[2] != "undecided"
+
+
+def test_adaptive_refuses_the_noise_floor(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The no-context twins are floors, not families: the walk would give each a budget share
+    and a few cases at the first length (no floor above it), so the pair is refused up front."""
+    from ctxprobe.cli import main
+    from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+    spec = _spec(model="sim:perfect", baseline="no-context")
+    assert "niah@no-context" in spec.families  # what the walk would otherwise take for a family
+    with pytest.raises(CtxprobeError, match="--adaptive does not take --baseline"):
+        adaptive_sweep(spec, tmp_path / "unused.sqlite")
+    with pytest.raises(CtxprobeError, match="--adaptive does not take --baseline"):
+        adaptive_cost(spec, sims=5)
+    store = tmp_path / "a.sqlite"
+    code = main(["run", "--adaptive", "--model", "sim:perfect", "--lengths", "1k,2k", "--baseline", "no-context",
+                 "--store", str(store), "--no-plots", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--adaptive does not take --baseline" in err and len(err.strip().splitlines()) == 1
+    assert not store.exists()  # refused before anything is sent or stored
+    assert main(["plan", "--adaptive", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "1k,2k",
+                 "--baseline", "no-context"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--adaptive does not take --baseline" in captured.err
+    # without --adaptive the noise floor still plans
+    assert main(["plan", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "1k,2k",
+                 "--baseline", "no-context"]) == 0

@@ -4,7 +4,8 @@ The official SDKs are pointed at them through their base URLs; nothing is patche
 
 - OpenAI: ``POST /v1/files`` (multipart, purpose ``batch``), ``POST /v1/batches``,
   ``GET /v1/batches/{id}``, ``GET /v1/batches``, ``POST /v1/batches/{id}/cancel``,
-  ``GET /v1/files/{id}/content`` (output and error JSONL files).
+  ``GET /v1/files/{id}/content`` (output and error JSONL files), ``DELETE /v1/files/{id}``
+  (recorded in ``deleted``; with ``refuse_delete`` set, answered 400 echoing the key).
 - Anthropic: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}`` (its
   ``results_url`` once ended), ``GET …/results`` (JSONL), ``POST …/cancel``, list.
 - Gemini: ``POST /v1beta/models/{m}:batchGenerateContent`` (an operation named
@@ -92,6 +93,9 @@ class BatchFake:
             def do_GET(self) -> None:  # noqa: N802
                 self._handle("GET")
 
+            def do_DELETE(self) -> None:  # noqa: N802
+                self._handle("DELETE")
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
@@ -168,10 +172,14 @@ class OpenAIBatchFake(BatchFake):
 
     def __init__(self, policy: Policy | None = None) -> None:
         super().__init__(policy)
-        self.files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, bytes)
+        self.files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, bytes); deleted ones leave
+        self.made: list[str] = []  # every file id ever created, in order
+        self.deleted: list[str] = []  # file ids deleted through DELETE /v1/files/{id}, in order
+        self.refuse_delete = False  # True: every delete is answered 400 (its message echoing the key)
 
     def _file(self, purpose: str, data: bytes, name: str) -> dict[str, Any]:
-        fid = f"file-{len(self.files) + 1}"
+        fid = f"file-{len(self.made) + 1}"
+        self.made.append(fid)
         self.files[fid] = (purpose, data)
         return {"id": fid, "object": "file", "bytes": len(data), "created_at": int(time.time()),
                 "filename": name, "purpose": purpose, "status": "processed"}
@@ -229,7 +237,18 @@ class OpenAIBatchFake(BatchFake):
         m = re.fullmatch(r"/v1/files/([^/]+)/content", path)
         if m:
             self.calls["download"] += 1
+            if m.group(1) not in self.files:
+                return _json(404, {"error": {"message": "No such File object", "type": "invalid_request_error"}})
             return 200, self.files[m.group(1)][1], "application/octet-stream"
+        m = re.fullmatch(r"/v1/files/([^/]+)", path)
+        if m and method == "DELETE":
+            self.calls["delete"] += 1
+            if self.refuse_delete:
+                return _json(400, {"error": {"message": self.failure("permanent"), "type": "invalid_request_error"}})
+            if self.files.pop(m.group(1), None) is None:
+                return _json(404, {"error": {"message": "No such File object", "type": "invalid_request_error"}})
+            self.deleted.append(m.group(1))
+            return _json(200, {"id": m.group(1), "object": "file", "deleted": True})
         return _json(404, {"error": {"message": f"no route {method} {path}"}})
 
     def _finish(self, b: dict[str, Any]) -> None:

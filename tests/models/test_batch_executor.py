@@ -26,7 +26,7 @@ from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec import make_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 
-from fake_batch_apis import FAKES, BatchFake
+from fake_batch_apis import FAKES, BatchFake, OpenAIBatchFake
 
 SECRET = "sk-SENTINEL-executor-key-0b7d15aa"
 
@@ -117,14 +117,21 @@ def test_a_batch_recorded_but_not_stored_is_found_or_resent(fake: BatchFake) -> 
     by their tag and polled; Anthropic's cannot be found, so its cases go out again."""
     cases = six_cases()[:2]
     first = MemoryJournal()
+    openai = isinstance(fake, OpenAIBatchFake)
+    if openai:  # the first run only makes the batch: a killed one never collected it, so its files stay
+        fake.refuse_delete = True
     run(fake, cases, first)
     (entry,) = first.entries.values()
     journal = MemoryJournal()
     journal.record(BatchEntry(entry.key, entry.provider, entry.case_ids, state=SUBMITTING))
+    if openai:
+        fake.refuse_delete = False
     sent, got = run(fake, cases, journal)
     if fake.provider in ("openai", "gemini"):  # type: ignore[attr-defined]
         assert sent == 0 and fake.calls["create"] == 1 and journal.entries[entry.key].state == COLLECTED
         assert journal.entries[entry.key].batch_id == entry.batch_id
+        if openai:  # collected by the second run, which then deletes the batch's files
+            assert isinstance(fake, OpenAIBatchFake) and sorted(fake.deleted) == sorted(fake.made) and fake.files == {}
     else:
         assert sent == 2 and fake.calls["create"] == 2 and journal.entries[entry.key].state == ABANDONED
     assert len(got) == 2 and all(a.result is not None for a in got)

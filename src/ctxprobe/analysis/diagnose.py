@@ -74,7 +74,7 @@ def profile_notes(profiles: list[Profile]) -> list[str]:
 
 def answer_tokens_needed(expected: list[str]) -> int:
     """Output tokens a full correct answer listing ``expected`` needs, by the same rule as the
-    families' default output limits (spec/schema.py): the items, each with its separator, plus a
+    families' default output limits (spec/fields.py): the items, each with its separator, plus a
     short lead-in -- at least the long-standing default of 48."""
     from ctxprobe.spec import OUTPUT_FLOOR, OUTPUT_LEAD_IN, OUTPUT_TOKENS_PER_ITEM
 

@@ -216,6 +216,10 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.plan.prices import load_prices, price_for
 
     spec = _spec_from_args(args)
+    if args.adaptive:
+        from ctxprobe.sweep.adaptive import check_adaptive
+
+        check_adaptive(spec)  # refused before the plan is printed, as run --adaptive refuses it
     from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
 
     from ctxprobe.sweep.pricing import price_plan

@@ -87,3 +87,7 @@ class AnthropicBatch:
     async def cancel(self, batch_id: str) -> None:
         client = self.p._client_for_loop()
         await self._call(lambda: client.messages.batches.cancel(batch_id))
+
+    async def cleanup(self, batch_id: str) -> list[str]:
+        """Nothing was uploaded; the results expire at Anthropic on their own (29 days)."""
+        return []

@@ -1,8 +1,8 @@
 """Provider batch APIs behind one small protocol (``ctxprobe run --batch``).
 
 A :class:`BatchAPI` submits many requests as one provider batch, polls it, reads its
-results back as :class:`ItemResult` (a ``GenerateResult`` or an error, per custom id) and
-cancels it. Scheduling, chunking to the limits, the journal and retries are the runner's
+results back as :class:`ItemResult` (a ``GenerateResult`` or an error, per custom id),
+cancels it, and deletes what it left at the provider once its results are stored. Scheduling, chunking to the limits, the journal and retries are the runner's
 (:mod:`ctxprobe.runner.batch`). Each API is built from the provider a sweep already uses
 (:func:`ctxprobe.models.batch.batch_api_for`), so a batch request's body is exactly what a live request sends.
 """
@@ -69,6 +69,12 @@ class BatchAPI(Protocol):
         ...
 
     async def cancel(self, batch_id: str) -> None: ...
+
+    async def cleanup(self, batch_id: str) -> list[str]:
+        """Delete what the batch left at the provider once its results are stored (OpenAI:
+        the uploaded input file and the output and error files), best effort: a one-line
+        reason, free of secrets, for each thing left there; [] when all went or nothing is kept."""
+        ...
 
 
 def json_bytes(obj: Any) -> int:

@@ -88,3 +88,7 @@ class GeminiBatch:
     async def cancel(self, batch_id: str) -> None:
         client = self.p._client_once()
         await self.p._call(lambda: client.aio.batches.cancel(name=batch_id))
+
+    async def cleanup(self, batch_id: str) -> list[str]:
+        """Nothing was uploaded: the requests and responses are inlined in the job."""
+        return []

@@ -6,7 +6,9 @@ Each input line is ``{"custom_id", "method": "POST", "url": "/v1/chat/completion
 lines carry ``response.body`` (a chat completion, parsed as a live one) or, in the error
 file, ``error`` (``batch_expired``, ``batch_cancelled``…) or a non-200 ``response``.
 The batch is tagged with ``metadata.ctxprobe_key`` so a batch created just before a kill
-is found again (:meth:`OpenAIBatch.find`).
+is found again (:meth:`OpenAIBatch.find`). Once its results are stored, the batch's input,
+output and error files are deleted at the provider (:meth:`OpenAIBatch.cleanup`), so
+prompts and answers do not stay in the account's file storage.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class OpenAIBatch:
 
     def __init__(self, provider: OpenAIProvider) -> None:
         self.p = provider
+        self._files: dict[str, tuple[str, ...]] = {}  # batch id -> its file ids, as results() read them
 
     def _line(self, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
         return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": self.p.request_body(request)}
@@ -69,6 +72,7 @@ class OpenAIBatch:
     async def results(self, batch_id: str) -> list[ItemResult]:
         client = self.p._client_for_loop()
         batch = await self._call(lambda: client.batches.retrieve(batch_id))
+        self._files[batch_id] = _file_ids(batch)
         out: list[ItemResult] = []
         for file_id in (batch.output_file_id, batch.error_file_id):
             if not file_id:
@@ -106,3 +110,27 @@ class OpenAIBatch:
     async def cancel(self, batch_id: str) -> None:
         client = self.p._client_for_loop()
         await self._call(lambda: client.batches.cancel(batch_id))
+
+    async def cleanup(self, batch_id: str) -> list[str]:
+        """Delete the collected batch's input, output and error files; a one-line reason
+        (key scrubbed) for the files left behind, each tried regardless of the others."""
+        client = self.p._client_for_loop()
+        files = self._files.pop(batch_id, None)
+        if files is None:  # results() was not read in this process: ask for the batch's files
+            batch = await self._call(lambda: client.batches.retrieve(batch_id))
+            files = _file_ids(batch)
+        left: dict[str, list[str]] = {}  # reason -> the files it kept there
+        for file_id in files:
+            try:
+                gone = await self._call(lambda fid=file_id: client.files.delete(fid))
+            except Exception as exc:  # noqa: BLE001 - best effort: say which file stayed, delete the rest
+                left.setdefault(one_line(str(exc), (self.p._api_key,)), []).append(file_id)
+                continue
+            if getattr(gone, "deleted", True) is False:
+                left.setdefault("the provider did not delete it", []).append(file_id)
+        return [f"{', '.join(ids)}: {why}" for why, ids in left.items()]
+
+
+def _file_ids(batch: Any) -> tuple[str, ...]:
+    """The batch's input, output and error file ids (those it has)."""
+    return tuple(str(f) for f in (batch.input_file_id, batch.output_file_id, batch.error_file_id) if f)

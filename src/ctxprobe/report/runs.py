@@ -3,6 +3,8 @@
 Run ids are shown as their shortest unique prefix (at least :data:`MIN_PREFIX` characters,
 like git's short hashes); any command taking a RUN_ID accepts such a prefix. Dates are
 UTC minutes; long models and family lists fold onto a second line instead of being cut.
+A run with a noise floor lists its families, not their ``@no-context`` twins, and says
+``+ noise floor``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
+from ctxprobe.core.baseline import SUFFIX, is_baseline
 from ctxprobe.report.format import fmt_tokens
 from ctxprobe.store.db import RunRecord
 
@@ -43,6 +46,21 @@ def _status(r: RunRecord) -> str:
     return f"{r.status} {r.n_final}/{r.n_planned}"
 
 
+def run_families(r: RunRecord) -> tuple[list[str], str | None]:
+    """The run's family labels without the no-context twins, and its baseline mode (None:
+    no floor). Runs stored before the spec had ``baseline`` are told by their twin labels."""
+    labels = [x for x in r.family.split(",") if x]
+    baseline = r.spec.get("baseline")
+    if not isinstance(baseline, str) or not baseline:
+        baseline = SUFFIX.removeprefix("@") if any(is_baseline(x) for x in labels) else None
+    return [x for x in labels if not is_baseline(x)], baseline
+
+
+def _family_cell(r: RunRecord) -> str:
+    families, baseline = run_families(r)
+    return ", ".join(families) + (" + noise floor" if baseline else "")
+
+
 def runs_table(runs: Sequence[RunRecord]) -> Table:
     prefixes = unique_prefixes([r.run_id for r in runs])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True, header_style="bold",
@@ -55,6 +73,6 @@ def runs_table(runs: Sequence[RunRecord]) -> Table:
     table.add_column("status", no_wrap=True)
     for r in runs:
         lengths = ", ".join(fmt_tokens(x) for x in r.spec.get("lengths", []) if isinstance(x, int))
-        table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, r.family.replace(",", ", "), lengths,
+        table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, _family_cell(r), lengths,
                       _status(r))
     return table

@@ -12,12 +12,13 @@ handed to the same ``sink`` (so it is scored, labelled, billed and stored as a l
    provider returns it;
 3. polls every batch each ``poll_s`` seconds (its provider status recorded), and when one
    ends hands each request's result to the sink; requests that expired, were canceled or
-   failed transiently go out again in a new batch, up to the policy's retries;
+   failed transiently go out again in a new batch, up to the policy's retries; then what
+   the batch left at the provider (OpenAI: its files) is deleted, best effort;
 4. on Ctrl-C (the task cancelled) asks ``confirm_cancel`` once whether to cancel the open
    batches at the provider; without it (not interactive) they are left running and a
    rerun polls them.
 
-Control calls (create, poll, results, cancel) go through the sweep's
+Control calls (create, poll, results, cleanup, cancel) go through the sweep's
 :class:`~ctxprobe.runner.client.ModelClient` (:meth:`~ctxprobe.runner.client.ModelClient.control`):
 the same timeout, retries and backoff as live requests.
 """
@@ -35,6 +36,7 @@ from ctxprobe.models.base import GenerateResult, PermanentError, Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.models.batch_base import BatchAPI, ItemResult
 from ctxprobe.plan.prices import Price
+from ctxprobe.redaction import scrub
 from ctxprobe.runner.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITTING, BatchEntry, BatchJournal
 from ctxprobe.runner.client import ModelClient, as_client
 from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink, request_for
@@ -193,6 +195,19 @@ class _BatchRun:
         await self._settle(entry, items, why, retry=retry)
         self.journal.close(entry.key, COLLECTED)
         del self.live[entry.key]
+        await self._cleanup(batch_id)
+
+    async def _cleanup(self, batch_id: str) -> None:
+        """The collected batch's leftovers at the provider (OpenAI: its files) deleted, best
+        effort: its results are stored and its journal entry closed, so nothing reads them
+        again; what could not be deleted is said in one line and the sweep goes on."""
+        try:
+            problems = await self.client.control(lambda: self.api.cleanup(batch_id))
+        except Exception as exc:  # noqa: BLE001 - best effort: the results are stored already
+            problems = [str(exc)]
+        if problems:
+            why = " ".join(scrub("; ".join(problems)).split())
+            self.notify(f"batch {batch_id}: could not delete its files at {self.api.provider} (left there): {why}")
 
     async def _settle(self, entry: BatchEntry, items: list[ItemResult], why: str, *, retry: bool) -> None:
         """Each of the batch's cases in hand: its result to the sink, or into the next batch."""

@@ -60,7 +60,8 @@ from ctxprobe.sweep.adaptive_types import (AdaptiveResult, FamilyDecision, Lengt
                                             length_state)
 from ctxprobe.sweep.run import run_id_for, run_sweep
 
-__all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "coarse_depths",
+__all__ = ["AdaptivePlan", "AdaptiveResult", "FamilyDecision", "LengthState", "adaptive_sweep", "check_adaptive",
+           "coarse_depths",
            "Settings", "Source", "default_budget", "length_state", "run_adaptive"]
 
 #: Default budget: what a full grid of 5 depths × 20 repetitions at the spec's lengths costs,
@@ -235,6 +236,18 @@ def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule, settin
     return all(d.decided for d in decisions), stop, rounds, decisions, k
 
 
+def check_adaptive(spec: Spec) -> None:
+    """Refuse, in one line, a spec whose extra axes the walk cannot read: the budget axis
+    splits a family into one curve per budget, and ``baseline``'s ``LABEL@no-context``
+    twins are floors to pair with their family, not families to walk (they would get a
+    walk, a budget share and a few cases at the first length, and no floor beyond it)."""
+    if spec.reasoning_budgets is not None:
+        raise CtxprobeError("--adaptive does not take --reasoning-budgets: run the budgets as a plain sweep")
+    if spec.baseline is not None:
+        raise CtxprobeError("--adaptive does not take --baseline: run the noise floor as a plain sweep "
+                            "(same lengths and seed) beside the adaptive run")
+
+
 def default_budget(spec: Spec) -> int:
     """Prompt tokens of a 5-depth × 20-repetition grid at the spec's lengths (see BUDGET_CASES_PER_LENGTH)."""
     return BUDGET_CASES_PER_LENGTH * sum(spec.lengths) * len(spec.families)
@@ -273,8 +286,7 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     """
     if not 0.5 < confidence < 1.0:
         raise CtxprobeError(f"confidence must be between 0.5 and 1, got {confidence:g}")
-    if spec.reasoning_budgets is not None:
-        raise CtxprobeError("--adaptive does not take --reasoning-budgets: run the budgets as a plain sweep")
+    check_adaptive(spec)
     if coarse_reps < 1 or max_reps < coarse_reps:
         raise CtxprobeError(f"need 1 <= coarse reps ({coarse_reps}) <= max reps ({max_reps})")
     rule = rule or ThresholdRule("absolute", spec.threshold)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ctxprobe.analysis.sequential import expected_reps, levels
 from ctxprobe.spec import Spec
-from ctxprobe.sweep.adaptive import Settings, coarse_depths, default_budget
+from ctxprobe.sweep.adaptive import Settings, check_adaptive, coarse_depths, default_budget
 
 __all__ = ["ACCURACIES", "AdaptiveCost", "adaptive_cost"]
 
@@ -61,6 +61,7 @@ class AdaptiveCost:
 def adaptive_cost(spec: Spec, *, confidence: float = 0.95, token_budget: int | None = None, bisect: int = 0,
                   sims: int = 200) -> AdaptiveCost:
     """Expected cases and tokens per decision of ``adaptive_sweep(spec)``; nothing is sent."""
+    check_adaptive(spec)  # what run --adaptive refuses is not priced either
     settings = Settings(confidence=confidence, bisect=bisect)
     depths = len(coarse_depths(spec.depths))
     lengths = sorted(spec.lengths)
