@@ -165,9 +165,21 @@ def _server(slots: int, ctx: int, threads: int) -> LocalServer:
     return start_local_server("local", port=0, slots=slots, ctx=ctx, n_threads=threads)
 
 
-def _row(label: str, trace: Trace, tree: int, load: float) -> str:
+def common_head(ids: list[list[int]]) -> int:
+    """Tokens every prompt starts with (chat template, system prompt, instruction)."""
+    if not ids:
+        return 0
+    n = min(len(x) for x in ids)
+    for i in range(n):
+        if any(x[i] != ids[0][i] for x in ids):
+            return i
+    return n
+
+
+def _row(label: str, trace: Trace, tree: int, reach: int, load: float) -> str:
     computed = trace.prompt - trace.cached
     return (f"  {label:<15} {trace.prompt:>7,} {trace.cached:>7,} {computed:>7,} {trace.cached / tree:>6.3f}"
+            f" {trace.cached / reach:>7.3f}"
             f" {trace.wall:>7.1f} {trace.busy:>7.1f} {trace.compute:>8.1f} {trace.wall / trace.busy:>6.3f} {load:>5.2f}")
 
 
@@ -187,14 +199,14 @@ def main() -> None:
     local = resolve_tokenizer("local")  # the server's own ids (tests/test_native_server.py checks)
     print(f"niah {args.lengths} x depths {args.depths} x {args.reps} reps, max_tokens {args.max_tokens}, "
           f"tokenizer {args.tokenizer}, llama.cpp threads {args.threads}, {os.cpu_count()} cores")
-    print(f"  {'driver':<15} {'prompt':>7} {'cached':>7} {'computed':>7} {'c/tree':>6} {'wall s':>7} {'busy s':>7}"
+    print(f"  {'driver':<15} {'prompt':>7} {'cached':>7} {'computed':>7} {'c/tree':>6} {'c/reach':>7} {'wall s':>7} {'busy s':>7}"
           f" {'compute':>8} {'w/busy':>6} {'load':>5}")
     for slots in [int(s) for s in args.slots.split(",")]:
         spec_args = {"tokenizer": args.tokenizer, "lengths": args.lengths, "depths": args.depths,
-                     "reps": args.reps, "concurrency": slots, "retries": 2, "decoding": {"max_tokens": args.max_tokens}}
+                     "reps": args.reps, "concurrency": slots, "retries": 2, "timeout": 3600, "decoding": {"max_tokens": args.max_tokens}}
         ctx = max(make_spec(spec_args).lengths) + args.max_tokens + 256
         print(f"{slots} slot(s):")
-        tree = 0
+        tree = reach = 0
         messages: list[list[dict[str, str]]] = []
         for driver in args.drivers.split(","):
             server = _server(slots, ctx, args.threads)
@@ -212,9 +224,14 @@ def main() -> None:
             if not messages and driver != "ruler":
                 records = sorted(iter_export(result.run_id, store), key=lambda r: (r["length"], r["rep"], -r["depth"]))
                 messages = [r["messages"] for r in records]  # plan order
-                tree = prefix_tree_reuse([local.encode_chat(m) for m in messages])
-            print(_row(DRIVERS[driver], trace, tree, os.getloadavg()[0]), flush=True)
-        print(f"  prefix-tree maximum reuse: {tree:,} tokens")
+                ids = [local.encode_chat(m) for m in messages]
+                tree = prefix_tree_reuse(ids)
+                chains = len({(r["length"], r["rep"]) for r in records})
+                head = common_head(ids)
+                reach = tree - (min(slots, chains) - 1) * head
+            print(_row(DRIVERS[driver], trace, tree, reach, os.getloadavg()[0]), flush=True)
+        print(f"  prefix-tree maximum reuse: {tree:,} tokens; reachable with {slots} separate slot cache(s):"
+              f" {reach:,} (less {min(slots, chains) - 1} x the {head}-token head every prompt shares)")
 
 
 if __name__ == "__main__":

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
-from ctxprobe.analysis.sequential import decide, evidence, levels, reps_needed
+from ctxprobe.analysis.sequential import _spread_bet, decide, evidence, levels, log_evidence_fail, reps_needed
 from ctxprobe.analysis.sequential import levels as split_levels
 from ctxprobe.sweep.adaptive import adaptive_sweep, coarse_depths, default_budget, length_state
 from ctxprobe.errors import CtxprobeError
@@ -49,11 +50,16 @@ def test_evidence_hand_computed() -> None:
     # the fixed-size exact test needs 24 (0.856^24 <= 0.025): 1.25x
     assert _closed_pass(27, 9) < 40 < _closed_pass(30, 10)
     assert reps_needed([1.0], 3, BAR, 0.025, 0.05 / 6, 500) == 10
-    # all wrong: 0.7·U- + 0.25·(1/(1-bar))^n + 0.05·(1 + 0.9·bar/(1-bar))^reps; 3 cases: 152.5
-    fail3 = 0.7 * (1 - (1 - BAR) ** 4) / (4 * BAR * (1 - BAR) ** 3) + 0.25 / (1 - BAR) ** 3 + 0.05 * (
-        1 + 0.9 * BAR / (1 - BAR))
+    # all wrong: 0.6·U- + 0.25·(1/(1-bar))^n + 0.05·(1 + 0.9·bar/(1-bar))^reps + 0.1·spread bet, whose
+    # first stake comes from the pseudo-repetition (mean 1/2, spread 1/4) alone; without it, 0.7·U-
+    mixture = (1 - (1 - BAR) ** 4) / (4 * BAR * (1 - BAR) ** 3)
+    rest = 0.25 / (1 - BAR) ** 3 + 0.05 * (1 + 0.9 * BAR / (1 - BAR))
+    assert 0.7 * mixture + rest == pytest.approx(152.5, abs=0.1)
+    assert math.exp(evidence([0.0], 3, BAR, spread=False)[1]) == pytest.approx(0.7 * mixture + rest, rel=1e-10)
+    stake = (BAR - 0.5) / (0.25 + (BAR - 0.5) ** 2)
+    fail3 = 0.6 * mixture + rest + 0.1 * (1 + stake * BAR)
     assert math.exp(evidence([0.0], 3, BAR)[1]) == pytest.approx(fail3, rel=1e-10)
-    assert fail3 == pytest.approx(152.5, abs=0.1)
+    assert fail3 == pytest.approx(142.9, abs=0.1)
     assert reps_needed([0.0], 3, BAR, 0.025, 0.05 / 6, 500) == 1  # 3 lengths: fails at 120
     assert reps_needed([0.0], 3, BAR, 0.025, 0.05 / 10, 500) == 2  # 5 lengths: fails at 200
     assert reps_needed([BAR], 3, BAR, 0.025, 0.05 / 6, 300) == 300  # at the bar: never decided, capped
@@ -68,6 +74,63 @@ def test_repetitions_with_no_spread_are_decided_by_the_bet() -> None:
     assert decide([2 / 3] * 9, 3, BAR, 0.025, 0.05 / 6) == "open"
     # the same 20 of 30 cases spread unevenly over repetitions are not enough
     assert decide([1.0, 1 / 3] * 5, 3, BAR, 0.025, 0.05 / 6) == "open"
+
+
+def test_spread_bet_hand_computed() -> None:
+    # [0.6, 0.6]: the first stake from the pseudo-repetition (mean 0.5, spread 0.25); the second from
+    # it and the first repetition (mean 0.55, spread (0.25 + 0.1^2) / 2 = 0.13)
+    def stake(mean: float, var: float) -> float:
+        return (BAR - mean) / (var + (BAR - mean) ** 2)
+
+    bet = (1 + stake(0.5, 0.25) * (BAR - 0.6)) * (1 + stake(0.55, 0.13) * (BAR - 0.6))
+    mixture = math.exp(log_evidence_fail(3.6, 6, BAR))
+    fixed = (1 + 0.9 / (1 - BAR) * (BAR - 0.6)) ** 2
+    assert math.exp(evidence([0.6, 0.6], 3, BAR)[1]) == pytest.approx(0.6 * mixture + 0.05 * fixed + 0.1 * bet,
+                                                                      rel=1e-10)
+    assert math.exp(_spread_bet([0.6, 0.6], BAR)[0]) == pytest.approx(bet, rel=1e-12)
+    # with the mean so far at or above the bar it stakes nothing; its stake never passes the fixed bet's cap
+    assert _spread_bet([1.0] * 3, BAR)[1] == 0.0 < _spread_bet([1.0] * 2, BAR)[1]  # 3.5 / 4 >= bar > 2.5 / 3
+    assert _spread_bet([0.75] * 200, BAR)[1] == pytest.approx(0.9 / (1 - BAR))  # uncapped: about 8.5
+    assert _spread_bet([0.5] * 50, BAR)[1] == pytest.approx(0.356 / (0.25 / 51 + 0.356 ** 2), rel=1e-3)
+
+
+def test_spread_bet_stakes_only_on_the_past() -> None:
+    # the last repetition enters through one factor, linear in it: its stake does not look at it
+    past = [0.7, 1.0, 0.4, 0.7]
+    logs = {x: _spread_bet(past + [x], BAR)[0] - _spread_bet(past, BAR)[0] for x in (0.0, 0.5, 1.0)}
+    factors = {x: math.exp(v) for x, v in logs.items()}
+    assert factors[0.5] == pytest.approx((factors[0.0] + factors[1.0]) / 2, rel=1e-12)
+    assert factors[0.0] > 1 > factors[1.0]
+
+
+def test_spread_bet_keeps_a_length_at_the_bar_from_failing() -> None:
+    # one weak depth, the depth average exactly at the bar: the spread bet must reach 1/level in at
+    # most level of the runs however long they go on (Ville); its stakes grow as the spread is seen
+    rng = random.Random(7)
+    profile, level, runs, reps = [1.0, 3 * BAR - 2, 1.0], 0.1, 400, 150
+    failed = 0
+    for _ in range(runs):
+        means: list[float] = []
+        for _ in range(reps):
+            means.append(sum(rng.random() < p for p in profile) / 3)
+            if _spread_bet(means, BAR)[0] >= math.log(1 / level):  # the new bet alone; the mixture is their average
+                failed += 1
+                break
+    assert failed <= 55, failed  # level x runs = 40; 55 is 2.5 standard deviations above
+
+
+def test_spread_bet_decides_a_weak_depth_sooner() -> None:
+    # 1, 0.4, 1 (depth average 0.8): the same draws, decided in fewer repetitions with the spread bet
+    rng = random.Random(3)
+    draws = [sum(rng.random() < p for p in (1.0, 0.4, 1.0)) / 3 for _ in range(400)]
+
+    def reps_to_fail(spread: bool) -> int:
+        for n in range(1, len(draws) + 1):
+            if evidence(draws[:n], 3, BAR, spread=spread)[1] >= math.log(1 / (0.05 / 6)):
+                return n
+        return len(draws) + 1
+
+    assert reps_to_fail(True) < 0.8 * reps_to_fail(False)
 
 
 def test_levels_split_alpha_between_the_first_failing_length_and_the_rest() -> None:

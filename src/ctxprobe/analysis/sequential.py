@@ -25,6 +25,17 @@ the data may be looked at after every repetition and sampling stopped whenever i
 The weights (0.7, 0.25, 0.05) were chosen by simulation (docs/statistics.md): the point
 mass brings a perfect length from 36 cases to 30 (a fixed-size exact test: 24), the bet a
 blind-middle one from 60 to 30, and together they cost a length at 0.95 about 4 cases in 100.
+
+"Fails" has a fourth test, weighted 0.1 (taken from the mixture's 0.7): a bet on the
+repetition means whose stake follows their spread so far, the plug-in
+``λ_t = (bar - μ̂) / (v̂ + (bar - μ̂)²)`` from the repetitions *before* t (so the product
+stays a supermartingale), capped like the fixed bet. The spread of a repetition mean
+comes only from the depths the model is unsure at: a length that fails because one depth
+is weak (1, 0.4, 1) has repetition means far less spread than independent cases at their
+average, and with this bet it is decided in 0.63× the cases the other three need
+(``benchmarks/bench_adaptive_depths.py``; an easy fail costs one repetition more). It goes on the fail side only: there the stake
+may reach 0.9 / (1 - bar) (≈ 6 at bar 0.856), while a pass-side bet is capped at
+0.9 / bar (≈ 1) and so cannot turn a small spread into evidence faster than the mixture.
 """
 
 from __future__ import annotations
@@ -42,6 +53,8 @@ Decision = Literal["pass", "fail", "open"]
 WEIGHTS = (0.7, 0.25, 0.05)
 #: the bet's stake as a fraction of the largest one that keeps every factor positive
 STAKE = 0.9
+#: the fail side's weight on the bet whose stake follows the spread (taken from the mixture's)
+SPREAD_WEIGHT = 0.1
 _EPS = 1e-9
 
 
@@ -90,21 +103,45 @@ def _log_bet(rep_means: Sequence[float], bar: float, sign: int) -> float:
     return math.fsum(math.log1p(sign * lam * (x - bar)) for x in rep_means)
 
 
-def evidence(rep_means: Sequence[float], per_rep: int, bar: float) -> tuple[float, float]:
+def evidence(rep_means: Sequence[float], per_rep: int, bar: float, *, spread: bool = True) -> tuple[float, float]:
     """(log evidence that p̄ ≥ bar, log evidence that p̄ < bar) from whole repetitions.
 
-    ``rep_means``: each repetition's mean score over its ``per_rep`` depths."""
+    ``rep_means``: each repetition's mean score over its ``per_rep`` depths. ``spread=False``
+    leaves out the fail side's spread-following bet (for comparison only)."""
     if not rep_means or not 0.0 < bar < 1.0:
         return _evidence(math.fsum(rep_means), len(rep_means), 0.0, 0.0, per_rep, bar,
                          any(x < 1.0 - _EPS for x in rep_means))
     return _evidence(math.fsum(rep_means), len(rep_means), _log_bet(rep_means, bar, +1),
-                     _log_bet(rep_means, bar, -1), per_rep, bar, False)
+                     _log_bet(rep_means, bar, -1), per_rep, bar, False,
+                     _spread_bet(rep_means, bar)[0] if spread else None)
+
+
+def _spread_stake(mean: float, var: float, bar: float) -> float:
+    """The fail-side stake for a mean and spread: (bar - mean) / (var + (bar - mean)²), in [0, cap]."""
+    gap = bar - mean
+    if gap <= 0.0:
+        return 0.0
+    return min(gap / (var + gap * gap), STAKE / (1.0 - bar))
+
+
+def _spread_bet(rep_means: Sequence[float], bar: float) -> tuple[float, float]:
+    """(log ∏ (1 - λ_t (X_t - bar)), the stake the next repetition would get).
+
+    λ_t uses only the repetitions before t: their mean and mean squared deviation, each
+    with one pseudo-repetition of mean 1/2 and spread 1/4 so the first stake is defined."""
+    total, count, sq, log_bet = 0.5, 1, 0.25, 0.0
+    for x in rep_means:
+        mean = total / count
+        log_bet += math.log1p(-_spread_stake(mean, sq / count, bar) * (x - bar))
+        total, count, sq = total + x, count + 1, sq + (x - mean) ** 2
+    return log_bet, _spread_stake(total / count, sq / count, bar)
 
 
 def _evidence(total: float, reps: int, bet_pass: float, bet_fail: float, per_rep: int, bar: float,
-              any_miss: bool) -> tuple[float, float]:
+              any_miss: bool, spread_fail: float | None = None) -> tuple[float, float]:
     """:func:`evidence` from sufficient statistics: the sum of the repetition means, their
-    count and the two bets' logs (``any_miss`` matters only for a bar of 1)."""
+    count, the two bets' logs and the spread-following fail bet's log (None: without that
+    bet, the other three weighted as before; ``any_miss`` matters only for a bar of 1)."""
     if reps == 0:
         return 0.0, 0.0
     if bar <= 0.0:
@@ -121,7 +158,11 @@ def _evidence(total: float, reps: int, bet_pass: float, bet_fail: float, per_rep
         passes.append(w_point - n * math.log(bar))
     if s < _EPS * n:
         fails.append(w_point - n * math.log1p(-bar))
-    return _lse(passes), _lse(fails)
+    if spread_fail is None:
+        return _lse(passes), _lse(fails)
+    # the spread bet's weight comes out of the mixture's: the point mass and the fixed bet keep theirs
+    fails[0] += math.log1p(-SPREAD_WEIGHT / WEIGHTS[0])
+    return _lse(passes), _lse(fails + [math.log(SPREAD_WEIGHT) + spread_fail])
 
 
 def levels(alpha: float, lengths: int, extra: int = 0) -> tuple[float, float]:
@@ -160,12 +201,14 @@ def reps_needed(rep_means: Sequence[float], per_rep: int, bar: float, pass_level
     bet_fail = _log_bet(rep_means, bar, -1) if inner else 0.0
     step_pass = _log_bet([mean], bar, +1) if inner else 0.0
     step_fail = _log_bet([mean], bar, -1) if inner else 0.0
+    spread, stake = _spread_bet(rep_means, bar) if inner else (-math.inf, 0.0)
+    step_spread = math.log1p(-stake * (mean - bar)) if inner else 0.0  # at today's stake
     miss = any(x < 1.0 - _EPS for x in rep_means)
 
     def decided(reps: int) -> bool:
         more = reps - have
         return _verdict(*_evidence(total + more * mean, reps, bet_pass + more * step_pass,
-                                   bet_fail + more * step_fail, per_rep, bar, miss),
+                                   bet_fail + more * step_fail, per_rep, bar, miss, spread + more * step_spread),
                         pass_level, fail_level) != "open"
 
     lo, hi = have, cap

@@ -68,6 +68,24 @@ def backoff_delay(attempt: int, policy: Retrying, retry_after: float | None, rng
     return rng.uniform(cap / 2, cap)
 
 
+async def bounded(aw: Awaitable[T], timeout: float | None) -> T:
+    """``await aw``, cancelled and :class:`asyncio.TimeoutError` after ``timeout`` seconds.
+
+    Not ``asyncio.wait_for``: on Python 3.10/3.11 it drops a cancellation (Ctrl-C) that
+    lands just as the call ends, so an interrupted run would carry on."""
+    call = asyncio.ensure_future(aw)
+    try:
+        done, _ = await asyncio.wait({call}, timeout=timeout)
+    except asyncio.CancelledError:
+        call.cancel()
+        raise
+    if not done:
+        call.cancel()
+        await asyncio.wait({call})  # let it unwind (close its connection) before the retry
+        raise asyncio.TimeoutError
+    return call.result()
+
+
 async def call_with_retries(provider: Provider, request: GenerateRequest, policy: Retrying,
                             rng: random.Random, limits: RateLimits | None = None, cost_tokens: int = 0,
                             sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -82,7 +100,7 @@ async def call_with_retries(provider: Provider, request: GenerateRequest, policy
         start = time.perf_counter()
         retry_after: float | None = None
         try:
-            result = await asyncio.wait_for(provider.generate(request), timeout=policy.timeout)
+            result = await bounded(provider.generate(request), policy.timeout)
             return result, None, attempts, time.perf_counter() - start
         except asyncio.TimeoutError:
             last_error = f"timed out after {policy.timeout:g}s"
@@ -134,21 +152,12 @@ class ModelClient:
         attempts = 0
         while True:
             attempts += 1
-            # not wait_for: on 3.10/3.11 it drops a cancellation (Ctrl-C) that lands as the call ends
-            call = asyncio.ensure_future(op())
             try:
-                done, _ = await asyncio.wait({call}, timeout=self.policy.timeout)
-            except asyncio.CancelledError:
-                call.cancel()
-                raise
-            if not done:
-                call.cancel()
+                return await bounded(op(), self.policy.timeout)
+            except asyncio.TimeoutError:
                 err = TransientError(f"timed out after {self.policy.timeout:g}s")
-            else:
-                try:
-                    return call.result()
-                except TransientError as exc:
-                    err = exc
+            except TransientError as exc:
+                err = exc
             if attempts > self.policy.retries:
                 raise PermanentError(f"gave up after {attempts} attempts: {err}")
             await self._sleep(backoff_delay(attempts - 1, self.policy, err.retry_after, self.rng))
