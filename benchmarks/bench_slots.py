@@ -34,7 +34,7 @@ computed tokens, and the two ratios:
   ``[received - (prompt_ms + predicted_ms), received]`` from the ``timings`` llama.cpp
   returns with every response. Overlapping requests on several slots count once, so this
   is the time at least one slot was computing; the rest of the wall time is the harness
-  (building, storing, scoring, request gaps) with the server idle. ``compute`` is the plain
+  (building, storing, scoring, request gaps) with the server idle. ``slot s`` is the plain
   sum of ``prompt_ms + predicted_ms`` (slot-seconds).
 
 The machine is shared and loaded: the load average is printed with every run.
@@ -185,10 +185,11 @@ def common_head(ids: list[list[int]]) -> int:
 
 
 def _row(label: str, trace: Trace, tree: int, reach: int, load: float) -> str:
+    """One run's line, 80 columns (prompt tokens, the same for every driver, are in the footer)."""
     computed = trace.prompt - trace.cached
-    return (f"  {label:<15} {trace.prompt:>7,} {trace.cached:>7,} {computed:>7,} {trace.cached / tree:>6.3f}"
-            f" {trace.cached / reach:>7.3f}"
-            f" {trace.wall:>7.1f} {trace.busy:>7.1f} {trace.compute:>8.1f} {trace.wall / trace.busy:>6.3f} {load:>5.2f}")
+    return (f" {label:<14} {trace.cached:>6,} {computed:>7,} {trace.cached / tree:>6.3f} {trace.cached / reach:>7.3f}"
+            f" {trace.wall:>6.1f} {trace.busy:>7.1f} {trace.compute:>7.1f} {trace.wall / trace.busy:>6.3f}"
+            f" {load:>4.1f}")
 
 
 def main() -> None:
@@ -206,16 +207,17 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-slots-"))
     local = resolve_tokenizer("local")  # the server's own ids (tests/test_native_server.py checks)
     print(f"niah {args.lengths} x depths {args.depths} x {args.reps} reps, max_tokens {args.max_tokens}, "
-          f"tokenizer {args.tokenizer}, llama.cpp threads {args.threads}, {os.cpu_count()} cores")
-    print(f"  {'driver':<15} {'prompt':>7} {'cached':>7} {'computed':>7} {'c/tree':>6} {'c/reach':>7} {'wall s':>7} {'busy s':>7}"
-          f" {'compute':>8} {'w/busy':>6} {'load':>5}")
+          f"\ntokenizer {args.tokenizer}, llama.cpp threads {args.threads}, {os.cpu_count()} cores")
+    print(f" {'driver':<14} {'cached':>6} {'compute':>7} {'c/tree':>6} {'c/reach':>7} {'wall s':>6} {'busy s':>7}"
+          f" {'slot s':>7} {'w/busy':>6} {'load':>4}")
+    print("  (compute: prompt tokens computed; slot s: the plain sum of the server's times)")
     verdicts: list[tuple[int, float, float]] = []  # prefix chains: (slots, cached / reachable, wall / busy)
     for slots in [int(s) for s in args.slots.split(",")]:
         spec_args = {"tokenizer": args.tokenizer, "lengths": args.lengths, "depths": args.depths,
                      "reps": args.reps, "concurrency": slots, "retries": 2, "timeout": 3600, "decoding": {"max_tokens": args.max_tokens}}
         ctx = max(make_spec(spec_args).lengths) + args.max_tokens + 256
         print(f"{slots} slot(s):")
-        tree = reach = 0
+        tree = reach = prompt_tokens = head = chains = 0
         messages: list[list[dict[str, str]]] = []
         for driver in args.drivers.split(","):
             server = _server(slots, ctx, args.threads)
@@ -237,19 +239,21 @@ def main() -> None:
                 tree = prefix_tree_reuse(ids)
                 chains = len({(r["length"], r["rep"]) for r in records})
                 head = common_head(ids)
+                prompt_tokens = sum(len(x) for x in ids)
                 reach = tree - (min(slots, chains) - 1) * head
             print(_row(DRIVERS[driver], trace, tree, reach, os.getloadavg()[0]), flush=True)
             if driver == "chains":
                 verdicts.append((slots, trace.cached / reach, trace.wall / trace.busy))
-        print(f"  prefix-tree maximum reuse: {tree:,} tokens; reachable with {slots} separate slot cache(s):"
-              f" {reach:,} (less {min(slots, chains) - 1} x the {head}-token head every prompt shares)")
+        print(f"  prompt tokens {prompt_tokens:,}; prefix-tree maximum reuse {tree:,};"
+              f"\n  reachable with {slots} slot cache(s) {reach:,}\n  (the tree less {min(slots, chains) - 1} x the"
+              f" {head}-token head every prompt shares)")
     if verdicts:
         reuse_ok = all(r >= REUSE_TARGET for _, r, _ in verdicts)
         wall_ok = all(w <= WALL_TARGET for _, _, w in verdicts)
         print("prefix chains, cached / reachable: " + ", ".join(f"{k} slot(s) {r:.3f}" for k, r, _ in verdicts)
-              + f" (target >= {REUSE_TARGET}): {'met' if reuse_ok else 'NOT met'}")
+              + f"\n  target >= {REUSE_TARGET}: {'met' if reuse_ok else 'NOT met'}")
         print("prefix chains, wall / busy: " + ", ".join(f"{k} slot(s) {w:.3f}" for k, _, w in verdicts)
-              + f" (target <= {WALL_TARGET}): {'met' if wall_ok else 'NOT met'}")
+              + f"\n  target <= {WALL_TARGET}: {'met' if wall_ok else 'NOT met'}")
 
 
 if __name__ == "__main__":
