@@ -27,7 +27,8 @@ from ctxprobe.cases.prefixes import plan_cached
 from ctxprobe.core.case import Case
 from ctxprobe.plan.caching import PRICING_MODES, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
-from ctxprobe.plan.prices import PRICES_AS_OF, price_for
+from ctxprobe.core.catalog import model_info
+from ctxprobe.plan.prices import price_for
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.sweep.pricing import periods_of
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
@@ -76,7 +77,8 @@ def table() -> list[str]:
             tokenizer = tokenizer or builder.families[next(iter(builder.families))][0].ctx.tokenizer  # type: ignore[attr-defined]
             totals = plan_cached(spec, rules, build, periods_of(builder.families), tokenizer.count,
                                  summarize(spec).max_output_tokens)
-            costs = [totals.cost(price, mode, rules) for mode in PRICING_MODES]
+            info = model_info(model)
+            costs = [totals.cost(info or price, mode, rules) for mode in PRICING_MODES]
             requests = len(spec.lengths) * len(spec.depths) * spec.reps * len(spec.families)
             shown = " | ".join(f"${c:,.2f}" if c is not None else "—" for c in costs)
             rows.append(f"| {name} | `{model}` | {requests:,} | {totals.prompt:,} | {shown} | "
@@ -90,7 +92,8 @@ def main() -> None:
     parser.add_argument("--write", metavar="MD", help="rewrite the table block of this markdown file")
     args = parser.parse_args()
     rows = table()
-    block = "\n".join([START, f"List prices of {PRICES_AS_OF}; prompts counted with `{TOKENIZER}`.", "", *rows, END])
+    dates = ", ".join(sorted({f"`{m}` {info.as_of}" for m in MODELS if (info := model_info(m)) is not None}))
+    block = "\n".join([START, f"List prices read on: {dates}; prompts counted with `{TOKENIZER}`.", "", *rows, END])
     print(block)
     if args.write:
         path = Path(args.write)

@@ -81,7 +81,7 @@ def test_response_cost_each_token_at_its_price() -> None:
 def test_price_file_takes_cache_prices(tmp_path) -> None:
     f = tmp_path / "p.yaml"
     f.write_text("myco:m: {input: 1.0, output: 2.0, cached_input: 0.1, batch: 0.5}\n")
-    assert load_prices(f)["myco:m"] == Price(1.0, 2.0, cached_input=0.1, batch=0.5)
+    assert price_for("myco:m", load_prices(f)) == Price(1.0, 2.0, cached_input=0.1, batch=0.5)
 
 
 def test_shared_point_stops_at_a_whitespace() -> None:

@@ -181,7 +181,7 @@ def test_batch_price_is_half() -> None:
 def test_no_batch_api_is_one_line(tmp_path: Path) -> None:
     from ctxprobe.errors import CtxprobeError
 
-    with pytest.raises(CtxprobeError, match="has no batch API: --batch works with openai:, anthropic: and gemini:"):
+    with pytest.raises(CtxprobeError, match="has no batch API: --batch works with anthropic:, gemini:, openai: models"):
         batch_api_for(resolve_provider("sim:perfect", resolve_tokenizer("local")))
 
 

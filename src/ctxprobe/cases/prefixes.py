@@ -23,7 +23,9 @@ import hashlib
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping
 
+from ctxprobe.core import registry
 from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.catalog import provider_info
 from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.plan.caching import CachedTotals, CacheRules, Member, bill_group
 from ctxprobe.plan.grid import PlannedCase
@@ -113,15 +115,18 @@ def group_hints(prompts: list[list[Message]], count: Callable[[str], int],
     return out
 
 
-#: Tokenizers that count by calling a server: a prefix's tokens are estimated instead (the
-#: marks only need to know which prefixes pass a provider's minimum).
-_REMOTE_COUNTERS = ("anthropic-count", "gemini-count", "endpoint")
+def remote_counters() -> set[str]:
+    """Tokenizer schemes that count by calling a server, as the providers declare them
+    (:attr:`ctxprobe.core.catalog.ProviderInfo.remote_counter`)."""
+    return {info.remote_counter.split(":", 1)[0] for info in (provider_info(e.name) for e in registry.entries("providers"))
+            if info.remote_counter}
 
 
 def prefix_counter(name: str, tokenizer: Tokenizer) -> Callable[[str], int]:
     """How prefixes are counted for cache marks: the run's tokenizer, or ~4 characters a
-    token for one that would ask a server per prefix."""
-    if name.split(":", 1)[0] in _REMOTE_COUNTERS:
+    token for one that would ask a server per prefix (the marks only need to know which
+    prefixes pass a provider's minimum)."""
+    if name.split(":", 1)[0] in remote_counters():
         return lambda text: (len(text) + 3) // 4
     return tokenizer.count
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ctxprobe._version import __version__
+from ctxprobe.core.catalog import model_help
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES
@@ -26,10 +27,6 @@ __all__ = ["build_parser", "main"]
 
 
 RUN_HELP = "a run id from `ctxprobe runs` (a unique prefix is enough)"
-MODEL_HELP = ("local | sim:KIND (perfect, echo, blind-middle, first-half, decay) | openai/MODEL | anthropic/MODEL "
-              "| gemini/MODEL | vllm/NAME, sglang/NAME or openai-api/NAME with --base-url | "
-              "openai-compat:NAME@URL | llamacpp:/path.gguf | hf:/model-dir (provider:name works too, "
-              "e.g. openai:gpt-4o)")
 BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (and openai/) models, "
                  "e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
 TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
@@ -43,7 +40,7 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
-    p.add_argument("--model", help=MODEL_HELP)
+    p.add_argument("--model", help=model_help())
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
     p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--family", help="task families, comma list (default niah)")
@@ -138,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
-    p.add_argument("--model", default="local", help=MODEL_HELP + " (default local)")
+    p.add_argument("--model", default="local", help=model_help() + " (default local)")
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
     p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")

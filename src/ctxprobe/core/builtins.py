@@ -14,19 +14,26 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # vars}: NAME@BASE_URL models), url_fallback (with --base-url: that provider instead),
     # bare (spelled by its name alone), form (the accepted form, for errors), reports_slots
     # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so)
-    register("providers", "sim", p + "make_sim_provider", form="sim:KIND")
+    # info: the provider's profile (ctxprobe.core.catalog.ProviderInfo): default tokenizer,
+    # remote counting, batch API, prices, caching rules, windows, name hints, help
+    i = "ctxprobe.core.profiles."
+    register("providers", "sim", p + "make_sim_provider", form="sim:KIND", info=i + "local:SIM")
     register("providers", "openai-compat", p + "make_openai_compat", form="openai-compat:NAME@BASE_URL",
-             reports_slots=True,
+             reports_slots=True, info=i + "local:OPENAI_COMPAT",
              served_as={"openai-compat": ("OPENAI_BASE_URL",), "openai-api": ("OPENAI_BASE_URL",),
                         "vllm": ("VLLM_BASE_URL", "OPENAI_BASE_URL"),
                         "sglang": ("SGLANG_BASE_URL", "OPENAI_BASE_URL")})
-    register("providers", "llamacpp", p + "make_llamacpp", form="llamacpp:/path/model.gguf")
-    register("providers", "local", p + "make_llamacpp", bare=True, form="local (embedded SmolLM2-135M-Instruct)")
+    register("providers", "llamacpp", p + "make_llamacpp", form="llamacpp:/path/model.gguf", info=i + "local:LLAMACPP")
+    register("providers", "local", p + "make_llamacpp", bare=True, form="local (embedded SmolLM2-135M-Instruct)",
+             info=i + "local:LOCAL")
     register("providers", "openai", p + "make_openai", url_fallback="openai-compat",
-             form="openai:MODEL[?reasoning_effort=low&thinking=N]")
-    register("providers", "anthropic", p + "make_anthropic", form="anthropic:MODEL[?thinking=N]")
-    register("providers", "gemini", p + "make_gemini", aliases=("google",), form="gemini:MODEL[?thinking=N]")
-    register("providers", "hf", p + "make_hf", form="hf:/path/to/model-folder[?dtype=float32&thinking=N]")
+             form="openai:MODEL[?reasoning_effort=low&thinking=N]", info=i + "openai:INFO")
+    register("providers", "anthropic", p + "make_anthropic", form="anthropic:MODEL[?thinking=N]",
+             info=i + "anthropic:INFO")
+    register("providers", "gemini", p + "make_gemini", aliases=("google",), form="gemini:MODEL[?thinking=N]",
+             info=i + "gemini:INFO")
+    register("providers", "hf", p + "make_hf", form="hf:/path/to/model-folder[?dtype=float32&thinking=N]",
+             info=i + "local:HF")
 
     # tokenizer schemes (NAME:REST; bare: NAME alone is accepted too)
     t = "ctxprobe.tokenizers.schemes:"

@@ -2,29 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
+
+from ctxprobe.core import registry
+from ctxprobe.core.catalog import provider_info
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch_base import BatchAPI
 
 
-def batch_api_for(provider: Provider) -> BatchAPI:
-    """The batch API of the provider a sweep resolved, or a one-line error naming the ones
-    that have one."""
-    from ctxprobe.models.anthropic_api import AnthropicProvider
-    from ctxprobe.models.gemini_api import GeminiProvider
-    from ctxprobe.models.openai_api import OpenAIProvider
-
-    if isinstance(provider, OpenAIProvider):
-        from ctxprobe.models.batch_openai import OpenAIBatch
-
-        return OpenAIBatch(provider)
-    if isinstance(provider, AnthropicProvider):
-        from ctxprobe.models.batch_anthropic import AnthropicBatch
-
-        return AnthropicBatch(provider)
-    if isinstance(provider, GeminiProvider):
-        from ctxprobe.models.batch_gemini import GeminiBatch
-
-        return GeminiBatch(provider)
-    raise CtxprobeError(f"{provider.name} has no batch API: --batch works with openai:, anthropic: and gemini: "
-                        "models; drop --batch")
+def batch_api_for(provider: Provider, model: str | None = None) -> BatchAPI:
+    """The batch API the provider of ``model`` (default: the provider's own name,
+    ``provider:name``) declares (:attr:`ctxprobe.core.catalog.ProviderInfo.batch`), made
+    with ``provider``; or a one-line error naming the providers that have one."""
+    name = (model or provider.name).partition(":")[0]
+    target = provider_info(name).batch
+    if target is None:
+        have = [e.name + ":" for e in registry.entries("providers") if provider_info(e.name).batch]
+        raise CtxprobeError(f"{provider.name} has no batch API: --batch works with {', '.join(have)} models; "
+                            "drop --batch")
+    module, _, attr = target.partition(":")
+    api: BatchAPI = getattr(importlib.import_module(module), attr)(provider)
+    return api

@@ -54,6 +54,9 @@ class AnthropicOptions(ProviderOptions):
     #: Prompt-cache lifetime of the breakpoints: 5 minutes (the API's default, refreshed
     #: on use) or 1h (writes cost 2× input instead of 1.25×).
     cache_ttl: Literal["5m", "1h"] | None = None
+    #: The 1M-token window of Claude Sonnet 4 / 4.5 (the ``context-1m-2025-08-07`` beta
+    #: header); prompts over 200K tokens are then billed at the long-context price.
+    context_1m: bool | None = None
 
 
 class GeminiOptions(ProviderOptions):

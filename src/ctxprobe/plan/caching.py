@@ -31,50 +31,33 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, Protocol
 
-from ctxprobe.plan.prices import Price
+from ctxprobe.core.catalog import NO_CACHE, CacheRules, Mechanism, Price, provider_info, split_model
 
-Mechanism = Literal["breakpoints", "automatic", "explicit", "none"]
 Pricing = Literal["on-demand", "cached", "batch"]
 PRICING_MODES: tuple[Pricing, ...] = ("on-demand", "cached", "batch")
-
-
-@dataclass(frozen=True)
-class CacheRules:
-    mechanism: Mechanism
-    min_tokens: int = 1024  # shorter prefixes are never cached
-    increment: int = 1  # cached reads come in steps of this many tokens past min_tokens
-    max_breakpoints: int = 4
-    ttl_s: float = 300.0  # 5 minutes (Anthropic's default, refreshed on use; our explicit caches' TTL)
-
-
-NO_CACHE = CacheRules("none")
-
-#: (provider, model-name pattern, rules), first match wins. Minimums from the providers'
-#: caching pages (:data:`ctxprobe.plan.prices.SOURCES`), as of ``PRICES_AS_OF``.
-RULES: tuple[tuple[str, str, CacheRules], ...] = (
-    ("anthropic", r"claude-(opus-4-5|haiku-4-5)", CacheRules("breakpoints", 4096)),
-    ("anthropic", r"claude-(3-haiku|3-5-haiku)", CacheRules("breakpoints", 2048)),
-    ("anthropic", r"claude-", CacheRules("breakpoints", 1024)),
-    ("openai", r"", CacheRules("automatic", 1024, increment=128)),
-    ("gemini", r"gemini-2\.5-pro", CacheRules("automatic", 4096)),
-    ("gemini", r"gemini-(2\.5|3)", CacheRules("automatic", 1024)),
-    ("gemini", r"gemini-2\.0", CacheRules("explicit", 4096)),
-    ("gemini", r"gemini-1\.5", CacheRules("explicit", 32768)),
-)
+__all__ = ["NO_CACHE", "PRICING_MODES", "CacheRules", "Mechanism", "Pricing", "cache_rules", "response_cost",
+           "worst_cost"]
 
 
 def cache_rules(model: str, *, explicit: bool = False) -> CacheRules:
-    """The caching rules of ``model`` (``provider:name``); ``explicit`` asks Gemini models
-    for explicit caches even where implicit caching exists."""
-    provider, _, name = model.split("?", 1)[0].partition(":")
-    for prov, pattern, rules in RULES:
-        if prov == provider and re.search(pattern, name):
-            if explicit and prov == "gemini" and rules.mechanism == "automatic":
+    """The caching rules of ``model`` (``provider:name``), as its provider declares them
+    (:attr:`ctxprobe.core.catalog.ProviderInfo.caching`, first matching pattern);
+    ``explicit`` asks a provider that has explicit caches (Gemini) for them even where
+    implicit caching exists."""
+    provider, name, _ = split_model(model)
+    info = provider_info(provider)
+    for pattern, rules in info.caching:
+        if re.search(pattern, name):
+            if explicit and info.explicit_caching and rules.mechanism == "automatic":
                 return CacheRules("explicit", rules.min_tokens, ttl_s=rules.ttl_s)
             return rules
     return NO_CACHE
+
+
+def _explicit_provider(model: str) -> bool:
+    return provider_info(split_model(model)[0]).explicit_caching
 
 
 @dataclass(frozen=True)
@@ -135,6 +118,17 @@ def bill_group(members: list[Member], rules: CacheRules) -> list[Billed]:
 
 
 @dataclass
+class _Part:
+    """The requests of one prompt size: a price tier is chosen per request by its size."""
+
+    prompt: int = 0
+    read: int = 0
+    written: int = 0
+    stored: int = 0
+    requests: int = 0
+
+
+@dataclass
 class CachedTotals:
     """Prompt tokens of a whole grid by price, and the cost of each pricing mode."""
 
@@ -145,6 +139,8 @@ class CachedTotals:
     output: int = 0
     groups: int = 0
     notes: list[str] = field(default_factory=list)
+    #: request prompt tokens → the requests of that size (each billed at its own tier)
+    parts: dict[int, _Part] = field(default_factory=dict)
 
     def add(self, billed: list[Billed], times: int) -> None:
         for b in billed:
@@ -152,31 +148,64 @@ class CachedTotals:
             self.read += b.read * times
             self.written += b.written * times
             self.stored += b.stored * times
+            part = self.parts.setdefault(b.prompt, _Part())
+            part.prompt += b.prompt * times
+            part.read += b.read * times
+            part.written += b.written * times
+            part.stored += b.stored * times
+            part.requests += times
 
     @property
     def read_share(self) -> float:
         return self.read / self.prompt if self.prompt else 0.0
 
-    def cost(self, price: Price, mode: Pricing, rules: CacheRules, model: str = "") -> float | None:
-        """USD for the grid in ``mode``; None when the provider has no batch API."""
-        price = hour_ttl(price, model)
-        if mode == "batch":
-            batch = price.as_batch()
-            return None if batch is None else batch.cost(self.prompt, self.output)
-        if mode == "on-demand":
-            return price.cost(self.prompt, self.output)
-        written = self.written
-        cost = price.cost(self.prompt, self.output, cached=self.read, written=0)
-        # a write is billed on top of the read of the same tokens for explicit caches
-        # (created, then read), in place of the plain price for Anthropic's breakpoints
-        write_price = price.cache_write if price.cache_write is not None else price.input
-        if rules.mechanism == "explicit":
-            cost += written * write_price / 1e6
-            if price.cache_storage:
-                cost += self.stored * price.cache_storage * rules.ttl_s / 3600 / 1e6
-        else:
-            cost += written * (write_price - price.input) / 1e6
-        return cost
+    def cost(self, price: Price | Tiered, mode: Pricing, rules: CacheRules, model: str = "") -> float | None:
+        """USD for the grid in ``mode``; None when the provider has no batch API. With
+        tiers (a :class:`ctxprobe.core.catalog.ModelInfo`), each request is billed at the
+        tier of its own prompt length; the grid's output tokens are shared out evenly
+        over its requests."""
+        requests = sum(p.requests for p in self.parts.values())
+        if isinstance(price, Price) or not self.parts or not requests:
+            base = price if isinstance(price, Price) else price.price_at(None)
+            if base is None:
+                return None
+            whole = _Part(self.prompt, self.read, self.written, self.stored, 1)
+            return _part_cost(whole, self.output, base, mode, rules, model)
+        total = 0.0
+        for size, part in self.parts.items():
+            tier = price.price_at(size)
+            if tier is None:
+                return None
+            cost = _part_cost(part, self.output * part.requests / requests, tier, mode, rules, model)
+            if cost is None:
+                return None
+            total += cost
+        return total
+
+
+class Tiered(Protocol):
+    def price_at(self, prompt_tokens: int | None = None) -> Price | None: ...
+
+
+def _part_cost(part: _Part, output: float, price: Price, mode: Pricing, rules: CacheRules, model: str) -> float | None:
+    price = hour_ttl(price, model)
+    out = round(output)
+    if mode == "batch":
+        batch = price.as_batch()
+        return None if batch is None else batch.cost(part.prompt, out)
+    if mode == "on-demand":
+        return price.cost(part.prompt, out)
+    cost = price.cost(part.prompt, out, cached=part.read, written=0)
+    # a write is billed on top of the read of the same tokens for explicit caches
+    # (created, then read), in place of the plain price for Anthropic's breakpoints
+    write_price = price.cache_write if price.cache_write is not None else price.input
+    if rules.mechanism == "explicit":
+        cost += part.written * write_price / 1e6
+        if price.cache_storage:
+            cost += part.stored * price.cache_storage * rules.ttl_s / 3600 / 1e6
+    else:
+        cost += part.written * (write_price - price.input) / 1e6
+    return cost
 
 
 def hour_ttl(price: Price, model: str) -> Price:
@@ -195,7 +224,7 @@ def response_cost(price: Price, model: str, prompt: int, output: int, *, cached:
     cache's are a creation billed on top (input price, plus storage for the TTL), the
     request then reading them."""
     p = hour_ttl((price.as_batch() or price) if batch else price, model)
-    if model.startswith("gemini:") and written:
+    if written and _explicit_provider(model):
         storage = (p.cache_storage or 0.0) * cache_rules(model, explicit=True).ttl_s / 3600
         write_price = p.cache_write if p.cache_write is not None else p.input
         return p.cost(prompt, output, cached=cached) + written * (write_price + storage) / 1e6
@@ -205,7 +234,7 @@ def response_cost(price: Price, model: str, prompt: int, output: int, *, cached:
 def worst_cost(price: Price, model: str, prompt: int, output: int, *, batch: bool = False) -> float:
     """The most one response of ``prompt`` tokens can cost: every prompt token at its
     dearest fate (plain, written, or — Gemini's explicit caches — created and read)."""
-    if model.startswith("gemini:"):
+    if _explicit_provider(model):
         return max(response_cost(price, model, prompt, output, batch=batch),
                    response_cost(price, model, prompt, output, cached=prompt, written=prompt, batch=batch))
     return max(response_cost(price, model, prompt, output, batch=batch),

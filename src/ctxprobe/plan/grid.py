@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxprobe.plan.caching import Tiered
 from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
 from ctxprobe.core.case import Cell, make_case_id
@@ -106,10 +107,12 @@ def _output_budget(spec: Spec, label: str) -> int:
     return int(fixed) if fixed is not None else spec.decoding.max_tokens
 
 
-def summarize(spec: Spec, price: Price | None = None,
+def summarize(spec: Spec, price: Price | Tiered | None = None,
               sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
     """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
-    :mod:`ctxprobe.cases.sizing`) replaces the lengths for families not sized in tokens."""
+    :mod:`ctxprobe.cases.sizing`) replaces the lengths for families not sized in tokens.
+    With price tiers (:class:`ctxprobe.core.catalog.ModelInfo`), each case is priced at
+    the tier of its own prompt length."""
     budgets = spec.reasoning_budgets if spec.reasoning_budgets is not None else [0]
     per_length = len(spec.depths) * spec.reps * len(spec.families) * len(budgets)
     requests = len(spec.lengths) * per_length
@@ -120,9 +123,21 @@ def summarize(spec: Spec, price: Price | None = None,
     reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * len(spec.families) * len(spec.lengths)
     output_tokens = (sum(_output_budget(spec, label) for label in spec.families) * len(spec.lengths) * per_cell
                      + reasoning_tokens)
-    cost = price.cost(input_tokens, output_tokens) if price is not None else None
-    note = (f"for {spec.model} at ${price.input:g} / ${price.output:g} per 1M input / output tokens"
-            if price is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
+    cost: float | None = None
+    base = price if isinstance(price, Price) or price is None else price.price_at(None)
+    if base is not None:
+        cost = 0.0
+        for label in spec.families:
+            out = _output_budget(spec, label) * per_cell + sum(budgets) * len(spec.depths) * spec.reps
+            for n in spec.lengths:
+                tokens = sizes.get((label, n), n) if sizes else n
+                tier = price.price_at(tokens) if price is not None and not isinstance(price, Price) else base
+                cost += (tier or base).cost(tokens * per_cell, out)
+    note = (f"for {spec.model} at ${base.input:g} / ${base.output:g} per 1M input / output tokens"
+            if base is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
+    tiers = getattr(price, "prices", ())
+    if base is not None and len(tiers) > 1:
+        note += "; " + ", ".join(f"over {t.above:,} prompt tokens ${t.input:g} / ${t.output:g}" for t in tiers[1:])
     if spec.model.startswith("sim:"):
         seconds = None
     elif spec.model == "local" or spec.model.startswith("llamacpp:"):

@@ -1,12 +1,17 @@
 """Prices per million tokens, for plans and ``--max-cost``.
 
-Built-in prices are providers' list prices (USD per 1M tokens) as last read from the
-pages in :data:`SOURCES` on the date in :data:`PRICES_AS_OF`; they go stale, so a user
-file extends or overrides them: ``~/.config/ctxprobe/prices.yaml`` (or ``--prices FILE``)
-with lines such as ``openai:gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}``
+Built-in prices are the providers' list prices, declared with each provider
+(:class:`ctxprobe.core.catalog.ProviderInfo`, data in :mod:`ctxprobe.core.profiles`), each
+model with the date and page it was read from and, where the provider tiers them, a
+price per prompt length (Gemini 2.5 Pro and Claude Sonnet 4.5 bill a prompt of more than
+200,000 tokens at a higher price, the whole request). They go stale, so a user file
+extends or overrides them: ``~/.config/ctxprobe/prices.yaml`` (or ``--prices FILE``) with
+lines such as ``openai:gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}``
 (optional keys: ``cached_input``, ``cache_write``, ``cache_write_1h``, ``cache_storage``,
-``batch``). Local and simulated models cost 0. A model with no known price has cost
-``None``: the plan says so and ``--max-cost`` refuses to run it rather than guess.
+``batch``, ``window``, ``as_of``, ``source`` and ``tiers``: a list of the same prices, each
+with ``above: TOKENS``). A price file may price any model, simulated and local ones
+included; without one, local and simulated models cost 0. A model with no known price has
+cost ``None``: the plan says so and ``--max-cost`` refuses to run it rather than guess.
 
 Four prices besides input and output, each ``None`` where the provider has no such price:
 
@@ -21,102 +26,18 @@ Four prices besides input and output, each ``None`` where the provider has no su
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, provider_info, split_model
 from ctxprobe.errors import CtxprobeError
 
-#: When the built-in prices were read from the providers' pages.
-PRICES_AS_OF = "2025-11-15"
-#: Where each provider's prices (and caching and batch rules) were read.
-SOURCES: dict[str, str] = {
-    "openai": "https://platform.openai.com/docs/pricing (caching: https://platform.openai.com/docs/guides/prompt-caching; "
-              "batch: https://platform.openai.com/docs/guides/batch)",
-    "anthropic": "https://docs.anthropic.com/en/docs/about-claude/pricing (caching: "
-                 "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching; batch: "
-                 "https://docs.anthropic.com/en/docs/build-with-claude/batch-processing)",
-    "gemini": "https://ai.google.dev/gemini-api/docs/pricing (caching: https://ai.google.dev/gemini-api/docs/caching; "
-              "batch: https://ai.google.dev/gemini-api/docs/batch-mode)",
-}
+__all__ = ["Price", "PriceTable", "load_prices", "price_for", "prices_as_of", "user_prices_path"]
 
-
-@dataclass(frozen=True)
-class Price:
-    input: float  # USD per 1M input tokens
-    output: float  # USD per 1M output tokens
-    cached_input: float | None = None  # USD per 1M prompt tokens read from the prompt cache
-    cache_write: float | None = None  # USD per 1M prompt tokens written to it (5-minute TTL)
-    cache_write_1h: float | None = None  # the same with Anthropic's 1-hour TTL
-    cache_storage: float | None = None  # USD per 1M cached tokens per hour (Gemini explicit caches)
-    batch: float | None = None  # the batch API's factor on every price (0.5: half)
-
-    def cost(self, input_tokens: int, output_tokens: int, *, cached: int = 0, written: int = 0) -> float:
-        """USD for one response: ``input_tokens`` is every prompt token, of which ``cached``
-        were read from the prompt cache and ``written`` were written to it."""
-        cached = max(0, min(cached, input_tokens))
-        written = max(0, min(written, input_tokens - cached))
-        plain = input_tokens - cached - written
-        read_price = self.input if self.cached_input is None else self.cached_input
-        write_price = self.input if self.cache_write is None else self.cache_write
-        return (plain * self.input + cached * read_price + written * write_price + output_tokens * self.output) / 1e6
-
-    def as_batch(self) -> Price | None:
-        """Every price at the batch factor; None when the provider has no batch API."""
-        if self.batch is None:
-            return None
-        f = self.batch
-        scaled = {k: (None if v is None else v * f) for k, v in (
-            ("cached_input", self.cached_input), ("cache_write", self.cache_write),
-            ("cache_write_1h", self.cache_write_1h), ("cache_storage", self.cache_storage))}
-        return replace(self, input=self.input * f, output=self.output * f, **scaled)
-
-
-def _anthropic(inp: float, out: float) -> Price:
-    """Anthropic's caching prices are fixed multiples of the input price: writes 1.25× (5
-    minutes) or 2× (1 hour), reads 0.1×; batches half price."""
-    return Price(inp, out, cached_input=round(inp * 0.1, 6), cache_write=round(inp * 1.25, 6),
-                 cache_write_1h=round(inp * 2, 6), batch=0.5)
-
-
-def _openai(inp: float, out: float, cached: float) -> Price:
-    return Price(inp, out, cached_input=cached, batch=0.5)  # writes cost nothing extra
-
-
-def _gemini(inp: float, out: float, cached: float, storage: float) -> Price:
-    # an explicit cache's creation is billed as input tokens, its storage by the hour
-    return Price(inp, out, cached_input=cached, cache_write=inp, cache_storage=storage, batch=0.5)
-
-
-BUILTIN: dict[str, Price] = {
-    "openai:gpt-5": _openai(1.25, 10.00, 0.125),
-    "openai:gpt-5-mini": _openai(0.25, 2.00, 0.025),
-    "openai:gpt-5-nano": _openai(0.05, 0.40, 0.005),
-    "openai:gpt-4o": _openai(2.50, 10.00, 1.25),
-    "openai:gpt-4o-mini": _openai(0.15, 0.60, 0.075),
-    "openai:gpt-4.1": _openai(2.00, 8.00, 0.50),
-    "openai:gpt-4.1-mini": _openai(0.40, 1.60, 0.10),
-    "openai:gpt-4.1-nano": _openai(0.10, 0.40, 0.025),
-    "openai:o3": _openai(2.00, 8.00, 0.50),
-    "openai:o3-mini": _openai(1.10, 4.40, 0.55),
-    "openai:o4-mini": _openai(1.10, 4.40, 0.275),
-    "anthropic:claude-opus-4-5": _anthropic(5.00, 25.00),
-    "anthropic:claude-opus-4-1": _anthropic(15.00, 75.00),
-    "anthropic:claude-sonnet-4-5": _anthropic(3.00, 15.00),
-    "anthropic:claude-sonnet-4-0": _anthropic(3.00, 15.00),
-    "anthropic:claude-haiku-4-5": _anthropic(1.00, 5.00),
-    "anthropic:claude-3-5-haiku-latest": _anthropic(0.80, 4.00),
-    "anthropic:claude-3-5-sonnet-latest": _anthropic(3.00, 15.00),
-    "anthropic:claude-3-7-sonnet-latest": _anthropic(3.00, 15.00),
-    # Gemini 2.5 Pro: prompts up to 200K tokens (longer ones cost 2×; the grids here stay below)
-    "gemini:gemini-2.5-pro": _gemini(1.25, 10.00, 0.125, 4.50),
-    "gemini:gemini-2.5-flash": _gemini(0.30, 2.50, 0.03, 1.00),
-    "gemini:gemini-2.5-flash-lite": _gemini(0.10, 0.40, 0.01, 1.00),
-    "gemini:gemini-2.0-flash": _gemini(0.10, 0.40, 0.025, 1.00),
-    "gemini:gemini-1.5-flash": _gemini(0.075, 0.30, 0.01875, 1.00),
-}
-FREE_PREFIXES = ("local", "llamacpp:", "sim:", "hf:")
+#: model (``provider:name``) → what is known of it; values may also be a bare :class:`Price`.
+PriceTable = dict[str, Any]
 _OPTIONAL = ("cached_input", "cache_write", "cache_write_1h", "cache_storage", "batch")
 
 
@@ -125,8 +46,22 @@ def user_prices_path() -> Path:
     return Path(base) / "ctxprobe" / "prices.yaml"
 
 
-def load_prices(path: str | Path | None = None) -> dict[str, Price]:
-    table = dict(BUILTIN)
+def _price(entry: dict[str, Any], above: int = 0) -> Price:
+    extra = {k: float(entry[k]) for k in _OPTIONAL if entry.get(k) is not None}
+    return Price(float(entry["input"]), float(entry["output"]), above=above, **extra)
+
+
+def _entry(model: str, entry: dict[str, Any], path: Path) -> ModelInfo:
+    tiers = [_price(entry)] + [_price(t, int(t["above"])) for t in entry.get("tiers") or ()]
+    window = entry.get("window")
+    name = split_model(model)[1] or model
+    return ModelInfo(name, tuple(sorted(tiers, key=lambda p: p.above)), window=int(window) if window else None,
+                     as_of=str(entry.get("as_of", "")), source=str(entry.get("source", f"price file {path}")))
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The built-in table, extended (and overridden) by the user's price file."""
+    table: PriceTable = dict(builtin_models())
     p = Path(path) if path else user_prices_path()
     if not p.is_file():
         if path:
@@ -135,17 +70,40 @@ def load_prices(path: str | Path | None = None) -> dict[str, Price]:
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
         for model, entry in data.items():
-            extra = {k: float(entry[k]) for k in _OPTIONAL if entry.get(k) is not None}
-            table[str(model)] = Price(float(entry["input"]), float(entry["output"]), **extra)
+            table[str(model)] = _entry(str(model), entry, p)
     except (yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError):
         raise CtxprobeError(f"price file {p} must map model: {{input: USD/1M, output: USD/1M}} "
-                            f"(optional: {', '.join(_OPTIONAL)})") from None
+                            f"(optional: {', '.join(_OPTIONAL)}, window, as_of, source, "
+                            "tiers: [{above: TOKENS, input: …, output: …}])") from None
     return table
 
 
-def price_for(model: str, table: dict[str, Price] | None = None) -> Price | None:
-    if model == "local" or model.startswith(FREE_PREFIXES):
-        return Price(0.0, 0.0)
+def _lookup(model: str, table: PriceTable) -> Any:
+    base = model.strip().split("?", 1)[0]
+    if base in table:
+        return table[base]
+    provider, name, _ = split_model(model)
+    return table.get(f"{provider}:{name}") if name else None
+
+
+def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int | None = None) -> Price | None:
+    """The price of one request to ``model`` of ``prompt_tokens`` prompt tokens: the tier
+    that bills it (the base tier when None). A table entry wins (a price file may price a
+    simulated or local model); else a model of a free provider (local, simulated) costs
+    0; else None (unknown). A retired model keeps its price (to bill old runs);
+    :func:`ctxprobe.core.catalog.check_model` refuses it."""
     table = table if table is not None else load_prices()
-    base = model.split("?", 1)[0]
-    return table.get(base)
+    found = _lookup(model, table)
+    if isinstance(found, Price):
+        return found
+    if isinstance(found, ModelInfo):
+        return found.price_at(prompt_tokens)
+    if provider_info(split_model(model)[0]).free:
+        return Price(0.0, 0.0)
+    return None
+
+
+def prices_as_of(model: str, table: PriceTable | None = None) -> str | None:
+    """When ``model``'s price was read (None: not in the table, or undated)."""
+    found = _lookup(model, table if table is not None else load_prices())
+    return found.as_of or None if isinstance(found, ModelInfo) else None

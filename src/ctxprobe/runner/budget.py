@@ -11,15 +11,17 @@ even with requests in flight.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.plan.caching import response_cost, worst_cost
+from ctxprobe.plan.caching import Tiered, response_cost, worst_cost
 from ctxprobe.plan.prices import Price
 from ctxprobe.core.case import Case
 
 
 class Ledger:
     def __init__(self, model: str, price: Price | None, *, max_cost: float | None, spent: float,
-                 max_tokens: int, batch: bool = False) -> None:
+                 max_tokens: int, batch: bool = False, tiers: Tiered | None = None) -> None:
         if max_cost is not None and price is None:
             raise CtxprobeError(
                 f"no price is known for {model}, so --max-cost cannot be enforced; add it to a price file "
@@ -31,14 +33,26 @@ class Ledger:
         self.spent = spent
         self.max_tokens = max_tokens
         self.batch = batch  # billed at the provider's batch price
+        #: the model's price tiers by prompt length (each request billed at its own tier)
+        self.tiers = tiers
         self._reserved: dict[str, float] = {}
         self.refused = 0
 
+    def price_at(self, prompt_tokens: int) -> Price | None:
+        """The price billing a request of ``prompt_tokens`` prompt tokens."""
+        tier = self.tiers.price_at(prompt_tokens) if self.tiers is not None else None
+        if tier is None:
+            return self.price
+        if tier.batch is None and self.price is not None and self.price.batch is not None:
+            tier = replace(tier, batch=self.price.batch)  # the batch factor the session settled on
+        return tier
+
     def _worst(self, case: Case) -> float:
-        if not self.price:
+        price = self.price_at(case.token_count)
+        if not price:
             return 0.0
         # a reasoning budget is output the model may spend on top of the answer's limit
-        return worst_cost(self.price, self.model, case.token_count,
+        return worst_cost(price, self.model, case.token_count,
                           (case.max_tokens or self.max_tokens) + (case.cell.reasoning_budget or 0), batch=self.batch)
 
     def admit(self, case: Case) -> bool:
@@ -52,9 +66,11 @@ class Ledger:
     def settle(self, case: Case, prompt_tokens: int | None, completion_tokens: int | None, *,
                cached: int | None = None, written: int | None = None) -> float | None:
         self._reserved.pop(case.case_id, None)
-        if self.price is None:
+        prompt = prompt_tokens if prompt_tokens is not None else case.token_count
+        price = self.price_at(prompt)
+        if price is None:
             return None
-        cost = response_cost(self.price, self.model, prompt_tokens if prompt_tokens is not None else case.token_count,
+        cost = response_cost(price, self.model, prompt,
                              completion_tokens or 0, cached=cached or 0, written=written or 0, batch=self.batch)
         self.spent += cost
         return cost

@@ -28,11 +28,9 @@ from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 from ctxprobe.core import registry
+from ctxprobe.core.catalog import provider_info
 from ctxprobe.errors import CtxprobeError
 
-#: Bare model names that clearly belong to one provider (for "did you mean").
-_BARE_HINTS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
-               ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "gemini"))
 _URL = re.compile(r"^https?://\S+$")
 _SERVED = re.compile(r"^(?P<name>[^\s]+?)@(?P<url>https?://\S+)$")
 _SERVED_HINT = "expected openai-compat:NAME@BASE_URL, e.g. openai-compat:qwen2.5@http://127.0.0.1:8000/v1"
@@ -193,9 +191,9 @@ def _unknown(model: str, provider: str | None, name: str, sep: str, slash_names:
     head = f"unknown model '{model}'"
     if provider is None:
         lowered = name.lower()
-        for prefix, guess in _BARE_HINTS:
-            if lowered.startswith(prefix):
-                return f"{head}: did you mean {guess}/{name}? (models are named PROVIDER/NAME)"
+        for entry in registry.entries("providers"):  # bare names that clearly belong to one provider
+            if any(lowered.startswith(prefix) for prefix in provider_info(entry.name).bare_hints):
+                return f"{head}: did you mean {entry.name}/{name}? (models are named PROVIDER/NAME)"
         return (f"{head}: name it PROVIDER/NAME, e.g. openai/gpt-4o, vllm/NAME with --base-url, sim/perfect, "
                 "openai-compat:NAME@BASE_URL, or local")
     known = sorted({*slash_names, *served})

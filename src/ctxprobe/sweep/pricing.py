@@ -15,7 +15,8 @@ from ctxprobe.core.case import Case
 from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
-from ctxprobe.plan.prices import PRICES_AS_OF, Price, load_prices, price_for
+from ctxprobe.core.catalog import ModelInfo, model_info
+from ctxprobe.plan.prices import Price, load_prices, price_for
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
@@ -33,12 +34,19 @@ class PricePlan:
     max_cost: float | None
     totals: CachedTotals | None = None  # None: no price, or free
     costs: dict[str, float | None] = field(default_factory=dict)
+    info: ModelInfo | None = None  # the model's catalog entry: price tiers, when they were read
+    as_of: str = ""  # when the price was read ("" unknown: a price file's own)
+
+    def _tiers(self) -> str:
+        tiers = self.info.prices[1:] if self.info is not None else ()
+        return "".join(f"; over {t.above:,} prompt tokens ${t.input:g} / ${t.output:g}" for t in tiers)
 
     def lines(self) -> list[str]:
         if self.price is None or self.totals is None:
             return []
         p, t = self.price, self.totals
-        out = [f"prices (list prices of {PRICES_AS_OF}; ${p.input:g} / ${p.output:g} per 1M in / out):"]
+        when = f"list prices of {self.as_of}" if self.as_of else "prices of your price file"
+        out = [f"prices ({when}; ${p.input:g} / ${p.output:g} per 1M in / out{self._tiers()}):"]
         for mode in PRICING_MODES:
             cost = self.costs.get(mode)
             mark = " <- --max-cost" if mode == self.mode and self.max_cost is not None else ""
@@ -68,7 +76,7 @@ class PricePlan:
 
     def to_dict(self) -> dict[str, Any]:
         t = self.totals
-        return {"mode": self.mode, "costs": dict(self.costs), "as_of": PRICES_AS_OF,
+        return {"mode": self.mode, "costs": dict(self.costs), "as_of": self.as_of or None,
                 "prompt_tokens": t.prompt if t else None, "read_tokens": t.read if t else None,
                 "written_tokens": t.written if t else None, "mechanism": self.rules.mechanism}
 
@@ -92,9 +100,12 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
     """The three prices of ``spec``'s grid; builds the first prefix group of each (family,
     length) to measure its shared prefixes (nothing is built for free or unpriced models).
     ``build`` replaces ``builder.build`` (a sweep keeps those cases to send them)."""
-    price = price_for(spec.model, load_prices(spec.prices))
+    table = load_prices(spec.prices)
+    price = price_for(spec.model, table)
     rules = rules_for(spec)
-    plan = PricePlan(spec.model, price, rules, spec.pricing_mode, spec.max_cost)
+    info = model_info(spec.model, table)
+    plan = PricePlan(spec.model, price, rules, spec.pricing_mode, spec.max_cost, info=info,
+                     as_of=info.as_of if info is not None else "")
     if price is None or (price.input == 0 and price.output == 0):
         return plan
     name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)
@@ -105,5 +116,6 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
     output = summarize(spec).max_output_tokens
     plan.totals = plan_cached(spec, rules, build or builder.build, periods_of(builder.families),
                               prefix_counter(name, tok), output)
-    plan.costs = {mode: plan.totals.cost(price, mode, rules, spec.model) for mode in PRICING_MODES}
+    priced = info if info is not None and info.prices else price  # each request at its own tier
+    plan.costs = {mode: plan.totals.cost(priced, mode, rules, spec.model) for mode in PRICING_MODES}
     return plan

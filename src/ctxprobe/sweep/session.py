@@ -36,6 +36,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import ids_policy, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch import batch_api_for
+from ctxprobe.core.catalog import check_model, context_window, model_info
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.plan.scheduling import chain_lanes
 from ctxprobe.runner import Attempted, RunnerConfig, execute
@@ -138,7 +139,14 @@ class SweepSession:
 
     # 1. resolve ---------------------------------------------------------------------------
     def resolve(self, n_ctx: int | None = None) -> Provider:
+        table = load_prices(self.spec.prices)
+        note = check_model(self.spec.model, table)  # a retired model: refused here
+        if note:
+            warn(self.console, note)
         self._provider = resolve_provider(self.spec.model, self.tokenizer, n_ctx=n_ctx)
+        if self._provider.context_window is None:
+            # the catalog's window (Claude's 200K, Gemini's 1M...): lengths past it are refused
+            self._provider.context_window = context_window(self.spec.model, table)
         if self.spec.batch:
             batch_api_for(self._provider)  # a provider without a batch API: refused before anything is stored
         return self._provider
@@ -190,12 +198,13 @@ class SweepSession:
         if spec.pricing_mode == "batch" and not batch:
             raise CtxprobeError("--pricing batch prices a run sent as provider batches; this one is sent request by "
                                 "request: use --pricing cached or on-demand (ctxprobe plan prints all three)")
-        price = price_for(spec.model, load_prices(spec.prices))
+        table = load_prices(spec.prices)
+        price = price_for(spec.model, table)
         if batch and price is not None and price.batch is None:
             # a price file without a batch factor: the batch APIs ctxprobe sends to bill at half
             price = replace(price, batch=BATCH_DISCOUNT)
-        self.ledger = Ledger(spec.model, price, max_cost=spec.max_cost,
-                             spent=0.0, max_tokens=spec.decoding.max_tokens, batch=batch)
+        self.ledger = Ledger(spec.model, price, max_cost=spec.max_cost, spent=0.0, max_tokens=spec.decoding.max_tokens,
+                             batch=batch, tiers=model_info(spec.model, table))
         return self.ledger
 
     async def open_judge(self, wanted: list[str]) -> Any:

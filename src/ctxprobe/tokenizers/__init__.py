@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from ctxprobe.core import registry
+from ctxprobe.core.catalog import provider_info
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import model_ref
 from ctxprobe.tokenizers.base import Message, SupportsCountMany, Tokenizer, TokenizerBase, with_tokenizer_defaults
@@ -89,18 +90,9 @@ def _guess(word: str) -> str:
     return f" (did you mean '{close}'?)" if close else ""
 
 
-#: OpenAI model-name prefixes → encoding (longest prefix wins). Source: tiktoken's
-#: ``model.py`` MODEL_PREFIX_TO_ENCODING, extended with the newer families.
-_OPENAI_ENCODINGS: tuple[tuple[str, str], ...] = (
-    ("gpt-4o", "o200k_base"), ("gpt-4.1", "o200k_base"), ("gpt-4.5", "o200k_base"),
-    ("gpt-5", "o200k_base"), ("chatgpt-4o", "o200k_base"), ("o1", "o200k_base"),
-    ("o3", "o200k_base"), ("o4", "o200k_base"), ("gpt-oss", "o200k_base"),
-    ("gpt-4", "cl100k_base"), ("gpt-3.5", "cl100k_base"), ("gpt-35", "cl100k_base"),
-)
-
-
 def infer_tokenizer(model: str) -> str:
-    """The tokenizer a model is measured with when the spec names none (the sweep prints it).
+    """The tokenizer a model is measured with when the spec names none (the sweep prints it):
+    its provider's declared default (:attr:`ctxprobe.core.catalog.ProviderInfo.default_tokenizer`).
 
     Exact wherever possible: the embedded/GGUF/HF files, tiktoken for OpenAI, the
     serving endpoint itself for OpenAI-compatible servers; ``approx`` only for providers
@@ -112,28 +104,13 @@ def infer_tokenizer(model: str) -> str:
     except CtxprobeError:
         raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
                             f"({ACCEPTED_FORMS})") from None
-    provider, bare = ref.provider, ref.name
-    if provider in ("local", "sim"):
-        return "local"  # the embedded SmolLM2 GGUF's tokenizer and chat template
-    if provider == "llamacpp":
-        return "gguf:" + bare
-    if provider == "hf":
-        return "hf:" + bare
-    if provider == "openai":
-        name = bare.lower().split("/")[-1]
-        for prefix, encoding in _OPENAI_ENCODINGS:
-            if name.startswith(prefix):
-                return f"tiktoken:{encoding}"
-        return "tiktoken:o200k_base"  # every current OpenAI chat model uses it
-    if provider == "openai-compat":
-        return _endpoint_for(ref.spec)
-    if provider in ("anthropic", "gemini"):
-        return "approx"
-    entry = registry.find("providers", provider)
-    default = getattr(entry.load(), "default_tokenizer", None) if entry is not None and entry.origin != "ctxprobe" else None
-    if isinstance(default, str):
-        return default  # a plugin provider's own default (an attribute of its factory)
-    raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer ({ACCEPTED_FORMS})")
+    if ref.provider == "openai-compat" and ref.base_url is None:
+        raise CtxprobeError(f"bad model spec '{model}': expected openai-compat:NAME@BASE_URL")
+    default = provider_info(ref.provider).tokenizer_for(ref.name, ref.base_url)
+    if default is None:
+        raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
+                            f"({ACCEPTED_FORMS})")
+    return default
 
 
 def _endpoint_for(model: str) -> str:
