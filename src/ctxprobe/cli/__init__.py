@@ -21,6 +21,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
+from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
@@ -194,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-budget", help="adaptive: as for run (default: a 5-depth x 20-rep grid's tokens)")
     p.add_argument("--bisect", type=int, default=0, help="adaptive: as for run")
     p.set_defaults(func=cmd_plan)
+
+    add_prices_parser(sub)
 
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
     p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s); " + RUN_HELP)

@@ -212,41 +212,20 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.plan.grid import summarize
-    from ctxprobe.plan.prices import load_prices, price_for
+    from ctxprobe.sweep.plan_report import AdaptivePlan, plan_report
 
-    spec = _spec_from_args(args)
-    if args.adaptive:
-        from ctxprobe.sweep.adaptive import check_adaptive
-
-        check_adaptive(spec)  # refused before the plan is printed, as run --adaptive refuses it
-    from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
-
-    from ctxprobe.sweep.pricing import price_plan
-
-    sizes = plan_sizes(spec)
-    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
-        out.print(line, highlight=False)
-    from ctxprobe.plan.scheduling import dispatch
-
-    out.print(dispatch(spec).line(), highlight=False, markup=False)
-    price = price_for(spec.model, load_prices(spec.prices))
-    if price is not None and (price.input or price.output):
-        err.print("measuring shared prefixes for the cached price: building the first prefix group of each length",
-                  highlight=False)
-    for line in price_plan(spec).lines():
-        out.print(line, highlight=False, markup=False)
+    adaptive = None
     if args.adaptive:
         from ctxprobe.spec import parse_length
-        from ctxprobe.sweep.adaptive_cost import adaptive_cost
 
-        cost = adaptive_cost(spec, confidence=args.confidence, bisect=args.bisect,
-                             token_budget=parse_length(args.token_budget) if args.token_budget else None)
-        for line in cost.lines():
-            out.print(line, highlight=False, markup=False)
-    beyond = plan_beyond_trained(spec, sizes)
-    if beyond:
-        err.print(f"warning: {beyond}", style="yellow", highlight=False)
+        adaptive = AdaptivePlan(confidence=args.confidence, bisect=args.bisect,
+                                token_budget=parse_length(args.token_budget) if args.token_budget else None)
+    report = plan_report(_spec_from_args(args), adaptive=adaptive,
+                         progress=lambda line: err.print(line, highlight=False))
+    for line in report.lines():
+        out.print(line, highlight=False, markup=False)
+    for line in report.warnings:
+        err.print(f"warning: {line}", style="yellow", highlight=False, markup=False)
     return 0
 
 

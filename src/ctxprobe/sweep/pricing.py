@@ -16,7 +16,7 @@ from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
 from ctxprobe.core.catalog import ModelInfo, model_info
-from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
@@ -96,11 +96,12 @@ def periods_of(families: Mapping[str, tuple[Family, object]]) -> dict[str, int]:
 
 
 def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name: str | None = None,
-               builder: CaseBuilder | None = None, build: Callable[[PlannedCase], Case] | None = None) -> PricePlan:
+               builder: CaseBuilder | None = None, build: Callable[[PlannedCase], Case] | None = None,
+               table: PriceTable | None = None) -> PricePlan:
     """The three prices of ``spec``'s grid; builds the first prefix group of each (family,
     length) to measure its shared prefixes (nothing is built for free or unpriced models).
     ``build`` replaces ``builder.build`` (a sweep keeps those cases to send them)."""
-    table = load_prices(spec.prices)
+    table = table if table is not None else load_prices(spec.prices)
     price = price_for(spec.model, table)
     rules = rules_for(spec)
     info = model_info(spec.model, table)

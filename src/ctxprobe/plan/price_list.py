@@ -1,0 +1,100 @@
+"""``ctxprobe prices``: the price table as rows (one per model and tier), printed at 80
+columns, and the entries to check (older than :data:`ctxprobe.core.catalog.STALE_DAYS`
+days, deprecated or retired)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import textwrap
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days
+from ctxprobe.plan.prices import Price, PriceTable
+
+__all__ = ["PriceRow", "price_lines", "price_problems", "price_rows"]
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    model: str
+    tier: str  # "base", or "> 200,000": prompts over that many tokens
+    input: float
+    output: float
+    cached: float | None
+    batch: float | None
+    window: int | None
+    long_window: int | None
+    as_of: str
+    source: str
+    status: str  # "", "deprecated: …" or "retired: …"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _status(info: ModelInfo) -> str:
+    return f"retired: {info.retired}" if info.retired else f"deprecated: {info.deprecated}" if info.deprecated else ""
+
+
+def price_rows(table: PriceTable) -> list[PriceRow]:
+    """One row per model and price tier, models in name order (aliases left out)."""
+    rows: list[PriceRow] = []
+    for model in sorted(table):
+        info = table[model]
+        if isinstance(info, Price):
+            info = ModelInfo(model, (info,))
+        if not isinstance(info, ModelInfo) or model.split(":", 1)[-1] in info.aliases:
+            continue
+        for tier in info.prices:
+            rows.append(PriceRow(model, "base" if not tier.above else f"> {tier.above:,}", tier.input, tier.output,
+                                 tier.cached_input, tier.batch, info.window, info.long_window, info.as_of,
+                                 info.source, _status(info)))
+    return rows
+
+
+def price_problems(rows: list[PriceRow], today: _dt.date | None = None) -> list[str]:
+    """One line per model to check: its prices older than STALE_DAYS days, or retired or deprecated."""
+    out: dict[str, str] = {}
+    for row in rows:
+        days = age_days(row.as_of, today)
+        why = [f"read {row.as_of}, {days} days ago" if days is not None and days > STALE_DAYS
+               else "undated" if days is None else ""]
+        why.append(row.status.split(":", 1)[0] if row.status else "")
+        said = "; ".join(w for w in why if w)
+        if said and row.model not in out:
+            out[row.model] = f"{row.model}: {said}"
+    return list(out.values())
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4g}" if value >= 0.01 else f"{value:.3g}"
+
+
+def _window(row: PriceRow) -> str:
+    if row.window is None:
+        return "—"
+    return _tokens(row.window) + (f"/{_tokens(row.long_window)}" if row.long_window else "")
+
+
+def _tokens(n: int) -> str:
+    if n < 1_000_000:
+        return f"{n // 1000}K"
+    return f"{n / 1_048_576:g}M" if n % 1_048_576 == 0 else f"{round(n / 1e6, 2):g}M"
+
+
+def price_lines(rows: list[PriceRow]) -> list[str]:
+    """The table at 80 columns: USD per 1M tokens; each model's source (and status) below it."""
+    head = f"{'model':<36} {'tier':>9} {'in':>5} {'out':>5} {'cached':>6} {'batch':>5} {'window':>7}"
+    out = [head, "-" * 80]
+    for i, row in enumerate(rows):
+        first = i == 0 or rows[i - 1].model != row.model
+        name = (row.model if len(row.model) <= 36 else row.model[:35] + "…") if first else ""
+        out.append(f"{name:<36} {row.tier:>9} {_num(row.input):>5} {_num(row.output):>5} {_num(row.cached):>6} "
+                   f"{(_num(row.batch) + 'x') if row.batch else '—':>5} {_window(row) if first else '':>7}")
+        last = i == len(rows) - 1 or rows[i + 1].model != row.model
+        if last:
+            note = f"as of {row.as_of or '?'}: {row.source}" + (f" [{row.status}]" if row.status else "")
+            out += textwrap.wrap(note, 80, initial_indent="  ", subsequent_indent="    ")
+    out.append("USD per 1M tokens; tier: prompts over that many tokens; batch: the batch factor")
+    return out

@@ -1,0 +1,119 @@
+"""``ctxprobe plan`` as one library call: :func:`plan_report` returns everything the plan
+prints — the grid's size and price, how it is dispatched, the three prices, the adaptive
+estimate — and its warnings; the CLI only prints it. Nothing is sent.
+
+Refused here, before anything is built, in one line each: a retired model, and lengths
+past the model's window as the catalog knows it (:func:`ctxprobe.core.catalog.context_window`;
+``--allow-beyond-window`` lets them through, as for ``run``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_sizes
+from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.plan.grid import PlanSummary, summarize
+from ctxprobe.plan.prices import PriceTable, load_prices, price_for
+from ctxprobe.plan.scheduling import dispatch
+from ctxprobe.spec import Spec
+from ctxprobe.sweep.adaptive_cost import AdaptiveCost
+from ctxprobe.sweep.pricing import PricePlan, price_plan
+
+__all__ = ["AdaptivePlan", "PlanReport", "plan_report", "window_refusal"]
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """``plan --adaptive``: the adaptive sweep's settings, to estimate its cost."""
+
+    confidence: float = 0.95
+    bisect: int = 0
+    token_budget: int | None = None
+
+
+@dataclass
+class PlanReport:
+    """What ``ctxprobe plan`` shows: :meth:`lines` on standard output, :attr:`warnings`
+    (each one line) on standard error."""
+
+    spec: Spec
+    summary: PlanSummary
+    dispatch: str
+    prices: PricePlan
+    adaptive: AdaptiveCost | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [*self.summary.lines(), self.dispatch, *self.prices.lines()]
+        if self.adaptive is not None:
+            out += self.adaptive.lines()
+        return out
+
+
+def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = None) -> str | None:
+    """Why ``spec``'s longest case cannot fit the model's window (None: it fits, or the
+    window is not known, or ``allow_beyond_window``)."""
+    window = context_window(spec.model, table)
+    if window is None or spec.allow_beyond_window:
+        return None
+    from ctxprobe.tasks import family_class, family_names
+
+    known = set(family_names())
+    thinking = max(spec.reasoning_budgets or [0])
+
+    def output(label: str) -> int:  # as run's check: some families' lengths include the output
+        name = str((spec.families[label] or {}).get("family", label))
+        inside = name in known and family_class(name).length_includes_output
+        return (0 if inside else spec.decoding.max_tokens) + thinking
+
+    tokens = sizes or {(label, n): n for label in spec.families for n in spec.lengths}
+    (label, length), longest = max(tokens.items(), key=lambda kv: kv[1] + output(kv[0][0]))
+    if longest + output(label) <= window:
+        return None
+    what = f"length {longest:,}" if longest == length else f"{label} length {length:,} ({longest:,} tokens)"
+    info = model_info(spec.model, table)
+    more = (f" ({info.long_window:,} with ?{info.long_option})"
+            if info is not None and info.long_window and info.long_window > window else "")
+    return (f"{what} + {output(label)} output tokens exceeds {spec.model}'s window of {window:,} tokens{more}; "
+            "drop that length or pass --allow-beyond-window")
+
+
+def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
+                progress: Callable[[str], None] | None = None) -> PlanReport:
+    """The plan of ``spec``, priced (each case at its prompt length's tier) and checked
+    against the model's window; ``progress`` hears what takes a while."""
+    table = load_prices(spec.prices)
+    warnings: list[str] = []
+    deprecated = check_model(spec.model, table)  # raises for a retired model
+    if deprecated:
+        warnings.append(deprecated)
+    if adaptive is not None:
+        from ctxprobe.sweep.adaptive import check_adaptive
+
+        check_adaptive(spec)  # refused before the plan is printed, as run --adaptive refuses it
+    sizes = plan_sizes(spec)
+    refusal = window_refusal(spec, sizes, table)
+    if refusal:
+        raise CtxprobeError(refusal)
+    info = model_info(spec.model, table)
+    summary = summarize(spec, info if info is not None and info.prices else price_for(spec.model, table), sizes)
+    price = price_for(spec.model, table)
+    if progress is not None and price is not None and (price.input or price.output):
+        progress("measuring shared prefixes for the cached price: building the first prefix group of each length")
+    prices = price_plan(spec, table=table)
+    cost = None
+    if adaptive is not None:
+        from ctxprobe.sweep.adaptive_cost import adaptive_cost
+
+        cost = adaptive_cost(spec, confidence=adaptive.confidence, bisect=adaptive.bisect,
+                             token_budget=adaptive.token_budget)
+    if info is not None and price is not None and (price.input or price.output):
+        stale = age_note(info.as_of)
+        if stale:
+            warnings.append(f"{spec.model}: {stale}")
+    beyond = plan_beyond_trained(spec, sizes)
+    if beyond:
+        warnings.append(beyond)
+    return PlanReport(spec, summary, dispatch(spec).line(), prices, cost, warnings)
