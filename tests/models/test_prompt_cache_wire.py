@@ -21,6 +21,8 @@ from ctxprobe.tasks.phonebook_grid import phonebook_spec
 from fake_cache_apis import AnthropicCache, GeminiCache, OpenAICache, words
 from fake_llm_apis import FakeServer
 
+#: A current Gemini model asked for explicit caches (--cache-prompt explicit), 4,096-token minimum.
+EXPLICIT = "gemini:gemini-3-pro-preview"
 NIAH = {"lengths": "4k", "depths": "0,0.5,1", "reps": 2, "concurrency": 4, "decoding": {"max_tokens": 16}}
 
 
@@ -162,7 +164,7 @@ def test_openai_endpoint_refusing_the_cache_key_is_sent_again_without(
 def test_gemini_explicit_caches_created_used_and_deleted(tmp_path: Path,
                                                         gemini_api: tuple[FakeServer, GeminiCache]) -> None:
     server, cache = gemini_api
-    _, rows = sweep("gemini:gemini-2.0-flash", tmp_path / "s.sqlite", depths="0,0.25,0.5,0.75,1", lengths="8k")
+    _, rows = sweep(EXPLICIT, tmp_path / "s.sqlite", depths="0,0.25,0.5,0.75,1", lengths="8k", cache_prompt="explicit")
     assert cache.created and sorted(cache.created) == sorted(cache.deleted)  # nothing left to pay storage for
     for rep in (0, 1):
         d = by_depth(rows, rep)
@@ -171,16 +173,16 @@ def test_gemini_explicit_caches_created_used_and_deleted(tmp_path: Path,
         assert d[0.75]["cached_prompt_tokens"] == d[1.0]["cached_prompt_tokens"] and not d[0.75]["cache_write_tokens"]
         assert d[0.0]["cached_prompt_tokens"] is None
     generate = [body for path, _, body in server.requests if path.endswith(":generateContent")]
-    # a prefix below gemini-2.0-flash's 4,096-token minimum (depth 0.25 of 8K) is sent whole
+    # a prefix below gemini-3-pro's 4,096-token minimum (depth 0.25 of 8K) is sent whole
     used = [body for body in generate if "cachedContent" in body]
     assert len(used) == sum(bool(r["cached_prompt_tokens"]) for r in rows.values()) >= 4
     assert d[0.25]["cached_prompt_tokens"] is None and not any("systemInstruction" in body for body in used)
-    price = price_for("gemini:gemini-2.0-flash")
-    assert price is not None
+    price = price_for(EXPLICIT)
+    assert price is not None and (price.input, price.cached_input, price.cache_storage, price.output) == (2, 0.2, 4.5, 12)
     for r in rows.values():  # creation at the input price plus 5 minutes of storage, reads at the cached price
         read, written = r["cached_prompt_tokens"] or 0, r["cache_write_tokens"] or 0
-        want = ((r["reported_prompt_tokens"] - read) * 0.10 + read * 0.025 + written * (0.10 + 1.00 / 12)
-                + r["completion_tokens"] * 0.40) / 1e6
+        want = ((r["reported_prompt_tokens"] - read) * 2.0 + read * 0.2 + written * (2.0 + 4.5 / 12)
+                + r["completion_tokens"] * 12.0) / 1e6
         assert r["cost_usd"] == pytest.approx(want, rel=1e-9)
 
 
@@ -188,7 +190,7 @@ def test_gemini_cache_gone_before_its_group_is_done_is_created_again(
         tmp_path: Path, gemini_api: tuple[FakeServer, GeminiCache]) -> None:
     server, cache = gemini_api
     cache.expire_after_use = True  # every cache lapses right after its first use
-    _, rows = sweep("gemini:gemini-2.0-flash", tmp_path / "s.sqlite", depths="0.75,1", lengths="8k", reps=1)
+    _, rows = sweep(EXPLICIT, tmp_path / "s.sqlite", depths="0.75,1", lengths="8k", reps=1, cache_prompt="explicit")
     d = by_depth(rows)
     assert all(r["outcome"] != "error" for r in rows.values())
     # depth 0.75 found the cache gone (404), and was answered from a new one
@@ -200,7 +202,7 @@ def test_gemini_cache_the_api_refuses_is_sent_whole(tmp_path: Path,
                                                     gemini_api: tuple[FakeServer, GeminiCache]) -> None:
     server, cache = gemini_api
     cache.min_tokens = 10**6  # by the API's count every prefix is too small to cache
-    _, rows = sweep("gemini:gemini-2.0-flash", tmp_path / "s.sqlite", depths="0.75,1", lengths="8k", reps=1)
+    _, rows = sweep(EXPLICIT, tmp_path / "s.sqlite", depths="0.75,1", lengths="8k", reps=1, cache_prompt="explicit")
     assert all(r["outcome"] != "error" and r["cached_prompt_tokens"] is None for r in rows.values())
     creates = [path for path, _, _ in server.requests if path.endswith("/cachedContents")]
     assert len(creates) == 1  # refused once, not asked again for the group's next request
