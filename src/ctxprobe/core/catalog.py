@@ -10,9 +10,9 @@ Nothing here imports a provider or an SDK.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 from ctxprobe.errors import CtxprobeError
@@ -116,7 +116,7 @@ class ProviderInfo:
     default_tokenizer: str | None = None
     tokenizer_by_prefix: tuple[tuple[str, str], ...] = ()
     remote_counter: str | None = None
-    batch: str | None = None
+    batch: str | Callable[..., Any] | None = None
     caching: tuple[tuple[str, CacheRules], ...] = ()
     explicit_caching: bool = False  # caches can be asked for explicitly (--cache-prompt explicit)
     reasoning: str = ""  # the reasoning controls, as a model option: ``?thinking=N``

@@ -21,6 +21,8 @@ def batch_api_for(provider: Provider, model: str | None = None) -> BatchAPI:
         have = [e.name + ":" for e in registry.entries("providers") if provider_info(e.name).batch]
         raise CtxprobeError(f"{provider.name} has no batch API: --batch works with {', '.join(have)} models; "
                             "drop --batch")
-    module, _, attr = target.partition(":")
-    api: BatchAPI = getattr(importlib.import_module(module), attr)(provider)
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        target = getattr(importlib.import_module(module), attr)
+    api: BatchAPI = target(provider)
     return api

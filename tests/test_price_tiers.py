@@ -1,0 +1,155 @@
+"""Prices by prompt length, retired models, price files, stale tables and windows.
+
+Tier rule, from the providers' pages: Anthropic bills a request whose input is over
+200,000 tokens ("> 200K input tokens", docs.anthropic.com/en/docs/about-claude/pricing,
+long-context pricing) and Google a prompt over 200,000 tokens ("prompts > 200k tokens",
+ai.google.dev/gemini-api/docs/pricing) entirely at the long-context price: 200,000 is
+still the base tier, 200,001 is not."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.catalog import STALE_DAYS, age_note, check_model, context_window, model_info
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.plan.price_list import price_lines, price_problems, price_rows
+from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.runner.budget import Ledger
+from ctxprobe.spec.schema import make_spec
+from ctxprobe.sweep.plan_report import plan_report
+from ctxprobe.sweep.run import run_sweep
+
+DEC_3 = dt.date(2026, 12, 3)
+
+
+@pytest.mark.parametrize("model, base, long", [
+    ("gemini:gemini-2.5-pro", (1.25, 10.0), (2.50, 15.0)),
+    ("anthropic:claude-sonnet-4-5", (3.0, 15.0), (6.0, 22.50)),
+    ("gemini:gemini-3-pro-preview", (2.0, 12.0), (4.0, 18.0)),
+])
+def test_tier_boundary_is_over_200k(model: str, base: tuple[float, float], long: tuple[float, float]) -> None:
+    def at(n: int | None) -> tuple[float, float]:
+        price = price_for(model, prompt_tokens=n)
+        assert price is not None
+        return price.input, price.output
+
+    assert at(None) == at(1) == at(199_999) == at(200_000) == base
+    assert at(200_001) == at(1_000_000) == long
+    assert price_for(model, prompt_tokens=200_001).above == 200_000  # type: ignore[union-attr]
+
+
+def test_long_tier_caching_prices_follow_its_input_price() -> None:
+    long = price_for("anthropic:claude-sonnet-4-5", prompt_tokens=300_000)
+    assert long is not None and (long.cached_input, long.cache_write, long.cache_write_1h) == (0.6, 7.5, 12.0)
+    assert price_for("openai:gpt-4.1", prompt_tokens=900_000) == price_for("openai:gpt-4.1")  # no tiers
+
+
+def _spec(model: str, lengths: str, **extra: object) -> object:
+    return make_spec({"model": model, "lengths": lengths, "depths": [0.5], "reps": 1, **extra})
+
+
+@pytest.mark.parametrize("model, tier", [("gemini:gemini-2.5-pro", (2.50, 15.0)),
+                                          ("anthropic:claude-sonnet-4-5?context_1m=true", (6.0, 22.50))])
+def test_a_256k_grid_is_priced_at_the_long_context_tier(model: str, tier: tuple[float, float]) -> None:
+    report = plan_report(_spec(model, "256k"))  # type: ignore[arg-type]
+    out = 48  # the default output limit
+    assert report.summary.input_tokens == 262_144
+    assert report.summary.cost_usd == pytest.approx((262_144 * tier[0] + out * tier[1]) / 1e6)
+    totals = report.prices.totals
+    assert totals is not None and 200_000 < totals.prompt <= 262_144
+    assert report.prices.costs["on-demand"] == pytest.approx((totals.prompt * tier[0] + out * tier[1]) / 1e6)
+    assert report.prices.costs["batch"] == pytest.approx(report.prices.costs["on-demand"] / 2)  # type: ignore[operator]
+
+
+def test_each_request_is_priced_at_its_own_tier() -> None:
+    """A 128K + 256K grid: the 128K case at the base price, the 256K one at the long one."""
+    report = plan_report(_spec("gemini:gemini-2.5-pro", "128k,256k"))  # type: ignore[arg-type]
+    assert report.summary.cost_usd == pytest.approx((131_072 * 1.25 + 48 * 10 + 262_144 * 2.50 + 48 * 15) / 1e6)
+    totals = report.prices.totals
+    assert totals is not None and len(totals.parts) == 2
+    want = sum(size * (2.50 if size > 200_000 else 1.25) + 48 * (15 if size > 200_000 else 10)
+               for size in totals.parts) / 1e6
+    assert report.prices.costs["on-demand"] == pytest.approx(want)
+
+
+def test_the_ledger_bills_each_response_at_its_tier() -> None:
+    info = model_info("gemini:gemini-2.5-pro")
+    ledger = Ledger("gemini:gemini-2.5-pro", price_for("gemini:gemini-2.5-pro"), max_cost=None, spent=0.0,
+                    max_tokens=10, tiers=info)
+    case = Case(Cell("niah", 256 * 1024, 0.5), 0, 0, [{"role": "user", "content": "x"}], ["a"], token_count=250_000)
+    assert ledger.settle(case, 200_000, 10) == pytest.approx((200_000 * 1.25 + 10 * 10) / 1e6)
+    assert ledger.settle(case, 200_001, 10) == pytest.approx((200_001 * 2.50 + 10 * 15) / 1e6)
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-3-5-haiku-latest", "anthropic:claude-3-5-sonnet-latest",
+                                   "anthropic:claude-3-7-sonnet-latest", "gemini:gemini-2.0-flash",
+                                   "gemini:gemini-1.5-flash", "gemini:gemini-1.5-pro"])
+def test_retired_models_are_refused_in_one_line(model: str, tmp_path: Path) -> None:
+    with pytest.raises(CtxprobeError, match=f"^{model} is retired: [^\n]+$"):
+        plan_report(_spec(model, "1k"))  # type: ignore[arg-type]
+    with pytest.raises(CtxprobeError, match="is retired"):
+        run_sweep(_spec(model, "1k"), tmp_path / "s.sqlite", progress=False)  # type: ignore[arg-type]
+    assert not (tmp_path / "s.sqlite").exists()  # refused before the store is opened
+    assert price_for(model) is not None  # still priced: old runs' bills
+
+
+def test_a_deprecated_model_is_said_not_refused() -> None:
+    assert "deprecated" in (check_model("anthropic:claude-sonnet-4-5") or "")
+    assert check_model("anthropic:claude-haiku-4-5") is None and check_model("sim:perfect") is None
+
+
+def test_a_price_file_prices_any_model_with_tiers(tmp_path: Path) -> None:
+    f = tmp_path / "prices.yaml"
+    f.write_text("sim:perfect: {input: 1.0, output: 2.0, window: 4096, tiers: [{above: 1000, input: 3, output: 4}]}\n"
+                 "local: {input: 0.5, output: 0.5}\n"
+                 "llamacpp:/m/x.gguf: {input: 0.25, output: 0.25}\n"
+                 "openai-compat:qwen: {input: 0.1, output: 0.2}\n")
+    table = load_prices(f)
+    assert price_for("sim:perfect", table) == Price(1.0, 2.0)
+    assert price_for("sim:perfect", table, prompt_tokens=1000) == Price(1.0, 2.0)
+    assert price_for("sim:perfect", table, prompt_tokens=1001) == Price(3.0, 4.0, above=1000)
+    assert price_for("local", table) == Price(0.5, 0.5)
+    assert price_for("llamacpp:/m/x.gguf", table) == Price(0.25, 0.25)
+    assert price_for("openai-compat:qwen@http://127.0.0.1:8000/v1", table) == Price(0.1, 0.2)
+    assert price_for("sim:echo", table) == Price(0.0, 0.0)  # not in the file: free, as before
+    assert context_window("sim:perfect", table) == 4096
+    report = plan_report(_spec("sim:perfect", "1k", prices=str(f)))  # type: ignore[arg-type]
+    assert report.summary.cost_usd is not None and report.summary.cost_usd > 0
+    assert "prices of your price file" in "\n".join(report.lines())
+
+
+def test_lengths_past_the_window_are_refused_by_plan_and_run(tmp_path: Path) -> None:
+    f = tmp_path / "prices.yaml"
+    f.write_text("sim:perfect: {input: 0, output: 0, window: 2000}\n")
+    with pytest.raises(CtxprobeError, match="^length 4,096 \\+ 48 output tokens exceeds sim:perfect's window of 2,000"):
+        plan_report(_spec("sim:perfect", "4k", prices=str(f)))  # type: ignore[arg-type]
+    with pytest.raises(CtxprobeError, match="exceeds sim:perfect's window of 2000 tokens"):
+        run_sweep(_spec("sim:perfect", "4k", prices=str(f)), tmp_path / "s.sqlite",  # type: ignore[arg-type]
+                  progress=False)
+    with pytest.raises(CtxprobeError, match="window of 200,000 tokens \\(1,000,000 with \\?context_1m=true\\)"):
+        plan_report(_spec("anthropic:claude-sonnet-4-5", "256k"))  # type: ignore[arg-type]
+    assert context_window("anthropic:claude-sonnet-4-5?context_1m=true") == 1_000_000
+    assert context_window("openai:gpt-4o") == 128_000 and context_window("openai:gpt-5") == 400_000
+    assert context_window("gemini:gemini-2.5-pro") == 1_048_576 and context_window("sim:perfect") is None
+
+
+def test_stale_prices_warn_past_90_days() -> None:
+    day = DEC_3 - dt.timedelta(days=STALE_DAYS)
+    assert age_note(day.isoformat(), today=DEC_3) is None
+    late = age_note((day - dt.timedelta(days=1)).isoformat(), today=DEC_3)
+    assert late is not None and f"{STALE_DAYS + 1} days old" in late
+    rows = price_rows(load_prices())
+    problems = price_problems(rows, today=DEC_3)
+    assert "gemini:gemini-2.5-flash-lite: read 2025-11-15, 383 days ago" in problems
+    assert any(p.startswith("gemini:gemini-2.0-flash:") and p.endswith("retired") for p in problems)
+    assert not any(p.startswith("gemini:gemini-2.5-pro") for p in problems)
+    assert all(len(line) <= 80 for line in price_lines(rows))
+
+
+def test_plan_warns_of_a_stale_table() -> None:
+    report = plan_report(_spec("gemini:gemini-2.5-flash-lite", "1k"))  # type: ignore[arg-type]
+    assert any("prices read on 2025-11-15 are" in w and "days old (over 90)" in w for w in report.warnings)
