@@ -10,7 +10,7 @@ from rich.console import Console
 from ctxprobe.core.catalog import STALE_DAYS
 
 
-def add_prices_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_prices_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("prices", help="list the built-in (and your price file's) prices, tiers, windows, dates")
     p.add_argument("--prices", help="YAML price file extending the built-ins (default ~/.config/ctxprobe/prices.yaml)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON (full sources)")

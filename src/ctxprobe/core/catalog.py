@@ -51,10 +51,13 @@ class Price:
         if self.batch is None:
             return None
         f = self.batch
-        scaled = {k: (None if v is None else v * f) for k, v in (
-            ("cached_input", self.cached_input), ("cache_write", self.cache_write),
-            ("cache_write_1h", self.cache_write_1h), ("cache_storage", self.cache_storage))}
-        return replace(self, input=self.input * f, output=self.output * f, **scaled)
+
+        def scaled(v: float | None) -> float | None:
+            return None if v is None else v * f
+
+        return replace(self, input=self.input * f, output=self.output * f, cached_input=scaled(self.cached_input),
+                       cache_write=scaled(self.cache_write), cache_write_1h=scaled(self.cache_write_1h),
+                       cache_storage=scaled(self.cache_storage))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
@@ -65,7 +66,9 @@ def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = N
 
     def output(label: str) -> int:  # as run's check: some families' lengths include the output
         name = str((spec.families[label] or {}).get("family", label))
-        inside = name in known and family_class(name).length_includes_output
+        # the registry fills FamilyBase's optional members in (length_includes_output among them)
+        family: Any = family_class(name) if name in known else None
+        inside = family is not None and bool(family.length_includes_output)
         return (0 if inside else spec.decoding.max_tokens) + thinking
 
     tokens = sizes or {(label, n): n for label in spec.families for n in spec.lengths}
