@@ -76,7 +76,7 @@ class PricePlan:
 
     def to_dict(self) -> dict[str, Any]:
         t = self.totals
-        return {"mode": self.mode, "costs": dict(self.costs), "as_of": self.as_of or None,
+        return {"mode": self.mode, "costs": dict(self.costs), "as_of": self.as_of or "?",
                 "prompt_tokens": t.prompt if t else None, "read_tokens": t.read if t else None,
                 "written_tokens": t.written if t else None, "mechanism": self.rules.mechanism}
 
