@@ -82,3 +82,28 @@ def test_plan_and_prices_read_the_scratch_profile(scratch: object, capsys: pytes
     assert "exceeds scratchword:any's window of 200,000 tokens" in " ".join(err.split())
     assert main(["prices"]) == 0
     assert "scratchword:any" in capsys.readouterr().out
+
+
+def test_an_entry_point_factory_carries_its_profile() -> None:
+    """An installed plugin's entry point names only its factory: the profile rides on it
+    as ``provider_info`` (the older ``default_tokenizer`` attribute still works)."""
+    from ctxprobe.core.catalog import ModelInfo, Price, ProviderInfo
+
+    def factory(ref, **_):  # type: ignore[no-untyped-def]
+        raise AssertionError("not called: the profile is read without making a provider")
+
+    factory.provider_info = ProviderInfo(default_tokenizer="approx:3",  # type: ignore[attr-defined]
+                                         models=(ModelInfo("m", (Price(0.5, 1.5),), window=1000),))
+
+    def older(ref, **_):  # type: ignore[no-untyped-def]
+        raise AssertionError("not called")
+
+    older.default_tokenizer = "approx:2"  # type: ignore[attr-defined]
+    registry.register("providers", "epfactory", factory, origin="some-dist")
+    registry.register("providers", "epolder", older, origin="some-dist")
+    try:
+        assert infer_tokenizer("epfactory/m") == "approx:3" and infer_tokenizer("epolder/x") == "approx:2"
+        assert price_for("epfactory:m") == Price(0.5, 1.5) and context_window("epfactory:m") == 1000
+    finally:
+        registry.unregister("providers", "epfactory")
+        registry.unregister("providers", "epolder")
