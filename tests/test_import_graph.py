@@ -234,7 +234,7 @@ LAYERS: list[set[str]] = [
     {"tasks"},
     {"plan"},
     {"cases"},
-    {"models"},
+    {"models", "sim"},
     {"runner"},
     {"store"},
     {"scores"},

@@ -20,8 +20,8 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, TransientError
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import make_sim
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.model import make_sim
+from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 SECRET = "sk-test-SECRET-9f8e7d"

@@ -12,7 +12,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, Provider
-from ctxprobe.models.sim import NOT_FOUND, SimModel, make_sim, view_prompt
+from ctxprobe.sim.model import NOT_FOUND, SimModel, make_sim, view_prompt
 from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
-from ctxprobe.models.sim import NOT_FOUND, make_sim
-from ctxprobe.models.sim_server import SimServer, left_truncate
+from ctxprobe.sim.model import NOT_FOUND, make_sim
+from ctxprobe.sim.server import SimServer, left_truncate
 from ctxprobe.tokenizers.base import Message, TokenizerBase
 
 

@@ -252,7 +252,7 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.sim_server import serve_forever
+    from ctxprobe.sim.server import serve_forever
     from ctxprobe.tokenizers import resolve_tokenizer
 
     from ctxprobe.spec.names import canonical_model

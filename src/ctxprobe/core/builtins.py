@@ -14,7 +14,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # vars}: NAME@BASE_URL models), url_fallback (with --base-url: that provider instead),
     # bare (spelled by its name alone), form (the accepted form, for errors), reports_slots
     # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so)
-    register("providers", "sim", p + "make_sim_provider", form="sim:KIND")
+    register("providers", "sim", "ctxprobe.sim.model:make_sim_provider", form="sim:KIND")
     register("providers", "openai-compat", p + "make_openai_compat", form="openai-compat:NAME@BASE_URL",
              reports_slots=True,
              served_as={"openai-compat": ("OPENAI_BASE_URL",), "openai-api": ("OPENAI_BASE_URL",),

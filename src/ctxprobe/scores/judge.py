@@ -13,7 +13,7 @@ calibrated on a labelled set (the user's, or :func:`synthetic_labelled_set`):
 
 It passes when every number meets :class:`Thresholds`. :class:`JudgeScorer` refuses a
 judge whose calibration did not pass unless forced. Judges are resolved with
-:func:`resolve_judge`: ``sim-judge:*`` (see :mod:`ctxprobe.models.sim_judge`) or any model
+:func:`resolve_judge`: ``sim-judge:*`` (see :mod:`ctxprobe.sim.judge`) or any model
 spec :func:`ctxprobe.models.resolve_provider` accepts.
 
 Every judge call goes through a :class:`ctxprobe.runner.client.ModelClient` (retries,
@@ -36,7 +36,7 @@ from typing import Any, Literal
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
-from ctxprobe.models.sim_judge import SimJudge
+from ctxprobe.sim.judge import SimJudge
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case

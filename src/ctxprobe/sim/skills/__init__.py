@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxprobe.models.skills.niah import niah_skill
-from ctxprobe.models.skills.documents import documents_skill
-from ctxprobe.models.skills.multihop import multihop_skill
-from ctxprobe.models.skills.phonebook import phonebook_skill
-from ctxprobe.models.skills.vartrack import vartrack_skill
-from ctxprobe.models.skills.aggregation import aggregation_skill
-from ctxprobe.models.skills.ruler import ruler_skill
-from ctxprobe.models.skills.mrcr import mrcr_skill
-from ctxprobe.models.skills.graphwalks import graphwalks_skill
+from ctxprobe.sim.skills.niah import niah_skill
+from ctxprobe.sim.skills.documents import documents_skill
+from ctxprobe.sim.skills.multihop import multihop_skill
+from ctxprobe.sim.skills.phonebook import phonebook_skill
+from ctxprobe.sim.skills.vartrack import vartrack_skill
+from ctxprobe.sim.skills.aggregation import aggregation_skill
+from ctxprobe.sim.skills.ruler import ruler_skill
+from ctxprobe.sim.skills.mrcr import mrcr_skill
+from ctxprobe.sim.skills.graphwalks import graphwalks_skill
 
 Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
 
