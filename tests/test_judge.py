@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.scores.judge import (
+from ctxprobe.grading.judge import (
     JudgeScorer,
     LabelledItem,
     acalibrate,

@@ -16,7 +16,7 @@ from ctxprobe.sim.faults import FaultPlan
 from ctxprobe.sim.judge import SimJudge
 from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.plan.grid import planned_cases
-from ctxprobe.scores.judge import PADDING, judge_prompt, synthetic_labelled_set
+from ctxprobe.grading.judge import PADDING, judge_prompt, synthetic_labelled_set
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep

@@ -7,8 +7,8 @@ imported only when resolved, so ``import ctxprobe.models`` stays cheap.
 
 from __future__ import annotations
 
-from ctxprobe.cases.memory import IdsPolicy
 from ctxprobe.core import registry
+from ctxprobe.core.case import IdsPolicy
 from ctxprobe.spec.names import ModelRef, parse_model
 from ctxprobe.models.base import (
     GenerateRequest,
