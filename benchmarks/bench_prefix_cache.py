@@ -4,7 +4,7 @@ The same niah cases (one (length, rep) group per length, depths 1 → 0 in plan 
 sent at concurrency 1 through ctxprobe's runner, once in plan order and once shuffled, to:
 
 1. a sim server with llama.cpp-style prefix-cache accounting
-   (:class:`ctxprobe.models.prefix_cache_sim.PrefixCacheSimServer`, exact token ids);
+   (:class:`ctxprobe.sim.prefix_cache.PrefixCacheSimServer`, exact token ids);
    also with ``share_prefix`` off (independent cases: no reuse possible);
 2. llama.cpp's native server with the embedded SmolLM2 GGUF, the engine ``ctxprobe
    serve-local`` runs (the prebuilt ``xllamacpp`` wheel, in this process), with one slot and
@@ -42,7 +42,7 @@ from pathlib import Path
 import httpx
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
+from ctxprobe.sim.prefix_cache import PrefixCacheSimServer
 from ctxprobe.plan.grid import PlannedCase, planned_cases
 from ctxprobe.sweep.standalone import run_cases
 from ctxprobe.spec import Spec, make_spec

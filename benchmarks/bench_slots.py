@@ -20,7 +20,7 @@ computed tokens, and the two ratios:
 
 - ``cached / tree``: cached tokens over the *prefix-tree maximum* — all prompt tokens less
   the nodes of the prefix tree of the cases' token ids
-  (:func:`ctxprobe.models.prefix_cache_sim.prefix_tree_reuse`): the most any prefix cache
+  (:func:`ctxprobe.sim.prefix_cache.prefix_tree_reuse`): the most any prefix cache
   could serve, whatever the order. 1.000 is the prefix-tree minimum of computed tokens.
   With K separate slot caches each slot's first case recomputes the head every case shares
   (chat template, system prompt, instruction: ~50 tokens here), so K slots reach
@@ -57,7 +57,7 @@ from typing import Any
 
 import httpx
 
-from ctxprobe.models.prefix_cache_sim import prefix_tree_reuse
+from ctxprobe.sim.prefix_cache import prefix_tree_reuse
 from ctxprobe.models.serve_local import LocalServer, start_local_server
 from ctxprobe.runner import Attempted, execute
 from ctxprobe.spec import make_spec

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from hypothesis import Phase, settings
 
-from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.redaction import forget_registered_secrets
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
 

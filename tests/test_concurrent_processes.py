@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.faults import FaultPlan
-from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.sim.faults import FaultPlan
+from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
 from ctxprobe.core.case import prompt_hash
 from ctxprobe.tokenizers import resolve_tokenizer

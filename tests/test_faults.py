@@ -13,8 +13,8 @@ import sys
 import time
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.faults import FaultPlan
-from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.sim.faults import FaultPlan
+from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep

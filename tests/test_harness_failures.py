@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.report.load import load_report
 from ctxprobe.scores.outcome import score_response, truncation_tolerance
 from ctxprobe.spec import make_spec

@@ -3,12 +3,15 @@ included: when two modules need each other, the shared piece belongs a layer bel
 
 The graph is read from the source with `ast` (nothing is imported), so a circle hidden
 behind a lazy import inside a function is found as surely as a top-level one. Imports
-under ``if TYPE_CHECKING:`` never run (they only name types for annotations), so they are
-not edges."""
+under ``if TYPE_CHECKING:`` never run, but they still say one module needs another's
+types: they are edges too, held to the same layers and the same "no circles"."""
 
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -52,30 +55,11 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node of the module except the bodies of ``if TYPE_CHECKING:`` blocks."""
-    out: list[ast.AST] = []
-    todo = [tree]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            todo.extend(node.orelse)
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """Every ctxprobe module `name` imports, at any depth of its code."""
     is_package = path.name == "__init__.py"
     targets: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         found: list[str] = []
         if isinstance(node, ast.Import):
             found = [alias.name for alias in node.names]
@@ -198,11 +182,9 @@ def test_the_graph_sees_deferred_and_relative_imports(tmp_path: Path) -> None:
         assert cycles and set(cycles[0]) == {"ctxprobe.a", "ctxprobe.sub", "ctxprobe.sub.b"}
         (pkg / "sub" / "b.py").write_text("thing = 1\n")
         assert find_cycles(import_graph()) == []
-        # a type-only import never runs: no edge; the same import at run time is one
+        # a type-only import never runs, but it is an edge all the same
         typed = "from typing import TYPE_CHECKING\nthing = 1\nif TYPE_CHECKING:\n    from ctxprobe.a import x\n"
         (pkg / "sub" / "b.py").write_text(typed)
-        assert find_cycles(import_graph()) == []
-        (pkg / "sub" / "b.py").write_text(typed.replace("if TYPE_CHECKING:", "if not TYPE_CHECKING:"))
         assert find_cycles(import_graph())
         (pkg / "a.py").write_text("import ctxprobe.a\n")
         assert find_cycles(import_graph()) == [["ctxprobe.a", "ctxprobe.a"]]
@@ -222,11 +204,11 @@ def test_no_import_circles_in_ctxprobe() -> None:
 #: The pipeline's layers, lowest first (docs/architecture.md): a module may import its own
 #: layer and the ones before it, never a later one. Top-level names of src/ctxprobe.
 #: An entry names a folder (``scores``) or one module in it (``scores.setscore``); a module
-#: is in the layer of its longest entry, so a folder can lend a low layer a few modules.
+#: is in the layer of its longest entry.
 LAYERS: list[set[str]] = [
     {"errors", "redaction", "_version"},
     {"core"},
-    {"scores.setscore", "scores.classify", "scores.originals"},  # scoring rules the families use
+    {"scores"},  # scoring rules: what the families, the judge and the recorder score with
     {"spec"},
     {"embedded"},
     {"tokenizers"},
@@ -235,9 +217,10 @@ LAYERS: list[set[str]] = [
     {"plan"},
     {"cases"},
     {"models"},
+    {"sim"},  # simulated models, judges and servers: reached only through the registry
     {"runner"},
     {"store"},
-    {"scores"},
+    {"grading"},  # scoring at run time: the judge, and scoring each response into the store
     {"analysis"},
     {"report"},
     {"sweep"},
@@ -259,17 +242,10 @@ def _layer(module: str) -> int:
     return best[1]
 
 
-def _bare_package(graph: dict[str, set[str]], name: str) -> bool:
-    """A package whose ``__init__`` imports nothing of ours: importing one of its low
-    modules runs it, but it carries nothing of a higher layer."""
-    path = _modules()[name]
-    return path.name == "__init__.py" and not graph[name]
-
-
 def test_every_import_points_down_the_pipeline() -> None:
     graph = import_graph()
     upward = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
-                    if _layer(dep) > _layer(mod) and not _bare_package(graph, dep))
+                    if _layer(dep) > _layer(mod))
     assert not upward, "imports of a later pipeline stage (move the shared piece down):\n" + "\n".join(upward)
 
 
@@ -277,6 +253,38 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html")
     assert _layer("ctxprobe.analysis.grid") < _layer("ctxprobe.report.format")
     assert _layer("ctxprobe") == _layer("ctxprobe.cli")
-    # a module listed on its own sits below its folder: the families use the set scorer
-    assert _layer("ctxprobe.scores.setscore") < _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.scores.record")
+    # the scoring rules sit below the families that score with them; grading above the store
+    assert _layer("ctxprobe.scores.setscore") < _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.grading.record")
+    assert _layer("ctxprobe.store.db") < _layer("ctxprobe.grading.record")
+    # the simulator sits on the models' base, below the runner that calls it
+    assert _layer("ctxprobe.models.base") < _layer("ctxprobe.sim.model") < _layer("ctxprobe.runner.execute")
     assert _layer("ctxprobe.core.case") < _layer("ctxprobe.spec.names")
+
+
+SIM = PKG + ".sim"
+
+
+def test_nothing_outside_the_simulator_imports_it() -> None:
+    """The simulator is reached through the registry (``core/builtins.py`` names its
+    entries by path), never imported: no module outside ``sim/`` names ``ctxprobe.sim``,
+    type-only imports included."""
+    graph = import_graph()
+    outside = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
+                     if (dep == SIM or dep.startswith(SIM + ".")) and not (mod == SIM or mod.startswith(SIM + ".")))
+    assert not outside, "imports of the simulator from outside it (register it instead):\n" + "\n".join(outside)
+
+
+def test_importing_the_models_loads_no_simulator() -> None:
+    """``import ctxprobe.models`` (and resolving a hosted provider's name) loads neither the
+    sim server nor a skill; a ``sim:`` model loads the simulator when it is resolved."""
+    code = ("import sys, ctxprobe.models; from ctxprobe.spec.names import parse_model; parse_model('openai/x'); "
+            "print(sorted(m for m in sys.modules if m.startswith('ctxprobe.sim')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert out.stdout.strip() == "[]"
+    code = ("import sys; from ctxprobe.models import resolve_provider; from ctxprobe.tokenizers import resolve_tokenizer; "
+            "resolve_provider('sim:perfect', resolve_tokenizer('approx')); "
+            "print('ctxprobe.sim.model' in sys.modules, 'ctxprobe.sim.server' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert out.stdout.split() == ["True", "False"]

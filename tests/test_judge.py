@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.scores.judge import (
+from ctxprobe.grading.judge import (
     JudgeScorer,
     LabelledItem,
     acalibrate,
@@ -20,7 +20,7 @@ from ctxprobe.scores.judge import (
     resolve_judge,
     synthetic_labelled_set,
 )
-from ctxprobe.models.sim_judge import SimJudge
+from ctxprobe.sim.judge import SimJudge
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from ctxprobe.cases.builder import build_cases
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.faults import FaultPlan
-from ctxprobe.models.sim_judge import SimJudge
-from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.sim.faults import FaultPlan
+from ctxprobe.sim.judge import SimJudge
+from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.plan.grid import planned_cases
-from ctxprobe.scores.judge import PADDING, judge_prompt, synthetic_labelled_set
+from ctxprobe.grading.judge import PADDING, judge_prompt, synthetic_labelled_set
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep

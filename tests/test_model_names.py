@@ -8,7 +8,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import canonical_model, location_free
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer

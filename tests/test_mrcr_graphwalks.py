@@ -12,7 +12,7 @@ import pytest
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.sim import SimModel
+from ctxprobe.sim.model import SimModel
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ctxprobe.models.prefix_cache_sim import common_prefix, prefix_tree_reuse
+from ctxprobe.sim.prefix_cache import common_prefix, prefix_tree_reuse
 from ctxprobe.models.serve_local import start_local_server
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export

@@ -80,7 +80,7 @@ def test_an_object_that_cannot_take_the_defaults_is_a_one_line_error():
 
 
 def test_builtins_inherit_their_bases():
-    from ctxprobe.models.sim import SimModel
+    from ctxprobe.sim.model import SimModel
     from ctxprobe.tasks import family_class, family_names
     from ctxprobe.tokenizers.approx import ApproxTokenizer
 

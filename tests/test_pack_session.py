@@ -14,7 +14,7 @@ import pytest
 from ctxprobe.cli import main
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.report.export import write_pack
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store, iter_export

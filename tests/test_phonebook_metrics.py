@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ctxprobe.analysis.phonebook import analyse, needle_results, paired_difference
-from ctxprobe.models.sim import view_prompt
+from ctxprobe.sim.model import view_prompt
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec

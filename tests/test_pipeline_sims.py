@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 from ctxprobe.haystack import split_sentences
-from ctxprobe.models.sim import SimModel  # noqa: F401  (import check: sims exist)
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.model import SimModel  # noqa: F401  (import check: sims exist)
+from ctxprobe.sim.server import SimServer
 from ctxprobe.models import resolve_provider
 from ctxprobe.store import iter_export
 from ctxprobe.report.load import load_report

@@ -6,7 +6,7 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.plan.grid import summarize
 from ctxprobe.plan.prices import Price, load_prices, price_for
 from ctxprobe.store import iter_export

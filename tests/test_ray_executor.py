@@ -97,7 +97,7 @@ def test_a_prefix_chain_stays_on_one_actor_endpoint_and_slot(tmp_path, local_ray
     one server, deepest first, on the slot its lane names (the actor learnt the server's
     slots); the least-busy actor would have split chains across servers."""
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.prefix_cache_sim import PrefixCacheSimServer
+    from ctxprobe.sim.prefix_cache import PrefixCacheSimServer
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")

@@ -104,7 +104,7 @@ def _spec_yaml() -> str:
 @pytest.mark.slow
 def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.sim.server import SimServer
     from ctxprobe.tokenizers import resolve_tokenizer
 
     monkeypatch.chdir(tmp_path)

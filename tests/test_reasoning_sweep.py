@@ -185,7 +185,7 @@ def test_budgets_over_the_wire_to_a_served_reasoner(tmp_path: Path, capsys: pyte
     thinking_token_budget), the reasoning comes back in reasoning_content and the usage's
     reasoning_tokens, and the report is the same as in process."""
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.sim.server import SimServer
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")
@@ -237,7 +237,7 @@ def test_a_server_that_ignores_the_budget_is_named_not_silent(tmp_path: Path,
     """An OpenAI-compatible server serving a model that does not reason takes the fields
     and thinks nothing: the report says the control may have been ignored."""
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.sim.server import SimServer
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")

@@ -10,7 +10,7 @@ import sys
 import time
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.store import iter_export
 from ctxprobe.store import Store
 from ctxprobe.core.case import prompt_hash

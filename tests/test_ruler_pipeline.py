@@ -19,7 +19,7 @@ from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
-from ctxprobe.models.sim_server import SimServer, _messages_hash
+from ctxprobe.sim.server import SimServer, _messages_hash
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
 from ctxprobe.store import iter_export
 from ctxprobe.report.load import load_report

@@ -100,7 +100,7 @@ def test_plan_order_hits_a_prefix_cache(tmp_path) -> None:
     import random
 
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.prefix_cache_sim import PrefixCacheAccount, PrefixCacheSimServer
+    from ctxprobe.sim.prefix_cache import PrefixCacheAccount, PrefixCacheSimServer
     from ctxprobe.tokenizers import resolve_tokenizer
 
     acct = PrefixCacheAccount()

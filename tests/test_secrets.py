@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers import resolve_tokenizer
 
 SECRET = "sk-ctxprobe-sentinel-7f3a9c1e5b"

@@ -12,7 +12,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.anthropic_api import AnthropicProvider
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec

@@ -21,7 +21,8 @@ from ctxprobe.plan.grid import planned_cases
 from ctxprobe.plan.prices import Price
 from ctxprobe.runner import Attempted, RunnerConfig
 from ctxprobe.runner.batch import batch_price, execute_batch, request_for
-from ctxprobe.runner.batch_journal import ABANDONED, COLLECTED, SUBMITTING, BatchEntry, MemoryJournal
+from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTING, BatchEntry
+from ctxprobe.runner.batch_journal import MemoryJournal
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec import make_spec
 from ctxprobe.tokenizers import resolve_tokenizer

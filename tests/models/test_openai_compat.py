@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
-import re
 import socket
 import threading
 import time
-import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,36 +18,13 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, TransientError
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import make_sim
-from ctxprobe.models.sim_server import SimServer
-from ctxprobe.tokenizers.base import Message, TokenizerBase
+from ctxprobe.sim.model import make_sim
+from ctxprobe.sim.server import SimServer
+from ctxprobe.tokenizers.base import Message
+
+from word_tokenizer import WordTokenizer
 
 SECRET = "sk-test-SECRET-9f8e7d"
-
-
-class WordTokenizer(TokenizerBase):
-    """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
-
-    name = "test:words"
-    _TOKEN = re.compile(r"<\|[a-z]+\|>|\w+|[^\w\s]")
-
-    def encode(self, text: str) -> list[int]:
-        return [zlib.crc32(t.encode()) % 50_000 for t in self._TOKEN.findall(text)]
-
-    def count(self, text: str) -> int:
-        return len(self._TOKEN.findall(text))
-
-    def render_chat(self, messages: list[Message]) -> str:
-        return "".join(f"<|{m['role']}|>\n{m['content']}<|end|>\n" for m in messages) + "<|assistant|>\n"
-
-    def encode_chat(self, messages: list[Message]) -> list[int]:
-        return self.encode(self.render_chat(messages))
-
-    def count_chat(self, messages: list[Message]) -> int:
-        return self.count(self.render_chat(messages))
-
-    chat_template_hash = None
-    trained_context = None
 
 
 TOK = WordTokenizer()

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.prefix_cache_sim import CacheRecord, PrefixCacheSimServer, common_prefix, prefix_tree_reuse
+from ctxprobe.sim.prefix_cache import CacheRecord, PrefixCacheSimServer, common_prefix, prefix_tree_reuse
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store, iter_export
 from ctxprobe.sweep.run import run_sweep

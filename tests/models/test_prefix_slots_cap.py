@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.prefix_cache_sim import CacheRecord, PrefixCacheSimServer
+from ctxprobe.sim.prefix_cache import CacheRecord, PrefixCacheSimServer
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store, iter_export
 from ctxprobe.sweep.run import run_sweep

@@ -5,46 +5,16 @@ from __future__ import annotations
 import asyncio
 import random
 import re
-import zlib
 
 import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, Provider
-from ctxprobe.models.sim import NOT_FOUND, SimModel, make_sim, view_prompt
-from ctxprobe.tokenizers.base import Message, TokenizerBase
+from ctxprobe.sim.model import NOT_FOUND, SimModel, make_sim, view_prompt
+from ctxprobe.tokenizers.base import Message
 
-
-class WordTokenizer(TokenizerBase):
-    """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
-
-    name = "test:words"
-    _TOKEN = re.compile(r"<\|[a-z]+\|>|\w+|[^\w\s]")
-
-    def encode(self, text: str) -> list[int]:
-        return [zlib.crc32(t.encode()) % 50_000 for t in self._TOKEN.findall(text)]
-
-    def count(self, text: str) -> int:
-        return len(self._TOKEN.findall(text))
-
-    def render_chat(self, messages: list[Message]) -> str:
-        turns = "".join(f"<|{m['role']}|>\n{m['content']}<|end|>\n" for m in messages)
-        return turns + "<|assistant|>\n"
-
-    def encode_chat(self, messages: list[Message]) -> list[int]:
-        return self.encode(self.render_chat(messages))
-
-    def count_chat(self, messages: list[Message]) -> int:
-        return self.count(self.render_chat(messages))
-
-    @property
-    def chat_template_hash(self) -> str | None:
-        return None
-
-    @property
-    def trained_context(self) -> int | None:
-        return None
+from word_tokenizer import WordTokenizer
 
 
 FILLER = [

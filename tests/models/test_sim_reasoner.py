@@ -12,7 +12,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
-from ctxprobe.models.sim import NOT_FOUND
+from ctxprobe.sim.model import NOT_FOUND
 from ctxprobe.tokenizers import resolve_tokenizer
 
 KEY, VALUE = "brisk-lantern-482", "4819203"

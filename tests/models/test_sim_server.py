@@ -3,42 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import re
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
-from ctxprobe.models.sim import NOT_FOUND, make_sim
-from ctxprobe.models.sim_server import SimServer, left_truncate
-from ctxprobe.tokenizers.base import Message, TokenizerBase
+from ctxprobe.sim.model import NOT_FOUND, make_sim
+from ctxprobe.sim.server import SimServer, left_truncate
+from ctxprobe.tokenizers.base import Message
 
-
-class WordTokenizer(TokenizerBase):
-    """Words, punctuation and ``<|tag|>`` markers as tokens; a trivial chat template."""
-
-    name = "test:words"
-    _TOKEN = re.compile(r"<\|[a-z]+\|>|\w+|[^\w\s]")
-
-    def encode(self, text: str) -> list[int]:
-        return [zlib.crc32(t.encode()) % 50_000 for t in self._TOKEN.findall(text)]
-
-    def count(self, text: str) -> int:
-        return len(self._TOKEN.findall(text))
-
-    def render_chat(self, messages: list[Message]) -> str:
-        return "".join(f"<|{m['role']}|>\n{m['content']}<|end|>\n" for m in messages) + "<|assistant|>\n"
-
-    def encode_chat(self, messages: list[Message]) -> list[int]:
-        return self.encode(self.render_chat(messages))
-
-    def count_chat(self, messages: list[Message]) -> int:
-        return self.count(self.render_chat(messages))
-
-    chat_template_hash = None
-    trained_context = None
+from word_tokenizer import WordTokenizer
 
 
 TOK = WordTokenizer()

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.sim import NOT_FOUND, make_sim
-from ctxprobe.models.sim_server import SimServer
-from ctxprobe.models.sim_wire import apply_stop, pieces
+from ctxprobe.sim.model import NOT_FOUND, make_sim
+from ctxprobe.sim.server import SimServer
+from ctxprobe.sim.wire import apply_stop, pieces
 
 from test_sim_server import KEY, TOK, VALUE, niah
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.sim import make_sim
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.model import make_sim
+from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.endpoint import UNKNOWN_ID, EndpointTokenizer
 

@@ -26,11 +26,10 @@ import array
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any
 
-from ctxprobe.core.case import Case
+from ctxprobe.core.case import Case, IdsPolicy
 
-IdsPolicy = Literal["keep", "compact", "drop"]
 #: Default token budget of live cases: about four 1M-token cases, ~200 MB slimmed.
 DEFAULT_LIVE_TOKENS = 4 * 1024 * 1024
 

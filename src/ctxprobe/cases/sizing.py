@@ -12,7 +12,7 @@ one-line error before the first request, not a failure mid-run.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
@@ -20,10 +20,15 @@ from ctxprobe.spec import Spec
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
 from ctxprobe.tokenizers.base import Tokenizer
 
-if TYPE_CHECKING:
-    from ctxprobe.models.base import Provider
-
 Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its largest case
+
+
+class KnowsTrainedContext(Protocol):
+    """What the trained-window check reads of a provider (``ctxprobe.models.base.Provider``
+    has it; the models sit a layer above cases, so the check names only this)."""
+
+    @property
+    def trained_context(self) -> int | None: ...
 
 
 def needs_building(spec: Spec) -> bool:
@@ -68,7 +73,7 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     return case_sizes(spec, build_families(spec, ctx))
 
 
-def beyond_trained_warning(spec: Spec, provider: Provider | None, tokenizer: Tokenizer, sizes: Sizes,
+def beyond_trained_warning(spec: Spec, provider: KnowsTrainedContext | None, tokenizer: Tokenizer, sizes: Sizes,
                            families: Mapping[str, tuple[Any, object]] | None = None) -> str | None:
     """A warning (said before anything is sent) when some cases pass the model's trained
     context: those lengths measure extrapolation, not the window the model was built for.

@@ -230,8 +230,8 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.core import registry
     from ctxprobe.models import resolve_provider
-    from ctxprobe.models.sim_server import serve_forever
     from ctxprobe.tokenizers import resolve_tokenizer
 
     from ctxprobe.spec.names import canonical_model
@@ -246,6 +246,8 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     def ready(url: str) -> None:
         err.print(f"serving {model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
 
+    sim = registry.get("providers", "sim")  # its server is the simulator's, named on its entry
+    serve_forever = registry.Entry(sim.group, sim.name, sim.meta["serve"], sim.origin).load()
     serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
                   model_id=args.model_id, on_ready=ready)
     return 0

@@ -13,11 +13,14 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # providers. meta: aliases (ALIAS/MODEL spellings), served_as ({spelling: base-URL env
     # vars}: NAME@BASE_URL models), url_fallback (with --base-url: that provider instead),
     # bare (spelled by its name alone), form (the accepted form, for errors), reports_slots
-    # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so)
+    # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so), serve
+    # (the simulator's OpenAI-compatible server, for ``ctxprobe serve-sim``)
     # info: the provider's profile (ctxprobe.core.catalog.ProviderInfo): default tokenizer,
     # remote counting, batch API, prices, caching rules, windows, name hints, help
     i = "ctxprobe.core.profiles."
-    register("providers", "sim", p + "make_sim_provider", form="sim:KIND", info=i + "local:SIM")
+    register("providers", "sim", "ctxprobe.sim.model:make_sim_provider", form="sim:KIND",
+             serve="ctxprobe.sim.server:serve_forever", info=i + "local:SIM")
+    register("providers", "sim-judge", "ctxprobe.sim.judge:make_sim_judge", form="sim-judge:KIND")
     register("providers", "openai-compat", p + "make_openai_compat", form="openai-compat:NAME@BASE_URL",
              reports_slots=True, info=i + "local:OPENAI_COMPAT",
              served_as={"openai-compat": ("OPENAI_BASE_URL",), "openai-api": ("OPENAI_BASE_URL",),
@@ -51,7 +54,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
                          ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
                          ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler"),
                          ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks")):
-        register("families", name, "ctxprobe.tasks." + target)
+        # meta sim_skill: how a simulated model answers the family's question (ctxprobe.sim.skills)
+        register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
 
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")

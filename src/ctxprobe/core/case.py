@@ -6,9 +6,14 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ctxprobe.core.prefix import CacheHint
+
+#: What a provider needs of a case's prompt ids (its ``ids_policy``), so what
+#: :func:`ctxprobe.cases.memory.slim_case` keeps of them: all, a compact array, or none.
+IdsPolicy = Literal["drop", "compact", "keep"]
+
 #: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
 Message = dict[str, str]
 

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ctxprobe.haystack.counting import count_many
-
-if TYPE_CHECKING:
-    from ctxprobe.haystack.packer import FillerPool
-    from ctxprobe.tokenizers.base import Tokenizer
+from ctxprobe.haystack.pool import FillerPool
+from ctxprobe.tokenizers.base import Tokenizer
 
 #: Later sentences scanned for one short enough to fill what whole sentences leave.
 LOOKAHEAD = 64

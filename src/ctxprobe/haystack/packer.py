@@ -21,13 +21,14 @@ import array
 import bisect
 import contextlib
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack.counting import count_many, count_sentences
+from ctxprobe.haystack.counting import count_many
 from ctxprobe.haystack.fill import Filler, fill_tolerance, select
+from ctxprobe.haystack.pool import FillerPool
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 #: Whether prompts are encoded into compact 4-byte arrays (set in build workers, whose cases
@@ -52,56 +53,7 @@ def _encode(tokenizer: Tokenizer, messages: list[Message]) -> Sequence[int]:
 
 
 #: How many sentences to count in one batched tokenizer call.
-_BATCH = 256
 _MAX_ROUNDS = 12
-
-
-class FillerPool:
-    """Filler sentences from a source with their token counts, extended on demand.
-
-    One pool serves every depth of a (length, repetition) group, so those cases share
-    their filler (a paired design that isolates depth, and lets prefix caches hit)."""
-
-    def __init__(self, source: Iterator[str], tokenizer: Tokenizer) -> None:
-        self._source = source
-        self._tokenizer = tokenizer
-        self.sentences: list[str] = []
-        self.counts: list[int] = []
-        self._prefix: list[int] = [0]  # prefix sums of counts
-
-    def _extend(self, at_least: int) -> None:
-        while len(self.sentences) < at_least:
-            batch = [next(self._source) for _ in range(_BATCH)]
-            counts = count_sentences(self._tokenizer, batch)
-            for s, c in zip(batch, counts):
-                self.sentences.append(s)
-                self.counts.append(c)
-                self._prefix.append(self._prefix[-1] + c)
-
-    def count(self, i: int) -> int:
-        self._extend(i + 1)
-        return self.counts[i]
-
-    def tokens(self, n: int) -> int:
-        """Summed counts of the first ``n`` sentences."""
-        self._extend(n)
-        return self._prefix[n]
-
-    def fit(self, budget: int) -> int:
-        """Largest n whose first n sentences sum to at most ``budget`` tokens."""
-        if budget <= 0:
-            return 0
-        while self._prefix[-1] <= budget:
-            self._extend(len(self.sentences) + _BATCH)
-        # prefix is non-decreasing: binary search over it (cheap, no tokenizing)
-        lo, hi = 0, len(self._prefix) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self._prefix[mid] <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ imported only when resolved, so ``import ctxprobe.models`` stays cheap.
 
 from __future__ import annotations
 
-from ctxprobe.cases.memory import IdsPolicy
 from ctxprobe.core import registry
+from ctxprobe.core.case import IdsPolicy
 from ctxprobe.spec.names import ModelRef, parse_model
 from ctxprobe.models.base import (
     GenerateRequest,
@@ -20,9 +20,6 @@ from ctxprobe.models.base import (
     with_provider_defaults,
 )
 from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
-from ctxprobe.models.sim import SimModel, make_sim, view_prompt
-from ctxprobe.models.skills.reader import Reader
-from ctxprobe.models.sim_server import SimServer, serve_forever
 from ctxprobe.tokenizers.base import Tokenizer
 
 def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: int | None = None,
@@ -65,14 +62,8 @@ __all__ = [
     "PermanentError",
     "Provider",
     "ProviderBase",
-    "Reader",
-    "SimModel",
-    "SimServer",
     "TransientError",
     "ids_policy",
-    "make_sim",
     "parse_model_spec",
     "resolve_provider",
-    "serve_forever",
-    "view_prompt",
 ]

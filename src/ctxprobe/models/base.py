@@ -10,9 +10,10 @@ from __future__ import annotations
 import types
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 from ctxprobe.core.optional import fill_defaults
+from ctxprobe.core.case import IdsPolicy
 from ctxprobe.core.prefix import CacheHint
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -81,10 +82,6 @@ class TransientError(Exception):
 
 class PermanentError(Exception):
     """A failure that retrying will not fix (4xx other than 429, bad response)."""
-
-
-#: What a provider needs of a case's prompt ids (:func:`ctxprobe.cases.memory.slim_case`).
-IdsPolicy = Literal["drop", "compact", "keep"]
 
 
 @runtime_checkable

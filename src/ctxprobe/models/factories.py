@@ -14,12 +14,6 @@ from ctxprobe.spec.names import ModelRef
 from ctxprobe.tokenizers.base import Tokenizer
 
 
-def make_sim_provider(ref: ModelRef, *, tokenizer: Tokenizer, **_: Any) -> Provider:
-    from ctxprobe.models.sim import make_sim
-
-    return make_sim(ref.spec, tokenizer)
-
-
 def make_openai_compat(ref: ModelRef, **_: Any) -> Provider:
     from ctxprobe.models.openai_compat import OpenAICompatProvider
 

@@ -5,7 +5,7 @@ a lazy iterator, ``keep`` and ``admit`` asked before each case is sent, every re
 handed to the same ``sink`` (so it is scored, labelled, billed and stored as a live one)
 — but instead of one request per case it:
 
-1. looks up the run's open batches in its :class:`~ctxprobe.runner.batch_journal.BatchJournal`
+1. looks up the run's open batches in its :class:`~ctxprobe.core.batch_journal.BatchJournal`
    (the store): a case already in one is not sent again, its batch is polled instead;
 2. chunks the other cases into batches within the provider's request and byte limits,
    recording each batch in the journal before it is created and its id the moment the
@@ -37,7 +37,7 @@ from ctxprobe.models.batch import batch_api_for
 from ctxprobe.models.batch_base import BatchAPI, ItemResult
 from ctxprobe.plan.prices import Price
 from ctxprobe.redaction import scrub
-from ctxprobe.runner.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITTING, BatchEntry, BatchJournal
+from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITTING, BatchEntry, BatchJournal
 from ctxprobe.runner.client import ModelClient, as_client
 from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink, request_for
 

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from datetime import datetime, timezone
 
-from ctxprobe.runner.batch_journal import COLLECTED, OPEN_STATES, SUBMITTED, BatchEntry
+from ctxprobe.core.batch_journal import COLLECTED, OPEN_STATES, SUBMITTED, BatchEntry
 
 
 def _now() -> str:
@@ -18,7 +18,7 @@ def _now() -> str:
 
 
 class StoreJournal:
-    """The :class:`~ctxprobe.runner.batch_journal.BatchJournal` of one run in a store."""
+    """The :class:`~ctxprobe.core.batch_journal.BatchJournal` of one run in a store."""
 
     def __init__(self, db: sqlite3.Connection, run_id: str) -> None:
         self.db = db

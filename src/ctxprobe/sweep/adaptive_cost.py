@@ -37,7 +37,7 @@ class AdaptiveCost:
         return round(self.cases[accuracy] * length)
 
     def lines(self) -> list[str]:
-        from ctxprobe.report.format import fmt_tokens
+        from ctxprobe.spec.units import fmt_tokens
 
         verb = {a: "passes" if a >= self.threshold else "fails" for a in ACCURACIES}
         heads = [f"{a:.2f} {verb[a]}" for a in ACCURACIES]

@@ -53,7 +53,7 @@ class AdaptiveResult:
     lengths_tested: int = 0  # K of the correction across lengths
 
     def lines(self) -> list[str]:
-        from ctxprobe.report.format import fmt_tokens
+        from ctxprobe.spec.units import fmt_tokens
 
         def eff(v: int | None) -> str:
             return fmt_tokens(v) if v is not None else "none"

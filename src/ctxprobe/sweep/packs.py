@@ -199,7 +199,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
     from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
     from ctxprobe.store import Store
     from ctxprobe.sweep.pricing import rules_for
-    from ctxprobe.sweep.session import RunRecord, SweepSession, Work
+    from ctxprobe.sweep.session import SessionRun, SweepSession, Work
     from ctxprobe.core.family import Family
     from ctxprobe.tasks import BuildContext, make_family
     from ctxprobe.tokenizers import resolve_tokenizer
@@ -242,7 +242,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
                 "context_window": provider.context_window,
                 "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
                          **({"edited_lines": edited} if edited else {})}}
-        record = RunRecord(pack_run_id(cases, model, decoding), model=model, tokenizer=tok_name,
+        record = SessionRun(pack_run_id(cases, model, decoding), model=model, tokenizer=tok_name,
                            family=",".join(families), spec={**source, "model": model}, meta=meta)
 
         hinted = spec.cache_prompt != "off" and rules_for(spec).mechanism != "none"

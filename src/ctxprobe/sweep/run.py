@@ -28,7 +28,7 @@ from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
 from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
 from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
-from ctxprobe.sweep.session import Executor, RunRecord, SessionResult, SweepSession, Work, warn
+from ctxprobe.sweep.session import Executor, SessionRun, SessionResult, SweepSession, Work, warn
 from ctxprobe.tasks import BuildContext
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.core.family import Family
@@ -177,7 +177,7 @@ class _KeptBuilder(CaseBuilder):
 
 
 def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes,
-            builder: _KeptBuilder) -> RunRecord:
+            builder: _KeptBuilder) -> SessionRun:
     priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name, builder=builder, build=builder.keep)
     meta = {
         "chat_template_hash": tokenizer.chat_template_hash,
@@ -188,7 +188,7 @@ def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Pro
     }
     if priced.totals is not None:
         meta["planned_cost"] = priced.to_dict()  # the plan's three prices, for the report's planned vs billed
-    return RunRecord(run_id_for(spec, tokenizer_name, tokenizer), model=spec.model, tokenizer=tokenizer_name,
+    return SessionRun(run_id_for(spec, tokenizer_name, tokenizer), model=spec.model, tokenizer=tokenizer_name,
                      family=",".join(spec.families), spec=spec.model_dump(), meta=meta)
 
 

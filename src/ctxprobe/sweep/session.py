@@ -15,7 +15,7 @@ in the order a session takes:
    through the claims of :mod:`.claiming`, score and store each response as it
    arrives (:meth:`SweepSession.sink`), and finish the run's status.
 
-The caller describes its cases with :class:`RunRecord` (the run's identity and metadata)
+The caller describes its cases with :class:`SessionRun` (the run's identity and metadata)
 and :class:`Work` (the planned items, their ids and how each becomes a :class:`Case`).
 """
 
@@ -44,7 +44,7 @@ from ctxprobe.runner.batch import BATCH_DISCOUNT, execute_batch
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
-from ctxprobe.scores.record import record_response
+from ctxprobe.grading.record import record_response
 from ctxprobe.spec import Spec
 from ctxprobe.store import Store
 from ctxprobe.store.batches import StoreJournal, batch_summary
@@ -66,8 +66,9 @@ TRANSPORT_META = ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
 
 
 @dataclass(frozen=True)
-class RunRecord:
-    """The run a session stores into: its id and the row written when it is new."""
+class SessionRun:
+    """The run a session stores into: its id and the row written when it is new (the
+    stored row, read back, is :class:`ctxprobe.store.RunRecord`)."""
 
     run_id: str
     model: str
@@ -215,7 +216,7 @@ class SweepSession:
         spec = self.spec
         if not spec.judge:
             raise CtxprobeError(f"family {wanted[0]} grades with a judge (match: judge): name one with --judge MODEL")
-        from ctxprobe.scores.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
+        from ctxprobe.grading.judge import JudgeScorer, acalibrate, load_labelled_set, resolve_judge, synthetic_labelled_set
 
         self._judge_provider = resolve_judge(spec.judge, self.tokenizer)
         # the judge's own calls: retries and timeout from the spec, its own concurrency
@@ -230,7 +231,7 @@ class SweepSession:
         return self.judge
 
     # 4. store, send, finish --------------------------------------------------------------
-    def _start(self, store: Store, record: RunRecord, work: Work[T]) -> bool:
+    def _start(self, store: Store, record: SessionRun, work: Work[T]) -> bool:
         meta = dict(record.meta)
         if self.checked is not None:
             meta["preflight"] = self.checked.to_dict()
@@ -288,7 +289,7 @@ class SweepSession:
         (:func:`ctxprobe.plan.scheduling.chain_lanes`, the rule ``plan`` states too)."""
         return chain_lanes(self.spec, self.provider.slots)
 
-    async def run(self, store: Store, record: RunRecord, work: Work[T]) -> SessionResult:
+    async def run(self, store: Store, record: SessionRun, work: Work[T]) -> SessionResult:
         """Store (or resume) ``record``'s run and send every item of ``work`` not yet done."""
         spec, run_id = self.spec, record.run_id
         if self.ledger is None:

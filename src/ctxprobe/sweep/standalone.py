@@ -37,7 +37,7 @@ class StandaloneResult:
 
 def make_sink(store: Store, run_id: str, families: dict[str, tuple[Any, object]]) -> Callable[[Attempted], None]:
     """The sweep's sink minus the ledger, display and judge: store the case, score, store the reply."""
-    from ctxprobe.scores.record import record_response
+    from ctxprobe.grading.record import record_response
 
     def sink(item: Attempted) -> None:
         store.save_case(run_id, item.case)

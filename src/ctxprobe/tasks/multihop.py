@@ -51,13 +51,12 @@ from __future__ import annotations
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack import filler_source
+from ctxprobe.haystack import filler_source, names
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import MultihopMeta, multihop_meta
@@ -84,13 +83,11 @@ QUESTIONS = ("In which city is {person}'s workplace located?", "Which city does 
 ANSWER_FORMAT = "Answer with the name of the city only."
 ORG_KINDS = ("lab", "institute", "studio", "foundry", "agency", "bureau", "guild", "clinic", "observatory")
 
-_ONSETS = "b br d dr f g gr h k kr l m n p pl r s sk st t tr v z th".split()
-_VOWELS = "a e i o u a e o".split()
-_CODAS = ["", "", "", "n", "r", "l", "s", "m", "k", "rn", "nd", "st"]
-_CITY_ENDS = ("port", "mouth", "ford", "wick", "by", "holm", "stead", "ton", "mere")
 #: Words of every template: an invented name may never be one of them.
 TEMPLATE_WORDS = frozenset().union(*(content_words(t) for t in (
     INSTRUCTION, ANSWER_FORMAT, *FIRST_HOP, *SECOND_HOP, *QUESTIONS, " ".join(ORG_KINDS))))
+#: What an invented name may never be: a word of the templates, or a stopword.
+_AVOID = TEMPLATE_WORDS | STOPWORDS
 _ATTEMPTS = 8
 
 
@@ -109,34 +106,18 @@ def second_hop_depth(depth: float, params: MultihopParams) -> float:
     return depth + params.gap if depth + params.gap <= 1.0 else max(0.0, depth - params.gap)
 
 
-def invented_word(rng: random.Random, syllables: int) -> str:
-    """A pronounceable, capitalised nonsense word such as ``Tamber`` or ``Orlan``."""
-    parts = [rng.choice(_ONSETS) if i or rng.random() < 0.8 else "" for i in range(syllables)]
-    word = "".join(p + rng.choice(_VOWELS) + rng.choice(_CODAS) for p in parts)
-    return word.capitalize()
-
-
-def _fresh(rng: random.Random, taken: set[str], make: Callable[[random.Random], str]) -> str:
-    """A name whose every word is unused in this case, not a template word or stopword."""
-    while True:
-        name = make(rng)
-        words = name.lower().split()
-        if all(len(w) >= 3 and w not in taken and w not in TEMPLATE_WORDS and w not in STOPWORDS for w in words):
-            taken.update(words)
-            return name
-
-
 def person_name(rng: random.Random, taken: set[str]) -> str:
-    return _fresh(rng, taken, lambda r: f"{invented_word(r, 2)} {invented_word(r, r.choice((1, 2)))}")
+    """An invented person's name, no word of it a template word or stopword."""
+    return names.person_name(rng, taken, _AVOID)
 
 
 def org_name(rng: random.Random, taken: set[str]) -> str:
     """``Tamber lab``: an invented name (the part checked for uniqueness) and a kind."""
-    return _fresh(rng, taken, lambda r: invented_word(r, 2)) + " " + rng.choice(ORG_KINDS)
+    return names.fresh(rng, taken, lambda r: names.invented_word(r, 2), _AVOID) + " " + rng.choice(ORG_KINDS)
 
 
 def city_name(rng: random.Random, taken: set[str]) -> str:
-    return _fresh(rng, taken, lambda r: invented_word(r, r.choice((1, 2))) + r.choice(_CITY_ENDS))
+    return names.city_name(rng, taken, _AVOID)
 
 
 def has_word(text: str, word: str) -> bool:

@@ -13,7 +13,7 @@ calibrated on a labelled set (the user's, or :func:`synthetic_labelled_set`):
 
 It passes when every number meets :class:`Thresholds`. :class:`JudgeScorer` refuses a
 judge whose calibration did not pass unless forced. Judges are resolved with
-:func:`resolve_judge`: ``sim-judge:*`` (see :mod:`ctxprobe.models.sim_judge`) or any model
+:func:`resolve_judge`: ``sim-judge:*`` (see :mod:`ctxprobe.sim.judge`) or any model
 spec :func:`ctxprobe.models.resolve_provider` accepts.
 
 Every judge call goes through a :class:`ctxprobe.runner.client.ModelClient` (retries,
@@ -36,13 +36,12 @@ from typing import Any, Literal
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
-from ctxprobe.models.sim_judge import SimJudge
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.multihop import city_name, person_name
+from ctxprobe.haystack.names import city_name, person_name
 from ctxprobe.tokenizers.base import Tokenizer
 
 RUBRIC = (
@@ -79,10 +78,9 @@ def parse_grade(text: str) -> bool | None:
 
 
 def resolve_judge(spec: str, tokenizer: Tokenizer) -> Provider:
-    """A judge: ``sim-judge:KIND`` or any model spec resolve_provider accepts."""
-    if spec.strip().startswith("sim-judge:"):
-        return SimJudge.from_spec(spec.strip())
-    return resolve_provider(spec, tokenizer)
+    """A judge: any model spec resolve_provider accepts, a simulated judge
+    (``sim-judge:KIND``, registered like every provider) included."""
+    return resolve_provider(spec.strip(), tokenizer)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Simulated judges (``sim-judge:*``): known grading behaviour, for testing judge calibration.
 
-A sim judge reads the judge prompt built by :mod:`ctxprobe.scores.judge` like a model would: it
+A sim judge reads the judge prompt built by :mod:`ctxprobe.grading.judge` like a model would: it
 finds the ``Reference answer`` and ``Candidate answer`` blocks (in whichever order the
 prompt shows them) and replies ``GRADE: CORRECT`` or ``GRADE: INCORRECT``. It never sees a
 label. Kinds:
@@ -21,10 +21,12 @@ label. Kinds:
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, ProviderBase
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.tasks.documents import contains_answer
 
 JUDGE_KINDS = ("fair", "length-biased", "position-biased")
@@ -84,3 +86,8 @@ class SimJudge(ProviderBase):
 
     async def aclose(self) -> None:
         return None
+
+
+def make_sim_judge(ref: ModelRef, **_: Any) -> SimJudge:
+    """The ``sim-judge`` provider's factory (registered in :mod:`ctxprobe.core.builtins`)."""
+    return SimJudge.from_spec(ref.spec)

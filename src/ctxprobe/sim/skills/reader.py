@@ -1,6 +1,6 @@
 """Reading key → value bindings out of prompt text: the one reader the sims and the skills share.
 
-It sits here, below both :mod:`ctxprobe.models.sim` (whose default reader it is) and the
+It sits here, below both :mod:`ctxprobe.sim.model` (whose default reader it is) and the
 skills (``niah`` looks keys up with it), so neither imports the other.
 """
 

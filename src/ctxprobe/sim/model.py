@@ -62,12 +62,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.reasoning import finalize
-from ctxprobe.models.skills.reader import NIAH_READER, Reader
+from ctxprobe.sim.skills.reader import NIAH_READER, Reader
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
@@ -279,8 +281,8 @@ class SimModel(ProviderBase):
         return self._lookup(view.question, view.context) or NOT_FOUND
 
     def _lookup(self, question: str, context: str) -> str | None:
-        """The perfect answer from what is visible (see ctxprobe.models.skills), or None."""
-        from ctxprobe.models.skills import answer
+        """The perfect answer from what is visible (see ctxprobe.sim.skills), or None."""
+        from ctxprobe.sim.skills import answer
 
         return answer(question, context) or None
 
@@ -352,3 +354,8 @@ class SimModel(ProviderBase):
 def make_sim(spec: str, tokenizer: Tokenizer) -> SimModel:
     """Build a simulated model from its spec string (``sim:KIND?param=value``)."""
     return SimModel.from_spec(spec, tokenizer)
+
+
+def make_sim_provider(ref: ModelRef, *, tokenizer: Tokenizer, **_: Any) -> SimModel:
+    """The ``sim`` provider's factory (registered in :mod:`ctxprobe.core.builtins`)."""
+    return make_sim(ref.spec, tokenizer)

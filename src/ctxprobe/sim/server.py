@@ -17,7 +17,7 @@ Endpoints, shaped like the OpenAI API / vLLM / llama.cpp:
 ``truncate_to=N`` turns it into a *faulty* server that silently left-truncates prompts
 longer than N tokens (dropping leading characters of the last user message), answers from
 what is left and reports the smaller prompt-token count: the fault ctxprobe must detect.
-``faults`` injects the failures of :mod:`ctxprobe.models.faults`.
+``faults`` injects the failures of :mod:`ctxprobe.sim.faults`.
 
 The server runs on its own thread with one event loop for its whole life; the provider's
 ``generate`` runs on that loop, as inside the runner. Binds 127.0.0.1 unless told.
@@ -39,10 +39,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import sim_wire as wire
+from ctxprobe.sim import wire
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
-from ctxprobe.models.faults import FaultPlan
-from ctxprobe.models.sim_wire import BadRequest, Choice, Params, RawBody, Reply, error_body
+from ctxprobe.sim.faults import FaultPlan
+from ctxprobe.sim.wire import BadRequest, Choice, Params, RawBody, Reply, error_body
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 DEFAULT_MAX_TOKENS = wire.DEFAULT_CHAT_MAX_TOKENS
@@ -105,7 +105,7 @@ class SimServer:
         faults: FaultPlan | None = None,
     ) -> None:
         self.provider = provider
-        #: Injected failures (see ctxprobe.models.faults); None serves every request cleanly.
+        #: Injected failures (see ctxprobe.sim.faults); None serves every request cleanly.
         self.faults = faults
         #: The Authorization header of the latest completion request (tests check keys do arrive).
         self.last_authorization: str | None = None
@@ -145,7 +145,7 @@ class SimServer:
             return self.base_url
         import uvicorn
 
-        from ctxprobe.models.sim_app import build_app
+        from ctxprobe.sim.app import build_app
 
         sock = _bind(self.host, self.port)
         self._port = sock.getsockname()[1]

@@ -1,7 +1,7 @@
 """RULER's synthetic tasks (the ``ruler`` family), read from RULER's own wording.
 
 RULER prompts end with a question line followed by an answer prefix, so the sim's question
-is that line plus the prefix (:func:`ctxprobe.models.sim.view_prompt`). A perfect reader:
+is that line plus the prefix (:func:`ctxprobe.sim.model.view_prompt`). A perfect reader:
 
 - niah: finds ``One of the special magic … for KEY is: VALUE.`` for every asked key;
 - vt: walks ``VAR X = 12345`` / ``VAR Y = VAR X`` in text order and names every variable

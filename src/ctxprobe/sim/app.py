@@ -1,4 +1,4 @@
-"""The Starlette routes of the sim server (:mod:`ctxprobe.models.sim_server`)."""
+"""The Starlette routes of the sim server (:mod:`ctxprobe.sim.server`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ctxprobe.models.sim_wire import RawBody, Reply, error_body
+from ctxprobe.sim.wire import RawBody, Reply, error_body
 
 _NOT_JSON = object()
 
@@ -47,7 +47,7 @@ async def _respond(reply: Reply) -> Response:
 
 
 def build_app(sim: Any) -> Starlette:
-    """Routes onto ``sim`` (a :class:`ctxprobe.models.sim_server.SimServer`; typed loosely so
+    """Routes onto ``sim`` (a :class:`ctxprobe.sim.server.SimServer`; typed loosely so
     this module does not import the server that imports it)."""
     async def chat(request: Request) -> Response:
         body = await _json(request)

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.models.base import Provider
-from ctxprobe.models.sim_server import SimServer
-from ctxprobe.models.sim_wire import Reply
+from ctxprobe.sim.server import SimServer
+from ctxprobe.sim.wire import Reply
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 

@@ -1,6 +1,6 @@
 """The OpenAI wire format spoken by the sim server: request validation and response shapes.
 
-Pure functions, no I/O: :mod:`ctxprobe.models.sim_server` parses each request with them and
+Pure functions, no I/O: :mod:`ctxprobe.sim.server` parses each request with them and
 builds every JSON body and SSE chunk here. Malformed requests raise :class:`BadRequest`,
 answered with OpenAI's error shape (``{"error": {"message", "type", "param", "code"}}``,
 status 400), as the OpenAI API and vLLM do.
