@@ -148,3 +148,49 @@ def _reply(sample):
     from ctxprobe.harnesses.inspect_log import reply_of
 
     return reply_of(str(sample.id), sample.output, sample.error)
+
+
+def test_prompts_cut_by_the_server_stay_out_of_inspects_accuracy(tmp_path: Path) -> None:
+    """serve-sim --truncate-to 1536: every 2K prompt is cut (the server reports fewer prompt
+    tokens than built), so those samples are input_truncated, uncounted, and the metrics
+    are the 1K cases' alone, as ctxprobe leaves truncated prompts out of accuracy."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok, truncate_to=1536) as server:
+        url = server.start()
+        model = get_model("openai-api/sim/perfect", base_url=url, api_key="sim-key", memoize=False)
+        (log,) = inspect_eval("ctxprobe/niah", model=model, log_dir=str(tmp_path / "logs"), display="none",
+                              task_args={"lengths": "1k,2k", "depths": "0,1", "reps": 1})
+        assert main(["import-inspect", log.location, "--store", str(tmp_path / "t.sqlite")]) == 0
+    outcomes = {str(s.id): next(iter(s.scores.values())).metadata["outcome"] for s in log.samples}
+    assert outcomes == {"niah/L1024/d0/r0": "correct", "niah/L1024/d1/r0": "correct",
+                        "niah/L2048/d0/r0": "input_truncated", "niah/L2048/d1/r0": "input_truncated"}
+    metrics = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+    assert metrics["strict_accuracy"] == 1.0 and metrics["harness_failures"] == 2.0
+    assert metrics["length 1024"] == 1.0 and metrics["length 2048"] != metrics["length 2048"]  # nan: none scored
+    (run_id,) = _runs(tmp_path / "t.sqlite").values()
+    report = load_report(run_id, tmp_path / "t.sqlite")
+    assert [s.length for s in report.profiles[0].lengths if s.n] == [1024]
+
+
+def test_a_log_of_another_task_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.solver import generate
+
+    def answer(messages, tools, tool_choice, config):
+        out = ModelOutput.from_content(model="mockllm", content="no")
+        out.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+        return out
+
+    model = get_model("mockllm/model", custom_outputs=answer, memoize=False)
+    (log,) = inspect_eval(Task(dataset=[Sample(input="hi", target="x")], solver=[generate()], name="niah"),
+                          model=model, log_dir=str(tmp_path / "logs"), display="none")
+    assert main(["import-inspect", log.location, "--store", str(tmp_path / "x.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "task 'niah', not of a ctxprobe task" in err and "Traceback" not in err
+    assert not (tmp_path / "x.sqlite").exists()
