@@ -14,6 +14,7 @@ OpenAI chat completions reference defines it; its sample-log fields (``doc``,
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,8 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
              "--apply_chat_template", "--model", "local-chat-completions", "--model_args",
              f"model=blind,base_url={url}/chat/completions,num_concurrent=1,max_retries=1",
              "--log_samples", "--output_path", str(tmp_path / "out")],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})  # nothing downloaded
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         # every case's exact messages reached the server once more (byte for byte: a hash of the whole chat)
         for rec in stored.values():
