@@ -41,13 +41,23 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
         assert main(["run", "--model", "openai-api/blind", "--base-url", url, "--family", "niah,vartrack",
                      "--lengths", "1k,2k", "--depths", "0,0.5,1", "--reps", "1", "--store", str(store),
                      "--no-plots", "--no-progress"]) == 0
+        # a phone book in the system message: sent as the task's description, lm-eval's system turn
+        assert main(["run", "--model", "openai-api/blind", "--base-url", url, "--family", "phonebook",
+                     "--param", "phonebook.book_in=system", "--lengths", "1k", "--depths", "0", "--reps", "2",
+                     "--store", str(store), "--no-plots", "--no-progress"]) == 0
         with open_existing(store) as s:
-            (run,) = s.list_runs()
+            runs = {r.family: r for r in s.list_runs()}
+        run, book = runs["niah,vartrack"], runs["phonebook"]
         stored = {r["case_id"]: r for r in iter_export(run.run_id, store)}
-        before = {h: server.prompt_counts[h] for h in {_messages_hash(r["messages"]) for r in stored.values()}}
+        books = {r["case_id"]: r for r in iter_export(book.run_id, store)}
+        assert {m["role"] for r in books.values() for m in r["messages"]} == {"system", "user"}
+        sent = [*stored.values(), *books.values()]
+        before = {h: server.prompt_counts[h] for h in {_messages_hash(r["messages"]) for r in sent}}
         assert main(["export", run.run_id, "--store", str(store), "--lm-eval", str(tmp_path / "tasks")]) == 0
+        assert main(["export", book.run_id, "--store", str(store), "--lm-eval", str(tmp_path / "tasks")]) == 0
         done = subprocess.run(
-            [str(BIN / "lm_eval"), "--include_path", str(tmp_path / "tasks"), "--tasks", f"ctxprobe_{run.run_id}",
+            [str(BIN / "lm_eval"), "--include_path", str(tmp_path / "tasks"), "--tasks",
+             f"ctxprobe_{run.run_id},ctxprobe_{book.run_id}",
              "--apply_chat_template", "--model", "local-chat-completions", "--model_args",
              f"model=blind,base_url={url}/chat/completions,num_concurrent=1,max_retries=1",
              "--log_samples", "--output_path", str(tmp_path / "out")],
@@ -55,12 +65,17 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
             env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})  # nothing downloaded
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         # every case's exact messages reached the server once more (byte for byte: a hash of the whole chat)
-        for rec in stored.values():
+        for rec in sent:
             h = _messages_hash(rec["messages"])
             assert server.prompt_counts[h] == before[h] + 1, rec["case_id"]
-    samples = sorted((tmp_path / "out").rglob("samples_*.jsonl"))
+    samples = sorted((tmp_path / "out").rglob(f"samples_ctxprobe_{run.run_id}_*.jsonl"))
     assert len(samples) == 2  # one task per family (their output limits differ)
     rows = [json.loads(line) for f in samples for line in f.read_text().splitlines()]
+    (book_samples,) = (tmp_path / "out").rglob(f"samples_ctxprobe_{book.run_id}_*.jsonl")
+    for line in book_samples.read_text().splitlines():
+        row = json.loads(line)
+        rec = books[row["doc"]["case_id"]]
+        assert (row["strict_accuracy"], row["resps"][0][0]) == (rec["score"], rec["output"])
     assert sorted(r["doc"]["case_id"] for r in rows) == sorted(stored)
     for row in rows:
         rec = stored[row["doc"]["case_id"]]
@@ -75,7 +90,7 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
         assert got == pytest.approx(sum(mine) / len(mine))
     assert main(["import-lm-eval", *map(str, samples), "--store", str(store)]) == 0
     with open_existing(store) as s:
-        imported = [r.run_id for r in s.list_runs() if r.run_id != run.run_id]
+        imported = [r.run_id for r in s.list_runs() if r.run_id not in (run.run_id, book.run_id)]
     assert len(imported) == 1
     again = {r["case_id"]: (r["score"], r["outcome"]) for r in iter_export(imported[0], store)}
     assert again == {k: (r["score"], r["outcome"]) for k, r in stored.items()}

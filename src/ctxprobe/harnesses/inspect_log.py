@@ -86,6 +86,10 @@ def read_inspect_log(path: str | Path) -> InspectRun:
     if SPEC_KEY not in meta or TOKENIZER_KEY not in meta:
         raise CtxprobeError(f"{p} is a log of task '{log.eval.task}', not of a ctxprobe task (ctxprobe/FAMILY): "
                             "it names no ctxprobe spec")
+    epochs = getattr(log.eval.config, "epochs", None) or 1
+    if epochs > 1:
+        raise CtxprobeError(f"{p} ran {epochs} epochs: each ctxprobe case is answered once (its repetitions are "
+                            "other cases); run with -T reps=N instead of --epochs")
     if log.samples is None:
         raise CtxprobeError(f"{p} holds no samples (status {log.status})")
     harness = HarnessCases(make_spec(meta[SPEC_KEY]), str(meta[TOKENIZER_KEY]))
