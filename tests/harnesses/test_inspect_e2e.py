@@ -194,3 +194,15 @@ def test_a_log_of_another_task_is_refused_in_one_line(tmp_path: Path, capsys) ->
     err = capsys.readouterr().err
     assert "task 'niah', not of a ctxprobe task" in err and "Traceback" not in err
     assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_a_log_of_several_epochs_is_refused(tmp_path: Path, capsys) -> None:
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    model = get_model("mockllm/model", custom_outputs=_sim_reader(), memoize=False)
+    (log,) = inspect_eval("ctxprobe/niah", model=model, log_dir=str(tmp_path / "logs"), display="none", epochs=2,
+                          task_args={"lengths": "1k", "depths": "0", "reps": 1, "tokenizer": "local"})
+    assert main(["import-inspect", log.location, "--store", str(tmp_path / "e.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "2 epochs" in err and "-T reps=N" in " ".join(err.split())
