@@ -138,3 +138,17 @@ def test_judged_families_and_budgets_are_refused() -> None:
     with pytest.raises(CtxprobeError, match="reasoning budgets"):
         HarnessCases(make_spec({**SPEC, "reasoning_budgets": [0, 1024]}), "local")
     assert json.loads(_harness().spec.model_dump_json())["lengths"] == [1024, 2048]
+
+
+def test_prompt_tokens_are_inspects_usage_with_the_cache_added_back() -> None:
+    from types import SimpleNamespace
+
+    from ctxprobe.harnesses.inspect_log import prompt_tokens_of
+
+    def usage(i: int, read: int | None, write: int | None) -> SimpleNamespace:
+        return SimpleNamespace(input_tokens=i, input_tokens_cache_read=read, input_tokens_cache_write=write)
+
+    assert prompt_tokens_of(usage(100, 1900, None)) == 2000  # inspect subtracts cache reads
+    assert prompt_tokens_of(usage(0, 2048, 0)) == 2048  # a prompt read whole from the cache
+    assert prompt_tokens_of(usage(7, None, 3)) == 10
+    assert prompt_tokens_of(usage(0, None, None)) is None and prompt_tokens_of(None) is None

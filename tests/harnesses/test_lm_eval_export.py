@@ -129,3 +129,12 @@ def _runs(store: Path) -> list[str]:
 
     with open_existing(store) as s:
         return [r.run_id for r in s.list_runs()]
+
+
+def test_a_run_with_reasoning_budgets_cannot_be_exported(tmp_path: Path, capsys) -> None:
+    store = tmp_path / "r.sqlite"
+    spec = {**SPEC, "model": "sim:reasoner", "families": {"niah": {}}, "lengths": [1024], "depths": [0.5],
+            "reasoning_budgets": [0, 256]}
+    run_id = run_sweep(make_spec(spec), store, progress=False).run_id
+    assert main(["export", run_id, "--store", str(store), "--lm-eval", str(tmp_path / "t")]) == 2
+    assert "reasoning budgets" in capsys.readouterr().err and not (tmp_path / "t").exists()

@@ -32,9 +32,10 @@ SPEC_KEY, TOKENIZER_KEY, MODEL_KEY = "ctxprobe_spec", "ctxprobe_tokenizer", "ctx
 
 def prompt_tokens_of(usage: Any) -> int | None:
     """The prompt tokens the server counted, from inspect's ``ModelUsage`` (None: not reported)."""
-    if usage is None or not getattr(usage, "input_tokens", None):
+    if usage is None:
         return None
-    return int(usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0))
+    total = int((usage.input_tokens or 0) + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0))
+    return total or None  # nothing counted: not reported (never "the prompt was cut to nothing")
 
 
 def reply_of(sample_id: str, output: Any, error: Any, messages: list[Any] | None = None) -> Reply:

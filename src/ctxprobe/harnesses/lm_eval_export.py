@@ -93,6 +93,9 @@ def write_lm_eval_folder(run_id: str, store_path: str | Path, out_dir: str | Pat
     """Write the folder; return (the group name to pass to ``--tasks``, cases, task names)."""
     stored = StoredCases(run_id, store_path)
     spec = stored.spec
+    if spec.reasoning_budgets is not None:
+        raise CtxprobeError(f"run {stored.run_id} has reasoning budgets, which lm-eval has no setting for; "
+                            "export a run without --reasoning-budgets")
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for rec in stored.records:
         case = stored.cases[rec["case_id"]]
