@@ -25,7 +25,9 @@ $(DEMO_STAMP): pyproject.toml $(VENV)/bin/python
 $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# a CPU build of torch, pinned (an unpinned torch pulls a multi-GB CUDA build)
 	$(PIP) install 'torch==2.13.0'
-	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler]'
+	# inspect, lm-eval: the harness tests run inspect_ai and lm-evaluation-harness themselves (resolved
+	# with the rest: their datasets/botocore pins hold fsspec and python-dateutil at older releases)
+	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler,inspect,lm-eval]'
 	touch $(STAMP)
 
 install: $(STAMP)

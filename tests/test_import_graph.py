@@ -224,6 +224,8 @@ LAYERS: list[set[str]] = [
     {"analysis"},
     {"report"},
     {"sweep"},
+    {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
+    {"inspect"},  # the inspect_ai tasks (the `inspect` extra)
     {"cli", ""},  # "" = the package itself (ctxprobe/__init__.py: the public API)
 ]
 

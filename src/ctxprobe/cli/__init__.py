@@ -21,6 +21,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
+from ctxprobe.cli.harnesses import cmd_import_inspect, cmd_import_lm_eval
 from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
@@ -227,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     fmt.add_argument("--parquet", action="store_true", help="Parquet, one row per case (needs -o and ctxprobe[export])")
     fmt.add_argument("--ruler", action="store_true",
                      help="RULER predictions: -o DIR gets DIR/<length>/<task>.jsonl for RULER's evaluate.py")
+    fmt.add_argument("--lm-eval", metavar="DIR",
+                     help="an lm-evaluation-harness task folder of the run's exact cases, scored as ctxprobe "
+                          "scores them: lm_eval --include_path DIR --tasks ctxprobe_RUN (docs/lm-eval.md)")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
     p.set_defaults(func=cmd_export)
 
@@ -268,6 +272,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--empty-gold", choices=("zero", "one"), default="zero",
                    help="graphwalks: score of an empty answer to an empty gold set (zero: lm-eval; one: NeMo-Skills)")
     p.set_defaults(func=cmd_import_published)
+
+    p = sub.add_parser("import-inspect", help="store inspect_ai logs of ctxprobe's tasks (inspect eval "
+                       "ctxprobe/FAMILY) as runs: report, compare and check read them")
+    p.add_argument("logs", nargs="+", metavar="LOG", help="inspect log files (.eval or .json)")
+    _add_store(p)
+    p.set_defaults(func=cmd_import_inspect)
+
+    p = sub.add_parser("import-lm-eval", help="store lm-eval's --log_samples output of an exported run "
+                       "(export --lm-eval) as a run")
+    p.add_argument("samples", nargs="+", metavar="SAMPLES", help="lm-eval's samples_<task>_<date>.jsonl files")
+    _add_store(p)
+    p.add_argument("--source-store", metavar="PATH",
+                   help="store holding the exported run when it is not --store")
+    p.set_defaults(func=cmd_import_lm_eval)
     return parser
 
 
