@@ -28,7 +28,7 @@ from ctxprobe.cli import main  # noqa: E402
 from ctxprobe.harnesses.cases import HarnessCases, harness_spec  # noqa: E402
 from ctxprobe.models import resolve_provider  # noqa: E402
 from ctxprobe.models.base import GenerateRequest  # noqa: E402
-from ctxprobe.models.sim_server import SimServer  # noqa: E402
+from ctxprobe.sim.server import SimServer  # noqa: E402
 from ctxprobe.report.load import load_report  # noqa: E402
 from ctxprobe.store import iter_export, open_existing  # noqa: E402
 from ctxprobe.tokenizers import resolve_tokenizer  # noqa: E402

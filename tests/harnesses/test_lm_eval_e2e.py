@@ -25,7 +25,7 @@ pytest.importorskip("lm_eval")
 
 from ctxprobe.cli import main  # noqa: E402
 from ctxprobe.models import resolve_provider  # noqa: E402
-from ctxprobe.models.sim_server import SimServer, _messages_hash  # noqa: E402
+from ctxprobe.sim.server import SimServer, _messages_hash  # noqa: E402
 from ctxprobe.store import iter_export, open_existing  # noqa: E402
 from ctxprobe.tokenizers import resolve_tokenizer  # noqa: E402
 
