@@ -240,6 +240,7 @@ LAYERS: list[set[str]] = [
     {"scores"},
     {"analysis"},
     {"report"},
+    {"decide"},
     {"sweep"},
     {"cli", ""},  # "" = the package itself (ctxprobe/__init__.py: the public API)
 ]

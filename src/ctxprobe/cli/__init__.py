@@ -20,6 +20,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
+from ctxprobe.cli.decide import add_decide_parser
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
@@ -255,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ctx", type=int, default=None,
                    help="window of each slot in tokens (default: the model's trained window)")
     p.set_defaults(func=cmd_serve_local)
+
+    add_decide_parser(sub, DEFAULT_STORE)
 
     p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
                        "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")

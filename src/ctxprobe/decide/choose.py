@@ -1,0 +1,120 @@
+"""For each band and family: which run meets the bar there, and the cheapest that does.
+
+A band is a need, "prompts up to V" (V in tokens, or in words, characters or entries of
+content). A run *meets* it ("yes") when the lower end of its effective-length interval
+held at least V in every case there (it clears the bar up to V with the interval's
+confidence); it does *not* ("no") when a length whose cases held at most V confidently
+fails; a band past everything the run tested is *untested*, never a pass; anything else
+(the interval straddles V, or V falls between a cleared and a failed length) is *maybe*.
+The choice is the cheapest run that meets it, at its input price for a prompt of that
+size (per 1M tokens; per 1M words or characters in those units, through the run's own
+tokens per word or character). Runs with no price come after priced ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ctxprobe.decide.pricing import Price, input_price
+from ctxprobe.decide.runs import FamilyFacts, RunFacts
+
+__all__ = ["Candidate", "Choice", "choose", "status_at"]
+
+ORDER = {"yes": 0, "maybe": 1, "untested": 2, "no": 3}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    run_id: str
+    model: str
+    status: str  # yes | maybe | untested | no
+    price: float | None  # USD per 1M units of the band (tokens, words, chars) at this band
+    lo: int | None  # the interval's ends in the band's unit (None: below the shortest length)
+    hi: int | None
+    why: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"run_id": self.run_id, "model": self.model, "meets": self.status, "price_per_1m": self.price,
+                "effective_length": {"lo": self.lo, "hi": self.hi}, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Choice:
+    family: str  # a family, or a use "niah+vartrack" (its weakest family decides)
+    band: int
+    unit: str
+    choice: Candidate | None
+    meets: str  # yes | maybe | no
+    candidates: list[Candidate]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"family": self.family, "band": self.band, "unit": self.unit,
+                "choice": self.choice.model if self.choice else None,
+                "choice_run": self.choice.run_id if self.choice else None, "meets": self.meets,
+                "candidates": [c.to_dict() for c in self.candidates]}
+
+
+def status_at(facts: FamilyFacts, band: int, unit: str) -> tuple[str, str, int | None, int | None]:
+    """(status, why, lo, hi) of one family of one run for a need of ``band`` units."""
+    iv = facts.interval
+    lo = facts.value(iv.lo, unit) if iv.lo is not None else None
+    hi = facts.value(iv.hi, unit, high=True) if iv.hi is not None else None
+    if iv.lo is not None and lo is None:
+        return "untested", f"no {unit} counts stored", lo, hi
+    if lo is not None and lo >= band:
+        return "yes", f"clears the bar up to {lo:,} {unit} ({iv.confidence:.0%} confidence)", lo, hi
+    fail = facts.first_fail()
+    if fail is not None and (fv := facts.value(fail, unit)) is not None and fv <= band:
+        return "no", f"fails the bar at {fv:,} {unit} ({iv.confidence:.0%} confidence)", lo, hi
+    tested = facts.tested()
+    top = facts.value(max(tested), unit, high=True) if tested else None
+    if top is None or band > top:
+        return "untested", "longer than every length it was tested at" + (f" ({top:,} {unit})" if top else ""), lo, hi
+    return "maybe", "its interval reaches across the band: more cases would tell", lo, hi
+
+
+def _price(run: RunFacts, band: int, unit: str, table: dict[str, Price]) -> float | None:
+    per = run.tokens_per.get(unit, 0.0) if unit != "entries" else 0.0
+    tokens = band if unit == "tokens" else (math.ceil(band * per) if per else None)
+    price = input_price(run.model, table, prompt_tokens=tokens)
+    if price is None or unit == "tokens":
+        return price
+    return price * per if per else None
+
+
+def _use_status(statuses: list[str]) -> str:
+    return max(statuses, key=lambda s: ORDER[s]) if statuses else "untested"
+
+
+def choose(runs: list[RunFacts], families: list[str], uses: list[list[str]], bands: list[int], unit: str,
+           table: dict[str, Price]) -> list[Choice]:
+    """Every (family or use, band): the candidates by status and price, and the choice."""
+    out: list[Choice] = []
+    targets = [(f, [f]) for f in families] + [("+".join(u), u) for u in uses if len(u) > 1]
+    for name, members in targets:
+        for band in bands:
+            cands: list[Candidate] = []
+            for run in runs:
+                found = [(m, run.families[m]) for m in members if m in run.families]
+                if len(found) < len(members):
+                    lacking = sorted(set(members) - {m for m, _ in found})
+                    cands.append(Candidate(run.run.run_id, run.model, "untested", _price(run, band, unit, table),
+                                           None, None, f"no {', '.join(lacking)} in this run"))
+                    continue
+                results = [status_at(facts, band, unit) for _, facts in found]
+                worst = max(range(len(results)), key=lambda i: ORDER[results[i][0]])
+                status, why, _, _ = results[worst]
+                los = [r[2] for r in results]
+                his = [r[3] for r in results]
+                lo = None if any(v is None for v in los) else min(v for v in los if v is not None)
+                hi = None if any(v is None for v in his) else min(v for v in his if v is not None)
+                if len(members) > 1:
+                    why = f"{found[worst][0]}: {why}"
+                cands.append(Candidate(run.run.run_id, run.model, _use_status([r[0] for r in results]),
+                                       _price(run, band, unit, table), lo, hi, why))
+            cands.sort(key=lambda c: (ORDER[c.status], c.price is None, c.price or 0.0, -(c.lo or 0), c.model))
+            best = cands[0] if cands and cands[0].status == "yes" else None
+            meets = "yes" if best else ("maybe" if any(c.status == "maybe" for c in cands) else "no")
+            out.append(Choice(name, band, unit, best, meets, cands))
+    return out

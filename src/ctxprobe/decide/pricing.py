@@ -1,0 +1,59 @@
+"""Every price and window ``decide`` reads goes through the two functions here.
+
+:func:`price_lookup` is the one place a model's price is found: a price file may price any
+model, local and simulated ones included (a decision rehearsed on sims, or on a user's own
+servers at their cost per 1M tokens), so the table is read before any free default; a key
+with the model's ``?k=v`` options is matched before the bare name, so two sims of one kind
+can have two prices. :func:`advertised_window` is the one place a model's window is found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.plan.prices import Price, load_prices, price_for
+
+__all__ = ["Price", "advertised_window", "input_price", "price_lookup", "price_table"]
+
+
+def price_table(path: str | Path | None = None) -> dict[str, Price]:
+    """The built-in prices extended by ``path`` (else the user's price file, if any)."""
+    return load_prices(path)
+
+
+def price_lookup(model: str, table: dict[str, Price], *, prompt_tokens: int | None = None) -> Price | None:
+    """The price of ``model`` for a prompt of ``prompt_tokens`` (its long-context tier where
+    the table has one), or None when unknown. The table first: a user's file may price a
+    model that is free by default."""
+    for key in (model, model.split("?", 1)[0]):
+        if key in table:
+            return table[key]
+    return price_for(model, table)
+
+
+def input_price(model: str, table: dict[str, Price], *, prompt_tokens: int | None = None) -> float | None:
+    """USD per 1M input tokens for a prompt of ``prompt_tokens`` (None: no price known)."""
+    price = price_lookup(model, table, prompt_tokens=prompt_tokens)
+    return None if price is None else price.input
+
+
+def advertised_window(model: str, meta: dict[str, Any]) -> int | None:
+    """The model's advertised context window in tokens, where known: what its server
+    reported at preflight, its trained context (GGUF/HF files), a sim's ``ctx=`` option."""
+    preflight = meta.get("preflight") or {}
+    for value in (preflight.get("context_window"), meta.get("trained_context")):
+        if isinstance(value, int) and value > 0:
+            return value
+    endpoint = preflight.get("endpoint") or {}
+    inner = endpoint.get("meta") if isinstance(endpoint.get("meta"), dict) else {}
+    for value in (inner.get("n_ctx_train"), endpoint.get("n_ctx_train")):
+        if isinstance(value, int) and value > 0:
+            return value
+    if model.startswith("sim:") and "?" in model:
+        from urllib.parse import parse_qsl
+
+        ctx = dict(parse_qsl(model.split("?", 1)[1])).get("ctx")
+        if ctx and ctx.isdigit():
+            return int(ctx)
+    return None
