@@ -46,5 +46,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
                          ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks")):
         register("families", name, "ctxprobe.tasks." + target)
 
+    # report sections (after the page's own, in name order)
+    register("report_sections", "decide", "ctxprobe.decide.html:report_section")
+
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")

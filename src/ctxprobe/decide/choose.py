@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ctxprobe.decide.pricing import Price, input_price
 from ctxprobe.decide.runs import FamilyFacts, RunFacts
 
-__all__ = ["Candidate", "Choice", "choose", "status_at"]
+__all__ = ["Candidate", "Choice", "choose", "price_at", "status_at"]
 
 ORDER = {"yes": 0, "maybe": 1, "untested": 2, "no": 3}
 
@@ -74,7 +74,9 @@ def status_at(facts: FamilyFacts, band: int, unit: str) -> tuple[str, str, int |
     return "maybe", "its interval reaches across the band: more cases would tell", lo, hi
 
 
-def _price(run: RunFacts, band: int, unit: str, table: dict[str, Price]) -> float | None:
+def price_at(run: RunFacts, band: int, unit: str, table: dict[str, Price]) -> float | None:
+    """USD per 1M units of input for a prompt of ``band`` units (its price tier; words and
+    characters through the run's own tokens per word or character)."""
     per = run.tokens_per.get(unit, 0.0) if unit != "entries" else 0.0
     tokens = band if unit == "tokens" else (math.ceil(band * per) if per else None)
     price = input_price(run.model, table, prompt_tokens=tokens)
@@ -99,7 +101,7 @@ def choose(runs: list[RunFacts], families: list[str], uses: list[list[str]], ban
                 found = [(m, run.families[m]) for m in members if m in run.families]
                 if len(found) < len(members):
                     lacking = sorted(set(members) - {m for m, _ in found})
-                    cands.append(Candidate(run.run.run_id, run.model, "untested", _price(run, band, unit, table),
+                    cands.append(Candidate(run.run.run_id, run.model, "untested", price_at(run, band, unit, table),
                                            None, None, f"no {', '.join(lacking)} in this run"))
                     continue
                 results = [status_at(facts, band, unit) for _, facts in found]
@@ -112,7 +114,7 @@ def choose(runs: list[RunFacts], families: list[str], uses: list[list[str]], ban
                 if len(members) > 1:
                     why = f"{found[worst][0]}: {why}"
                 cands.append(Candidate(run.run.run_id, run.model, _use_status([r[0] for r in results]),
-                                       _price(run, band, unit, table), lo, hi, why))
+                                       price_at(run, band, unit, table), lo, hi, why))
             cands.sort(key=lambda c: (ORDER[c.status], c.price is None, c.price or 0.0, -(c.lo or 0), c.model))
             best = cands[0] if cands and cands[0].status == "yes" else None
             meets = "yes" if best else ("maybe" if any(c.status == "maybe" for c in cands) else "no")

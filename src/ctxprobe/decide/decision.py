@@ -15,7 +15,7 @@ from ctxprobe.decide.runs import FamilyFacts, RunFacts, load_run
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import Bar
 
-__all__ = ["Decision", "Limit", "decide"]
+__all__ = ["Decision", "Limit", "decide", "decide_runs"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,8 @@ def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
     weakest = min(facts, key=lo_of)
     iv = weakest.interval
     lo = weakest.value(iv.lo, unit) if iv.lo is not None else None
-    his = [ff.value(ff.interval.hi, unit, high=True) if ff.interval.hi is not None else None for ff in facts]
+    his = [(ff.value(ff.interval.hi, unit, high=ff.interval.hi != ff.interval.lo) if ff.interval.hi is not None
+            else None) for ff in facts]
     hi = None if any(h is None for h in his) else min(h for h in his if h is not None)
     content = {u: weakest.value(iv.lo, u) if iv.lo is not None else None for u in UNITS if u != unit}
     return Limit(run.run.run_id, run.model, name, weakest.family, lo, hi, unit, run.window,
@@ -128,15 +129,22 @@ def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, ba
         raise CtxprobeError("decide needs at least one run id (`ctxprobe runs` lists them)")
     table = price_table(prices)
     runs = [load_run(r, store_path, table, threshold=threshold, bars=bars) for r in run_ids]
+    return decide_runs(runs, table, bands=bands, use=use, unit=unit)
+
+
+def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, bands: list[int] | None = None,
+                use: list[str] | None = None, unit: str = "tokens") -> Decision:
+    """:func:`decide` on runs already read (:func:`ctxprobe.decide.runs.load_run`)."""
+    table = table if table is not None else price_table(None)
     families = sorted({f for r in runs for f in r.families})
     uses = [list(dict.fromkeys(use))] if use else []
     unknown = sorted({f for u in uses for f in u} - set(families))
     if unknown:
         raise CtxprobeError(f"--use names {', '.join(unknown)}, measured in none of the runs "
                             f"(their families: {', '.join(families) or 'none'})")
-    if bands is None:
-        bands = sorted({L for r in runs for f in r.families.values() for L in f.interval.lengths
-                        if f.length_unit == unit}) or [0]
+    if bands is None:  # every tested length, in the unit asked (content: the fewest its cases held)
+        found = {f.value(L, unit) for r in runs for f in r.families.values() for L in f.tested()}
+        bands = sorted(v for v in found if v) or [1]
     bands = sorted(set(bands))
     choices = choose(runs, families, uses, bands, unit, table)
     limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]

@@ -46,7 +46,8 @@ def advertised_window(model: str, meta: dict[str, Any]) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     endpoint = preflight.get("endpoint") or {}
-    inner = endpoint.get("meta") if isinstance(endpoint.get("meta"), dict) else {}
+    raw = endpoint.get("meta")
+    inner: dict[str, Any] = raw if isinstance(raw, dict) else {}
     for value in (inner.get("n_ctx_train"), endpoint.get("n_ctx_train")):
         if isinstance(value, int) and value > 0:
             return value

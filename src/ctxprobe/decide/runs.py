@@ -83,6 +83,8 @@ class RunFacts:
         """(USD, how it is known): billed by the provider where it reported costs, else the
         run's tokens at the price table's list price, else unknown."""
         t = self.totals
+        if not t.responses:
+            return None, "not read"
         if t.billed_responses and t.billed_usd > 0:
             return t.billed_usd, "billed"
         if self.price is None:
@@ -113,3 +115,19 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
     return RunFacts(run, families, totals, price_lookup(run.model, table), advertised_window(run.model, run.meta),
                     is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
                     max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes)
+
+
+def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> RunFacts | None:
+    """A run as the HTML report loaded it (its intervals at its bars), for the report's
+    decide section: lengths in tokens only (the stored prompts are not re-read there)."""
+    from ctxprobe.decide.pricing import price_table
+
+    intervals: dict[str, EffectiveLength] | None = getattr(report, "intervals", None)
+    if not intervals:
+        return None
+    run: RunRecord = report.run
+    table = table if table is not None else price_table(None)
+    families = {f: FamilyFacts(f, iv.threshold, iv, {}, iv.unit) for f, iv in sorted(intervals.items())
+                if "@" not in f}
+    return RunFacts(run, families, RunTotals(), price_lookup(run.model, table),
+                    advertised_window(run.model, run.meta), is_adaptive(run.meta))

@@ -220,7 +220,8 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
         return say(confidence + f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
                    "may be longer — extend the sweep before planning prompts beyond it.", verdict)
     nxt = next(s for s in stats if s.length > lo)
-    after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
+    after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f}"
+             + ("" if prof.verdicts else f" {fmt_interval(nxt.lo, nxt.hi)}")
              if nxt.n and not nxt.outcomes.get(Outcome.INPUT_TRUNCATED) else effective_length_note(prof) or "")
     return say(confidence + f"; {after}. Products that rely on {ability} should keep the whole prompt "
                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
@@ -311,7 +312,7 @@ def _profile(views: list[RunView]) -> dict[str, Any]:
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
             # a book's recall has one interval, in the phone-book section; not a second one here
             accuracy = (td("recall: see Phone book") if unit == "entries" else
-                        score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
+                        score_cell(last.mean, None if prof.verdicts else last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
             rows.append([td(fam), td(v.label), Cell(text, cls="num", bold=colour), td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else
