@@ -74,6 +74,8 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (ruler = 0.856; nolima = 85%% of "
+                                  "the family's score at its shortest length; relative:F)")
     p.add_argument("--rpm", type=float, help="requests per minute limit")
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
     p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
+    p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.set_defaults(func=cmd_report)

@@ -39,6 +39,7 @@ from ctxprobe.report.html_sections import (
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.spec.threshold import Bar
 from ctxprobe.core.outcome import Outcome
 
 #: The ability each family measures, in the words the summary uses.
@@ -104,13 +105,14 @@ def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDe
 
 def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: str | Path, *,
                       threshold: float | None = None, png_dir: str | Path | None = None,
-                      failures: int = 20, scorer: str = "strict") -> Path:
-    """Load runs from a store and write their report: what ``ctxprobe report --html`` calls."""
+                      failures: int = 20, scorer: str = "strict", bars: Mapping[str, Bar] | None = None) -> Path:
+    """Load runs from a store and write their report: what ``ctxprobe report --html`` calls
+    (``bars``: per-family bars over the runs' own)."""
     from ctxprobe.report.rundetails import collect_details
     from ctxprobe.store import iter_export
 
     from ctxprobe.report.load import load_report
-    reports = [load_report(rid, store_path, threshold, scorer) for rid in run_ids]
+    reports = [load_report(rid, store_path, threshold, scorer, dict(bars) if bars else None) for rid in run_ids]
     seen = [r.run.run_id for r in reports]
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
