@@ -24,8 +24,9 @@ def true_effective_length(model: str) -> int:
     return max((L for L in LENGTHS if L <= cliff), default=0)
 
 
-def true_choice(band: int) -> str | None:
-    able = [m for m in PRICED if true_effective_length(m) >= band]
+def true_choice(start: int, band: int) -> str | None:
+    """The band (start, band]: the cheapest model right at every length inside it."""
+    able = [m for m in PRICED if true_effective_length(m) >= max(L for L in LENGTHS if start < L <= band)]
     return min(able, key=PRICED.__getitem__) if able else None
 
 
@@ -40,8 +41,8 @@ def test_cheapest_model_that_meets_the_bar_per_band(priced_sims, capsys) -> None
     out = _decide_json(capsys, *ids.values(), "--store", str(store), "--prices", str(prices),
                        "--bands", "2k,4k,8k")
     got = {(c["family"], c["band"]): (c["choice"], c["meets"]) for c in out["choices"]}
-    for band in LENGTHS:
-        assert got[("niah", band)] == (true_choice(band), "yes")
+    for start, band in zip([0, *LENGTHS], LENGTHS):
+        assert got[("niah", band)] == (true_choice(start, band), "yes")
     # the shape of the recommendation: $1 up to 2K, $2 up to 4K, $10 up to 8K
     assert [got[("niah", b)][0] for b in LENGTHS] == [
         "sim:decay?cliff=3000&width=1", "sim:decay?cliff=6000&width=1", "sim:perfect"]
@@ -79,7 +80,7 @@ def test_between_a_cleared_and_a_failed_length_is_maybe(priced_sims, capsys) -> 
     out = _decide_json(capsys, ids["sim:decay?cliff=3000&width=1"], "--store", str(store), "--prices",
                        str(prices), "--bands", "2048,2049,4095,4096")
     meets = [c["candidates"][0]["meets"] for c in out["choices"]]
-    # clears 2,048 with 95% confidence, fails 4,096: 2,049..4,095 were never tested
+    # clears 2,048 with 95% confidence, fails 4,096: (2,048, 4,095] is covered by no length it clears
     assert meets == ["yes", "maybe", "maybe", "no"]
 
 
@@ -90,7 +91,7 @@ def test_text_output_names_choices_and_limits(priced_sims, capsys) -> None:
                  "--use", "niah"]) == 0
     text = capsys.readouterr().out
     assert "niah up to 2K tokens: B sim:decay?cliff=3000&width=1 at $1.00" in text
-    assert "niah up to 8K tokens: A sim:perfect at $10.00" in text
-    assert "niah up to 16K tokens: none tested meets it\n   untested: A (longer than every length" in text
+    assert "niah 2K-8K tokens: A sim:perfect at $10.00" in text
+    assert "niah 8K-16K tokens: untested: no run was tested that long" in text
     assert "prompt limit 8,192 tokens" in text
     assert all(len(line) <= 80 for line in text.splitlines())

@@ -58,4 +58,5 @@ def test_a_band_in_words_goes_to_the_model_that_reads_more_text(dense_sparse, ca
     (choice,) = json.loads(capsys.readouterr().out)["choices"]
     assert choice["band"] == 1200 and choice["unit"] == "words"
     assert choice["choice"] == SIMS[1][0]
-    assert {c["model"]: c["meets"] for c in choice["candidates"]}[SIMS[0][0]] != "yes"
+    # A cleared 2K of its tokens (~700 words) and failed 4K (~1,400): 1,200 words are not shown
+    assert {c["model"]: c["meets"] for c in choice["candidates"]}[SIMS[0][0]] == "maybe"

@@ -67,9 +67,10 @@ class Decision:
             "unit": self.unit, "bands": self.bands, "choices": [c.to_dict() for c in self.choices],
             "runs": [_run_dict(r, self.table) for r in self.runs],
             "limits": [lim.to_dict() for lim in self.limits], "caveats": self.caveats,
-            "rule": "choice: the cheapest run whose effective-length interval's lower end reaches the band "
-                    "(95% confidence; adaptive runs: the walk's always-valid verdict); maybe: the interval "
-                    "straddles the band; untested: the band is longer than the run's tested lengths",
+            "rule": "bands are ranges (the previous band's end, this band's end]; choice: the cheapest run whose "
+                    "every tested length in the band clears the bar (95% confidence: exact bounds, or the adaptive "
+                    "walk's always-valid tests); no: a length in the band confidently fails; untested: the band "
+                    "reaches past the run's tested lengths or holds none of them; maybe: otherwise",
         }
 
     def lines(self) -> list[str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.decide.decision import Decision
-from ctxprobe.decide.render import fmt_amount
+from ctxprobe.decide.render import band_text
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.html_parts import Figure, ReportSection, Table, figure, plotted, render
 
@@ -26,7 +26,7 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
     from ctxprobe.decide.plot import pareto_png
 
     choices = Table(["need", "band", "choice", "price / 1M", "maybe", "untested", "fails"], [
-        [c.family, fmt_amount(c.band, c.unit),
+        [c.family, band_text(c.start, c.band, c.unit),
          c.choice.model if c.choice else ("none tested meets it" if c.meets == "no" else "none shown to meet it"),
          _usd(c.choice.price) if c.choice else "—",
          ", ".join(x.model for x in c.candidates if x.status == "maybe") or "—",

@@ -9,13 +9,21 @@ from ctxprobe.report.format import fmt_tokens
 if TYPE_CHECKING:
     from ctxprobe.decide.decision import Decision
 
-__all__ = ["decision_lines", "fmt_amount"]
+__all__ = ["band_text", "decision_lines", "fmt_amount"]
 
 
 def fmt_amount(value: int | None, unit: str) -> str:
     if value is None:
         return "—"
     return f"{fmt_tokens(value)} tokens" if unit == "tokens" else f"{value:,} {unit}"
+
+
+def band_text(start: int, band: int, unit: str) -> str:
+    """"up to 2K tokens" for the first band, "2K-4K tokens" (above 2K, up to 4K) after it."""
+    if not start:
+        return f"up to {fmt_amount(band, unit)}"
+    low = fmt_amount(start, unit).rsplit(" ", 1)[0]
+    return f"{low}-{fmt_amount(band, unit)}"
 
 
 def _usd(x: float | None) -> str:
@@ -43,9 +51,10 @@ def decision_lines(d: Decision) -> list[str]:
                          f"{entries:,} entries" if entries else ""]
                 out.append(f"     reliable length as content: {', '.join(p for p in parts if p)}")
     out.append("")
-    out.append("choices (95% confidence; per 1M " + ("tokens" if d.unit == "tokens" else d.unit) + " of input):")
+    out.append("choices per band (above the previous band's end, up to its own; 95% confidence;")
+    out.append(f"  input price per 1M {d.unit}):")
     for c in d.choices:
-        head = f"{c.family} up to {fmt_amount(c.band, d.unit)}: "
+        head = f"{c.family} {band_text(c.start, c.band, d.unit)}: "
         if c.choice is not None:
             out.append(head + f"{letters[c.choice.run_id]} {c.choice.model} at {_usd(c.choice.price)}")
         elif c.candidates and all(x.status == "untested" for x in c.candidates):

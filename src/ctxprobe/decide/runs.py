@@ -49,6 +49,23 @@ class FamilyFacts:
             return None
         return nxt if iv.upper_bounds.get(nxt, 1.0) < iv.threshold else None
 
+    def verdict(self, length: int) -> str:
+        """One length on its own: "pass" / "fail" (with the interval's confidence: pass at
+        alpha/2, fail at alpha/(2K), as both the exact bounds and the walk's tests use),
+        "open", or "untested" (an adaptive walk never sent it)."""
+        iv = self.interval
+        if length in iv.untested:
+            return "untested"
+        if length in iv.truncated or length in iv.not_measured:
+            return "open"
+        if iv.states:
+            return iv.states.get(length, "open")
+        if iv.lower_bounds.get(length, 0.0) >= iv.threshold - 1e-12:
+            return "pass"
+        if iv.upper_bounds.get(length, 1.0) < iv.threshold - 1e-12:
+            return "fail"
+        return "open"
+
     def tested(self) -> list[int]:
         """Lengths with scored cases (an adaptive walk's unsent ones are not)."""
         iv = self.interval

@@ -1,0 +1,160 @@
+"""An adaptive decision: send cases model by model and band by band, only while they can
+still change a choice (``ctxprobe decide --run MODEL... --bands ... --adaptive``).
+
+The bands are the lengths. Models go in price order (cheapest first, at each band's
+price); each has its own run (the spec with its model, the bands as lengths) and its own
+adaptive walk (:mod:`ctxprobe.sweep.adaptive`: the same always-valid tests, the same
+levels for K = the number of bands, recorded on the run like ``run --adaptive``), but the
+walk is only let as far as a *ceiling*:
+
+* band by band, ascending: the current model's walk goes on until the band is decided for
+  it -- every length up to the band passes (it is the band's choice: no dearer model gets
+  a case for this band), or a length up to the band fails (it gets nothing longer, ever:
+  the next model in price order takes the band up), or its budget is spent (the band is
+  "maybe" for it, and the next model is tried);
+* a model already chosen for a band goes on to the next band first, before any dearer one.
+
+Every run is then read back by :func:`ctxprobe.decide.decide` (the walk's verdicts, a
+length it never sent untested), so the choices are the ones its 95% statements support. A
+model never sent anything is named in the decision's caveats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ctxprobe.analysis.bootstrap import ThresholdRule
+from ctxprobe.analysis.sequential import levels
+from ctxprobe.decide import Decision, decide
+from ctxprobe.decide.pricing import input_price, price_table
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec import Spec, make_spec
+from ctxprobe.sweep.adaptive import (AdaptivePlan, AdaptiveResult, Settings, _affordable, _evaluate, _grow, _record,
+                                     _StoreSource, coarse_depths, default_budget)
+from ctxprobe.sweep.run import run_id_for
+
+__all__ = ["AdaptiveDecision", "adaptive_decision"]
+
+
+@dataclass
+class AdaptiveDecision:
+    decision: Decision
+    tokens: dict[str, int] = field(default_factory=dict)  # model -> prompt tokens sent
+    runs: dict[str, str] = field(default_factory=dict)  # model -> run id (models that were sent cases)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.tokens.values())
+
+
+class _Walk:
+    """One model's walk, let as far as a ceiling at a time."""
+
+    def __init__(self, spec: Spec, store: Path, settings: Settings, rule: ThresholdRule, budget: int,
+                 console: Console | None) -> None:
+        self.spec, self.settings, self.rule, self.budget = spec, settings, rule, budget
+        self.plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, 3),
+                                 settings.coarse_reps)
+        self.run_id = run_id_for(spec)
+        self.source = _StoreSource(spec, store, self.run_id, False, console)
+        self.pass_level, self.fail_level = levels(settings.alpha, len(spec.lengths), 0)
+        self.started = False
+        self.out_of_budget = False
+
+    def state_up_to(self, band: int) -> str:
+        """"pass" (every length up to ``band`` passed), "fail" (one up to it failed), "open"."""
+        decisions, _, _ = _evaluate(self.plan, self.source.rows(), self.rule, self.pass_level, self.fail_level)
+        (d,) = decisions
+        for s in d.lengths:
+            if s.length > band:
+                break
+            if s.state == "fail":
+                return "fail"
+            if s.state != "pass":
+                return "open"
+        return "pass"
+
+    def advance(self, band: int) -> str:
+        """Walk until ``band`` is decided for this model (or the budget is spent): its state."""
+        self.started = True
+        for _ in range(self.settings.max_rounds):
+            todo, trimmed = _affordable(self.plan, self.source, self.budget)
+            if todo:
+                self.source.send(todo)
+            state = self.state_up_to(band)
+            if state != "open":
+                return state
+            if trimmed:
+                self.out_of_budget = True
+                return "open"
+            decisions, reps_by, frontier = _evaluate(self.plan, self.source.rows(), self.rule, self.pass_level,
+                                                     self.fail_level)
+            if not _grow(self.plan, decisions, reps_by, frontier, self.settings, self.pass_level, self.fail_level):
+                return "open"
+        return "open"
+
+    def record(self, store: Path, confidence: float) -> int:
+        """Note the walk on its run (as ``run --adaptive`` does); the prompt tokens it sent."""
+        rows = [r for r in self.source.rows() if self.plan.contains(r)]
+        decisions, _, _ = _evaluate(self.plan, self.source.rows(), self.rule, self.pass_level, self.fail_level)
+        result = AdaptiveResult(self.run_id, store, all(d.decided for d in decisions), "decision", 0, len(rows),
+                                sum(r.token_count for r in rows), self.budget, confidence, self.plan.depths,
+                                decisions, len(self.spec.lengths))
+        _record(result, self.plan)
+        return result.tokens_spent
+
+
+def adaptive_decision(models: list[str], bands: list[int], store_path: str | Path = "ctxprobe.sqlite", *,
+                      spec: Mapping[str, Any] | None = None, prices: str | Path | None = None,
+                      confidence: float = 0.95, token_budget: int | None = None,
+                      console: Console | None = None) -> AdaptiveDecision:
+    """See the module doc. ``spec``: the sweep's other keys (one family; depths, seed...);
+    ``token_budget``: per model (default: its 5-depth x 20-rep grid's tokens)."""
+    if not models:
+        raise CtxprobeError("decide --adaptive needs at least one --run MODEL")
+    if not bands:
+        raise CtxprobeError("decide --adaptive needs --bands: the lengths to decide at")
+    store = Path(store_path)
+    base = dict(spec or {})
+    specs = {m: make_spec({**base, "model": m, "lengths": sorted(set(bands))}) for m in models}
+    families = {f for s in specs.values() for f in s.families}
+    if len(families) != 1:
+        raise CtxprobeError(f"decide --adaptive decides one family at a time (got {', '.join(sorted(families))})")
+    (family,) = families
+    table = price_table(prices)
+    settings = Settings(confidence=confidence)
+    walks: dict[str, _Walk] = {}
+
+    def walk(model: str) -> _Walk:
+        if model not in walks:
+            s = specs[model]
+            bar = s.bars.get(family)
+            rule = ThresholdRule.from_bar(bar) if bar is not None else ThresholdRule("absolute", s.threshold)
+            walks[model] = _Walk(s, store, settings, rule,
+                                 token_budget if token_budget is not None else default_budget(s), console)
+        return walks[model]
+
+    out_of_race: set[str] = set()  # models that confidently failed a band: nothing longer
+    for band in sorted(set(bands)):
+        def price(m: str, band: int = band) -> tuple[bool, float, str]:
+            p = input_price(m, table, prompt_tokens=band)
+            return p is None, p or 0.0, m
+
+        for model in sorted((m for m in models if m not in out_of_race), key=price):
+            state = walk(model).advance(band)
+            if state == "pass":
+                break  # the band's choice: no dearer model gets a case for it
+            if state == "fail":
+                out_of_race.add(model)
+    tokens = {m: w.record(store, confidence) for m, w in walks.items() if w.started}
+    run_ids = {m: walks[m].run_id for m in tokens}
+    decision = decide([run_ids[m] for m in models if m in run_ids], store, bands=sorted(set(bands)), prices=prices)
+    never = [m for m in models if m not in run_ids]
+    if never:
+        decision.caveats.append(f"never sent a case: {', '.join(never)} (a cheaper model met every band first)")
+    return AdaptiveDecision(decision, tokens, run_ids)
