@@ -1,22 +1,22 @@
 """An adaptive decision: send cases model by model and band by band, only while they can
 still change a choice (``ctxprobe decide --run MODEL... --bands ... --adaptive``).
 
-The bands are the lengths. Models go in price order (cheapest first, at each band's
-price); each has its own run (the spec with its model, the bands as lengths) and its own
-adaptive walk (:mod:`ctxprobe.sweep.adaptive`: the same always-valid tests, the same
-levels for K = the number of bands, recorded on the run like ``run --adaptive``), but the
-walk is only let as far as a *ceiling*:
+The bands are the lengths, and a band (the previous end, this end] is decided at its own
+end (:mod:`ctxprobe.decide.choose`). Each model has its own run (the spec with its model,
+the bands as lengths), recorded like ``run --adaptive`` so ``report`` and ``decide`` read
+it by the walk's always-valid tests (the same levels, K = the number of bands). Band by
+band, ascending, the models still in the race are tried in price order (cheapest first,
+at the band's price):
 
-* band by band, ascending: the current model's walk goes on until the band is decided for
-  it -- every length up to the band passes (it is the band's choice: no dearer model gets
-  a case for this band), or a length up to the band fails (it gets nothing longer, ever:
-  the next model in price order takes the band up), or its budget is spent (the band is
-  "maybe" for it, and the next model is tried);
-* a model already chosen for a band goes on to the next band first, before any dearer one.
+* the model gets repetitions at the band's length, as the walk grows its frontier, until
+  the length passes (it is the band's choice: no dearer model gets a case there), fails
+  (it gets nothing longer, ever: it is out of the race), or its budget is spent (the band
+  is "maybe" for it, and the next model is tried);
+* a length below the band is never sent for it: a band's need starts where the previous
+  one ends.
 
-Every run is then read back by :func:`ctxprobe.decide.decide` (the walk's verdicts, a
-length it never sent untested), so the choices are the ones its 95% statements support. A
-model never sent anything is named in the decision's caveats.
+The runs are then read back by :func:`ctxprobe.decide.decide`, so the choices are what
+their 95% statements support; a model never sent anything is named in the caveats.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from typing import Any
 from rich.console import Console
 
 from ctxprobe.analysis.bootstrap import ThresholdRule
-from ctxprobe.analysis.sequential import levels
+from ctxprobe.analysis.sequential import levels, next_reps
 from ctxprobe.decide import Decision, decide
 from ctxprobe.decide.pricing import input_price, price_table
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec, make_spec
-from ctxprobe.sweep.adaptive import (AdaptivePlan, AdaptiveResult, Settings, _affordable, _evaluate, _grow, _record,
-                                     _StoreSource, coarse_depths, default_budget)
+from ctxprobe.sweep.adaptive import (AdaptivePlan, AdaptiveResult, Settings, _affordable, _evaluate, _record,
+                                     _rep_means, _StoreSource, coarse_depths, default_budget)
 from ctxprobe.sweep.run import run_id_for
 
 __all__ = ["AdaptiveDecision", "adaptive_decision"]
@@ -64,39 +64,42 @@ class _Walk:
         self.source = _StoreSource(spec, store, self.run_id, False, console)
         self.pass_level, self.fail_level = levels(settings.alpha, len(spec.lengths), 0)
         self.started = False
-        self.out_of_budget = False
+        family = next(iter(self.plan.reps))
+        self.plan.reps[family] = dict.fromkeys(self.plan.reps[family], 0)  # only the bands tried get cases
 
-    def state_up_to(self, band: int) -> str:
-        """"pass" (every length up to ``band`` passed), "fail" (one up to it failed), "open"."""
-        decisions, _, _ = _evaluate(self.plan, self.source.rows(), self.rule, self.pass_level, self.fail_level)
+    def _state(self, length: int) -> tuple[str, list[float]]:
+        rows = self.source.rows()
+        decisions, _, _ = _evaluate(self.plan, rows, self.rule, self.pass_level, self.fail_level)
         (d,) = decisions
-        for s in d.lengths:
-            if s.length > band:
-                break
-            if s.state == "fail":
-                return "fail"
-            if s.state != "pass":
-                return "open"
-        return "pass"
+        state = next(s.state for s in d.lengths if s.length == length)
+        return state, _rep_means(self.plan, rows, d.family)[length]
 
-    def advance(self, band: int) -> str:
-        """Walk until ``band`` is decided for this model (or the budget is spent): its state."""
+    def test(self, length: int) -> str:
+        """Repetitions at ``length`` until it passes or fails (or the budget is spent): its state."""
         self.started = True
+        family = next(iter(self.plan.reps))
         for _ in range(self.settings.max_rounds):
+            have = self.plan.reps[family][length]
+            state, means = self._state(length)
+            if state in ("pass", "fail"):
+                return state
+            target = next_reps(means, have, len(self.plan.depths), self._threshold(), self.pass_level,
+                               self.fail_level, first=self.settings.coarse_reps, cap=self.settings.max_reps,
+                               growth=self.settings.growth)
+            if target <= have and have:
+                return "open"  # at the cap
+            self.plan.reps[family][length] = max(target, have)
             todo, trimmed = _affordable(self.plan, self.source, self.budget)
             if todo:
                 self.source.send(todo)
-            state = self.state_up_to(band)
-            if state != "open":
-                return state
             if trimmed:
-                self.out_of_budget = True
-                return "open"
-            decisions, reps_by, frontier = _evaluate(self.plan, self.source.rows(), self.rule, self.pass_level,
-                                                     self.fail_level)
-            if not _grow(self.plan, decisions, reps_by, frontier, self.settings, self.pass_level, self.fail_level):
-                return "open"
+                return self._state(length)[0]
         return "open"
+
+    def _threshold(self) -> float:
+        rows = self.source.rows()
+        decisions, _, _ = _evaluate(self.plan, rows, self.rule, self.pass_level, self.fail_level)
+        return decisions[0].threshold or 0.0
 
     def record(self, store: Path, confidence: float) -> int:
         """Note the walk on its run (as ``run --adaptive`` does); the prompt tokens it sent."""
@@ -146,7 +149,7 @@ def adaptive_decision(models: list[str], bands: list[int], store_path: str | Pat
             return p is None, p or 0.0, m
 
         for model in sorted((m for m in models if m not in out_of_race), key=price):
-            state = walk(model).advance(band)
+            state = walk(model).test(band)
             if state == "pass":
                 break  # the band's choice: no dearer model gets a case for it
             if state == "fail":
