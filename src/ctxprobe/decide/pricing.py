@@ -3,8 +3,10 @@
 :func:`price_lookup` is the one place a model's price is found: a price file may price any
 model, local and simulated ones included (a decision rehearsed on sims, or on a user's own
 servers at their cost per 1M tokens), so the table is read before any free default; a key
-with the model's ``?k=v`` options is matched before the bare name, so two sims of one kind
-can have two prices. :func:`advertised_window` is the one place a model's window is found.
+with the model's ``?k=v`` options is matched before the bare name (two sims of one kind
+can have two prices), and a served model's name before its ``@URL``
+(``openai-compat:my-model-awq`` prices ``vllm/my-model-awq`` on any server).
+:func:`advertised_window` is the one place a model's window is found.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def price_lookup(model: str, table: dict[str, Price], *, prompt_tokens: int | No
     """The price of ``model`` for a prompt of ``prompt_tokens`` (its long-context tier where
     the table has one), or None when unknown. The table first: a user's file may price a
     model that is free by default."""
-    for key in (model, model.split("?", 1)[0]):
+    bare = model.split("?", 1)[0]
+    for key in (model, bare, bare.split("@", 1)[0]):  # exact, without options, without the server's URL
         if key in table:
             return table[key]
     return price_for(model, table)

@@ -64,8 +64,10 @@ def decision_lines(d: Decision) -> list[str]:
         by = {s: [x for x in c.candidates if x.status == s and x is not c.choice] for s in ("yes", "maybe", "untested")}
         for status, cands in by.items():
             if cands:
-                label = "also meets it (dearer)" if status == "yes" else status
-                out.append(f"   {label}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands))
+                if status == "yes":
+                    out.append("   also meets it, dearer: " + ", ".join(letters[x.run_id] for x in cands))
+                else:
+                    out.append(f"   {status}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands))
         fails = [letters[x.run_id] for x in c.candidates if x.status == "no"]
         if fails:
             out.append(f"   fails it: {', '.join(fails)}")
