@@ -97,6 +97,8 @@ def status_at(facts: FamilyFacts, start: int, band: int, unit: str) -> tuple[str
 def price_at(run: RunFacts, band: int, unit: str, table: dict[str, Price]) -> float | None:
     """USD per 1M units of input for a prompt of ``band`` units (its price tier; words and
     characters through the run's own tokens per word or character)."""
+    if run.price is None:
+        return None  # no price known for the run's model
     per = run.tokens_per.get(unit, 0.0) if unit != "entries" else 0.0
     tokens = band if unit == "tokens" else (math.ceil(band * per) if per else None)
     price = input_price(run.model, table, prompt_tokens=tokens)
