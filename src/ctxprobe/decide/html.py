@@ -72,16 +72,17 @@ def write_decision_html(d: Decision, path: str | Path) -> Path:
 
 
 def report_section(views: Sequence[Any]) -> ReportSection | None:
-    """The report page's decide section: its runs compared at their stored bars and the
-    price table (the user's file, else the built-ins), bands = every tested length."""
+    """The report page's decide section: its runs (two or more) compared at their stored
+    bars and the price table (the user's file, else the built-ins), bands = every tested
+    length; families sized in tokens only (a phone book in entries has its own section)."""
     from ctxprobe.decide.decision import decide_runs
     from ctxprobe.decide.runs import facts_from_report
 
     from ctxprobe.decide.pricing import price_table
 
     table = price_table(None)
-    runs = [f for v in views if (f := facts_from_report(v.report, table)) is not None]
-    if not runs:
-        return None
+    runs = [f for v in views if (f := facts_from_report(v.report, table)) is not None and f.families]
+    if len(runs) < 2:
+        return None  # a decision compares models: one run has nothing to choose between
     with tempfile.TemporaryDirectory() as tmp:
         return decision_section(decide_runs(runs, table), Path(tmp))

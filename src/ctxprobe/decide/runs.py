@@ -145,6 +145,6 @@ def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> Run
     run: RunRecord = report.run
     table = table if table is not None else price_table(None)
     families = {f: FamilyFacts(f, iv.threshold, iv, {}, iv.unit) for f, iv in sorted(intervals.items())
-                if "@" not in f}
+                if "@" not in f and iv.unit == "tokens"}
     return RunFacts(run, families, RunTotals(), price_lookup(run.model, table),
                     advertised_window(run.model, run.meta), is_adaptive(run.meta))
