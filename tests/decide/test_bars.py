@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from conftest import run_sim
+from decide_sims import run_sim
 from ctxprobe.analysis.bars import family_bar
 from ctxprobe.analysis.bootstrap import ThresholdRule
 from ctxprobe.cli import main

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import PRICED
+from decide_sims import PRICED
 from ctxprobe.cli import main
 from ctxprobe.store import Store
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import PRICED
+from decide_sims import PRICED
 from ctxprobe.cli import main
 
 LENGTHS = [2048, 4096, 8192]

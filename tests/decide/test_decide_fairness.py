@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import run_sim
+from decide_sims import run_sim
 from ctxprobe.cli import main
 from ctxprobe.decide.choose import choose
 from ctxprobe.decide.fairness import caveats as caveats_of

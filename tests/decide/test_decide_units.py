@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_sim
+from decide_sims import run_sim
 from ctxprobe.cli import main
 
 # (model, tokenizer, characters per token): models/sim.py: sim:decay reads correctly up to
