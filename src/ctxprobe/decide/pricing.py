@@ -31,8 +31,8 @@ def price_lookup(model: str, table: dict[str, Price], *, prompt_tokens: int | No
     bare = model.split("?", 1)[0]
     for key in (model, bare, bare.split("@", 1)[0]):  # exact, without options, without the server's URL
         if key in table:
-            return table[key]
-    return price_for(model, table)
+            return table[key]  # a tiered table: price_for(key, table, prompt_tokens=prompt_tokens)
+    return price_for(model, table)  # a tiered table: price_for(model, table, prompt_tokens=prompt_tokens)
 
 
 def input_price(model: str, table: dict[str, Price], *, prompt_tokens: int | None = None) -> float | None:
