@@ -223,6 +223,7 @@ LAYERS: list[set[str]] = [
     {"grading"},  # scoring at run time: the judge, and scoring each response into the store
     {"analysis"},
     {"report"},
+    {"decide"},
     {"sweep"},
     {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
     {"inspect"},  # the inspect_ai tasks (the `inspect` extra)

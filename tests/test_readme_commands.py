@@ -75,7 +75,7 @@ def test_readme_has_the_commands_we_expect() -> None:
     commands = readme_commands()
     verbs = {c.split()[1] for c in commands}
     assert verbs >= {"run", "plan", "runs", "report", "export", "failures", "compare", "check", "phonebook",
-                     "serve-sim", "serve-local"}
+                     "serve-sim", "serve-local", "decide"}
     assert len(commands) >= 20
 
 
@@ -84,7 +84,7 @@ def _names(tmp: Path) -> dict[str, str]:
             "spec.yaml": str(tmp / "spec.yaml"), "pack.jsonl": str(tmp / "pack.jsonl"), "FILE": str(tmp / "out.file"),
             "cases.jsonl": str(tmp / "cases.jsonl"), "out.html": str(tmp / "out.html"),
             "vllm/NAME": "vllm/sim", "http://127.0.0.1:8000/v1": "SIMURL", "N": "1200",
-            "DIR": str(tmp / "ruler-export")}
+            "DIR": str(tmp / "ruler-export"), "prices.yaml": str(tmp / "prices.yaml")}
 
 
 def test_every_readme_command_parses(tmp_path: Path) -> None:
@@ -110,6 +110,8 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
     (tmp_path / "spec.yaml").write_text(_spec_yaml(), encoding="utf-8")
+    (tmp_path / "prices.yaml").write_text('"sim:perfect": {input: 10, output: 10}\n'
+                                          '"sim:blind-middle": {input: 1, output: 1}\n', encoding="utf-8")
     base = ["--store", str(tmp_path / "ctxprobe.sqlite"), "--lengths", "512,1k", "--reps", "1", "--no-plots",
             "--no-progress"]
     assert main(["run", "--model", "sim:perfect", *base]) == 0

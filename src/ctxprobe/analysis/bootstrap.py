@@ -24,7 +24,7 @@ from typing import Literal, TypeVar
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.threshold import check_threshold
+from ctxprobe.spec.threshold import NAMED_BARS, Bar, check_bar, check_threshold
 
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85
@@ -57,8 +57,19 @@ class ThresholdRule:
         return cls("relative", fraction)
 
     @classmethod
+    def from_bar(cls, bar: Bar) -> ThresholdRule:
+        """A spec's per-family bar (:func:`ctxprobe.spec.threshold.check_bar`) as a rule."""
+        bar = check_bar(bar)
+        if isinstance(bar, str):
+            return cls("relative", float(bar.partition(":")[2]))
+        return cls("absolute", bar)
+
+    @classmethod
     def parse(cls, text: str) -> ThresholdRule:
-        """CLI form: ``0.856`` (absolute), ``relative`` or ``relative:0.85``."""
+        """CLI form: ``0.856`` (absolute), ``relative`` or ``relative:0.85``; by name ``ruler``
+        (0.856) or ``nolima`` (relative:0.85)."""
+        if text.strip().lower() in NAMED_BARS:
+            return cls.from_bar(text)
         kind, _, raw = text.strip().partition(":")
         if kind in ("relative", "rel"):
             value = raw or str(DEFAULT_RELATIVE_FRACTION)

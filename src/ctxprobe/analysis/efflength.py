@@ -175,6 +175,12 @@ class EffectiveLength:
     lower_bounds: dict[int, float] = field(default_factory=dict)
     upper_bounds: dict[int, float] = field(default_factory=dict)
     unit: str = "tokens"  # "entries" for phone books sized in entries
+    #: Lengths of the grid no case was sent to (an adaptive walk stopped below them): untested.
+    untested: tuple[int, ...] = ()
+    #: How the interval was computed (None: the fixed-grid exact bounds of this module).
+    method: str | None = None
+    #: Adaptive runs: the walk's verdict per length ("pass", "fail", "open", "untested").
+    states: dict[int, str] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -202,6 +208,8 @@ class EffectiveLength:
         else:
             text = (f"effective length at least {self.label(self.lo)}, at most {self.label(self.hi)} "
                     f"({pct} confidence; observed {self.label(self.point)})")
+        if self.untested:
+            text += f"; untested at {', '.join(self.label(x) for x in self.untested)} (never sent)"
         if self.truncated:
             text += f"; not measured at {', '.join(self.label(x) for x in self.truncated)}: prompts truncated by the server"
         return text
@@ -213,8 +221,10 @@ class EffectiveLength:
         return {
             "point": self.point, "lo": self.lo, "hi": self.hi, "confidence": self.confidence,
             "reliable_up_to": self.reliable_up_to, "line": self.line(), "threshold": self.threshold,
-            "method": "exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
-                      "alpha/(2 x lengths); coverage >= confidence at any accuracy",
+            "method": self.method or ("exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
+                                      "alpha/(2 x lengths); coverage >= confidence at any accuracy"),
+            "untested": list(self.untested),
+            **({"states": {str(k): v for k, v in self.states.items()}} if self.states else {}),
             "p_clear": {str(k): v for k, v in self.p_clear.items()},
             "p_clear_method": "posterior P(pooled accuracy >= bar), Jeffreys Beta(1/2, 1/2) prior per cell",
             "not_measured": list(self.not_measured), "truncated": list(self.truncated),
@@ -257,14 +267,16 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
 
 def effective_lengths(rows: Iterable[ResultRow], *, threshold: float = DEFAULT_THRESHOLD,
                       confidence: float = 0.95, draws: int = DEFAULT_DRAWS, seed: int = 0,
-                      units: dict[str, str] | None = None) -> list[EffectiveLength]:
+                      units: dict[str, str] | None = None,
+                      thresholds: dict[str, float] | None = None) -> list[EffectiveLength]:
     """Per family (sorted): the effective length with its guaranteed-coverage interval.
-    ``units`` names a family's length unit when it is not tokens (phone books: entries)."""
+    ``units`` names a family's length unit when it is not tokens (phone books: entries);
+    ``thresholds`` a family's own bar (default ``threshold``)."""
     if not 0.0 < confidence < 1.0:
         raise CtxprobeError(f"confidence must be between 0 and 1, got {confidence:g}")
     if draws < 1:
         raise CtxprobeError(f"draws must be >= 1, got {draws}")
-    units = units or {}
-    return [effective_length_family(f, ev, threshold=threshold, confidence=confidence, draws=draws, seed=seed,
+    units, thresholds = units or {}, thresholds or {}
+    return [effective_length_family(f, ev, threshold=thresholds.get(f, threshold), confidence=confidence, draws=draws, seed=seed,
                                     unit=units.get(f, "tokens"))
             for f, ev in sorted(evidence_by_family(rows).items())]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ctxprobe.core.rows import ResultRow
@@ -72,6 +72,9 @@ class Profile:
     effective_length: int | None
     lengths: list[LengthStat]
     cells: list[CellStat]
+    #: Adaptively collected runs only: the walk's verdict per length ("pass", "fail", "open",
+    #: "untested"); fixed-n intervals do not apply to such cells and are not shown.
+    verdicts: dict[int, str] | None = None
 
     @property
     def depths(self) -> list[float]:
@@ -189,20 +192,23 @@ def effective_length(
 
 
 def profile(
-    rows: Iterable[ResultRow], threshold: float = DEFAULT_THRESHOLD
+    rows: Iterable[ResultRow], threshold: float = DEFAULT_THRESHOLD,
+    thresholds: Mapping[str, float] | None = None,
 ) -> list[Profile]:
-    """One :class:`Profile` per family, sorted by family name."""
+    """One :class:`Profile` per family, sorted by family name (``thresholds``: a family's
+    own bar, else ``threshold``)."""
     rows = list(rows)
     cells = cell_stats(rows)
     lengths = length_stats(rows)
     out: list[Profile] = []
     for family in sorted({r.family for r in rows}):
         fam_lengths = [s for s in lengths if s.family == family]
+        bar = (thresholds or {}).get(family, threshold)
         out.append(
             Profile(
                 family=family,
-                threshold=threshold,
-                effective_length=effective_length(fam_lengths, threshold),
+                threshold=bar,
+                effective_length=effective_length(fam_lengths, bar),
                 lengths=fam_lengths,
                 cells=[c for c in cells if c.family == family],
             )

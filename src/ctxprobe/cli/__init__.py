@@ -23,6 +23,7 @@ from ctxprobe.cli.reading import (
 )
 from ctxprobe.cli.harnesses import cmd_import_inspect, cmd_import_lm_eval
 from ctxprobe.cli.prices import add_prices_parser
+from ctxprobe.cli.decide import add_decide_parser
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
@@ -72,6 +73,8 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (ruler = 0.856; nolima = 85%% of "
+                                  "the family's score at its shortest length; relative:F)")
     p.add_argument("--rpm", type=float, help="requests per minute limit")
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
     p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
@@ -208,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
+    p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.set_defaults(func=cmd_report)
@@ -259,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ctx", type=int, default=None,
                    help="window of each slot in tokens (default: the model's trained window)")
     p.set_defaults(func=cmd_serve_local)
+
+    add_decide_parser(sub, DEFAULT_STORE)
 
     p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
                        "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")

@@ -17,10 +17,11 @@ from ctxprobe.cli.common import DEFAULT_REPORT_DIR
 
 
 def _print_report(run_id: str, store: str, out: Console, *, json_out: bool, out_dir: str | None, plots: bool,
-                  threshold: float | None, scorer: str = "strict") -> int:
+                  threshold: float | None, scorer: str = "strict", bars: str | None = None) -> int:
     from ctxprobe.report.load import load_report, write_plots
+    from ctxprobe.spec.threshold import parse_bars
 
-    report = load_report(run_id, store, threshold, scorer)
+    report = load_report(run_id, store, threshold, scorer, parse_bars(bars) if bars else None)
     if json_out:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
@@ -125,7 +126,10 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.html:
         from ctxprobe.report.html import build_html_report
 
+        from ctxprobe.spec.threshold import parse_bars
+
         path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold,
+                                 bars=parse_bars(args.bars) if args.bars else None,
                                  png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
                                  failures=args.failures, scorer=args.scorer)
         err.print(f"wrote {path}")
@@ -137,11 +141,11 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
                          out)
         return 0
     if args.json and len(args.run_ids) > 1:
-        print(json.dumps([_report_dict(r, args.store, args.threshold) for r in args.run_ids], indent=2))
+        print(json.dumps([_report_dict(r, args.store, args.threshold, args.bars) for r in args.run_ids], indent=2))
         return 0
     for run_id in args.run_ids:
         _print_report(run_id, args.store, out, json_out=args.json, out_dir=args.out, plots=not args.no_plots,
-                      threshold=args.threshold, scorer=args.scorer)
+                      threshold=args.threshold, scorer=args.scorer, bars=args.bars)
     return 0
 
 
@@ -152,10 +156,11 @@ def _all_phonebook(run_ids: list[str], store: str) -> bool:
         return all(st.require_run(r).family == "phonebook" for r in run_ids)
 
 
-def _report_dict(run_id: str, store: str, threshold: float | None) -> dict[str, Any]:
+def _report_dict(run_id: str, store: str, threshold: float | None, bars: str | None = None) -> dict[str, Any]:
     from ctxprobe.report.load import load_report
+    from ctxprobe.spec.threshold import parse_bars
 
-    return load_report(run_id, store, threshold).to_dict()
+    return load_report(run_id, store, threshold, bars=parse_bars(bars) if bars else None).to_dict()
 
 
 def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:

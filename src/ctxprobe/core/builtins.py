@@ -57,5 +57,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
         # meta sim_skill: how a simulated model answers the family's question (ctxprobe.sim.skills)
         register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
 
+    # report sections (after the page's own, in name order)
+    register("report_sections", "decide", "ctxprobe.decide.html:report_section")
+
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")

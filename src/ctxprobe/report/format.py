@@ -55,6 +55,12 @@ def effective_length_line(profile: Profile) -> str:
 def effective_length_note(profile: Profile) -> str | None:
     """Why the walk stopped where it did, when that is not an ordinary failure."""
     ordered = sorted(profile.lengths, key=lambda s: s.length)
+    if profile.verdicts:  # adaptive: what the walk decided, not what the means say
+        open_at = [fmt_tokens(k) for k, v in sorted(profile.verdicts.items()) if v == "open"]
+        unsent = [fmt_tokens(k) for k, v in sorted(profile.verdicts.items()) if v == "untested"]
+        parts = ([f"the adaptive walk left {', '.join(open_at)} open (not decided)"] if open_at else []) + (
+            [f"never sent {', '.join(unsent)} (untested)"] if unsent else [])
+        return "; ".join(parts) or None
     if not ordered or profile.effective_length is None:
         return None
     if profile.effective_length == ordered[-1].length:

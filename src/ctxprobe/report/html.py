@@ -39,6 +39,7 @@ from ctxprobe.report.html_sections import (
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.spec.threshold import Bar
 from ctxprobe.core.outcome import Outcome
 
 #: The ability each family measures, in the words the summary uses.
@@ -104,13 +105,14 @@ def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDe
 
 def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: str | Path, *,
                       threshold: float | None = None, png_dir: str | Path | None = None,
-                      failures: int = 20, scorer: str = "strict") -> Path:
-    """Load runs from a store and write their report: what ``ctxprobe report --html`` calls."""
+                      failures: int = 20, scorer: str = "strict", bars: Mapping[str, Bar] | None = None) -> Path:
+    """Load runs from a store and write their report: what ``ctxprobe report --html`` calls
+    (``bars``: per-family bars over the runs' own)."""
     from ctxprobe.report.rundetails import collect_details
     from ctxprobe.store import iter_export
 
     from ctxprobe.report.load import load_report
-    reports = [load_report(rid, store_path, threshold, scorer) for rid in run_ids]
+    reports = [load_report(rid, store_path, threshold, scorer, dict(bars) if bars else None) for rid in run_ids]
     seen = [r.run.run_id for r in reports]
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
@@ -220,7 +222,8 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
         return say(confidence + f": meets the bar (accuracy ≥ {bar}) at every tested length. The real limit "
                    "may be longer — extend the sweep before planning prompts beyond it.", verdict)
     nxt = next(s for s in stats if s.length > lo)
-    after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f} {fmt_interval(nxt.lo, nxt.hi)}"
+    after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f}"
+             + ("" if prof.verdicts else f" {fmt_interval(nxt.lo, nxt.hi)}")
              if nxt.n and not nxt.outcomes.get(Outcome.INPUT_TRUNCATED) else effective_length_note(prof) or "")
     return say(confidence + f"; {after}. Products that rely on {ability} should keep the whole prompt "
                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
@@ -311,7 +314,7 @@ def _profile(views: list[RunView]) -> dict[str, Any]:
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
             # a book's recall has one interval, in the phone-book section; not a second one here
             accuracy = (td("recall: see Phone book") if unit == "entries" else
-                        score_cell(last.mean, last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
+                        score_cell(last.mean, None if prof.verdicts else last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
             rows.append([td(fam), td(v.label), Cell(text, cls="num", bold=colour), td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else

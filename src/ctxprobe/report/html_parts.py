@@ -72,6 +72,7 @@ class ReportSection:
     title: str
     tables: Sequence[Table] = ()
     text: str = ""
+    figures: Sequence[Figure] = ()  # PNGs with captions (built-in sections; a plugin may add them too)
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
     if len(present) > 1:
         path = plotted(lambda: runs_curve_png(family, [(v.label, p) for v, p in present],
                                               png_dir / f"compare-{slug(family)}-curve.png"))
-        caption = "All runs on one chart: accuracy over all depths, Wilson 95% bands, ring = effective length."
+        caption = ("All runs on one chart: accuracy over all depths, Wilson 95% bands (none for adaptively "
+                   "sampled runs), ring = effective length.")
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
@@ -89,7 +90,9 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
             figure(heat, f"{family} heatmap, {v.label}",
                    f"{v.label}: accuracy by length × depth (0 red → 1 green). {verdict}."),
             figure(curve, f"{family} curve, {v.label}",
-                   f"{v.label}: accuracy vs length with Wilson 95% band, threshold and effective length."),
+                   f"{v.label}: accuracy vs length with "
+                   + ("no fixed-n band (adaptively sampled: the walk's verdicts decide)" if prof.verdicts
+                      else "Wilson 95% band") + ", threshold and effective length."),
         ]
     for v, prof in present:
         who = f"{v.label}: " if len(present) > 1 else ""
@@ -106,9 +109,10 @@ def _outcome_table(prof: Profile, label: str) -> dict[str, Any]:
                                                                for o in columns]]
     rows = []
     for c in prof.cells:
-        ci = f"{c.lo:.2f}–{c.hi:.2f}" if c.mean is not None else "—"
+        fixed_n = not prof.verdicts  # adaptively sampled cells have no fixed-n interval
+        ci = f"{c.lo:.2f}–{c.hi:.2f}" if c.mean is not None and fixed_n else "—" if fixed_n else "adaptive"
         rows.append([td(fmt_tokens(c.length), "num"), td(fmt_depth(c.depth), "num"),
-                     score_cell(c.mean, c.lo, c.hi, c.n), td(ci, "num"), td(c.n, "num"),
+                     score_cell(c.mean, c.lo if fixed_n else None, c.hi, c.n), td(ci, "num"), td(c.n, "num"),
                      *[td(c.outcomes.get(o, 0) or "·", "num") for o in columns]])
     caption = (f"{label + ': ' if label else ''}outcomes per cell ({len(prof.cells)} cells)"
                + ("; * harness failure, excluded from accuracy" if seen & HARNESS_OUTCOMES else ""))

@@ -20,6 +20,16 @@ WALK = "ascending lengths, stop at the first length that fails or has no scored 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:
     """JSON-serialisable dict of one family's profile (numbers raw, labels alongside)."""
     eff = profile.effective_length
+    if profile.verdicts:  # adaptively sampled: the walk's verdicts, no fixed-n intervals
+        def strip(d: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in d.items() if k not in ("lo", "hi")}
+        return {"family": profile.family, "threshold": profile.threshold, "rule": RULE, "walk": WALK,
+                "effective_length": eff, "effective_length_label": fmt_tokens(eff) if eff is not None else None,
+                "sampling": "adaptive: per-length verdicts of the walk's always-valid test; no fixed-n intervals",
+                "verdicts": {str(k): v for k, v in sorted(profile.verdicts.items())},
+                "lengths": [strip({**asdict(s), "length_label": fmt_tokens(s.length)}) for s in profile.lengths],
+                "cells": [strip({**asdict(c), "length_label": fmt_tokens(c.length), "depth_label": fmt_depth(c.depth)})
+                          for c in profile.cells]}
     return {
         "family": profile.family,
         "threshold": profile.threshold,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
+from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_notes, profile_notes,
                                         trained_context_notes)
 from ctxprobe.analysis.floor import Floor, floors
@@ -21,7 +22,7 @@ from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_r
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
-from ctxprobe.spec.threshold import check_threshold
+from ctxprobe.spec.threshold import Bar, check_threshold
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
 
@@ -125,7 +126,7 @@ def run_completeness(run_id: str, store_path: str | Path) -> Completeness:
 
 
 def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
-                scorer: str = "strict") -> Report:
+                scorer: str = "strict", bars: dict[str, Bar] | None = None) -> Report:
     """A stored run's profiles. ``scorer="ruler"`` re-scores the stored outputs with RULER's
     string_match_all (string_match_part for documents/QA), so numbers can be set beside
     published RULER tables; harness failures stay excluded either way."""
@@ -150,9 +151,11 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     stored_rows = rows
     if has_budgets(rows):  # one curve per reasoning budget: FAMILY@thinkB
         rows = split_by_budget(rows)
-    profiles = profile(rows, bar)
     units = {f: length_unit(run.spec, base_family(f)) for f in {r.family for r in rows} | set(run.spec.get("families", {}))}
-    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=bar, units=units)}
+    # one voice: an adaptive run's intervals are the walk's always-valid verdicts
+    thresholds, intervals = run_intervals(rows, run.spec, run.meta, threshold=bar, bars=bars, units=units)
+    profiles = [replace(p, verdicts=intervals[p.family].states or None) if p.family in intervals else p
+                for p in profile(rows, bar, thresholds)]
     preflight = run.meta.get("preflight") or {}
     unscaled = bool(preflight.get("unscaled_extension"))
     notes = [n for p in profiles for n in trained_context_notes(p, trained_context(run), preflight.get("context_window"),

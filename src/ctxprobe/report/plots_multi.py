@@ -25,7 +25,7 @@ def _series(ax: Any, profile: Profile, label: str, colour: Any, marker: str, ban
     nan = float("nan")
     xs = [s.length for s in stats]
     means = [s.mean if s.mean is not None else nan for s in stats]
-    if band:
+    if band and not profile.verdicts:  # adaptively sampled: no fixed-n band
         ax.fill_between(xs, [s.lo if s.n else nan for s in stats], [s.hi if s.n else nan for s in stats],
                         color=colour, alpha=0.12, linewidth=0)
     eff = profile.effective_length

@@ -81,6 +81,10 @@ def render_profile_table(profile: Profile, console: Console) -> None:
     the verdict rests on, always keeps its interval.
     """
     truecolor = console.color_system == "truecolor"
+    if profile.verdicts:  # adaptively sampled: fixed-n intervals do not hold, the walk's verdicts do
+        console.print(fitting(console, [_profile_table(profile, truecolor, cell_intervals=False),
+                                        _profile_table(profile, truecolor, cell_intervals=False, compact=True)]))
+        return
     # Narrower and narrower layouts until one fits (80 columns, CI logs): never cut a cell.
     tables = [_profile_table(profile, truecolor, cell_intervals=True),
               _profile_table(profile, truecolor, cell_intervals=False),
@@ -104,6 +108,9 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
     by_coord = {(c.length, c.depth): c for c in profile.cells}
 
     what = "mean [Wilson 95% CI]" if cell_intervals else "mean; pooled: mean [Wilson 95% CI]"
+    verdicts = profile.verdicts
+    if verdicts:
+        what = "mean; adaptively sampled: the verdict is the walk's always-valid test"
     table = Table(
         title=f"{profile.family}: accuracy by length × depth  ({what})",
         title_justify="left",
@@ -129,8 +136,12 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
                 if cell
                 else Text("·", style="dim")
             )
-        row.append(_stat_text(stat, length_n, truecolor, interval=True))
-        if stat.outcomes.get(Outcome.INPUT_TRUNCATED):
+        row.append(_stat_text(stat, length_n, truecolor, interval=not verdicts))
+        if verdicts:
+            state = verdicts.get(stat.length, "open")
+            row.append(Text({"fail": "FAIL"}.get(state, state),
+                            style={"pass": "green", "fail": "bold red"}.get(state, "yellow")))
+        elif stat.outcomes.get(Outcome.INPUT_TRUNCATED):
             row.append(Text("n/m", style="magenta"))  # the server cut prompts: neither pass nor fail
         elif stat.n == 0:
             row.append(Text("n/a", style="grey50"))
@@ -153,7 +164,9 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
         legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
     if any(s.outcomes.get(Outcome.INPUT_TRUNCATED) for s in profile.lengths):
         legend += "\nn/m = not measured: the server truncated prompts there (neither pass nor fail)"
-    if not cell_intervals:
+    if verdicts:
+        legend += "\npass/FAIL/open: the adaptive walk's always-valid test at 95%; open = not decided"
+    elif not cell_intervals:
         legend += "\nper-depth intervals omitted to fit the terminal; widen it or use --json"
     caption.append(legend, style="dim")
     table.caption = caption

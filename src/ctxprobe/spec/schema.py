@@ -21,12 +21,12 @@ from ctxprobe.core.baseline import PARAM as BASELINE_PARAM, BaselineMode, baseli
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import (Decoding, PromptLayout, default_output_limit, parse_budgets, parse_depths,
                                   parse_length, parse_lengths)
-from ctxprobe.spec.threshold import check_threshold
+from ctxprobe.spec.threshold import Bar, check_bar, check_threshold
 from ctxprobe.spec.names import canonical_model, location_free
 
 
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
-TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "rpm", "tpm", "max_cost", "prices",
+TRANSPORT_FIELDS = {"concurrency", "timeout", "retries", "threshold", "bars", "rpm", "tpm", "max_cost", "prices",
                     "force_judge", "executor", "ray_address", "ray_replicas", "endpoints", "build_workers",
                     "live_tokens", "base_url", "batch", "batch_poll",
                     "cache_prompt", "pricing", "slots"}
@@ -89,6 +89,9 @@ class Spec(BaseModel):
     timeout: float = Field(600.0, gt=0)
     retries: int = Field(4, ge=0, le=100)
     threshold: float = Field(0.856, description="accuracy bar for effective length, in (0, 1]")
+    #: Per-family bars overriding ``threshold``: a number, ``ruler`` (0.856), ``nolima`` or
+    #: ``relative:F`` (F x the family's score at its shortest length).
+    bars: dict[str, Bar] = Field(default_factory=dict, description="per-family accuracy bars")
     rpm: float | None = Field(None, gt=0, description="requests per minute limit")
     tpm: float | None = Field(None, gt=0, description="tokens per minute limit (prompt + max output)")
     max_cost: float | None = Field(None, ge=0, description="stop before spending more than this many USD")
@@ -167,6 +170,17 @@ class Spec(BaseModel):
     @classmethod
     def _threshold_in_range(cls, v: float) -> float:
         return check_threshold(v)  # the same one-line refusal as report, compare and plan
+
+    @field_validator("bars", mode="before")
+    @classmethod
+    def _bars(cls, v: Any) -> dict[str, Bar]:
+        if isinstance(v, str):
+            from ctxprobe.spec.threshold import parse_bars
+
+            return parse_bars(v)
+        if not isinstance(v, dict):
+            raise ValueError("bars must map FAMILY: BAR, e.g. {niah: 0.9, vartrack: nolima}")
+        return {str(k): check_bar(b) for k, b in v.items()}
 
     @field_validator("live_tokens", mode="before")
     @classmethod

@@ -26,3 +26,58 @@ def check_threshold(value: float) -> float:
     if problem:
         raise CtxprobeError(problem)
     return float(value)
+
+
+# -- per-family bars ------------------------------------------------------------------------
+
+#: Bars known by name: RULER's absolute 0.856 and NoLiMa's relative rule (85% of the
+#: model's own score at its shortest length).
+NAMED_BARS: dict[str, float | str] = {"ruler": 0.856, "nolima": "relative:0.85"}
+
+Bar = float | str  # a number in (0, 1], or "relative:F" (F x the score at the shortest length)
+
+
+def check_bar(value: object) -> Bar:
+    """One family's bar in its canonical form: a float, or ``"relative:F"``.
+
+    Accepts a number, a numeric string, ``ruler``, ``nolima``, ``relative`` or ``relative:F``."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        named = NAMED_BARS.get(text)
+        if named is not None:
+            return named
+        kind, sep, raw = text.partition(":")
+        if kind in ("relative", "rel"):
+            try:
+                fraction = float(raw) if sep else 0.85
+            except ValueError:
+                fraction = math.nan
+            return f"relative:{check_threshold(fraction):g}"
+        try:
+            value = float(text)
+        except ValueError:
+            raise CtxprobeError(f"bad bar {value!r}: use a number such as 0.9, ruler (0.856), nolima "
+                                f"(85% of the shortest length's score) or relative:F") from None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return check_threshold(value)
+    raise CtxprobeError(f"bad bar {value!r}: use a number such as 0.9, ruler, nolima or relative:F")
+
+
+def parse_bars(text: str) -> dict[str, Bar]:
+    """``niah=0.9,vartrack=nolima`` → {"niah": 0.9, "vartrack": "relative:0.85"}."""
+    out: dict[str, Bar] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        family, sep, value = part.partition("=")
+        if not sep or not family.strip() or not value.strip():
+            raise CtxprobeError(f"bad --bars entry {part!r}: use FAMILY=BAR, e.g. niah=0.9,vartrack=nolima")
+        out[family.strip()] = check_bar(value)
+    return out
+
+
+def bar_text(bar: Bar) -> str:
+    """How a bar reads in tables: ``0.856`` or ``0.85 x shortest``."""
+    if isinstance(bar, str):
+        return f"{bar.partition(':')[2]} x shortest"
+    return f"{bar:g}"

@@ -40,7 +40,7 @@ dip at 25%) can be missed; run the full grid when depth is the question.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Protocol
@@ -113,8 +113,9 @@ def _rep_means(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> dict[i
     return out
 
 
-def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, pass_level: float,
-              fail_level: float) -> tuple[list[FamilyDecision], dict[str, list[float]], dict[str, int | None]]:
+def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule | Mapping[str, ThresholdRule],
+              pass_level: float, fail_level: float,
+              ) -> tuple[list[FamilyDecision], dict[str, list[float]], dict[str, int | None]]:
     """Decisions per family, each family's repetition means by length, and its frontier.
 
     The frontier is the shortest length that is not confidently decided, if the walk gets
@@ -126,7 +127,7 @@ def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, pa
         lengths = sorted(reps)
         per_length = _rep_means(plan, rows, family)
         means = [math.fsum(per_length[L]) / len(per_length[L]) if per_length[L] else None for L in lengths]
-        threshold = rule.resolve(first_scored(means))
+        threshold = _rule_for(rule, family).resolve(first_scored(means))
         states = [length_state(per_length[L], len(plan.depths), reps[L], L, threshold, pass_level, fail_level)
                   for L in lengths]
         decided, effective, open_at = True, None, None
@@ -150,6 +151,13 @@ def _evaluate(plan: AdaptivePlan, rows: list[ResultRow], rule: ThresholdRule, pa
         if open_at is not None:
             reps_by[family] = per_length[open_at]
     return decisions, reps_by, frontier
+
+
+def _rule_for(rule: ThresholdRule | Mapping[str, ThresholdRule], family: str) -> ThresholdRule:
+    """A family's own rule (per-family bars), else the run's."""
+    if isinstance(rule, ThresholdRule):
+        return rule
+    return rule.get(family) or rule.get("*") or ThresholdRule()
 
 
 def _bisect(plan: AdaptivePlan, decision: FamilyDecision, max_levels: int, min_gap: int, coarse_reps: int) -> bool:
@@ -209,7 +217,8 @@ class Settings:
         return 1.0 - self.confidence
 
 
-def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule, settings: Settings, budget: int,
+def run_adaptive(plan: AdaptivePlan, source: Source, rule: ThresholdRule | Mapping[str, ThresholdRule],
+                 settings: Settings, budget: int,
                  ) -> tuple[bool, str, int, list[FamilyDecision], int]:
     """The adaptive loop on any :class:`Source`: (decided, stop reason, rounds, decisions, K)."""
     k = len(plan.grid_lengths) + settings.bisect  # every length that can ever be decided
@@ -289,14 +298,17 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
     check_adaptive(spec)
     if coarse_reps < 1 or max_reps < coarse_reps:
         raise CtxprobeError(f"need 1 <= coarse reps ({coarse_reps}) <= max reps ({max_reps})")
-    rule = rule or ThresholdRule("absolute", spec.threshold)
+    rules: ThresholdRule | dict[str, ThresholdRule] = rule or ThresholdRule("absolute", spec.threshold)
+    if rule is None and spec.bars:  # per-family bars: each family walked at its own
+        rules = {"*": ThresholdRule("absolute", spec.threshold),
+                 **{f: ThresholdRule.from_bar(b) for f, b in spec.bars.items()}}
     budget = token_budget if token_budget is not None else default_budget(spec)
     settings = Settings(confidence, coarse_reps, max_reps, bisect, min_gap, max_rounds)
     plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps)
     run_id = run_id_for(spec)
     store_path = Path(store_path)
     source = source_factory(run_id) if source_factory else _StoreSource(spec, store_path, run_id, progress, console)
-    decided, stop, rounds, decisions, k = run_adaptive(plan, source, rule, settings, budget)
+    decided, stop, rounds, decisions, k = run_adaptive(plan, source, rules, settings, budget)
     spent_rows = [r for r in source.rows() if plan.contains(r)]
     result = AdaptiveResult(
         run_id, store_path, decided, stop, rounds, len(spent_rows),

@@ -1,0 +1,152 @@
+"""``ctxprobe decide``: from stored runs to a choice of model per need, with prices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.decide.choose import Choice, choose
+from ctxprobe.decide.content import UNITS
+from ctxprobe.decide.fairness import caveats
+from ctxprobe.decide.pricing import Price, input_price, price_table
+from ctxprobe.decide.runs import FamilyFacts, RunFacts, load_run
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.threshold import Bar
+
+__all__ = ["Decision", "Limit", "decide", "decide_runs"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A product limit for one run and one use: its weakest family's effective length."""
+
+    run_id: str
+    model: str
+    use: str
+    family: str | None  # the weakest family (None: a family of the use was not measured)
+    lo: int | None
+    hi: int | None
+    unit: str
+    window: int | None
+    content: dict[str, int | None]  # the limit in words, chars (and entries) of content
+
+    def line(self) -> str:
+        if self.family is None:
+            return f"{self.use}: not every family of the use was measured"
+        if self.lo is None:
+            return f"{self.use}: no limit shown (limited by {self.family}: not reliable at any tested length)"
+        share = f", {self.lo / self.window:.0%} of its {self.window:,}-token window" if self.window and \
+            self.unit == "tokens" else ""
+        extra = ", ".join(f"{v:,} {u}" for u, v in self.content.items() if v is not None and u != self.unit)
+        upto = "" if self.hi == self.lo else f" (may reach {self.hi:,})" if self.hi is not None else ""
+        return (f"{self.use}: prompt limit {self.lo:,} {self.unit}{upto}{share}; limited by {self.family}"
+                + (f"; as content: {extra}" if extra else ""))
+
+    def to_dict(self) -> dict[str, object]:
+        return {"run_id": self.run_id, "model": self.model, "use": self.use, "family": self.family, "lo": self.lo,
+                "hi": self.hi, "unit": self.unit, "advertised_window": self.window,
+                "share_of_window": self.lo / self.window if self.lo and self.window and self.unit == "tokens" else None,
+                "content": self.content}
+
+
+@dataclass(frozen=True)
+class Decision:
+    runs: list[RunFacts]
+    unit: str
+    bands: list[int]
+    choices: list[Choice]
+    limits: list[Limit]
+    caveats: list[str]
+    uses: list[list[str]] = field(default_factory=list)
+    table: dict[str, Price] = field(default_factory=dict, repr=False)  # the prices it was made with
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "unit": self.unit, "bands": self.bands, "choices": [c.to_dict() for c in self.choices],
+            "runs": [_run_dict(r, self.table) for r in self.runs],
+            "limits": [lim.to_dict() for lim in self.limits], "caveats": self.caveats,
+            "rule": "bands are ranges (the previous band's end, this band's end]; choice: the cheapest run whose "
+                    "every tested length in the band clears the bar (95% confidence: exact bounds, or the adaptive "
+                    "walk's always-valid tests); no: a length in the band confidently fails; untested: the band "
+                    "reaches past the run's tested lengths or holds none of them; maybe: otherwise",
+        }
+
+    def lines(self) -> list[str]:
+        from ctxprobe.decide.render import decision_lines
+
+        return decision_lines(self)
+
+
+def _run_dict(r: RunFacts, table: dict[str, Price]) -> dict[str, Any]:
+    cost, how = r.cost()
+    fams = {}
+    for f, facts in r.families.items():
+        iv = facts.interval
+        fams[f] = {"bar": facts.bar, "line": iv.line(), "lo": iv.lo, "hi": iv.hi, "point": iv.point,
+                   "length_unit": facts.length_unit,
+                   "content": {u: {"lo": facts.value(iv.lo, u) if iv.lo is not None else None,
+                                   "hi": facts.value(iv.hi, u, high=True) if iv.hi is not None else None}
+                               for u in UNITS},
+                   "input_price_per_1m": {str(L): input_price(r.model, table, prompt_tokens=L)
+                                          for L in iv.lengths} if facts.length_unit == "tokens" else {}}
+    return {"run_id": r.run.run_id, "model": r.model, "tokenizer": r.run.tokenizer, "adaptive": r.adaptive,
+            "input_price_per_1m": r.price.input if r.price else None, "cost_usd": cost, "cost_basis": how,
+            "prompt_tokens": r.totals.prompt_tokens, "advertised_window": r.window, "families": fams}
+
+
+def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
+    name = "+".join(use)
+    facts = [run.families[f] for f in use if f in run.families]
+    if len(facts) < len(use):
+        return Limit(run.run.run_id, run.model, name, None, None, None, unit, run.window, {})
+
+    def lo_of(ff: FamilyFacts) -> int:
+        v = ff.value(ff.interval.lo, unit) if ff.interval.lo is not None else None
+        return -1 if v is None else v
+
+    weakest = min(facts, key=lo_of)
+    iv = weakest.interval
+    lo = weakest.value(iv.lo, unit) if iv.lo is not None else None
+    his = [(ff.value(ff.interval.hi, unit, high=ff.interval.hi != ff.interval.lo) if ff.interval.hi is not None
+            else None) for ff in facts]
+    hi = None if any(h is None for h in his) else min(h for h in his if h is not None)
+    content = {u: weakest.value(iv.lo, u) if iv.lo is not None else None for u in UNITS if u != unit}
+    return Limit(run.run.run_id, run.model, name, weakest.family, lo, hi, unit, run.window,
+                 {u: v for u, v in content.items() if v is not None})
+
+
+def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, bands: list[int] | None = None,
+           bars: Mapping[str, Bar] | None = None, threshold: float | None = None, use: list[str] | None = None,
+           unit: str = "tokens", prices: str | Path | None = None) -> Decision:
+    """Which model to use for which need: see :mod:`ctxprobe.decide.choose` for the rule.
+
+    ``bands``: the needs' upper ends in ``unit`` (default: every tested length);
+    ``use``: families a product needs together (its limit is the weakest one's)."""
+    if unit not in UNITS:
+        raise CtxprobeError(f"unknown unit '{unit}': use one of {', '.join(UNITS)}")
+    if not run_ids:
+        raise CtxprobeError("decide needs at least one run id (`ctxprobe runs` lists them)")
+    table = price_table(prices)
+    runs = [load_run(r, store_path, table, threshold=threshold, bars=bars) for r in run_ids]
+    return decide_runs(runs, table, bands=bands, use=use, unit=unit)
+
+
+def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, bands: list[int] | None = None,
+                use: list[str] | None = None, unit: str = "tokens") -> Decision:
+    """:func:`decide` on runs already read (:func:`ctxprobe.decide.runs.load_run`)."""
+    table = table if table is not None else price_table(None)
+    families = sorted({f for r in runs for f in r.families})
+    uses = [list(dict.fromkeys(use))] if use else []
+    unknown = sorted({f for u in uses for f in u} - set(families))
+    if unknown:
+        raise CtxprobeError(f"--use names {', '.join(unknown)}, measured in none of the runs "
+                            f"(their families: {', '.join(families) or 'none'})")
+    if bands is None:  # every tested length, in the unit asked (content: the fewest its cases held)
+        found = {f.value(L, unit) for r in runs for f in r.families.values() for L in f.tested()}
+        bands = sorted(v for v in found if v) or [1]
+    bands = sorted(set(bands))
+    choices = choose(runs, families, uses, bands, unit, table)
+    limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
+    return Decision(runs, unit, bands, choices, limits, caveats(runs, families, unit), uses, table)

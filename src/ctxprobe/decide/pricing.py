@@ -1,0 +1,67 @@
+"""Every price and window ``decide`` reads goes through the two functions here.
+
+:func:`price_lookup` is the one place a model's price is found: a price file may price any
+model, local and simulated ones included (a decision rehearsed on sims, or on a user's own
+servers at their cost per 1M tokens), so the table is read before any free default; a key
+with the model's ``?k=v`` options is matched before the bare name (two sims of one kind
+can have two prices), and a served model's name before its ``@URL``
+(``openai-compat:my-model-awq`` prices ``vllm/my-model-awq`` on any server).
+:func:`advertised_window` is the one place a model's window is found.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.core.catalog import context_window
+from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
+
+__all__ = ["Price", "advertised_window", "input_price", "price_lookup", "price_table"]
+
+
+def price_table(path: str | Path | None = None) -> PriceTable:
+    """The built-in prices extended by ``path`` (else the user's price file, if any)."""
+    return load_prices(path)
+
+
+def price_lookup(model: str, table: PriceTable, *, prompt_tokens: int | None = None) -> Price | None:
+    """The price of ``model`` for a prompt of ``prompt_tokens`` (its long-context tier where
+    the table has one), or None when unknown. The table first: a user's file may price a
+    model that is free by default."""
+    bare = model.split("?", 1)[0]
+    for key in (model, bare, bare.split("@", 1)[0]):  # exact, without options, without the server's URL
+        if key in table:
+            return price_for(key, table, prompt_tokens=prompt_tokens)  # the tier that bills that prompt
+    return price_for(model, table, prompt_tokens=prompt_tokens)
+
+
+def input_price(model: str, table: PriceTable, *, prompt_tokens: int | None = None) -> float | None:
+    """USD per 1M input tokens for a prompt of ``prompt_tokens`` (None: no price known)."""
+    price = price_lookup(model, table, prompt_tokens=prompt_tokens)
+    return None if price is None else price.input
+
+
+def advertised_window(model: str, meta: dict[str, Any]) -> int | None:
+    """The model's advertised context window in tokens, where known: what its server
+    reported at preflight, its trained context (GGUF/HF files), a sim's ``ctx=`` option."""
+    preflight = meta.get("preflight") or {}
+    for value in (preflight.get("context_window"), meta.get("trained_context")):
+        if isinstance(value, int) and value > 0:
+            return value
+    endpoint = preflight.get("endpoint") or {}
+    raw = endpoint.get("meta")
+    inner: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for value in (inner.get("n_ctx_train"), endpoint.get("n_ctx_train")):
+        if isinstance(value, int) and value > 0:
+            return value
+    known = context_window(model)  # the provider's profile: a hosted model's published window
+    if known:
+        return known
+    if model.startswith("sim:") and "?" in model:
+        from urllib.parse import parse_qsl
+
+        ctx = dict(parse_qsl(model.split("?", 1)[1])).get("ctx")
+        if ctx and ctx.isdigit():
+            return int(ctx)
+    return None

@@ -1,0 +1,81 @@
+"""The decision as lines of text (the terminal's; each short enough for 80 columns)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ctxprobe.report.format import fmt_tokens
+
+if TYPE_CHECKING:
+    from ctxprobe.decide.decision import Decision
+
+__all__ = ["band_text", "decision_lines", "fmt_amount"]
+
+
+def fmt_amount(value: int | None, unit: str) -> str:
+    if value is None:
+        return "—"
+    return f"{fmt_tokens(value)} tokens" if unit == "tokens" else f"{value:,} {unit}"
+
+
+def band_text(start: int, band: int, unit: str) -> str:
+    """"up to 2K tokens" for the first band, "2K-4K tokens" (above 2K, up to 4K) after it."""
+    if not start:
+        return f"up to {fmt_amount(band, unit)}"
+    low = fmt_amount(start, unit).rsplit(" ", 1)[0]
+    return f"{low}-{fmt_amount(band, unit)}"
+
+
+def _usd(x: float | None) -> str:
+    return "unpriced" if x is None else f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.4f}"
+
+
+def decision_lines(d: Decision) -> list[str]:
+    out: list[str] = []
+    letters = {r.run.run_id: chr(ord("A") + i) if i < 26 else f"R{i}" for i, r in enumerate(d.runs)}
+    out.append(f"runs (lengths in {d.unit}; effective length = longest length clearing the bar):")
+    for r in d.runs:
+        cost, how = r.cost()
+        price = _usd(r.price.input if r.price else None) + ("/1M input" if r.price else "")
+        out.append(f"{letters[r.run.run_id]}  {r.model}")
+        out.append(f"   run {r.run.run_id} · {price} · cost {_usd(cost)}"
+                   + (f" ({how})" if cost is not None else "") + (" · adaptive" if r.adaptive else ""))
+        for fam, facts in r.families.items():
+            iv = facts.interval
+            words = facts.value(iv.lo, "words") if iv.lo is not None else None
+            chars = facts.value(iv.lo, "chars") if iv.lo is not None else None
+            entries = facts.value(iv.lo, "entries") if iv.lo is not None else None
+            out.append(f"   {fam} (bar {facts.bar:g}): {iv.line()}")
+            if iv.lo is not None:
+                parts = [f"{words:,} words" if words is not None else "", f"{chars:,} chars" if chars else "",
+                         f"{entries:,} entries" if entries else ""]
+                out.append(f"     reliable length as content: {', '.join(p for p in parts if p)}")
+    out.append("")
+    out.append("choices per band (above the previous band's end, up to its own; 95% confidence;")
+    out.append(f"  input price per 1M {d.unit}):")
+    for c in d.choices:
+        head = f"{c.family} {band_text(c.start, c.band, d.unit)}: "
+        if c.choice is not None:
+            out.append(head + f"{letters[c.choice.run_id]} {c.choice.model} at {_usd(c.choice.price)}")
+        elif c.candidates and all(x.status == "untested" for x in c.candidates):
+            out.append(head + "untested: no run was tested that long")
+        else:
+            out.append(head + ("none tested meets it" if c.meets == "no" else "none shown to meet it"))
+        by = {s: [x for x in c.candidates if x.status == s and x is not c.choice] for s in ("yes", "maybe", "untested")}
+        for status, cands in by.items():
+            if cands:
+                if status == "yes":
+                    out.append("   also meets it, dearer: " + ", ".join(letters[x.run_id] for x in cands))
+                else:
+                    out.append(f"   {status}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands))
+        fails = [letters[x.run_id] for x in c.candidates if x.status == "no"]
+        if fails:
+            out.append(f"   fails it: {', '.join(fails)}")
+    if d.limits:
+        out.append("")
+        out.append("product limits (lowest effective length among the use's families):")
+        for lim in d.limits:
+            out.append(f"{letters[lim.run_id]}  {lim.line()}")
+    for note in d.caveats:
+        out.append(f"caveat: {note}")
+    return out

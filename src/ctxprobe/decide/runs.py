@@ -1,0 +1,150 @@
+"""One stored run read for a decision: per family its effective length (the interval its
+data allow, :mod:`ctxprobe.analysis.intervals`), what its cases contained, and its cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.analysis.adaptive_verdict import is_adaptive
+from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.analysis.intervals import run_intervals
+from ctxprobe.decide.content import Content, RunTotals, read_content
+from ctxprobe.decide.pricing import Price, advertised_window, price_lookup
+from ctxprobe.core.outcome import Outcome
+from ctxprobe.report.format import length_unit
+from ctxprobe.spec.threshold import Bar
+from ctxprobe.store import RunRecord, open_existing
+
+__all__ = ["FamilyFacts", "RunFacts", "load_run"]
+
+
+@dataclass(frozen=True)
+class FamilyFacts:
+    family: str
+    bar: float
+    interval: EffectiveLength
+    content: dict[int, Content]  # per length (the family's own unit: tokens, or entries)
+    length_unit: str  # "tokens", or "entries" for phone books sized in entries
+
+    def value(self, length: int, unit: str, *, high: bool = False) -> int | None:
+        """A length in ``unit``: the fewest among its cases (the most with ``high``)."""
+        c = self.content.get(length)
+        if c is None:
+            return length if unit == self.length_unit else None
+        return (c.high if high else c.low).get(unit)
+
+    def first_fail(self) -> int | None:
+        """The shortest length the data show confidently failing (the one after ``hi``)."""
+        iv = self.interval
+        after = [L for L in iv.lengths if iv.hi is None or L > iv.hi]
+        if not after:
+            return None
+        nxt = after[0]
+        if iv.states:
+            return nxt if iv.states.get(nxt) == "fail" else None
+        if nxt in iv.not_measured:
+            return None
+        return nxt if iv.upper_bounds.get(nxt, 1.0) < iv.threshold else None
+
+    def verdict(self, length: int) -> str:
+        """One length on its own: "pass" / "fail" (with the interval's confidence: pass at
+        alpha/2, fail at alpha/(2K), as both the exact bounds and the walk's tests use),
+        "open", or "untested" (an adaptive walk never sent it)."""
+        iv = self.interval
+        if length in iv.untested:
+            return "untested"
+        if length in iv.truncated or length in iv.not_measured:
+            return "open"
+        if iv.states:
+            return iv.states.get(length, "open")
+        if iv.lower_bounds.get(length, 0.0) >= iv.threshold - 1e-12:
+            return "pass"
+        if iv.upper_bounds.get(length, 1.0) < iv.threshold - 1e-12:
+            return "fail"
+        return "open"
+
+    def tested(self) -> list[int]:
+        """Lengths with scored cases (an adaptive walk's unsent ones are not)."""
+        iv = self.interval
+        return [L for L in iv.lengths if L not in iv.untested and L not in iv.not_measured]
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    run: RunRecord
+    families: dict[str, FamilyFacts]
+    totals: RunTotals
+    price: Price | None
+    window: int | None
+    adaptive: bool
+    errors: int = 0
+    truncated: int = 0
+    unsent: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def model(self) -> str:
+        return self.run.model
+
+    @property
+    def tokens_per(self) -> dict[str, float]:
+        """Prompt tokens per word and per character over the run's answered cases."""
+        t = self.totals
+        return {"tokens": 1.0, "words": t.prompt_tokens / t.words if t.words else 0.0,
+                "chars": t.prompt_tokens / t.chars if t.chars else 0.0}
+
+    def cost(self) -> tuple[float | None, str]:
+        """(USD, how it is known): billed by the provider where it reported costs, else the
+        run's tokens at the price table's list price, else unknown."""
+        t = self.totals
+        if not t.responses:
+            return None, "not read"
+        if t.billed_responses and t.billed_usd > 0:
+            return t.billed_usd, "billed"
+        if self.price is None:
+            return None, "unpriced"
+        return (t.prompt_tokens * self.price.input + t.output_tokens * self.price.output) / 1e6, "list price"
+
+
+def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, threshold: float | None,
+             bars: Mapping[str, Bar] | None) -> RunFacts:
+    """Read one run for :func:`ctxprobe.decide.decide`."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        rows = store.result_rows(run.run_id)
+        counts = store.outcome_counts(run.run_id)
+        units = {f: length_unit(run.spec, f) for f in {r.family for r in rows} | set(run.spec.get("families", {}))}
+        content, totals = read_content(store.iter_case_records(run.run_id),
+                                       {f: u == "tokens" for f, u in units.items()})
+    bar = threshold if threshold is not None else float(run.spec.get("threshold", 0.856))
+    rows = [r for r in rows if "@" not in r.family]  # noise floors and budget curves are not candidates
+    thresholds, intervals = run_intervals(rows, run.spec, run.meta, threshold=bar, bars=bars, units=units)
+    families = {f: FamilyFacts(f, thresholds.get(f, bar), iv, content.get(f, {}), units.get(f, "tokens"))
+                for f, iv in sorted(intervals.items())}
+    notes = []
+    if len({r.family for r in rows}) < len([f for f in run.spec.get("families", {}) if "@" not in f]):
+        missing = sorted(set(run.spec.get("families", {})) - {r.family for r in rows} - {f for f in units if "@" in f})
+        if missing:
+            notes.append(f"run {run.run_id} has no scored case of {', '.join(missing)}")
+    return RunFacts(run, families, totals, price_lookup(run.model, table), advertised_window(run.model, run.meta),
+                    is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
+                    max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes)
+
+
+def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> RunFacts | None:
+    """A run as the HTML report loaded it (its intervals at its bars), for the report's
+    decide section: lengths in tokens only (the stored prompts are not re-read there)."""
+    from ctxprobe.decide.pricing import price_table
+
+    intervals: dict[str, EffectiveLength] | None = getattr(report, "intervals", None)
+    if not intervals:
+        return None
+    run: RunRecord = report.run
+    table = table if table is not None else price_table(None)
+    families = {f: FamilyFacts(f, iv.threshold, iv, {}, iv.unit) for f, iv in sorted(intervals.items())
+                if "@" not in f and iv.unit == "tokens"}
+    return RunFacts(run, families, RunTotals(), price_lookup(run.model, table),
+                    advertised_window(run.model, run.meta), is_adaptive(run.meta))

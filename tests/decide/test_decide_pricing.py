@@ -1,0 +1,28 @@
+"""decide's one price lookup: a price file prices any model, sims and local ones included."""
+
+from __future__ import annotations
+
+from ctxprobe.decide.pricing import advertised_window, input_price, price_table
+
+
+def test_the_file_is_read_before_the_free_default(tmp_path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text('"sim:decay?cliff=3000&width=1": {input: 1.0, output: 2.0}\n'
+                    '"sim:perfect": {input: 10, output: 10}\n'
+                    '"openai-compat:my-model-awq": {input: 0.2, output: 0.2}\n'
+                    'local: {input: 0.05, output: 0.05}\n', encoding="utf-8")
+    table = price_table(path)
+    assert input_price("sim:decay?cliff=3000&width=1", table) == 1.0  # the options pick the price
+    assert input_price("sim:decay?cliff=6000&width=1", table) == 0.0  # unpriced sim: free, as before
+    assert input_price("sim:perfect", table) == 10.0
+    assert input_price("local", table) == 0.05
+    assert input_price("openai-compat:my-model-awq@http://127.0.0.1:8001/v1", table) == 0.2
+    assert input_price("openai-compat:other@http://127.0.0.1:8001/v1", table) is None  # unknown: no guess
+    assert input_price("openai:gpt-4o-mini", table) == 0.15  # the built-ins stay
+
+
+def test_advertised_window_from_what_the_run_knows() -> None:
+    assert advertised_window("x", {"preflight": {"context_window": 32768}}) == 32768
+    assert advertised_window("x", {"trained_context": 8192}) == 8192
+    assert advertised_window("sim:perfect?ctx=4096", {}) == 4096
+    assert advertised_window("openai:gpt-4o", {}) is None
