@@ -25,4 +25,5 @@ def test_advertised_window_from_what_the_run_knows() -> None:
     assert advertised_window("x", {"preflight": {"context_window": 32768}}) == 32768
     assert advertised_window("x", {"trained_context": 8192}) == 8192
     assert advertised_window("sim:perfect?ctx=4096", {}) == 4096
-    assert advertised_window("openai:gpt-4o", {}) is None
+    assert advertised_window("openai:gpt-4o", {}) == 128_000  # the catalog's published window
+    assert advertised_window("openai-compat:mine@http://127.0.0.1:1/v1", {}) is None  # unknown: no guess

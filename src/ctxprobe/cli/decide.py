@@ -99,6 +99,8 @@ def _show(decision: Decision, args: argparse.Namespace, out: Console, err: Conso
     if args.json:
         print(json.dumps(decision.to_dict(), indent=2))
         return 0
-    for line in decision.lines():
+    from ctxprobe.decide.render import decision_lines
+
+    for line in decision_lines(decision):
         out.print(line, highlight=False, markup=False)
     return 0

@@ -73,11 +73,6 @@ class Decision:
                     "reaches past the run's tested lengths or holds none of them; maybe: otherwise",
         }
 
-    def lines(self) -> list[str]:
-        from ctxprobe.decide.render import decision_lines
-
-        return decision_lines(self)
-
 
 def _run_dict(r: RunFacts, table: dict[str, Price]) -> dict[str, Any]:
     cost, how = r.cost()

@@ -79,7 +79,10 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 
 
 def _lookup(model: str, table: PriceTable) -> Any:
-    base = model.strip().split("?", 1)[0]
+    full = model.strip()
+    if full in table:  # a price file may price one option set (sim:decay?cliff=3000) apart from another
+        return table[full]
+    base = full.split("?", 1)[0]
     if base in table:
         return table[base]
     provider, name, _ = split_model(model)
