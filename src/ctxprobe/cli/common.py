@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-DEFAULT_STORE = "ctxprobe.sqlite"
-DEFAULT_REPORT_DIR = "ctxprobe-report"
+from ctxprobe.report.format import DEFAULT_REPORT_DIR
+from ctxprobe.store.db import DEFAULT_STORE
+
+__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3

@@ -38,6 +38,7 @@ from ctxprobe.report.html_sections import (
 )
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundetails import RunDetails
+from ctxprobe.report.runreport import Report
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.core.outcome import Outcome
 
@@ -54,12 +55,12 @@ ABILITY = {
 Intervals = dict[str, tuple[int | None, int | None]]
 
 
-def run_label(report: Any) -> str:
+def run_label(report: Report) -> str:
     """"model · run id" with secrets removed: the name a run goes by on the page."""
     return f"{redact(report.run.model)} · {report.run.run_id}"
 
 
-def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | None = None, *,
+def render_html(reports: Sequence[Report], details: Sequence[RunDetails | None] | None = None, *,
                 intervals: Sequence[Intervals | None] | None = None, png_dir: str | Path | None = None,
                 title: str | None = None, phonebook: Mapping[str, Any] | None = None) -> str:
     """The report page for one or more runs (``ctxprobe.report.load.Report``), as a string.
@@ -83,13 +84,12 @@ def render_html(reports: Sequence[Any], details: Sequence[RunDetails | None] | N
         return _page(views, Path(tmp), title, books)
 
 
-def _report_intervals(report: Any) -> Intervals:
+def _report_intervals(report: Report) -> Intervals:
     """(lo, hi) per family from the effective-length intervals a loaded Report carries, if any."""
-    found = getattr(report, "intervals", None) or {}
-    return {fam: (iv.lo, iv.hi) for fam, iv in found.items() if hasattr(iv, "lo")}
+    return {fam: (iv.lo, iv.hi) for fam, iv in report.intervals.items()}
 
 
-def write_html(reports: Sequence[Any], path: str | Path, details: Sequence[RunDetails | None] | None = None,
+def write_html(reports: Sequence[Report], path: str | Path, details: Sequence[RunDetails | None] | None = None,
                **kwargs: Any) -> Path:
     """``render_html`` written to ``path`` (UTF-8); returns the path."""
     out = Path(path)
@@ -118,7 +118,7 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
     return write_html(reports, out_path, details, png_dir=png_dir, phonebook=_phonebooks(reports, store_path))
 
 
-def _phonebooks(reports: Sequence[Any], store_path: str | Path) -> dict[str, Any]:
+def _phonebooks(reports: Sequence[Report], store_path: str | Path) -> dict[str, Any]:
     """The phone-book analysis of each run that has scored phone-book needles."""
     from ctxprobe.analysis.phonebook import FAMILY, analyse, needle_results
     from ctxprobe.store import iter_export
@@ -146,12 +146,12 @@ def _page(views: list[RunView], png_dir: Path, title: str | None, books: dict[st
     extra = plugin_sections(views)
     toc = [("summary", "Summary"), ("metadata", "Runs"), ("profile", "Profile"), ("all-families", "All families"),
            *[(f"family-{slug(f)}", f) for f in families], *([("phonebook", "Phone book")] if books else []),
-           *([("ruler", "RULER")] if any(getattr(v.report, "ruler", None) for v in views) else []),
+           *([("ruler", "RULER")] if any(v.report.ruler for v in views) else []),
            *([("reasoning-budgets", "Reasoning budgets")] if budgets else []),
            *[(anchor, section.title) for anchor, section in extra],
            ("audit", "Token audit"),
            ("cost-latency", "Cost & latency"), ("failures", "Failures")]
-    scorers = ", ".join(sorted({str(getattr(v.report, "scorer", "strict")) for v in views}))
+    scorers = ", ".join(sorted({v.report.scorer for v in views}))
     sub = (f"{len(views)} run(s) · {len(families)} task famil{'y' if len(families) == 1 else 'ies'}"
            f" · scorer {scorers} · lengths in tokens"
            f" · generated {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} by ctxprobe {__version__}")
@@ -232,14 +232,14 @@ def _summary(views: list[RunView], books: dict[str, Any]) -> dict[str, Any]:
 
     runs = []
     for v in views:
-        found = getattr(v.report, "floors", None) or {}
+        found = v.report.floors
         items = [line for p in v.profiles for line in [
             Sentence(phonebook_sentence(books[v.label]), "phonebook", ABILITY["phonebook"])
             if p.family == "phonebook" and v.label in books else family_sentence(v, p),
             *([Sentence(f"noise floor: {found[p.family].line()}.", p.family, ABILITY.get(p.family, p.family))]
               if p.family in found else [])]] or [Sentence("No scored cases yet.")]
-        notes = [*(getattr(v.report, "incomplete", None) or []), *(getattr(v.report, "notes", None) or [])]
-        trained = v.run.meta.get("trained_context")
+        notes = [*v.report.incomplete, *v.report.notes]
+        trained = v.run.meta.trained_context
         if not notes and trained and any(s.length > trained for p in v.profiles for s in p.lengths):
             notes.append(f"Lengths past {fmt_tokens(trained)} tokens are beyond the model’s trained context.")
         items += [Sentence(redact(str(n)), note=True) for n in notes]
@@ -270,7 +270,7 @@ def _metadata(views: list[RunView]) -> Table:
         return {
             "run id": run.run_id, "model": redact(run.model),
             "serving endpoint": endpoint_of(run.model) or "in process (no endpoint)",
-            "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.get("chat_template_hash") or "—"),
+            "tokenizer": redact(run.tokenizer), "chat template hash": str(run.meta.chat_template_hash or "—"),
             "decoding": ", ".join(f"{k}={v}" for k, v in dec.items() if v is not None) or "—", "seed": str(spec.get("seed", "—")),
             "families": json.dumps(spec.get("families", {}), ensure_ascii=False),
             "haystack": haystack_label(spec.get("haystack")),
@@ -278,9 +278,9 @@ def _metadata(views: list[RunView]) -> Table:
                                                                  spec.get("families", {})) else "tokens")
                                  for x in spec.get("lengths", [])),
             "depths": ", ".join(f"{d:g}" for d in spec.get("depths", [])), "repetitions": str(spec.get("reps", "—")),
-            "context window": str(run.meta.get("context_window") or "unknown"),
-            "trained context": str(run.meta.get("trained_context") or "unknown"),
-            "prefix sharing": _sharing(run.meta.get("prefix_sharing"), view),
+            "context window": str(run.meta.context_window or "unknown"),
+            "trained context": str(run.meta.trained_context or "unknown"),
+            "prefix sharing": _sharing(run.meta.prefix_sharing, view),
             "prompt layout": stored_layout_line(run.spec) or "the families' own prompts",
             "ctxprobe version": run.ctxprobe_version, "created": run.created_at,
             "status": f"{run.status} ({run.n_final}/{run.n_planned} planned cases answered)",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
@@ -20,28 +20,23 @@ from ctxprobe.report.format import (effective_length_line, effective_length_note
 from ctxprobe.report.html_parts import OUTCOME_CLASS, ReportSection, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
+from ctxprobe.report.runreport import Report
 from ctxprobe.store import RunRecord
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 _OPEN_CELLS = 30  # outcome tables up to this many cells start expanded
 
 
-class ReportLike(Protocol):
-    """What the page reads of a loaded run (:class:`ctxprobe.report.load.Report`): the page
-    code never imports the loader."""
-
-    @property
-    def run(self) -> RunRecord: ...
-
-    @property
-    def profiles(self) -> list[Profile]: ...
+#: What the page reads of a loaded run: the report itself (its type lives apart from the
+#: loader, so the page code never imports the store reading).
+ReportLike = Report
 
 
 @dataclass
 class RunView:
     """One run as the page shows it."""
 
-    report: ReportLike
+    report: Report
     details: RunDetails | None
     label: str  # "model · run id", secrets removed
     #: effective-length interval per family (lo, hi) when the analysis computed one
@@ -81,7 +76,7 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
-        trained = v.run.meta.get("trained_context") if length_unit(v.run.spec, family) == "tokens" else None
+        trained = v.run.meta.trained_context if length_unit(v.run.spec, family) == "tokens" else None
         heat = plotted(lambda: heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label, trained))
         curve = plotted(lambda: curve_png(prof, base / f"{slug(family)}-curve.png", v.label, trained))
         verdict = effective_length_line(prof)
@@ -136,19 +131,14 @@ def audit_tables(views: list[RunView]) -> list[Table]:
 
 
 def cost_table(views: list[RunView]) -> Table:
-    summary_rows: list[list[Any]] = []
+    """Answered cases and the tokens the server counted, per run (the billed cost is a
+    note of the run: planned vs billed)."""
+    rows: list[list[Any]] = []
     for v in views:
         d = v.details
-        cost = v.run.meta.get("cost")
-        row = [v.label, str(d.answered) if d else "—", f"{d.prompt_tokens:,}" if d else "—",
-               f"{d.completion_tokens:,}" if d else "—"]
-        if any(x.run.meta.get("cost") is not None for x in views):
-            row.append(redact(str(cost)) if cost is not None else "—")
-        summary_rows.append(row)
-    headers = ["run", "answered", "prompt tokens (server)", "completion tokens"]
-    if any(v.run.meta.get("cost") is not None for v in views):
-        headers.append("cost")
-    return Table(headers, summary_rows)
+        rows.append([v.label, str(d.answered) if d else "—", f"{d.prompt_tokens:,}" if d else "—",
+                     f"{d.completion_tokens:,}" if d else "—"])
+    return Table(["run", "answered", "prompt tokens (server)", "completion tokens"], rows)
 
 
 def latency_tables(views: list[RunView]) -> list[Table]:
