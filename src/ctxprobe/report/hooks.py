@@ -11,11 +11,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ctxprobe.errors import CtxprobeError
+
+if TYPE_CHECKING:
+    from ctxprobe.report.html_parts import PageSection
 
 
 class FamilyReportHooks:
@@ -38,6 +41,20 @@ class FamilyReportHooks:
         """The terminal report of runs that hold only this family (asked only when
         :attr:`own_terminal`), and their PNGs into ``png_dir`` when given."""
         raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
+
+    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+        """What the HTML page needs of one run beyond its profiles, from its case records
+        (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
+        return None
+
+    def html_sentence(self, data: Any) -> str | None:
+        """The page summary's sentence for the family in one run (None: the generic verdict)."""
+        return None
+
+    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
+        """The family's own section of the page, from :meth:`html_data` of each run (run
+        label → data); PNGs go under ``png_dir``."""
+        return None
 
 
 NO_HOOKS = FamilyReportHooks()

@@ -11,13 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, ReportSection, Table, figure, plotted, score_cell, td
+from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.report.runreport import Report
@@ -49,6 +50,22 @@ class RunView:
     @property
     def profiles(self) -> list[Profile]:
         return self.report.profiles
+
+
+class PageViews(list[RunView]):
+    """The page's runs, in order: what every section function is given (a plain list of
+    :class:`RunView` to a plugin), with where the page's PNGs go and what each family's
+    report hooks loaded for it (family name → run label → the hooks' data)."""
+
+    def __init__(self, views: Iterable[RunView], png_dir: Path,
+                 family_data: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        super().__init__(views)
+        self.png_dir = png_dir
+        self.family_data = {name: dict(by_run) for name, by_run in (family_data or {}).items()}
+
+    def data_for(self, family: str, view: RunView) -> Any | None:
+        """What ``family``'s hooks loaded for ``view``'s run (None: nothing)."""
+        return self.family_data.get(family, {}).get(view.label)
 
 
 def slug(text: str) -> str:
@@ -180,23 +197,3 @@ def _failure(f: Failure) -> dict[str, Any]:
             "length": fmt_tokens(f.length), "depth": fmt_depth(f.depth), "rep": f.rep,
             "expected": ", ".join(f.expected), "answered": short if f.output is not None else None,
             "kv": kv, "excerpts": f.excerpts, "output": f.output}
-
-
-def plugin_sections(views: list[RunView]) -> list[tuple[str, ReportSection]]:
-    """``(anchor, section)`` for each section a plugin adds (registry group
-    ``report_sections``), in name order; a section function returning None is left out.
-    One that raises is shown as its error in one line, so a plugin's bug never costs the
-    page."""
-    from ctxprobe.core import registry
-
-    out: list[tuple[str, ReportSection]] = []
-    for entry in registry.entries("report_sections"):
-        try:
-            section = entry.load()(views)
-        except Exception as err:  # a plugin's failure is shown on the page, not raised
-            why = " ".join(str(err).split())[:200]
-            section = ReportSection(entry.name, (), f"this section could not be built ({entry.origin}): "
-                                                    f"{type(err).__name__}: {why}")
-        if section is not None:
-            out.append((f"section-{slug(entry.name)}", section))
-    return out

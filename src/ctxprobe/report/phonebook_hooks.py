@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ctxprobe.report.hooks import FamilyReportHooks
+
+if TYPE_CHECKING:
+    from ctxprobe.report.html_parts import PageSection
 
 
 class PhonebookHooks(FamilyReportHooks):
@@ -28,6 +31,24 @@ class PhonebookHooks(FamilyReportHooks):
         from ctxprobe.report.phonebook_plots import phonebook_report
 
         phonebook_report(run_ids, store_path, png_dir, console)
+
+    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+        from ctxprobe.analysis.phonebook import analyse, needle_results
+
+        results = needle_results(records)
+        return analyse(results) if results else None
+
+    def html_sentence(self, data: Any) -> str | None:
+        from ctxprobe.report.phonebook_terminal import phonebook_sentence
+
+        return phonebook_sentence(data)
+
+    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
+        from ctxprobe.report.html_parts import page_section
+        from ctxprobe.report.html_phonebook import phonebook_section
+
+        return page_section("phonebook.html.j2", [("phonebook", "Phone book")],
+                            phonebook=phonebook_section(data, png_dir))
 
 
 HOOKS = PhonebookHooks()
