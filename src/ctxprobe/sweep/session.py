@@ -225,8 +225,8 @@ class SweepSession:
         # the serving path and the judge as of this session
         session = RunMeta(preflight=Preflight.from_json(self.checked.to_dict()) if self.checked is not None else None,
                           judge_calibration=self.judge_calibration)
-        meta = replace(record.meta, **{k: v for k, v in (("preflight", session.preflight),
-                                                          ("judge_calibration", session.judge_calibration)) if v})
+        meta = replace(record.meta, preflight=session.preflight or record.meta.preflight,
+                       judge_calibration=session.judge_calibration or record.meta.judge_calibration)
         resumed = store.ensure_run(record.run_id, model=record.model, tokenizer=record.tokenizer,
                                    family=record.family, version=__version__, spec=record.spec, meta=meta)
         if work.verify is not None:
