@@ -67,19 +67,13 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.report.runs import run_families, runs_table
+    from ctxprobe.report.runs import runs_json, runs_table
     from ctxprobe.store import open_existing
 
     with open_existing(args.store) as store:
         runs = store.list_runs()
     if args.json:
-        print(json.dumps([{"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
-                           "family": ",".join(fams), "status": r.status, "cases": r.n_cases,
-                           "responses": r.n_responses, "planned": r.n_planned, "answered": r.n_final,
-                           "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
-                           "reps": r.spec.get("reps"), **({"batch": r.batch} if r.batch else {}),
-                           **({"baseline": baseline} if baseline else {})}
-                          for r in runs for fams, baseline in [run_families(r)]], indent=2))
+        print(json.dumps(runs_json(runs), indent=2))
         return 0
     out.print(runs_table(runs))
     return 0
