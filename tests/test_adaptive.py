@@ -193,7 +193,7 @@ def test_reaches_the_fixed_grid_decision_with_fewer_tokens(tmp_path) -> None:
     # the run is an ordinary run: report reads it, the adaptive decision is on record
     report = load_report(result.run_id, store)
     assert report.profiles[0].effective_length == grid_eff
-    assert report.run.meta["adaptive"]["decided"] is True and report.run.status == "complete"
+    assert report.run.meta.adaptive["decided"] is True and report.run.status == "complete"
 
     # resumable: rerunning sends nothing and decides the same
     again = adaptive_sweep(spec, store)

@@ -15,7 +15,7 @@ from ctxprobe.analysis.grid import profile
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.report.html import render_html
 from ctxprobe.report.load import Report
-from ctxprobe.store import RunRecord
+from ctxprobe.store import RunMeta, RunRecord
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -58,7 +58,7 @@ def _check_report_section() -> None:
             for length, ok in ((1024, 4), (2048, 1)) for rep in range(4)]
     run = RunRecord("r1", "2025-01-01", "2025-01-01", "sim:<b>x</b>", "local", "niah", "0.1.0",
                     {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 8}, "lengths": [1024, 2048]},
-                    {}, "complete", 8, 8)
+                    RunMeta(), "complete", 8, 8)
     report = Report(run=run, profiles=profile(rows, 0.856), threshold=0.856, notes=[], intervals={})
 
     def broken(views):  # type: ignore[no-untyped-def]

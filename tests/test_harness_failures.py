@@ -59,7 +59,8 @@ def test_small_cut_after_exact_preflight_is_truncation_not_a_miss(tmp_path) -> N
         url = server.start()
         result = run_sweep(_spec(f"openai-compat:sim@{url}"), tmp_path / "t.sqlite", progress=False)
     report = load_report(result.run_id, tmp_path / "t.sqlite")
-    assert report.run.meta["preflight"]["reported_tokens"] == report.run.meta["preflight"]["counted_tokens"]
+    preflight = report.run.meta.preflight
+    assert preflight is not None and preflight.reported_tokens == preflight.counted_tokens
     prof = report.profiles[0]
     by_len = {s.length: s for s in prof.lengths}
     assert by_len[2048].outcomes == {"input_truncated": 1} and by_len[1024].mean == 1.0

@@ -8,7 +8,7 @@ from ctxprobe.analysis.grid import profile
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.report.html import render_html
 from ctxprobe.report.load import Report
-from ctxprobe.store import RunRecord
+from ctxprobe.store import RunMeta, RunRecord
 
 
 def _report(model: str, families: dict[str, float], run_id: str = "r1") -> Report:
@@ -22,7 +22,7 @@ def _report(model: str, families: dict[str, float], run_id: str = "r1") -> Repor
                     rows.append(ResultRow(fam, length, depth, rep, "correct" if ok else "wrong", float(ok)))
     run = RunRecord(run_id, "2025-01-01", "2025-01-01", model, "local", ",".join(families), "0.1.0",
                     {"seed": 0, "decoding": {"temperature": 0.0, "max_tokens": 48}, "lengths": [1024, 8192]},
-                    {"chat_template_hash": "abc123"}, "complete", 120, 120)
+                    RunMeta(chat_template_hash="abc123"), "complete", 120, 120)
     return Report(run=run, profiles=profile(rows, 0.856), threshold=0.856, notes=["a note <b>escaped</b>"],
                   intervals={})
 

@@ -22,7 +22,7 @@ def test_fair_judge_grades_and_its_calibration_is_stored(tmp_path) -> None:
     store = tmp_path / "s.sqlite"
     result = run_sweep(_spec(tmp_path, "sim-judge:fair"), store, progress=False)
     report = load_report(result.run_id, store)
-    assert report.run.meta["judge_calibration"]["passed"] is True
+    assert report.run.meta.judge_calibration["passed"] is True
     assert all(c.mean == 1.0 for c in report.profiles[0].cells)
     assert all(r["detail"]["judge"] == "sim-judge:fair" for r in iter_export(result.run_id, store))
 
@@ -33,7 +33,7 @@ def test_length_biased_judge_is_refused_unless_forced(tmp_path) -> None:
     result = run_sweep(_spec(tmp_path, "sim-judge:length-biased?words=40", force_judge=True), tmp_path / "f.sqlite",
                        progress=False)
     meta = load_report(result.run_id, tmp_path / "f.sqlite").run.meta
-    assert meta["judge_calibration"]["passed"] is False
+    assert meta.judge_calibration is not None and meta.judge_calibration["passed"] is False
     assert all(r["detail"]["forced"] for r in iter_export(result.run_id, tmp_path / "f.sqlite"))
 
 

@@ -116,3 +116,47 @@ def test_ruler_preset_is_registered_beside_its_family():
     fams = preset.families({"docs": None, "qa_squad": None, "qa_hotpot": None})
     assert len(fams) == 11 and {f["family"] for f in fams.values()} == {"ruler"}
     assert preset.keeps_layout and "qa_1" in (preset.notice({}) or "")
+
+
+def test_report_hooks_are_the_familys_and_default_to_nothing():
+    from ctxprobe.report.hooks import NO_HOOKS, FamilyReportHooks, family_hooks
+
+    assert with_family_defaults(BareFamily).report_hooks is None and family_hooks("bare-unknown") is NO_HOOKS
+    assert family_hooks("niah") is NO_HOOKS  # the generic report says all niah needs
+    book = family_hooks("phonebook")
+    assert isinstance(book, FamilyReportHooks) and book.own_terminal and not book.ruler_predictions
+    assert NO_HOOKS.json_extra([{"family": "x"}]) is None and NO_HOOKS.html_data([]) is None
+
+
+
+
+def test_a_plugin_familys_hooks_reach_the_json_report(tmp_path, monkeypatch):
+    """A plugin family names its hooks by path; the loader asks them, generic code never
+    names the family."""
+    import sys
+    import types
+
+    import ctxprobe
+    from ctxprobe.report.hooks import FamilyReportHooks
+    from ctxprobe.tasks.niah import Niah
+
+    class Counts(FamilyReportHooks):
+        def json_extra(self, records):  # type: ignore[no-untyped-def]
+            return {"cases": sum(1 for _ in records)}
+
+    module = types.ModuleType("scratch_hooks")
+    module.HOOKS = Counts()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "scratch_hooks", module)
+    counted = type("Counted", (Niah,), {"name": "counted", "report_hooks": "scratch_hooks:HOOKS"})
+    registry.register("families", "counted", counted, origin="test")
+    try:
+        spec = ctxprobe.make_spec({"model": "sim:perfect", "families": {"counted": {}}, "lengths": "1k",
+                                   "depths": "0,1", "reps": 2})
+        run_id = ctxprobe.run_sweep(spec, tmp_path / "s.sqlite", progress=False).run_id
+        as_json = ctxprobe.load_report(run_id, tmp_path / "s.sqlite").to_dict()
+        assert as_json["counted"] == {"cases": 4}
+        module.HOOKS = object()  # type: ignore[attr-defined]  # not a FamilyReportHooks: one line
+        with pytest.raises(CtxprobeError, match="must be a ctxprobe.report.hooks.FamilyReportHooks"):
+            ctxprobe.load_report(run_id, tmp_path / "s.sqlite")
+    finally:
+        registry.unregister("families", "counted")

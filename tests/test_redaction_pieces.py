@@ -65,7 +65,7 @@ def test_run_meta_never_stores_the_key(tmp_path, monkeypatch) -> None:
         store.update_run("r1", meta={"error": f"bad key {KEY[:12]}...{KEY[-4:]}", "tail": KEY[-5:]})
         run = store.require_run("r1")
     raw = sqlite3.connect(path).execute("SELECT meta_json FROM runs").fetchone()[0]
-    for text in (raw, json.dumps(run.meta)):
+    for text in (raw, json.dumps(run.meta.to_json())):
         assert KEY not in text and KEY[-5:] not in text
         assert all(p not in text for p in _pieces(KEY, 6)[1:])
-    assert run.meta["preflight"] == f"401 from server: {MASK}"
+    assert run.meta.extra["preflight"] == f"401 from server: {MASK}"  # not a probe report: kept as stored

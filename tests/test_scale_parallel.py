@@ -65,7 +65,7 @@ def test_sharing_switch(tmp_path) -> None:
     from ctxprobe.store import Store
 
     with Store(tmp_path / "i.sqlite") as store:
-        assert store.require_run(result.run_id).meta["prefix_sharing"] == "independent"
+        assert store.require_run(result.run_id).meta.prefix_sharing == "independent"
 
 
 def test_gate_bounds_live_tokens_and_slim_ids() -> None:

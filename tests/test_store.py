@@ -91,8 +91,8 @@ def test_run_record_counts_and_status(tmp_path) -> None:
         assert _respond(store, b, "error") is True
         run = store.get_run("r")
         assert (run.n_cases, run.n_responses, run.n_final, run.n_planned) == (3, 2, 1, 5)
-        assert (run.model, run.tokenizer, run.family, run.spec, run.meta) == ("m", "t", "niah", {"s": 1},
-                                                                              {"planned_cases": 5})
+        assert (run.model, run.tokenizer, run.family, run.spec, run.meta.to_json()) == ("m", "t", "niah", {"s": 1},
+                                                                                        {"planned_cases": 5})
         assert run.status == "interrupted"  # stored as running, and no process holds it
         coord = Coordinator(tmp_path / "s.sqlite", "r").start(heartbeat=False)
         try:
@@ -101,7 +101,7 @@ def test_run_record_counts_and_status(tmp_path) -> None:
             coord.end()
         store.update_run("r", status="done", meta={"extra": 1})
         run = store.get_run("r")
-        assert run.status == "done" and run.meta == {"planned_cases": 5, "extra": 1}
+        assert run.status == "done" and run.meta.to_json() == {"extra": 1, "planned_cases": 5}
         assert store.case_ids("r") == {a.case_id, b.case_id, c.case_id}
         assert store.outcome_counts("r") == {"correct": 1, "error": 1}
         # a final answer is kept, whatever arrives later; an error is replaced
@@ -176,9 +176,10 @@ def test_an_empty_run_counts_zero_everywhere(tmp_path) -> None:
 def test_run_record_is_immutable_and_counts_default_to_zero() -> None:
     import dataclasses
 
+    from ctxprobe.store import RunMeta
     from ctxprobe.store.db import RunRecord
 
-    rec = RunRecord("r", "t0", "t1", "m", "t", "niah", "0", {}, {}, "running")
+    rec = RunRecord("r", "t0", "t1", "m", "t", "niah", "0", {}, RunMeta(), "running")
     assert (rec.n_cases, rec.n_responses, rec.n_planned, rec.n_final) == (0, 0, 0, 0)
     with pytest.raises(dataclasses.FrozenInstanceError):
         rec.status = "complete"  # type: ignore[misc]

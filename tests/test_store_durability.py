@@ -69,7 +69,7 @@ def test_run_update_survives_and_a_rerun_sees_the_response_as_done(tmp_path) -> 
     _write_then_die(path, "all")
     with Store(path) as store:
         run = store.require_run("run1")
-        assert run.status == "done" and run.meta == {"a": 1, "b": 2}
+        assert run.status == "done" and run.meta.to_json() == {"a": 1, "b": 2}
         assert store.done_case_ids("run1") == {"niah/L1024/d0.5/r0"}
         (record,) = store.iter_case_records("run1")
         assert record["output"] == "1234567" and record["detail"] == {"k": 1}

@@ -7,15 +7,16 @@ Library use mirrors the CLI::
     result = ctxprobe.run_sweep(spec, "ctxprobe.sqlite")
     report = ctxprobe.load_report(result.run_id, "ctxprobe.sqlite")
     print(report.profiles[0].effective_length)
+    ctxprobe.print_report(report)  # exactly what `ctxprobe report RUN_ID` prints
 """
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec import Spec, load_spec, make_spec, parse_length
+from ctxprobe.spec import Spec, load_spec, make_spec, merge_spec, parse_length
 
 __all__ = [
-    "CtxprobeError", "Spec", "__version__", "load_report", "load_spec", "make_spec", "parse_length",
-    "run_completeness", "run_sweep",
+    "CtxprobeError", "Spec", "__version__", "load_report", "load_spec", "make_spec", "merge_spec",
+    "parse_length", "print_report", "run_completeness", "run_sweep",
 ]
 
 
@@ -28,6 +29,10 @@ def __getattr__(name: str):  # lazy: keep `import ctxprobe` light
         from ctxprobe.report.load import load_report
 
         return load_report
+    if name == "print_report":  # the terminal report of a loaded run, as `ctxprobe report` prints it
+        from ctxprobe.report.terminal import print_report
+
+        return print_report
     if name == "run_completeness":  # error / input_truncated cases left: what `run` exits 3 on
         from ctxprobe.report.load import run_completeness
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.decide.pricing import advertised_window, input_price, price_table
 
 
@@ -22,8 +23,8 @@ def test_the_file_is_read_before_the_free_default(tmp_path) -> None:
 
 
 def test_advertised_window_from_what_the_run_knows() -> None:
-    assert advertised_window("x", {"preflight": {"context_window": 32768}}) == 32768
-    assert advertised_window("x", {"trained_context": 8192}) == 8192
-    assert advertised_window("sim:perfect?ctx=4096", {}) == 4096
-    assert advertised_window("openai:gpt-4o", {}) == 128_000  # the catalog's published window
-    assert advertised_window("openai-compat:mine@http://127.0.0.1:1/v1", {}) is None  # unknown: no guess
+    assert advertised_window("x", RunMeta.from_json({"preflight": {"context_window": 32768}})) == 32768
+    assert advertised_window("x", RunMeta.from_json({"trained_context": 8192})) == 8192
+    assert advertised_window("sim:perfect?ctx=4096", RunMeta.from_json({})) == 4096
+    assert advertised_window("openai:gpt-4o", RunMeta.from_json({})) == 128_000  # the catalog's published window
+    assert advertised_window("openai-compat:mine@http://127.0.0.1:1/v1", RunMeta.from_json({})) is None  # unknown: no guess

@@ -32,6 +32,7 @@ from ctxprobe.analysis.grid import model_score
 from ctxprobe.analysis.sequential import decide, levels
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
+from ctxprobe.core.runmeta import RunMeta
 
 __all__ = ["METHOD", "adaptive_intervals", "is_adaptive", "length_states"]
 
@@ -39,9 +40,16 @@ METHOD = ("always-valid sequential tests of the adaptive walk (test supermarting
           "passes at alpha/2, fails at alpha/(2K); open and untested lengths are not decided")
 
 
-def is_adaptive(meta: Mapping[str, Any] | None) -> bool:
+def adaptive_info(meta: RunMeta | Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The adaptive walk's record of a run (its plan and decision), None for a fixed grid.
+    ``meta``: the run's typed meta, or its stored JSON."""
+    info = meta.adaptive if isinstance(meta, RunMeta) else (meta or {}).get("adaptive")
+    return info if isinstance(info, dict) else None
+
+
+def is_adaptive(meta: RunMeta | Mapping[str, Any] | None) -> bool:
     """Whether a run's cases were collected by the adaptive walk (its meta says so)."""
-    return isinstance((meta or {}).get("adaptive"), dict)
+    return adaptive_info(meta) is not None
 
 
 def _rep_means(rows: Iterable[ResultRow], family: str, reps: Mapping[int, int], depths: list[float],
@@ -79,12 +87,14 @@ def length_states(rows: Iterable[ResultRow], family: str, reps: Mapping[int, int
     return out
 
 
-def adaptive_intervals(rows: list[ResultRow], meta: Mapping[str, Any], grid_lengths: Iterable[int],
+def adaptive_intervals(rows: list[ResultRow], meta: RunMeta | Mapping[str, Any], grid_lengths: Iterable[int],
                        thresholds: Mapping[str, float], units: Mapping[str, str] | None = None,
                        ) -> dict[str, EffectiveLength]:
     """Per family of an adaptive run (``meta``: the run's meta, ``grid_lengths``: its spec's
     lengths): its effective length by the walk's tests (see the module doc)."""
-    info = meta["adaptive"]
+    info = adaptive_info(meta)
+    if info is None:
+        raise ValueError("adaptive_intervals: the run has no adaptive record")
     confidence = float(info.get("confidence", 0.95))
     depths = [float(d) for d in info.get("depths", [])]
     plan = {f: {int(k): int(v) for k, v in r.items()} for f, r in (info.get("reps") or {}).items()}

@@ -15,12 +15,13 @@ from ctxprobe.analysis.adaptive_verdict import adaptive_intervals, is_adaptive
 from ctxprobe.analysis.bars import resolve_bars
 from ctxprobe.analysis.efflength import EffectiveLength, effective_lengths
 from ctxprobe.core.rows import ResultRow
+from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.spec.threshold import Bar
 
 __all__ = ["run_intervals"]
 
 
-def run_intervals(rows: list[ResultRow], spec: Mapping[str, Any], meta: Mapping[str, Any], *,
+def run_intervals(rows: list[ResultRow], spec: Mapping[str, Any], meta: RunMeta | Mapping[str, Any], *,
                   threshold: float, bars: Mapping[str, Bar] | None = None,
                   units: Mapping[str, str] | None = None, families: Iterable[str] = (),
                   confidence: float = 0.95) -> tuple[dict[str, float], dict[str, EffectiveLength]]:

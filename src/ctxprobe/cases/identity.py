@@ -26,9 +26,7 @@ from ctxprobe.cases.builder import BUILDER_VERSION
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.core.case import Case, Cell
-
-META_KEY = "builder_version"
-
+from ctxprobe.core.runmeta import RunMeta
 
 class RunStore(Protocol):
     """What the check reads and writes (``ctxprobe.store.Store`` has these)."""
@@ -36,7 +34,7 @@ class RunStore(Protocol):
     def get_run(self, run_id: str) -> Any: ...
     def sample_case(self, run_id: str) -> tuple[str, str, int, float, int, str] | None: ...
     def done_case_ids(self, run_id: str) -> set[str]: ...
-    def update_run(self, run_id: str, *, status: str | None = None, meta: dict[str, Any] | None = None) -> None: ...
+    def update_run(self, run_id: str, *, status: str | None = None, meta: RunMeta | None = None) -> None: ...
 
 
 def refusal(run_id: str, why: str) -> CtxprobeError:
@@ -55,10 +53,10 @@ def check_builder(store: RunStore, run_id: str, build: Callable[[PlannedCase], C
     ``build`` builds one planned case as the sweep would; ``planned`` are the case ids this
     session means to send (nothing left to send: nothing can mix, no check)."""
     if not resumed:
-        store.update_run(run_id, meta={META_KEY: BUILDER_VERSION})
+        store.update_run(run_id, meta=RunMeta(builder_version=BUILDER_VERSION))
         return
     run = store.get_run(run_id)
-    stored = (run.meta or {}).get(META_KEY) if run is not None else None
+    stored = run.meta.builder_version if run is not None else None
     pending = set(planned) - store.done_case_ids(run_id)
     if not pending:
         return
@@ -74,4 +72,4 @@ def check_builder(store: RunStore, run_id: str, build: Callable[[PlannedCase], C
             raise refusal(run_id, f"its stored case {case_id} (built by {was}) would now be built with a "
                                   "different prompt")
     if stored is None:
-        store.update_run(run_id, meta={META_KEY: BUILDER_VERSION})
+        store.update_run(run_id, meta=RunMeta(builder_version=BUILDER_VERSION))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -12,7 +13,7 @@ from ctxprobe._version import __version__
 from ctxprobe.core.catalog import model_help
 from ctxprobe.errors import CtxprobeError
 
-from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES
+from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, spec_default
 from ctxprobe.cli.reading import (
     cmd_check,
     cmd_compare,
@@ -37,16 +38,25 @@ TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | end
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH",
-                   help=f"SQLite results file (default ./{DEFAULT_STORE})")
+    p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help="SQLite results file (default ./%(default)s)")
 
 
-def _add_spec_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
-    p.add_argument("--model", help=model_help())
+def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
+    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}{out})")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+
+def _add_model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help=model_help() + f" (default {spec_default('model')})")
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
     p.add_argument("--tokenizer", help=TOKENIZER_HELP)
-    p.add_argument("--family", help="task families, comma list (default niah)")
+
+
+def _add_grid_flags(p: argparse.ArgumentParser) -> None:
+    d = spec_default
+    p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
+    _add_model_flags(p)
+    p.add_argument("--family", help=f"task families, comma list (default {d('families')})")
     p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 tasks as RULER renders them; "
                                       "the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot)")
     p.add_argument("--ruler-docs", help="ruler preset: a folder of text for the essay haystacks "
@@ -56,39 +66,62 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
-    p.add_argument("--depths", help="comma list of evidence depths in [0,1] (default 0,0.25,0.5,0.75,1)")
-    p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
-    p.add_argument("--seed", type=int, help="sweep seed (default 0)")
-    p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (default 0)")
+    p.add_argument("--depths", help=f"comma list of evidence depths in [0,1] (default {d('depths')})")
+    p.add_argument("--reps", type=int, help=f"repetitions per cell (default {d('reps')})")
+    p.add_argument("--seed", type=int, help=f"sweep seed (default {d('seed')})")
+    p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (niah.distractors)")
     p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
-    p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
+    p.add_argument("--baseline", choices=["no-context"],
+                   help="also run each case with its evidence removed (label FAMILY@no-context): the "
+                        "noise floor beside each accuracy (MRCR: a random instance's score, computed)")
+
+
+def _add_decoding_flags(p: argparse.ArgumentParser) -> None:
+    d = spec_default
+    p.add_argument("--max-tokens", type=int, help=f"output token limit (default {d('max_tokens')})")
+    p.add_argument("--temperature", type=float, help=f"sampling temperature (default {d('temperature')}: greedy)")
     p.add_argument("--top-p", type=float, help="nucleus sampling top_p in (0, 1] (default: not sent)")
     p.add_argument("--reasoning-budgets", metavar="TOKENS",
                    help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
                         "on top of --max-tokens; default: no such axis)")
-    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
-    p.add_argument("--slots", type=int, help="the server's parallel prefix-cache slots: cases sharing a prefix go "
-                   "in order to one slot (default: as the server reports, llama.cpp's /props; 0: off)")
-    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
-    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
-    p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
+    p.add_argument("--threshold", type=float, help=f"accuracy bar for effective length (default {d('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (ruler = 0.856; nolima = 85%% of "
                                   "the family's score at its shortest length; relative:F)")
+    p.add_argument("--instruction", choices=["before", "after", "both", "none"],
+                   help="where the instruction line sits: before the haystack, after it, both, none "
+                        f"(default {d('instruction')})")
+    p.add_argument("--separator", metavar="TOKENS",
+                   help=f"filler tokens between the haystack's start and depth 0, e.g. 256 (default {d('separator')})")
+    p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
+                   help="independent filler per case (default: depths of a length and rep share it)")
+    p.add_argument("--allow-beyond-window", action="store_true", default=None,
+                   help="allow lengths beyond the model's window (for local/GGUF models: its trained context)")
+
+
+def _add_transport_flags(p: argparse.ArgumentParser) -> None:
+    d = spec_default
+    p.add_argument("--concurrency", type=int, help=f"requests in flight (default {d('concurrency')})")
+    p.add_argument("--slots", type=int, help="the server's parallel prefix-cache slots: cases sharing a prefix go "
+                   "in order to one slot (default: as the server reports, llama.cpp's /props; 0: off)")
+    p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
+    p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
     p.add_argument("--rpm", type=float, help="requests per minute limit")
     p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
     p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
     p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
     p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
-                   help="prompt caching of hosted APIs: auto (default: Anthropic breakpoints, OpenAI cache keys, "
-                        "Gemini implicit or explicit caches), explicit (Gemini explicit caches always), off")
+                   help=f"prompt caching of hosted APIs (default {d('cache_prompt')}): auto (Anthropic breakpoints, "
+                        "OpenAI cache keys, Gemini implicit or explicit caches), explicit (Gemini explicit caches "
+                        "always), off")
     p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
-                   help="which of plan's three prices --max-cost caps (default cached; on-demand with --cache-prompt off)")
+                   help="which of plan's three prices --max-cost caps (default: cached; on-demand with "
+                        "--cache-prompt off)")
     p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
                                      "openai:gpt-4o-mini; calibrated before use")
     p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
     p.add_argument("--force-judge", action="store_true", default=None, help="use the judge even if calibration fails")
-    p.add_argument("--executor", choices=["local", "ray"], help="where requests are sent from (default local)")
+    p.add_argument("--executor", choices=["local", "ray"],
+                   help=f"where requests are sent from (default {d('executor')})")
     p.add_argument("--ray-address", help="Ray cluster address (default $RAY_ADDRESS, else a local Ray instance)")
     p.add_argument("--ray-replicas", type=int, help="Ray actors, each calling the endpoint or hosting the model")
     p.add_argument("--endpoint", action="append", dest="endpoints", metavar="MODEL",
@@ -97,59 +130,63 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
                    help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
                         "results within 24 h); a rerun resumes polling them")
     p.add_argument("--batch-poll", type=float, metavar="SECONDS",
-                   help="with --batch: seconds between two polls of a waiting batch (default 30)")
-    p.add_argument("--build-workers", type=int, help="processes building cases (0 = every core; default 1)")
+                   help=f"with --batch: seconds between two polls of a waiting batch (default {d('batch_poll')})")
+    p.add_argument("--build-workers", type=int,
+                   help=f"processes building cases (0 = every core; default {d('build_workers')})")
     p.add_argument("--live-tokens", help="cap on tokens held in built but unstored cases, e.g. 4m")
-    p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
-                   help="independent filler per case (default: depths of a length and rep share it)")
-    p.add_argument("--allow-beyond-window", action="store_true", default=None,
-                   help="allow lengths beyond the model's window (for local/GGUF models: its trained context)")
-    p.add_argument("--instruction", choices=["before", "after", "both", "none"],
-                   help="where the instruction line sits: before the haystack (default), after it, both, none")
-    p.add_argument("--separator", metavar="TOKENS",
-                   help="filler tokens between the haystack's start and depth 0, e.g. 256 (default 0)")
-    p.add_argument("--baseline", choices=["no-context"],
-                   help="also run each case with its evidence removed (label FAMILY@no-context): the "
-                        "noise floor beside each accuracy (MRCR: a random instance's score, computed)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ctxprobe", description="Measure a language model's effective context length.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _add_spec_flags(p: argparse.ArgumentParser) -> None:
+    """Every flag that sets a spec key (``run`` and ``plan``)."""
+    _add_grid_flags(p)
+    _add_decoding_flags(p)
+    _add_transport_flags(p)
 
+
+def _add_adaptive_flags(p: argparse.ArgumentParser, *, run: bool) -> None:
+    if run:
+        p.add_argument("--adaptive", action="store_true",
+                       help="walk the lengths up, sending cases only where the effective-length answer is still open")
+    else:
+        p.add_argument("--adaptive", action="store_true",
+                       help="also the expected tokens per decision of run --adaptive, by the true accuracy")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default %(default)s)")
+    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m "
+                   "(default: what a 5-depth x 20-rep grid of the lengths costs)")
+    p.add_argument("--bisect", type=int, default=0,
+                   help="adaptive: bisect between grid lengths this many times (default %(default)s)")
+
+
+def _run_parser(sub: Any) -> None:
     p = sub.add_parser("run", help="run (or resume) a sweep, then print the report",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
     _add_spec_flags(p)
     _add_store(p)
-    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _add_plots(p, "/RUN_ID")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--cases", metavar="PACK", help="re-send an exported pack's exact prompts (export --jsonl)")
     p.add_argument("--force", action="store_true", help="--cases: run even if the tokenizer/template differs")
     p.add_argument("--allow-edited-pack", action="store_true",
                    help="--cases: run a pack edited after export (answers, prompts...) as a run of its own")
-    p.add_argument("--adaptive", action="store_true",
-                   help="walk the lengths up, sending cases only where the effective-length answer is still open")
-    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: P(confident and wrong) <= 1 - this, at any accuracy (default 0.95)")
-    p.add_argument("--token-budget", help="adaptive: cap on prompt tokens sent, e.g. 2m "
-                        "(default: what a 5-depth x 20-rep grid of the lengths costs)")
-    p.add_argument("--bisect", type=int, default=0, help="adaptive: bisect between grid lengths this many times")
+    _add_adaptive_flags(p, run=True)
     p.set_defaults(func=cmd_run)
 
+
+def _phonebook_parser(sub: Any) -> None:
+    d = spec_default
     p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
-    p.add_argument("--model", default="local", help=model_help() + " (default local)")
+    p.add_argument("--model", default="local", help=model_help() + " (default %(default)s)")
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
     p.add_argument("--tokenizer", help=TOKENIZER_HELP)
     p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
     p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
     p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
-    p.add_argument("--runs", type=int, default=20, help="books per configuration (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the books and needles (default 0)")
+    p.add_argument("--runs", type=int, default=20, help="books per configuration (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the books and needles (default %(default)s)")
     p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
-    p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0, as published)")
+    p.add_argument("--temperature", type=float, default=0.0,
+                   help="sampling temperature (default %(default)g, as published)")
     p.add_argument("--top-p", type=float,
                    help="nucleus top_p (default: 0.95 with --method post, as the original, except for anthropic: "
                         "models; not sent with --method ctxprobe)")
@@ -162,23 +199,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
                    help="layout (--method ctxprobe): book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
                         "shards=4, system_prompt=..., question=...")
-    p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
-    p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
-    p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
+    p.add_argument("--concurrency", type=int, help=f"requests in flight (default {d('concurrency')})")
+    p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
+    p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow books beyond the model's window (for local/GGUF models: its trained context)")
     _add_store(p)
-    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _add_plots(p, "")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_phonebook)
 
+
+def _compare_parsers(sub: Any) -> None:
     p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
     p.add_argument("run_a", help=RUN_HELP)
     p.add_argument("run_b", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--store-b", help="store of RUN_B when it lives in another file")
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default 0.05)")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (Holm) (default %(default)s)")
     p.add_argument("--threshold-rule", help="0.856 (absolute), relative or relative:0.85 (NoLiMa)")
     p.set_defaults(func=cmd_compare)
 
@@ -187,33 +225,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
     _add_store(p)
     p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
-    p.add_argument("--max-drop", type=float, default=0.05, help="largest tolerated accuracy drop (default 0.05)")
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (default 0.05)")
+    p.add_argument("--max-drop", type=float, default=0.05, help="largest tolerated accuracy drop (default %(default)s)")
+    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (default %(default)s)")
     p.set_defaults(func=cmd_check)
 
+
+def _plan_parser(sub: Any) -> None:
     p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
     _add_spec_flags(p)
-    p.add_argument("--adaptive", action="store_true",
-                   help="also the expected tokens per decision of run --adaptive, by the true accuracy")
-    p.add_argument("--confidence", type=float, default=0.95, help="adaptive: as for run (default 0.95)")
-    p.add_argument("--token-budget", help="adaptive: as for run (default: a 5-depth x 20-rep grid's tokens)")
-    p.add_argument("--bisect", type=int, default=0, help="adaptive: as for run")
+    _add_adaptive_flags(p, run=False)
     p.set_defaults(func=cmd_plan)
 
-    add_prices_parser(sub)
 
+def _reading_parsers(sub: Any) -> None:
     p = sub.add_parser("report", help="grid table with 95%% intervals, effective length, PNG plots, HTML")
     p.add_argument("run_ids", nargs="+", metavar="RUN_ID", help="run id(s); " + RUN_HELP)
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
-    p.add_argument("--failures", type=int, default=20, help="failures to sample into the HTML report (default 20)")
+    p.add_argument("--failures", type=int, default=20,
+                   help="failures to sample into the HTML report (default %(default)s)")
     p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
                    help="strict (default) or ruler: re-score stored outputs with RULER's string_match_all/part")
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
-    p.add_argument("--threshold", type=float, help="accuracy bar (default: the run's, 0.856)")
+    p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
-    p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}/RUN_ID)")
-    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _add_plots(p, "/RUN_ID")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("runs", help="list stored runs")
@@ -242,30 +278,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_id", help=RUN_HELP)
     _add_store(p)
     p.add_argument("--outcome", help="only this outcome, e.g. distractor, wrong, not_found, input_truncated")
-    p.add_argument("--n", type=int, default=10, help="how many (default 10)")
+    p.add_argument("--n", type=int, default=10, help="how many (default %(default)s)")
     p.set_defaults(func=cmd_failures)
 
+
+def _serve_parsers(sub: Any) -> None:
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
-    p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default sim:perfect); "
+    p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default %(default)s); "
                    "sim:perfect|echo|blind-middle|first-half|decay, options as ?key=value")
-    p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default local)")
+    p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default %(default)s)")
     p.add_argument("--model-id", help="model id the server reports in /v1/models (default: the --model spec)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: loopback only)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000; 0 = any free port)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on (default %(default)s; 0 = any free port)")
     p.add_argument("--truncate-to", type=int, default=None,
                    help="silently left-truncate prompts longer than N tokens (a fault to detect)")
     p.set_defaults(func=cmd_serve_sim)
 
     p = sub.add_parser("serve-local", help="serve a GGUF with llama.cpp's native server on 127.0.0.1 (no compiler)")
     p.add_argument("--model", default="local", help="local (the embedded SmolLM2, default) or /path/model.gguf")
-    p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080; 0 = any free port)")
-    p.add_argument("--slots", type=int, default=1, help="parallel slots, continuously batched (default 1)")
+    p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default %(default)s; 0 = any free port)")
+    p.add_argument("--slots", type=int, default=1, help="parallel slots, continuously batched (default %(default)s)")
     p.add_argument("--ctx", type=int, default=None,
                    help="window of each slot in tokens (default: the model's trained window)")
     p.set_defaults(func=cmd_serve_local)
 
-    add_decide_parser(sub, DEFAULT_STORE)
 
+def _import_parser(sub: Any) -> None:
     p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
                        "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")
     p.add_argument("set", choices=("mrcr", "graphwalks"), help="which published set the file is from")
@@ -274,7 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tokenizer", required=True, help="the tokenizer of the model it will be sent to")
     p.add_argument("--model", help="the model the pack names (run --cases --model can override)")
     p.add_argument("--parse", choices=("lm-eval", "card", "nemo"), default="lm-eval",
-                   help="graphwalks: how the answer line is read (default lm-eval)")
+                   help="graphwalks: how the answer line is read (default %(default)s)")
     p.add_argument("--empty-gold", choices=("zero", "one"), default="zero",
                    help="graphwalks: score of an empty answer to an empty gold set (zero: lm-eval; one: NeMo-Skills)")
     p.set_defaults(func=cmd_import_published)
@@ -292,6 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source-store", metavar="PATH",
                    help="store holding the exported run when it is not --store")
     p.set_defaults(func=cmd_import_lm_eval)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxprobe", description="Measure a language model's effective context length.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
+                _import_parser, add_prices_parser,
+                lambda s: add_decide_parser(s, DEFAULT_STORE)):
+        add(sub)
     return parser
 
 

@@ -1,9 +1,11 @@
-"""Constants shared by the command modules."""
+"""Constants and help-text helpers shared by the command modules."""
 
 from __future__ import annotations
 
-DEFAULT_STORE = "ctxprobe.sqlite"
-DEFAULT_REPORT_DIR = "ctxprobe-report"
+from ctxprobe.report.format import DEFAULT_REPORT_DIR
+from ctxprobe.store.db import DEFAULT_STORE
+
+__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "show_default", "spec_default"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
@@ -18,3 +20,28 @@ exit codes: 0 ok · 1 check found a regression · 2 user error (one-line message
   3 run incomplete: `error` cases left after retries, or prompts truncated by the server ·
   130 interrupted
 """
+
+
+def spec_default(key: str) -> str:
+    """The Spec's default of ``key`` as a flag's help shows it (``decoding`` and ``layout``
+    keys by their own name: ``max_tokens``, ``instruction``...): the one source of the
+    defaults the help text names."""
+    from ctxprobe.spec import Decoding, PromptLayout, Spec
+
+    for model in (Spec, Decoding, PromptLayout):
+        found = model.model_fields.get(key)
+        if found is not None:
+            return show_default(found.get_default(call_default_factory=True))
+    raise KeyError(key)
+
+
+def show_default(value: object) -> str:
+    """A default as help text shows it: ``0.25`` not ``0.250``, ``600`` not ``600.0``, lists
+    and family maps as comma lists."""
+    if isinstance(value, dict):
+        return ",".join(str(k) for k in value)
+    if isinstance(value, (list, tuple)):
+        return ",".join(show_default(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)

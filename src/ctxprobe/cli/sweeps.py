@@ -11,61 +11,17 @@ from rich.console import Console
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import DEFAULT_REPORT_DIR
-from ctxprobe.cli.reading import _print_report
+from ctxprobe.cli.reading import print_run_report
+from ctxprobe.spec.merge import find_preset, parse_params
 
 
 def _spec_from_args(args: argparse.Namespace) -> Any:
-    from ctxprobe.spec import PromptLayout, load_spec, make_spec, spec_keys
+    """The spec of the file and flags (``spec.merge_spec``: flags over the file)."""
+    from ctxprobe.spec import merge_spec
 
-    over: dict[str, Any] = {}
-    for key in spec_keys():  # the library's list: a new spec field with a flag needs no edit here
-        value = getattr(args, key, None)  # argparse's namespace: one attribute per flag
-        if value is not None:
-            over[key] = value
-    decoding = {k: v for k, v in (("max_tokens", args.max_tokens), ("temperature", args.temperature),
-                                  ("top_p", args.top_p)) if v is not None}
-    layout = {k: v for k, v in (("instruction", args.instruction), ("separator", args.separator)) if v is not None}
-    base: dict[str, Any] = load_spec(args.spec).model_dump() if args.spec else {}
-    default = PromptLayout().model_dump()
-    preset = _find_preset(args.preset) if args.preset else None
-    if preset is not None and preset.keeps_layout and (layout or base.get("layout", default) != default):
-        raise CtxprobeError(f"the {preset.name} preset keeps {preset.title}'s own prompt layout: drop --instruction/--separator "
-                            "(and the spec's layout)")
-    families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
-    if preset is not None:
-        families = preset.families(_preset_options(args, preset))
-    if args.family:
-        names = [f.strip() for f in args.family.split(",") if f.strip()]
-        families = {n: families.get(n, {}) for n in names}
-    params = _parse_params(args.param or [])
-    if args.distractors is not None:
-        params.setdefault("niah", {})["distractors"] = args.distractors
-    for name, values in params.items():
-        if families and name not in families:
-            raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
-        families.setdefault(name, {}).update(values)
-    if families:
-        over["families"] = families
-    if args.spec:
-        data = {**base, **over}
-        data["decoding"] = {**data["decoding"], **decoding}
-        data["layout"] = {**data.get("layout", {}), **layout}
-        return make_spec(data)
-    if decoding:
-        over["decoding"] = decoding
-    if layout:
-        over["layout"] = layout
-    return make_spec(over)
-
-
-def _find_preset(name: str) -> Any:
-    """A preset from the library's registry (a one-line error naming the known ones)."""
-    from ctxprobe.core import registry
-
-    found = registry.find("presets", name)
-    if found is None:
-        raise CtxprobeError(f"unknown preset '{name}': available: {', '.join(registry.names('presets'))}")
-    return found.load()
+    options = _preset_options(args, find_preset(args.preset)) if args.preset else None
+    return merge_spec(args.spec, vars(args), family=args.family, preset=args.preset, preset_options=options,
+                      params=args.param or [], distractors=args.distractors)
 
 
 def _preset_options(args: argparse.Namespace, preset: Any) -> dict[str, str | None]:
@@ -92,8 +48,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
-    _print_report(r.run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots,
-                  threshold=None)
+    print_run_report(r.run_id, args.store, out, out_dir=args.out, plots=not args.no_plots)
     return _exit_code(r.run_id, args.store, err)
 
 
@@ -108,24 +63,6 @@ def _exit_code(run_id: str, store: str, err: Console) -> int:
     return 0
 
 
-def _parse_params(items: list[str]) -> dict[str, dict[str, Any]]:
-    """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars)."""
-    import yaml
-
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        family, dot, name = key.partition(".")
-        if not sep or not dot or not family or not name:
-            raise CtxprobeError(f"bad --param {item!r}: use FAMILY.KEY=VALUE, e.g. niah.distractors=3")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
-        out.setdefault(family.strip(), {})[name.strip()] = value
-    return out
-
-
 def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep.run import run_sweep
 
@@ -133,7 +70,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
     if args.preset:
-        preset = _find_preset(args.preset)
+        preset = find_preset(args.preset)
         line = preset.notice(_preset_options(args, preset))
         if line:
             err.print(line, highlight=False)
@@ -154,7 +91,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
                   f"in {result.store_path}")
         run_id = result.run_id
-    _print_report(run_id, args.store, out, json_out=False, out_dir=args.out, plots=not args.no_plots, threshold=None)
+    print_run_report(run_id, args.store, out, out_dir=args.out, plots=not args.no_plots)
     return _exit_code(run_id, args.store, err)
 
 
@@ -180,7 +117,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep.run import run_sweep
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
-    layout = _parse_params(args.param or []).get("phonebook", {})
+    layout = parse_params(args.param or []).get("phonebook", {})
     if args.cot:
         layout["cot"] = True
     if args.post_normalise:

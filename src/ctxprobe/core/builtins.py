@@ -62,3 +62,12 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")
+
+    # the HTML report's own sections, in page order (plugins' sections come at order 500, by name)
+    h = "ctxprobe.report.html_builtin:"
+    for order, (name, attr) in enumerate((
+            ("summary", "summary_section"), ("runs", "runs_section"), ("profile", "profile"),
+            ("all-families", "all_families_section"), ("families", "families"), ("family-sections", "family_sections"),
+            ("ruler", "ruler"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
+            ("cost-latency", "cost_latency"), ("failures", "failures"))):
+        register("report_sections", name, h + attr, order=order * 10 + (600 if order >= 8 else 0))

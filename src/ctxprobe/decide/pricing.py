@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.core.runmeta import RunMeta
+
 from ctxprobe.core.catalog import context_window
 from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
 
@@ -42,17 +44,12 @@ def input_price(model: str, table: PriceTable, *, prompt_tokens: int | None = No
     return None if price is None else price.input
 
 
-def advertised_window(model: str, meta: dict[str, Any]) -> int | None:
+def advertised_window(model: str, meta: RunMeta) -> int | None:
     """The model's advertised context window in tokens, where known: what its server
-    reported at preflight, its trained context (GGUF/HF files), a sim's ``ctx=`` option."""
-    preflight = meta.get("preflight") or {}
-    for value in (preflight.get("context_window"), meta.get("trained_context")):
-        if isinstance(value, int) and value > 0:
-            return value
-    endpoint = preflight.get("endpoint") or {}
-    raw = endpoint.get("meta")
-    inner: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    for value in (inner.get("n_ctx_train"), endpoint.get("n_ctx_train")):
+    reported at preflight, its trained context (GGUF/HF files, or the server's), the
+    catalog's published window, a sim's ``ctx=`` option."""
+    served = meta.preflight.context_window if meta.preflight is not None else None
+    for value in (served, meta.trained_context, meta.served_trained_context):
         if isinstance(value, int) and value > 0:
             return value
     known = context_window(model)  # the provider's profile: a hosted model's published window

@@ -11,7 +11,7 @@ from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.gate import CheckResult, check_cases
 from ctxprobe.analysis.reasoning import budget_family
 from ctxprobe.core.baseline import is_baseline
-from ctxprobe.store import open_existing
+from ctxprobe.store import RunRecord, open_existing
 
 
 def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
@@ -31,13 +31,13 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
     return RunCases(run.run_id, run.model, cases, about(run))
 
 
-def about(run: object) -> dict[str, object]:
+def about(run: RunRecord) -> dict[str, object]:
     """What decides a run's prompts besides its cells, as stored: named when runs cannot pair."""
-    spec: dict = getattr(run, "spec", {}) or {}
-    meta: dict = getattr(run, "meta", {}) or {}
-    return {"seed": spec.get("seed"), "tokenizer": getattr(run, "tokenizer", None),
-            "chat_template": meta.get("chat_template_hash"),
-            "case_builder": meta.get("builder_version", "unrecorded (before versions)"),
+    spec = run.spec
+    builder = run.meta.builder_version
+    return {"seed": spec.get("seed"), "tokenizer": run.tokenizer,
+            "chat_template": run.meta.chat_template_hash,
+            "case_builder": builder if builder is not None else "unrecorded (before versions)",
             "families": sorted(f for f in spec.get("families") or {} if not is_baseline(f)), "lengths": spec.get("lengths"),
             "depths": spec.get("depths"), "haystack": spec.get("haystack"),
             **({"reasoning_budgets": spec["reasoning_budgets"]} if spec.get("reasoning_budgets") is not None else {})}

@@ -26,7 +26,8 @@ from typing import IO, Any, TextIO
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
-from ctxprobe.report.load import family_names
+from ctxprobe.report.hooks import family_hooks
+from ctxprobe.report.rundata import family_names
 from ctxprobe.store import iter_export, open_existing
 from ctxprobe.core.case import content_hash
 from ctxprobe.core.case_meta import case_meta
@@ -144,7 +145,7 @@ def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
         "content_hash": content_hash(rec["family"], rec["messages"], rec["expected"], rec["distractors"], rec["meta"],
                                      rec["token_count"]),
         "tokenizer": run.tokenizer,
-        "chat_template_hash": run.meta.get("chat_template_hash"),
+        "chat_template_hash": run.meta.chat_template_hash,
         "ctxprobe_version": run.ctxprobe_version,
         "spec": redact_obj(run.spec),
     }
@@ -242,8 +243,8 @@ def write_ruler_predictions(run_id: str, store_path: str | Path, out_dir: str | 
     root = Path(out_dir)
     n = 0
     for (length, task), recs in sorted(by_file.items()):
-        if labels.get(task, task) == "phonebook":
-            continue  # no RULER task reads a phone book
+        if not family_hooks(labels.get(task, task)).ruler_predictions:
+            continue  # a family RULER has no task for (the phone book)
         folder = root / str(length)
         try:
             folder.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,8 @@ from ctxprobe.core.outcome import Outcome
 if TYPE_CHECKING:
     from ctxprobe.analysis.grid import Profile
 
+#: Where PNG plots go when no directory is given.
+DEFAULT_REPORT_DIR = "ctxprobe-report"
 
 
 def fmt_score(value: float | None) -> str:

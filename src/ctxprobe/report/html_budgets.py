@@ -9,13 +9,14 @@ from typing import Any
 
 from ctxprobe.report.budget_table import HEADERS, budget_rows
 from ctxprobe.report.html_parts import Table
+from ctxprobe.report.html_sections import RunView
 
 
-def budget_runs(views: Sequence[Any]) -> list[dict[str, Any]]:
+def budget_runs(views: Sequence[RunView]) -> list[dict[str, Any]]:
     """One entry per run with reasoning budgets (the section is left out when there is none)."""
     out = []
     for view in views:
-        stats = getattr(view.report, "budgets", None)
+        stats = view.report.budgets
         if stats:
             out.append({"label": view.label, "table": Table(
                 HEADERS, budget_rows(stats),

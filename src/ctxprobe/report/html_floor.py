@@ -22,7 +22,7 @@ def floor_table(views: list[RunView]) -> dict[str, Any] | None:
     """The table and its note, or None when no run has a floor."""
     rows: list[list[str | Cell]] = []
     for v in views:
-        found: dict[str, Floor] = getattr(v.report, "floors", None) or {}
+        found: dict[str, Floor] = v.report.floors
         for fam, floor in sorted(found.items()):
             stands = floor.stands
             colour = "#1a7a3c" if stands else "#b2182b"

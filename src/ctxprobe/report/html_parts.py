@@ -76,6 +76,21 @@ class ReportSection:
 
 
 @dataclass(frozen=True)
+class PageSection:
+    """A section of the page as rendered: its entries in the table of contents (anchor,
+    title) and its markup (from a template, values escaped). ctxprobe's own sections and a
+    family's (its report hooks') return one; a plugin returns a :class:`ReportSection`."""
+
+    toc: tuple[tuple[str, str], ...]
+    html: str
+
+
+def page_section(template: str, toc: Sequence[tuple[str, str]] = (), **context: Any) -> PageSection:
+    """``template`` rendered with ``context`` as a page section."""
+    return PageSection(tuple(toc), render(template, **context))
+
+
+@dataclass(frozen=True)
 class Image:
     data: str  # base64 PNG
     alt: str

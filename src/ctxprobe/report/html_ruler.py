@@ -9,13 +9,14 @@ from typing import Any
 
 from ctxprobe.report.format import fmt_tokens
 from ctxprobe.report.html_parts import Table
+from ctxprobe.report.html_sections import RunView
 
 
-def ruler_runs(views: Sequence[Any]) -> list[dict[str, Any]]:
+def ruler_runs(views: Sequence[RunView]) -> list[dict[str, Any]]:
     """One entry per run with a RULER headline (the section is left out when there is none)."""
     out = []
     for view in views:
-        h = getattr(view.report, "ruler", None)
+        h = view.report.ruler
         if h is None:
             continue
         rows: list[list[Any]] = [[task, *(f"{h.scores[task][L]:.2f}" if L in h.scores[task] else "—"

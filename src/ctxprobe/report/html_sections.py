@@ -11,37 +11,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, ReportSection, Table, figure, plotted, score_cell, td
+from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
+from ctxprobe.report.runreport import Report
 from ctxprobe.store import RunRecord
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 _OPEN_CELLS = 30  # outcome tables up to this many cells start expanded
 
 
-class ReportLike(Protocol):
-    """What the page reads of a loaded run (:class:`ctxprobe.report.load.Report`): the page
-    code never imports the loader."""
-
-    @property
-    def run(self) -> RunRecord: ...
-
-    @property
-    def profiles(self) -> list[Profile]: ...
+#: What the page reads of a loaded run: the report itself (its type lives apart from the
+#: loader, so the page code never imports the store reading).
+ReportLike = Report
 
 
 @dataclass
 class RunView:
     """One run as the page shows it."""
 
-    report: ReportLike
+    report: Report
     details: RunDetails | None
     label: str  # "model · run id", secrets removed
     #: effective-length interval per family (lo, hi) when the analysis computed one
@@ -54,6 +50,22 @@ class RunView:
     @property
     def profiles(self) -> list[Profile]:
         return self.report.profiles
+
+
+class PageViews(list[RunView]):
+    """The page's runs, in order: what every section function is given (a plain list of
+    :class:`RunView` to a plugin), with where the page's PNGs go and what each family's
+    report hooks loaded for it (family name → run label → the hooks' data)."""
+
+    def __init__(self, views: Iterable[RunView], png_dir: Path,
+                 family_data: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        super().__init__(views)
+        self.png_dir = png_dir
+        self.family_data = {name: dict(by_run) for name, by_run in (family_data or {}).items()}
+
+    def data_for(self, family: str, view: RunView) -> Any | None:
+        """What ``family``'s hooks loaded for ``view``'s run (None: nothing)."""
+        return self.family_data.get(family, {}).get(view.label)
 
 
 def slug(text: str) -> str:
@@ -82,7 +94,7 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
-        trained = v.run.meta.get("trained_context") if length_unit(v.run.spec, family) == "tokens" else None
+        trained = v.run.meta.trained_context if length_unit(v.run.spec, family) == "tokens" else None
         heat = plotted(lambda: heatmap_png(prof, base / f"{slug(family)}-heatmap.png", v.label, trained))
         curve = plotted(lambda: curve_png(prof, base / f"{slug(family)}-curve.png", v.label, trained))
         verdict = effective_length_line(prof)
@@ -140,19 +152,14 @@ def audit_tables(views: list[RunView]) -> list[Table]:
 
 
 def cost_table(views: list[RunView]) -> Table:
-    summary_rows: list[list[Any]] = []
+    """Answered cases and the tokens the server counted, per run (the billed cost is a
+    note of the run: planned vs billed)."""
+    rows: list[list[Any]] = []
     for v in views:
         d = v.details
-        cost = v.run.meta.get("cost")
-        row = [v.label, str(d.answered) if d else "—", f"{d.prompt_tokens:,}" if d else "—",
-               f"{d.completion_tokens:,}" if d else "—"]
-        if any(x.run.meta.get("cost") is not None for x in views):
-            row.append(redact(str(cost)) if cost is not None else "—")
-        summary_rows.append(row)
-    headers = ["run", "answered", "prompt tokens (server)", "completion tokens"]
-    if any(v.run.meta.get("cost") is not None for v in views):
-        headers.append("cost")
-    return Table(headers, summary_rows)
+        rows.append([v.label, str(d.answered) if d else "—", f"{d.prompt_tokens:,}" if d else "—",
+                     f"{d.completion_tokens:,}" if d else "—"])
+    return Table(["run", "answered", "prompt tokens (server)", "completion tokens"], rows)
 
 
 def latency_tables(views: list[RunView]) -> list[Table]:
@@ -194,23 +201,3 @@ def _failure(f: Failure) -> dict[str, Any]:
             "length": fmt_tokens(f.length), "depth": fmt_depth(f.depth), "rep": f.rep,
             "expected": ", ".join(f.expected), "answered": short if f.output is not None else None,
             "kv": kv, "excerpts": f.excerpts, "output": f.output}
-
-
-def plugin_sections(views: list[RunView]) -> list[tuple[str, ReportSection]]:
-    """``(anchor, section)`` for each section a plugin adds (registry group
-    ``report_sections``), in name order; a section function returning None is left out.
-    One that raises is shown as its error in one line, so a plugin's bug never costs the
-    page."""
-    from ctxprobe.core import registry
-
-    out: list[tuple[str, ReportSection]] = []
-    for entry in registry.entries("report_sections"):
-        try:
-            section = entry.load()(views)
-        except Exception as err:  # a plugin's failure is shown on the page, not raised
-            why = " ".join(str(err).split())[:200]
-            section = ReportSection(entry.name, (), f"this section could not be built ({entry.origin}): "
-                                                    f"{type(err).__name__}: {why}")
-        if section is not None:
-            out.append((f"section-{slug(entry.name)}", section))
-    return out

@@ -10,6 +10,7 @@ A run with a noise floor lists its families, not their ``@no-context`` twins, an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich import box
 from rich.table import Table
@@ -76,3 +77,17 @@ def runs_table(runs: Sequence[RunRecord]) -> Table:
         table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, _family_cell(r), lengths,
                       _status(r))
     return table
+
+
+def runs_json(runs: Sequence[RunRecord]) -> list[dict[str, Any]]:
+    """What ``ctxprobe runs --json`` prints: every run with its full id and dates."""
+    out = []
+    for r in runs:
+        fams, baseline = run_families(r)
+        out.append({"run_id": r.run_id, "created_at": r.created_at, "model": r.model, "tokenizer": r.tokenizer,
+                    "family": ",".join(fams), "status": r.status, "cases": r.n_cases,
+                    "responses": r.n_responses, "planned": r.n_planned, "answered": r.n_final,
+                    "lengths": r.spec.get("lengths"), "depths": r.spec.get("depths"),
+                    "reps": r.spec.get("reps"), **({"batch": r.batch} if r.batch else {}),
+                    **({"baseline": baseline} if baseline else {})})
+    return out

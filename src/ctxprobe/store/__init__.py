@@ -1,5 +1,6 @@
 """SQLite store (embedded, zero set-up) with forward-only migrations."""
 
 from ctxprobe.store.db import DEFAULT_STORE, RunRecord, Store, iter_export, open_existing
+from ctxprobe.core.runmeta import Preflight, RunMeta
 
-__all__ = ["DEFAULT_STORE", "RunRecord", "Store", "iter_export", "open_existing"]
+__all__ = ["DEFAULT_STORE", "Preflight", "RunMeta", "RunRecord", "Store", "iter_export", "open_existing"]

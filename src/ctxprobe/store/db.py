@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -20,6 +20,7 @@ from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
+from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.case import Case
 
 DEFAULT_STORE = "ctxprobe.sqlite"
@@ -39,14 +40,18 @@ class RunRecord:
     family: str
     ctxprobe_version: str
     spec: dict[str, Any]
-    meta: dict[str, Any]
+    meta: RunMeta
     status: str
     n_cases: int = 0  # cases built and stored
     n_responses: int = 0  # responses stored, `error` ones included
-    n_planned: int = 0  # cases the run plans (meta["planned_cases"]; the built ones for older runs)
+    n_planned: int = 0  # cases the run plans (meta.planned_cases; the built ones for older runs)
     n_final: int = 0  # responses with a final outcome (not `error`)
     #: With --batch: the provider's status of the batches still waiting ("in_progress"), else None.
     batch: str | None = None
+
+
+def _meta(meta: RunMeta | Mapping[str, Any]) -> RunMeta:
+    return meta if isinstance(meta, RunMeta) else RunMeta.from_json(meta)
 
 
 class Store:
@@ -78,24 +83,26 @@ class Store:
 
     # runs -----------------------------------------------------------------------------
     def ensure_run(self, run_id: str, *, model: str, tokenizer: str, family: str, version: str,
-                   spec: dict[str, Any], meta: dict[str, Any]) -> bool:
-        """Create the run if new; return True when it already existed (a resume)."""
+                   spec: dict[str, Any], meta: RunMeta | Mapping[str, Any]) -> bool:
+        """Create the run if new; return True when it already existed (a resume). A mapping
+        ``meta`` is read as :meth:`RunMeta.from_json` reads stored meta."""
         now = _now()
         with self.db:
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, created_at, updated_at, model, tokenizer, family,"
                 " ctxprobe_version, spec_json, meta_json, status) VALUES (?,?,?,?,?,?,?,?,?, 'running')",
-                (run_id, now, now, model, tokenizer, family, version, json.dumps(spec), json.dumps(scrub_obj(meta))),
+                (run_id, now, now, model, tokenizer, family, version, json.dumps(spec), json.dumps(scrub_obj(_meta(meta).to_json()))),
             )
         return cur.rowcount == 0
 
-    def update_run(self, run_id: str, *, status: str | None = None, meta: dict[str, Any] | None = None) -> None:
+    def update_run(self, run_id: str, *, status: str | None = None, meta: RunMeta | Mapping[str, Any] | None = None) -> None:
+        """Set the status and/or merge ``meta``'s set fields into the stored meta."""
         with self.db:
             # the write lock first: another process may merge its own meta keys meanwhile
             self.db.execute("BEGIN IMMEDIATE")
             if meta is not None:
                 row = self.db.execute("SELECT meta_json FROM runs WHERE run_id=?", (run_id,)).fetchone()
-                merged = {**(json.loads(row[0]) if row else {}), **meta}
+                merged = {**(json.loads(row[0]) if row else {}), **_meta(meta).to_json()}
                 merged = scrub_obj(merged)  # API keys never reach the store, run meta included
                 self.db.execute("UPDATE runs SET meta_json=?, updated_at=? WHERE run_id=?",
                                 (json.dumps(merged), _now(), run_id))
@@ -104,15 +111,15 @@ class Store:
 
     def _record(self, row: sqlite3.Row | tuple[Any, ...]) -> RunRecord:
         (run_id, created, updated, model, tok, fam, ver, spec, meta, status, n_cases, n_resp, n_final) = row
-        meta_d = scrub_obj(json.loads(meta))  # runs stored before meta was scrubbed on write
+        meta_d = RunMeta.from_json(scrub_obj(json.loads(meta)))  # scrubbed: runs stored before meta was
         if status == "running" and not live_sessions(self.db, run_id):
             status = "interrupted"  # stored as running, but no process holds it (killed)
         batch = batch_summary(self.db, run_id)
         if batch is not None:
             status = "waiting"  # batches at the provider: a rerun polls them
-        planned = meta_d.get("planned_cases")
+        planned = meta_d.planned_cases
         return RunRecord(run_id, created, updated, model, tok, fam, ver, json.loads(spec), meta_d, status,
-                         n_cases or 0, n_resp or 0, int(planned) if isinstance(planned, int) else (n_cases or 0),
+                         n_cases or 0, n_resp or 0, planned if planned is not None else (n_cases or 0),
                          n_final or 0, batch)
 
     _RUN_SELECT = (

@@ -55,7 +55,7 @@ from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import Spec
-from ctxprobe.store import Store
+from ctxprobe.store import RunMeta, Store
 from ctxprobe.sweep.adaptive_types import (AdaptiveResult, FamilyDecision, LengthState, coarse_depths,
                                             length_state)
 from ctxprobe.sweep.run import run_id_for, run_sweep
@@ -341,11 +341,11 @@ def _record(result: AdaptiveResult, plan: AdaptivePlan) -> None:
     with Store(result.store_path) as store:
         if store.get_run(result.run_id) is None:
             return
-        store.update_run(result.run_id, status="complete" if result.decided else "incomplete", meta={"adaptive": {
+        store.update_run(result.run_id, status="complete" if result.decided else "incomplete", meta=RunMeta(adaptive={
             "decided": result.decided, "stop_reason": result.stop_reason, "rounds": result.rounds,
             "tokens_spent": result.tokens_spent, "token_budget": result.token_budget,
             "confidence": result.confidence, "depths": plan.depths, "lengths_tested": result.lengths_tested,
             "rule": "always-valid mixture per length: passes at alpha/2, fails at alpha/(2K); the walk's frontier only",
             "reps": {f: {str(k): v for k, v in r.items()} for f, r in plan.reps.items()},
             "families": [asdict(d) for d in result.families],
-        }})
+        }))

@@ -199,6 +199,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
     from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
     from ctxprobe.store import Store
     from ctxprobe.sweep.pricing import rules_for
+    from ctxprobe.store import RunMeta
     from ctxprobe.sweep.session import SessionRun, SweepSession, Work
     from ctxprobe.core.family import Family
     from ctxprobe.tasks import BuildContext, make_family
@@ -238,10 +239,10 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
         session.open_ledger()
         await session.open_judge(sorted({c.case.cell.family for c in cases if case_meta(c.case.meta).get("match") == "judge"}))
         edited = sum(c.edited for c in cases)
-        meta = {"chat_template_hash": tok.chat_template_hash, "trained_context": tok.trained_context,
-                "context_window": provider.context_window,
-                "pack": {"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
-                         **({"edited_lines": edited} if edited else {})}}
+        meta = RunMeta(chat_template_hash=tok.chat_template_hash, trained_context=tok.trained_context,
+                       context_window=provider.context_window,
+                       pack={"path": Path(pack_path).name, "source_run_id": _source(cases), "cases": len(cases),
+                             **({"edited_lines": edited} if edited else {})})
         record = SessionRun(pack_run_id(cases, model, decoding), model=model, tokenizer=tok_name,
                            family=",".join(families), spec={**source, "model": model}, meta=meta)
 

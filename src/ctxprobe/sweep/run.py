@@ -23,7 +23,7 @@ from ctxprobe.cases.memory import IdsPolicy, slim_case
 from ctxprobe.cases.identity import check_builder
 from ctxprobe.cases.sizing import Sizes, beyond_trained_warning, case_sizes
 from ctxprobe.spec import Spec
-from ctxprobe.store import Store
+from ctxprobe.store import RunMeta, Store
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
 from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
@@ -179,15 +179,15 @@ class _KeptBuilder(CaseBuilder):
 def _record(spec: Spec, tokenizer_name: str, tokenizer: Tokenizer, provider: Provider, sizes: Sizes,
             builder: _KeptBuilder) -> SessionRun:
     priced = price_plan(spec, tokenizer=tokenizer, tokenizer_name=tokenizer_name, builder=builder, build=builder.keep)
-    meta = {
-        "chat_template_hash": tokenizer.chat_template_hash,
-        "trained_context": provider.trained_context or tokenizer.trained_context,
-        "context_window": provider.context_window,
-        "plan": summarize(spec, sizes=sizes).__dict__,
-        "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT,
-    }
-    if priced.totals is not None:
-        meta["planned_cost"] = priced.to_dict()  # the plan's three prices, for the report's planned vs billed
+    meta = RunMeta(
+        chat_template_hash=tokenizer.chat_template_hash,
+        trained_context=provider.trained_context or tokenizer.trained_context,
+        context_window=provider.context_window,
+        plan=summarize(spec, sizes=sizes).__dict__,
+        prefix_sharing=SHARED if spec.share_prefix else INDEPENDENT,
+        # the plan's three prices, for the report's planned vs billed
+        planned_cost=priced.to_dict() if priced.totals is not None else None,
+    )
     return SessionRun(run_id_for(spec, tokenizer_name, tokenizer), model=spec.model, tokenizer=tokenizer_name,
                      family=",".join(spec.families), spec=spec.model_dump(), meta=meta)
 

@@ -46,7 +46,7 @@ from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
 from ctxprobe.grading.record import record_response
 from ctxprobe.spec import Spec
-from ctxprobe.store import Store
+from ctxprobe.store import Preflight, RunMeta, Store
 from ctxprobe.store.batches import StoreJournal, batch_summary
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.sweep.claiming import finish_run, send_claimed
@@ -75,7 +75,7 @@ class SessionRun:
     tokenizer: str
     family: str
     spec: dict[str, Any]
-    meta: dict[str, Any]
+    meta: RunMeta
 
 
 @dataclass
@@ -135,7 +135,7 @@ class SweepSession:
         self.checked: PreflightReport | None = None
         self.ledger: Ledger | None = None
         self.judge: Any = None  # a JudgeScorer when some family grades with a judge
-        self.judge_meta: dict[str, Any] = {}
+        self.judge_calibration: dict[str, Any] | None = None
         self._judge_provider: Provider | None = None
 
     # 1. resolve ---------------------------------------------------------------------------
@@ -225,28 +225,29 @@ class SweepSession:
                                                               retries=spec.retries))
         items = load_labelled_set(spec.judge_labels) if spec.judge_labels else synthetic_labelled_set()
         report = await acalibrate(client, items)
-        self.judge_meta["judge_calibration"] = report.to_dict()
+        self.judge_calibration = report.to_dict()
         self.console.print(f"judge {spec.judge}: {report.summary()}", highlight=False)
         self.judge = JudgeScorer(client, report, force=spec.force_judge)
         return self.judge
 
     # 4. store, send, finish --------------------------------------------------------------
     def _start(self, store: Store, record: SessionRun, work: Work[T]) -> bool:
-        meta = dict(record.meta)
-        if self.checked is not None:
-            meta["preflight"] = self.checked.to_dict()
-        meta.update(self.judge_meta)
+        # the serving path and the judge as of this session
+        session = RunMeta(preflight=Preflight.from_json(self.checked.to_dict()) if self.checked is not None else None,
+                          judge_calibration=self.judge_calibration)
+        meta = replace(record.meta, preflight=session.preflight or record.meta.preflight,
+                       judge_calibration=session.judge_calibration or record.meta.judge_calibration)
         resumed = store.ensure_run(record.run_id, model=record.model, tokenizer=record.tokenizer,
                                    family=record.family, version=__version__, spec=record.spec, meta=meta)
         if work.verify is not None:
             work.verify(store, record.run_id, resumed)
         assert self.ledger is not None
         self.ledger.spent = store.spent(record.run_id)
-        if resumed:  # the serving path and the judge as of this session
-            store.update_run(record.run_id, meta={k: meta[k] for k in ("preflight", "judge_calibration") if k in meta})
+        if resumed:
+            store.update_run(record.run_id, meta=session)
         planned = _planned_count(store, record.run_id, work.counted if work.counted is not None else work.grid)
-        store.update_run(record.run_id, status="running", meta={
-            "planned_cases": planned, "transport": {k: getattr(self.spec, k) for k in TRANSPORT_META}})
+        store.update_run(record.run_id, status="running", meta=RunMeta(
+            planned_cases=planned, transport={k: getattr(self.spec, k) for k in TRANSPORT_META}))
         return resumed
 
     def sink(self, store: Store, run_id: str, coord: Coordinator,
@@ -368,8 +369,8 @@ def _planned_count(store: Store, run_id: str, wanted: set[str]) -> int:
     """Cases the run plans, for counts shown against it: the spec's grid, or (for chosen
     cases, e.g. adaptive rounds) every case chosen so far — never fewer than before."""
     known = store.get_run(run_id)
-    before = known.meta.get("planned_cases") if known else None
-    return max(len(wanted | store.case_ids(run_id)), before if isinstance(before, int) else 0)
+    before = known.meta.planned_cases if known else None
+    return max(len(wanted | store.case_ids(run_id)), before or 0)
 
 
 def _executor(spec: Spec, tokenizer_name: str, provider: Provider) -> Executor:

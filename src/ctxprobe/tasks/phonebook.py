@@ -226,6 +226,7 @@ def render(p: PhonebookParams, lines: list[str], names: list[str],
 class Phonebook(FamilyBase):
     name = "phonebook"
     params_model = PhonebookParams
+    report_hooks = "ctxprobe.report.phonebook_hooks:HOOKS"
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

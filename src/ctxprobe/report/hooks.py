@@ -1,0 +1,82 @@
+"""What a family adds to the reports: :class:`FamilyReportHooks`.
+
+A family names its hooks in its class attribute ``report_hooks`` (a ``"module:attr"``
+path, imported only when a report needs it, so the family's module never imports the
+report layer; default None: the family adds nothing). The generic report code asks
+:func:`family_hooks` and never names a family.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from ctxprobe.errors import CtxprobeError
+
+if TYPE_CHECKING:
+    from ctxprobe.report.html_parts import PageSection
+
+
+class FamilyReportHooks:
+    """The report hooks of a family; each default adds nothing. Subclass it and override
+    what the family adds."""
+
+    #: Whether the family's cases go into RULER's prediction files (``export --ruler``).
+    ruler_predictions: bool = True
+
+    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """An object the JSON report carries under the family's name, from the run's case
+        records (None: nothing)."""
+        return None
+
+    #: Whether runs of only this family get :meth:`print_runs` instead of the generic tables.
+    own_terminal: bool = False
+
+    def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
+                   png_dir: Path | None) -> None:
+        """The terminal report of runs that hold only this family (asked only when
+        :attr:`own_terminal`), and their PNGs into ``png_dir`` when given."""
+        raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
+
+    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+        """What the HTML page needs of one run beyond its profiles, from its case records
+        (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
+        return None
+
+    def html_sentence(self, data: Any) -> str | None:
+        """The page summary's sentence for the family in one run (None: the generic verdict)."""
+        return None
+
+    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
+        """The family's own section of the page, from :meth:`html_data` of each run (run
+        label → data); PNGs go under ``png_dir``."""
+        return None
+
+
+NO_HOOKS = FamilyReportHooks()
+
+
+def family_hooks(name: str) -> FamilyReportHooks:
+    """The report hooks of the family ``name`` (the defaults for a family that declares
+    none, or one not installed here: reports still read its stored rows)."""
+    from ctxprobe.core import registry
+
+    entry = registry.find("families", name)
+    if entry is None:
+        return NO_HOOKS
+    path = entry.load().report_hooks
+    if path is None:
+        return NO_HOOKS
+    module, _, attr = str(path).partition(":")
+    try:
+        hooks = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError) as exc:
+        raise CtxprobeError(f"family '{name}': its report hooks cannot be loaded from {path}: {exc}") from None
+    if not isinstance(hooks, FamilyReportHooks):
+        raise CtxprobeError(f"family '{name}': its report hooks ({path}) must be a "
+                            "ctxprobe.report.hooks.FamilyReportHooks")
+    return hooks

@@ -1,0 +1,33 @@
+"""The PNG plots of a loaded run: a heatmap and a curve per family, all families on one
+chart (matplotlib: the ``plot`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import length_unit
+from ctxprobe.report.runreport import Report
+
+
+def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
+    from ctxprobe.report.plots import curve_png, heatmap_png
+
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CtxprobeError(f"cannot create report directory {out}: {err.strerror}") from None
+    paths: list[Path] = []
+    title = f"{report.run.model} · run {report.run.run_id} · scorer {report.scorer}"
+    tag = "" if report.scorer == "strict" else f"-scorer-{report.scorer}"  # never overwrite the strict plots
+    if len(report.profiles) > 1:
+        from ctxprobe.report.plots_multi import all_families_png
+
+        paths.append(all_families_png(report.profiles, out / f"all-families-curve{tag}.png", title))
+    for prof in report.profiles:
+        # the trained window is in tokens: not marked on an axis of book sizes in entries
+        trained = report.run.meta.served_trained_context if length_unit(report.run.spec, prof.family) == "tokens" else None
+        paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title, trained))
+        paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title, trained))
+    return paths

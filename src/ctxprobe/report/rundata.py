@@ -1,0 +1,126 @@
+"""Loading a stored run: the store read into typed rows and totals (:class:`RunData`),
+nothing analysed. :mod:`ctxprobe.report.analyse` turns it into a :class:`Report`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.analysis.diagnose import answer_tokens_needed
+from ctxprobe.core.case_meta import case_meta
+from ctxprobe.core.outcome import Outcome
+from ctxprobe.core.rows import ResultRow
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_rows
+from ctxprobe.report.hooks import family_hooks
+from ctxprobe.store import RunRecord, Store, open_existing
+
+SCORERS = ("strict", "ruler")
+
+
+@dataclass(frozen=True)
+class Billing:
+    """What the run's responses billed: USD, prompt tokens, of them read from and written
+    to the prompt cache, and how many responses were priced."""
+
+    usd: float = 0.0
+    prompt: int = 0
+    read: int = 0
+    written: int = 0
+    responses: int = 0
+
+
+@dataclass(frozen=True)
+class RunData:
+    """One stored run as rows: what the analysis reads, read once from the store."""
+
+    run: RunRecord
+    scorer: str
+    #: The run's own scored rows (by ``scorer``), floor twins left out.
+    rows: list[ResultRow]
+    #: Rows of the noise floor (the no-context twins, and the computed random-instance ones).
+    floor_rows: list[ResultRow] = field(default_factory=list)
+    #: Family label → its floor kind (empty without ``--baseline``).
+    floor_kinds: dict[str, str] = field(default_factory=dict)
+    #: RULER's task names among the run's labels, in RULER's order (empty for other runs).
+    ruler_tasks: list[str] = field(default_factory=list)
+    #: Every scored case re-scored with RULER's string match (RULER runs, or ``scorer="ruler"``).
+    ruler_rows: list[ResultRow] = field(default_factory=list)
+    #: (cached prompt tokens, responses reporting a cache figure, their prompt tokens).
+    cache: tuple[int, int, int] = (0, 0, 0)
+    billing: Billing = Billing()
+    #: (responses whose server counted more prompt tokens than built, the largest excess).
+    overcounts: tuple[int, int] = (0, 0)
+    #: Per family label, the output tokens its longest correct answer needs (read only when
+    #: some answer was cut at the output limit).
+    answer_needs: dict[str, int] = field(default_factory=dict)
+    #: What the families' report hooks add, by family name (JSON).
+    family_extras: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: str = "strict") -> RunData:
+    """The store read for one run (a unique prefix of its id is enough)."""
+    if scorer not in SCORERS:
+        raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        ruler_tasks = ruler_task_labels(run)
+        ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else []
+        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
+        kinds = floor_kinds(run.spec)
+        rows, floor_rows = split_rows(rows)
+        if "random-instance" in kinds.values():
+            floor_rows += list(computed_floor_rows(store.iter_case_records(run.run_id), kinds))
+        names = family_names(run)
+        extras = {}
+        for label in sorted({r.family for r in rows}):
+            extra = family_hooks(names.get(label, label)).json_extra(store.iter_case_records(run.run_id))
+            if extra is not None:
+                extras[label] = extra
+        cut = any(r.outcome == Outcome.OUTPUT_TRUNCATED for r in rows)
+        return RunData(run, scorer, rows, floor_rows, kinds, ruler_tasks, ruler_rows, store.cache_totals(run.run_id),
+                       Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
+                       _answer_needs(store.iter_case_records(run.run_id)) if cut else {}, extras)
+
+
+def _answer_needs(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Per family, the output tokens its longest correct answer needs (from the stored answers)."""
+    needs: dict[str, int] = {}
+    for r in records:
+        expected = [str(x) for x in (r.get("expected") or [])]
+        needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
+    return needs
+
+
+def family_names(run: RunRecord) -> dict[str, str]:
+    """Family label → family name (a label is the family's name unless its parameters say ``family: NAME``)."""
+    return {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+
+
+def ruler_task_labels(run: RunRecord) -> list[str]:
+    """RULER's task names among the run's family labels (a ``--preset ruler`` run), in
+    RULER's order; empty for other runs."""
+    from ctxprobe.tasks.ruler import TASKS
+
+    names = family_names(run)
+    if not any(family == "ruler" for family in names.values()):
+        return []
+    return list(TASKS)
+
+
+def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
+    from ctxprobe.tasks.ruler import case_metric, match
+
+    labels = family_names(run)
+    rows = []
+    for r in store.iter_case_records(run.run_id):
+        if r["outcome"] is None:
+            continue
+        refs = [*r["expected"], *case_meta(r["meta"]).get("aliases", [])]
+        metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
+        score = None if r["score"] is None else match(metric, r["output"] or "", refs)
+        rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"],
+                              r.get("reasoning_budget"), r.get("reasoning_tokens")))
+    return rows

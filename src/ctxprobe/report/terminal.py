@@ -1,0 +1,162 @@
+"""The terminal report: what ``ctxprobe report RUN`` prints.
+
+``print_report(load_report(run_id, store), console)`` prints exactly what the command
+prints for one run (the header line, the profile summary, per family its table, interval
+and outcomes, the noise floor, reasoning budgets, RULER's headline, the notes) and writes
+the PNG plots it names. :func:`print_runs` is the whole command: several runs, and runs of
+a family with a terminal report of its own (its report hooks').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import importlib.util
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.report.budget_table import render_budget_table
+from ctxprobe.report.floor_table import render_floor, summary_cell
+from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
+from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
+from ctxprobe.report.load import load_report
+from ctxprobe.spec.threshold import Bar
+from ctxprobe.report.plots_write import write_plots
+from ctxprobe.report.rundata import family_names
+from ctxprobe.report.runreport import Report
+from ctxprobe.store import open_existing
+from ctxprobe.report.ruler_table import render_ruler_headline
+from ctxprobe.report.table import render_outcomes_table, render_profile_table
+from ctxprobe.tasks.layout import stored_layout_line
+
+PLOTS_SKIPPED = "note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)"
+
+
+def print_report(report: Report, console: Console | None = None, *, plots: bool = True,
+                 out_dir: str | Path | None = None) -> list[Path]:
+    """Print ``report`` as ``ctxprobe report`` does and write its PNG plots (unless
+    ``plots`` is False) under ``out_dir/RUN_ID`` (default ``./ctxprobe-report/RUN_ID``).
+
+    Without matplotlib and without ``out_dir`` the plots are skipped with a note (the
+    tables are the report); an ``out_dir`` asks for them, and is refused in one line
+    without the ``plot`` extra. Returns the paths written."""
+    out = console if console is not None else Console()
+    run = report.run
+    out.print(header_line(report), highlight=False)
+    for line in report.incomplete:
+        out.print(Text(line, style="bold magenta"))
+    if len(report.profiles) > 1:
+        out.print(profile_summary(report))
+    for prof in report.profiles:
+        render_profile_table(prof, out)
+        interval = report.intervals.get(prof.family)
+        if interval is not None:
+            for line in interval_lines(interval, report.threshold):
+                out.print(line, highlight=False)
+        render_outcomes_table(prof, out)
+        if (floor := report.floors.get(prof.family)) is not None:
+            render_floor(floor, out)
+    if report.budgets:
+        render_budget_table(report.budgets, out)
+    if report.ruler is not None:
+        strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
+        render_ruler_headline(report.ruler, out, strict, report.threshold)
+    for note in report.notes:
+        out.print(Text.assemble(("note: ", "bold"), note))
+    if not plots or not report.profiles:
+        return []
+    if out_dir is None and importlib.util.find_spec("matplotlib") is None:
+        # a plain install has no plotting: the tables above are the report; out_dir asks for PNGs
+        out.print(PLOTS_SKIPPED, highlight=False, markup=False)
+        return []
+    paths = write_plots(report, Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id)
+    for path in paths:
+        out.print(f"wrote {path}")
+    return paths
+
+
+def print_runs(run_ids: list[str], store_path: str | Path, console: Console | None = None, *, plots: bool = True,
+               out_dir: str | Path | None = None, threshold: float | None = None, scorer: str = "strict",
+               bars: Mapping[str, Bar] | None = None) -> None:
+    """What ``ctxprobe report RUN [RUN…]`` prints: each run's :func:`print_report`, or,
+    when every run holds only one family whose report hooks have a terminal report of
+    their own, that report of all of them (PNGs into ``out_dir``, default ``./ctxprobe-report``)."""
+    out = console if console is not None else Console()
+    hooks = own_terminal(run_ids, store_path)
+    if hooks is not None:
+        hooks.print_runs(run_ids, store_path, out, Path(out_dir or DEFAULT_REPORT_DIR) if plots else None)
+        return
+    for run_id in run_ids:
+        print_report(load_report(run_id, store_path, threshold, scorer, bars), out, plots=plots, out_dir=out_dir)
+
+
+def own_terminal(run_ids: list[str], store_path: str | Path) -> FamilyReportHooks | None:
+    """The report hooks that print these runs, when all of them hold one family only and
+    its hooks have a terminal report of their own; else None."""
+    names: set[str] = set()
+    with open_existing(store_path) as store:
+        for run_id in run_ids:
+            run = store.require_run(run_id)
+            labels = family_names(run)
+            names |= {labels.get(label, label) for label in run.family.split(",")}
+    if len(names) != 1:
+        return None
+    hooks = family_hooks(names.pop())
+    return hooks if hooks.own_terminal else None
+
+
+def header_line(report: Report) -> Text:
+    """"run ID · model … · tokenizer … · N/M planned cases answered · status · scorer …"."""
+    run = report.run
+    sharing = run.meta.prefix_sharing
+    layout = stored_layout_line(run.spec)
+    return Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
+                         f"{run.n_final}/{run.n_planned} planned cases answered · {run.status} · "
+                         f"scorer {report.scorer}"
+                         + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
+                         + " · lengths in tokens"
+                         + (f" · filler {sharing} across depths" if sharing else "")
+                         + (f" · {layout}" if layout else ""))
+
+
+def interval_lines(iv: EffectiveLength, threshold: float) -> list[str]:
+    """The family's effective-length interval, what may be relied on, and P(clears the bar) per length."""
+    lines = [f"{iv.family}: {iv.line()}", f"  {reliable_line(iv)}"]
+    clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(iv.p_clear.items()) if k not in iv.not_measured)
+    if clears:
+        lines.append(f"  P(accuracy ≥ {threshold:g}) by length (Bayesian, Jeffreys prior per cell): {clears}")
+    return lines
+
+
+def reliable_line(iv: EffectiveLength) -> str:
+    """What a user may plan around: only lengths that clear the bar with the stated confidence."""
+    pct = f"{iv.confidence * 100:g}%"
+    if iv.reliable_up_to is not None:
+        more = "" if iv.exact else f"; it may reach {iv.label(iv.hi)} — add repetitions to tell"
+        return f"reliable up to {fmt_tokens(iv.reliable_up_to)} tokens ({pct} confidence{more})"
+    if iv.hi is None:
+        return f"fails the bar already at the shortest length ({pct} confidence)"
+    return (f"not shown reliable at any tested length: too few cases to clear the bar with {pct} confidence "
+            f"(it may reach {iv.label(iv.hi)}); add repetitions")
+
+
+def profile_summary(report: Report) -> Table:
+    """One row per family: the profile at a glance, before the per-family detail."""
+    columns = ["family", "observed effective length", "95% interval", "accuracy at shortest", "accuracy at longest"]
+    table = Table(*columns, *(["above floor"] if report.floors else []),
+                  title=f"profile (bar: mean ≥ {report.threshold:g}; scorer {report.scorer}; lengths in tokens)")
+    table.columns[0].no_wrap = True  # a family's name is never cut (the floor column narrows the rest)
+    for prof in report.profiles:
+        iv = report.intervals.get(prof.family)
+        measured = [s for s in prof.lengths if s.mean is not None]
+        first = f"{measured[0].mean:.2f} at {fmt_tokens(measured[0].length)}" if measured else "–"
+        last = f"{measured[-1].mean:.2f} at {fmt_tokens(measured[-1].length)}" if measured else "–"
+        eff = fmt_tokens(prof.effective_length) if prof.effective_length else "below the shortest"
+        interval = iv.interval_text() if iv is not None else "–"
+        table.add_row(prof.family, eff, interval, first, last,
+                      *([summary_cell(report.floors.get(prof.family))] if report.floors else []))
+    return table
