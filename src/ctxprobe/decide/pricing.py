@@ -12,7 +12,6 @@ can have two prices), and a served model's name before its ``@URL``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ctxprobe.core.runmeta import RunMeta
 

@@ -24,13 +24,12 @@ from typing import Any, Protocol
 
 from ctxprobe._version import __version__
 from ctxprobe.cases.builder import BUILDER_VERSION, SHARED, INDEPENDENT
-from ctxprobe.cases.identity import META_KEY
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Case
 from ctxprobe.core.outcome import Scored
 from ctxprobe.harnesses.cases import Reply
 from ctxprobe.spec import Spec
-from ctxprobe.store import Store
+from ctxprobe.store import RunMeta, Store
 
 
 class CaseSource(Protocol):
@@ -85,10 +84,11 @@ def import_replies(harness: CaseSource, replies: Iterable[Reply], store_path: st
         raise CtxprobeError(f"{source}: no samples to import")
     run_id = imported_run_id(harness, source, source_id)
     spec = harness.spec
-    run_meta = {"imported_from": source, "harness_model": harness_model, "planned_cases": len(cases),
+    # keys RunMeta does not know (where the run came from) are kept in its ``extra``
+    run_meta = RunMeta.from_json({"imported_from": source, "harness_model": harness_model, "planned_cases": len(cases),
                 "chat_template_hash": harness.chat_template_hash, "trained_context": harness.trained_context,
-                "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT, META_KEY: BUILDER_VERSION,
-                **(meta or {})}
+                "prefix_sharing": SHARED if spec.share_prefix else INDEPENDENT, "builder_version": BUILDER_VERSION,
+                **(meta or {})})
     with Store(store_path) as store:
         resumed = store.ensure_run(run_id, model=harness_model, tokenizer=harness.tokenizer_name,
                                    family=",".join(spec.families), version=__version__, spec=spec.model_dump(),

@@ -50,9 +50,8 @@ class StoredCases:
         self.run_id = run.run_id
         self.spec: Spec = make_spec(run.spec)
         self.tokenizer_name: str = run.tokenizer
-        self.chat_template_hash: str | None = run.meta.get("chat_template_hash")
-        trained = run.meta.get("trained_context")
-        self.trained_context: int | None = int(trained) if isinstance(trained, int) else None
+        self.chat_template_hash: str | None = run.meta.chat_template_hash
+        self.trained_context: int | None = run.meta.trained_context
         self.records = records
         self._cases = {rec["case_id"]: case_of(rec) for rec in records}
         if not self._cases:
