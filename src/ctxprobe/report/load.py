@@ -11,6 +11,7 @@ from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_n
                                         trained_context_notes)
 from ctxprobe.analysis.floor import Floor, floors
 from ctxprobe.analysis.grid import Profile, profile
+from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import (BudgetStat, base_family, budget_notes, budget_stats, cut_while_thinking,
                                          has_budgets, split_by_budget)
 from ctxprobe.core.rows import ResultRow
@@ -19,6 +20,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_rows
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
+from ctxprobe.report.position import position_report
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.spec.threshold import check_threshold
@@ -46,6 +48,8 @@ class Report:
     #: Per (family, reasoning budget): accuracy, effective length, cut-offs, reasoning
     #: tokens billed; empty for runs without the budget axis (profiles are then per budget).
     budgets: list[BudgetStat] = field(default_factory=list)
+    #: Per family: the middle depths' deficit against the edges per length, and its growth.
+    position: list[PositionBias] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -66,7 +70,8 @@ class Report:
                **({"phonebook": self.phonebook} if self.phonebook is not None else {}),
                **({"noise_floors": {f: fl.to_dict() for f, fl in self.floors.items()},
                    "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {}),
-               **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {})}
+               **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
+               "position_bias": [b.to_dict() for b in self.position]}
 
     @property
     def incomplete(self) -> list[str]:
@@ -179,6 +184,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
                      f"(filler {run.meta.get('prefix_sharing', 'shared')} across depths)")
     budgets = budget_stats(stored_rows, profiles, bar) if has_budgets(stored_rows) else []
     notes += budget_notes(budgets)
+    position, position_notes = position_report(rows, units)
+    notes += position_notes
     if (cost_note := planned_vs_billed(run.meta.get("planned_cost"), billing)) is not None:
         notes.append(cost_note)
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
@@ -186,7 +193,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, scorer, headline, books, floors=found,
-                  floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets)
+                  floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets, position=position)
 
 
 def planned_vs_billed(planned: Any, billing: tuple[float, int, int, int, int]) -> str | None:
