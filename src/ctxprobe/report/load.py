@@ -11,6 +11,7 @@ from ctxprobe.analysis.diagnose import (answer_tokens_needed, output_truncated_n
                                         trained_context_notes)
 from ctxprobe.analysis.floor import Floor, floors
 from ctxprobe.analysis.grid import Profile, profile
+from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
 from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import (BudgetStat, base_family, budget_notes, budget_stats, cut_while_thinking,
                                          has_budgets, split_by_budget)
@@ -18,8 +19,9 @@ from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import RulerHeadline, ruler_headline
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
-from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_rows
+from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
+from ctxprobe.report.overlap import overlap_lines
 from ctxprobe.report.position import position_report
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
@@ -50,6 +52,8 @@ class Report:
     budgets: list[BudgetStat] = field(default_factory=list)
     #: Per family: the middle depths' deficit against the edges per length, and its growth.
     position: list[PositionBias] = field(default_factory=list)
+    #: Per family that records it: lexical overlap of question and evidence, flagged if leaky.
+    overlap: list[OverlapStat] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -71,7 +75,8 @@ class Report:
                **({"noise_floors": {f: fl.to_dict() for f, fl in self.floors.items()},
                    "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {}),
                **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
-               "position_bias": [b.to_dict() for b in self.position]}
+               "position_bias": [b.to_dict() for b in self.position],
+               "overlap": [o.to_dict() for o in self.overlap]}
 
     @property
     def incomplete(self) -> list[str]:
@@ -148,6 +153,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         billing = store.billing(run.run_id)
         over_n, over_max = store.prompt_overcounts(run.run_id)
         books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
+        leaks = overlap_stats((r for r in store.iter_case_records(run.run_id) if not is_baseline(r["family"])),
+                              family_names(run))
         kinds = floor_kinds(run.spec)
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
@@ -185,7 +192,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     budgets = budget_stats(stored_rows, profiles, bar) if has_budgets(stored_rows) else []
     notes += budget_notes(budgets)
     position, position_notes = position_report(rows, units)
-    notes += position_notes
+    notes += position_notes + overlap_lines(leaks)
     if (cost_note := planned_vs_billed(run.meta.get("planned_cost"), billing)) is not None:
         notes.append(cost_note)
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
@@ -193,7 +200,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, scorer, headline, books, floors=found,
-                  floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets, position=position)
+                  floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets, position=position,
+                  overlap=leaks)
 
 
 def planned_vs_billed(planned: Any, billing: tuple[float, int, int, int, int]) -> str | None:
