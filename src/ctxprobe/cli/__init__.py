@@ -41,6 +41,28 @@ def _add_store(p: argparse.ArgumentParser) -> None:
                    help=f"SQLite results file (default ./{DEFAULT_STORE})")
 
 
+def _add_cost_flags(p: argparse.ArgumentParser) -> None:
+    """Spending, rate and batch flags, and the reasoning-budget axis: the same for run, plan
+    and phonebook (each is a spec key, read by the same sweep machinery)."""
+    p.add_argument("--reasoning-budgets", metavar="TOKENS",
+                   help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
+                        "on top of --max-tokens; default: no such axis)")
+    p.add_argument("--rpm", type=float, help="requests per minute limit")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
+    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
+    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
+    p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
+                   help="prompt caching of hosted APIs: auto (default: Anthropic breakpoints, OpenAI cache keys, "
+                        "Gemini implicit or explicit caches), explicit (Gemini explicit caches always), off")
+    p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
+                   help="which of plan's three prices --max-cost caps (default cached; on-demand with --cache-prompt off)")
+    p.add_argument("--batch", action="store_true", default=None,
+                   help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
+                        "results within 24 h); a rerun resumes polling them")
+    p.add_argument("--batch-poll", type=float, metavar="SECONDS",
+                   help="with --batch: seconds between two polls of a waiting batch (default 30)")
+
+
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
     p.add_argument("--model", help=MODEL_HELP)
@@ -64,24 +86,13 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
     p.add_argument("--top-p", type=float, help="nucleus sampling top_p in (0, 1] (default: not sent)")
-    p.add_argument("--reasoning-budgets", metavar="TOKENS",
-                   help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
-                        "on top of --max-tokens; default: no such axis)")
+    _add_cost_flags(p)
     p.add_argument("--concurrency", type=int, help="requests in flight (default 4)")
     p.add_argument("--slots", type=int, help="the server's parallel prefix-cache slots: cases sharing a prefix go "
                    "in order to one slot (default: as the server reports, llama.cpp's /props; 0: off)")
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default 600)")
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--threshold", type=float, help="accuracy bar for effective length (default 0.856)")
-    p.add_argument("--rpm", type=float, help="requests per minute limit")
-    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
-    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
-    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
-    p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
-                   help="prompt caching of hosted APIs: auto (default: Anthropic breakpoints, OpenAI cache keys, "
-                        "Gemini implicit or explicit caches), explicit (Gemini explicit caches always), off")
-    p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
-                   help="which of plan's three prices --max-cost caps (default cached; on-demand with --cache-prompt off)")
     p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
                                      "openai:gpt-4o-mini; calibrated before use")
     p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
@@ -91,11 +102,6 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-replicas", type=int, help="Ray actors, each calling the endpoint or hosting the model")
     p.add_argument("--endpoint", action="append", dest="endpoints", metavar="MODEL",
                    help="with --executor ray: a replica's model spec, balanced across (repeatable)")
-    p.add_argument("--batch", action="store_true", default=None,
-                   help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
-                        "results within 24 h); a rerun resumes polling them")
-    p.add_argument("--batch-poll", type=float, metavar="SECONDS",
-                   help="with --batch: seconds between two polls of a waiting batch (default 30)")
     p.add_argument("--build-workers", type=int, help="processes building cases (0 = every core; default 1)")
     p.add_argument("--live-tokens", help="cap on tokens held in built but unstored cases, e.g. 4m")
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
@@ -165,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retries", type=int, help="retries on transient errors (default 4)")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow books beyond the model's window (for local/GGUF models: its trained context)")
+    _add_cost_flags(p)
+    p.add_argument("--plan", action="store_true",
+                   help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")

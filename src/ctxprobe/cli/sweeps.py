@@ -14,6 +14,10 @@ from ctxprobe.cli.common import DEFAULT_REPORT_DIR
 from ctxprobe.cli.reading import _print_report
 
 
+#: Spec keys of spending, rates, batches and reasoning budgets: flags run, plan and phonebook share.
+COST_KEYS = ("reasoning_budgets", "rpm", "tpm", "max_cost", "prices", "cache_prompt", "pricing", "batch", "batch_poll")
+
+
 def _spec_from_args(args: argparse.Namespace) -> Any:
     from ctxprobe.spec import PromptLayout, load_spec, make_spec, spec_keys
 
@@ -132,6 +136,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
+    _refuse_phonebook(spec, "run")
     if args.preset:
         preset = _find_preset(args.preset)
         line = preset.notice(_preset_options(args, preset))
@@ -185,7 +190,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         layout["cot"] = True
     if args.post_normalise:
         layout["post_normalise"] = True
-    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window", *COST_KEYS)
              if getattr(args, k) is not None}
     from ctxprobe.spec.names import canonical_model
 
@@ -195,7 +200,10 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
         top_p=args.top_p, method=args.method, **extra)
-    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+    if args.plan:
+        return _print_plan(spec, out, err)
+    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
+                       confirm_cancel=_ask(err) if spec.batch else None)
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     from ctxprobe.report.plots import can_plot
 
@@ -212,20 +220,43 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.plan.grid import summarize
-    from ctxprobe.plan.prices import load_prices, price_for
-
     spec = _spec_from_args(args)
+    _refuse_phonebook(spec, "plan")
     if args.adaptive:
         from ctxprobe.sweep.adaptive import check_adaptive
 
         check_adaptive(spec)  # refused before the plan is printed, as run --adaptive refuses it
-    from ctxprobe.cases.sizing import plan_beyond_trained, plan_sizes
+    return _print_plan(spec, out, err, args)
+
+
+def _refuse_phonebook(spec: Any, command: str) -> None:
+    """The phone book's grid (books × needle counts × runs, one depth) and output budget
+    (room for N answer lines) are ``ctxprobe phonebook``'s: a plain grid would cut every
+    answer at run's output limit."""
+    names = {str((params or {}).get("family", label)) for label, params in spec.families.items()}
+    if "phonebook" in names and not (list(spec.depths) == [0.0]
+                                     and any(_is_phonebook_grid(p) for p in spec.families.values())):
+        flag = " --plan" if command == "plan" else ""
+        raise CtxprobeError(f"the phone book has its own grid and output budget: use `ctxprobe phonebook{flag} --model "
+                            "MODEL --entries 1k,5k --needles 10,50` (it takes the same --max-cost, --prices, "
+                            "--rpm/--tpm, --batch and --reasoning-budgets)")
+
+
+def _is_phonebook_grid(params: Any) -> bool:
+    """A spec ``phonebook_spec`` made (a YAML copy of one included): its params say the unit
+    (and its only depth is 0)."""
+    return isinstance(params, dict) and "unit" in params
+
+
+def _print_plan(spec: Any, out: Console, err: Console, args: argparse.Namespace | None = None) -> int:
+    from ctxprobe.plan.grid import summarize
+    from ctxprobe.plan.prices import load_prices, price_for
+    from ctxprobe.cases.sizing import plan_beyond_trained, plan_mean_sizes, plan_sizes
 
     from ctxprobe.sweep.pricing import price_plan
 
     sizes = plan_sizes(spec)
-    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), sizes).lines():
+    for line in summarize(spec, price_for(spec.model, load_prices(spec.prices)), plan_mean_sizes(spec)).lines():
         out.print(line, highlight=False)
     from ctxprobe.plan.scheduling import dispatch
 
@@ -236,7 +267,7 @@ def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
                   highlight=False)
     for line in price_plan(spec).lines():
         out.print(line, highlight=False, markup=False)
-    if args.adaptive:
+    if args is not None and args.adaptive:
         from ctxprobe.spec import parse_length
         from ctxprobe.sweep.adaptive_cost import adaptive_cost
 
