@@ -18,6 +18,7 @@ from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
+from ctxprobe.core.variant import pop_layout
 from ctxprobe.tokenizers.base import Tokenizer
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def needs_building(spec: Spec) -> bool:
         params = dict(params)
         name = str(params.pop("family", label))
         params.pop(BASELINE_PARAM, None)  # a no-context twin's marker (ctxprobe.core.baseline)
+        pop_layout(params)  # a prompt variant's layout (ctxprobe.core.variant)
         entry = registry.find("families", name)
         if entry is None:
             continue

@@ -82,6 +82,10 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, help="repetitions per cell (default 3)")
     p.add_argument("--seed", type=int, help="sweep seed (default 0)")
     p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (default 0)")
+    p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
+                   help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
+                        "with the first: e.g. start:instruction=before,end:instruction=after "
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
     p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
     p.add_argument("--max-tokens", type=int, help="output token limit (default 48)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default 0: greedy)")
@@ -161,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="post (default): the original experiment's prompt, bins and exact scoring; "
                         "ctxprobe: our layout variants and lenient scoring")
     p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
+    p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
+                   help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
+                        "with the first: e.g. start:instruction=before,end:instruction=after "
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",

@@ -48,6 +48,10 @@ def _spec_from_args(args: argparse.Namespace) -> Any:
         if families and name not in families:
             raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
         families.setdefault(name, {}).update(values)
+    if getattr(args, "variants", None):
+        from ctxprobe.spec.variants import expand_variants, parse_variants
+
+        families = expand_variants(families or {"niah": {}}, parse_variants(args.variants))
     if families:
         over["families"] = families
     if args.spec:
@@ -199,7 +203,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
-        top_p=args.top_p, method=args.method, **extra)
+        top_p=args.top_p, method=args.method, variants=args.variants, **extra)
     if args.plan:
         return _print_plan(spec, out, err)
     result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
@@ -209,6 +213,11 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     skip = args.no_plots or (args.out is None and not can_plot())  # --out asks for PNGs: refused without [plot]
     phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out)
+    if args.variants:
+        from ctxprobe.report.variants import stored_variant_lines
+
+        for line in stored_variant_lines(result.run_id, args.store):
+            out.print(f"variants: {line}", highlight=False, markup=False)
     if skip and not args.no_plots:
         out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
                   highlight=False, markup=False)

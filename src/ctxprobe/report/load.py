@@ -23,6 +23,8 @@ from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_base
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.report.overlap import overlap_lines
 from ctxprobe.report.position import position_report
+from ctxprobe.report.variants import variant_report
+from ctxprobe.core.variant import SEP
 from ctxprobe.store import RunRecord, Store, open_existing
 from ctxprobe.tasks.layout import stored_layout_line
 from ctxprobe.spec.threshold import check_threshold
@@ -54,6 +56,8 @@ class Report:
     position: list[PositionBias] = field(default_factory=list)
     #: Per family that records it: lexical overlap of question and evidence, flagged if leaky.
     overlap: list[OverlapStat] = field(default_factory=list)
+    #: Each prompt variant against its family's reference, paired by content (JSON).
+    variants: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -76,7 +80,8 @@ class Report:
                    "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {}),
                **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
                "position_bias": [b.to_dict() for b in self.position],
-               "overlap": [o.to_dict() for o in self.overlap]}
+               "overlap": [o.to_dict() for o in self.overlap],
+               **({"variants": self.variants} if self.variants else {})}
 
     @property
     def incomplete(self) -> list[str]:
@@ -155,6 +160,8 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         books = _phonebook_dict(store, run) if any(r.family == "phonebook" for r in rows) else None
         leaks = overlap_stats((r for r in store.iter_case_records(run.run_id) if not is_baseline(r["family"])),
                               family_names(run))
+        variants, variant_notes = (variant_report(store.iter_case_records(run.run_id), list(run.spec["families"]))
+                                   if any(SEP in label for label in run.spec.get("families") or {}) else ([], []))
         kinds = floor_kinds(run.spec)
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
@@ -192,7 +199,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
     budgets = budget_stats(stored_rows, profiles, bar) if has_budgets(stored_rows) else []
     notes += budget_notes(budgets)
     position, position_notes = position_report(rows, units)
-    notes += position_notes + overlap_lines(leaks)
+    notes += position_notes + overlap_lines(leaks) + variant_notes
     if (cost_note := planned_vs_billed(run.meta.get("planned_cost"), billing)) is not None:
         notes.append(cost_note)
     headline = ruler_headline(ruler_rows or [], ruler_tasks) if ruler_tasks else None
@@ -201,7 +208,7 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, scorer, headline, books, floors=found,
                   floor_profiles=profile(floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=leaks)
+                  overlap=leaks, variants=variants)
 
 
 def planned_vs_billed(planned: Any, billing: tuple[float, int, int, int, int]) -> str | None:

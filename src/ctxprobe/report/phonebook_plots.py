@@ -158,6 +158,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     (one position plot and one M-sweep per run; with several runs, a side-by-side plot)."""
     from ctxprobe.store import open_existing
 
+    from ctxprobe.core.variant import split_label
     from ctxprobe.report.phonebook_terminal import light_records, render_phonebook_terminal, tally_answers
 
     analyses: dict[str, PhonebookAnalysis] = {}
@@ -166,14 +167,22 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     with open_existing(store_path) as store:
         for run_id in run_ids:
             run = store.require_run(run_id)
-            records = list(light_records(store.iter_case_records(run.run_id)))
-            results = needle_results(records)
-            if not results:
+            by_variant: dict[str | None, list[dict[str, Any]]] = {}
+            for rec in light_records(store.iter_case_records(run.run_id)):
+                base, variant = split_label(str(rec["family"]))  # prompt variants: one analysis each
+                by_variant.setdefault(variant, []).append({**rec, "family": base})
+            found = False
+            for variant, records in by_variant.items():
+                results = needle_results(records)
+                if not results:
+                    continue
+                found = True
+                label = f"{run.model} · {run.run_id[:8]}" + (f" · {variant}" if variant else "")
+                limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
+                analyses[label] = analyse(results, bootstrap=bootstrap)
+                answers[label] = tally_answers(records, limits[label])
+            if not found:
                 raise CtxprobeError(f"run {run.run_id} has no scored phonebook cases")
-            label = f"{run.model} · {run.run_id[:8]}"
-            limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
-            analyses[label] = analyse(results, bootstrap=bootstrap)
-            answers[label] = tally_answers(records, limits[label])
     if console is not None:
         render_phonebook_terminal(analyses, answers, limits, console)
         render_metrics_table(analyses, console)
@@ -181,7 +190,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     if out_dir is not None:
         out = Path(out_dir)
         for label, an in analyses.items():
-            stem = label.split(" · ")[-1]
+            stem = "-".join(label.split(" · ")[1:])  # run id, and the variant if any
             plots.append(position_png(an, out / f"phonebook-{stem}-position.png", title=label))
             plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep.png", title=label))
         if len(analyses) > 1:
