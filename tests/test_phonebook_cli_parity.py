@@ -89,3 +89,28 @@ def test_run_and_plan_of_the_phonebook_family_point_to_phonebook(command, tmp_pa
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert "use `ctxprobe phonebook" in err and err.count("\n") == 1
+
+
+def test_an_all_timeout_run_says_so(tmp_path, capsys) -> None:
+    from ctxprobe.core.case import Cell
+    from ctxprobe.models.faults import FaultPlan
+    from ctxprobe.models.sim_server import _messages_hash
+    from ctxprobe.sweep.preflight import PROBE_MESSAGES
+    from ctxprobe.tasks import BuildContext, make_family, validate_params
+
+    tok = resolve_tokenizer("local")
+    family = make_family("phonebook", BuildContext(tok, None))
+    params = validate_params("phonebook", {"method": "post", "needles": [5], "unit": "entries"})
+    case = family.generate(Cell("phonebook", 50, 0.0), 0, seed=0, params=params)
+    # a schedule whose answer to the case comes after the client's timeout, the probe's at once
+    plan = next(p for p in (FaultPlan({"hang": 0.5}, hang_seconds=3.0, seed=f"t{i}") for i in range(200))
+                if p.kind_for(_messages_hash(PROBE_MESSAGES)) is None and p.kind_for(_messages_hash(case.messages)))
+    with SimServer(resolve_provider("sim:perfect", tok), tok, faults=plan) as srv:
+        url = srv.start()
+        code = main(["phonebook", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--entries", "50",
+                     "--needles", "5", "--runs", "1", "--timeout", "0.5", "--retries", "0", "--no-progress",
+                     "--no-plots", "--store", str(tmp_path / "t.sqlite")])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2 and "Traceback" not in err
+    assert "has no scored phonebook cases: 1 of 1 ended in `error` after retries, 1 of them timed out" in err
+    assert "rerun the same command" in err

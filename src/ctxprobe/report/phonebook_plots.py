@@ -182,7 +182,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
                 analyses[label] = analyse(results, bootstrap=bootstrap)
                 answers[label] = tally_answers(records, limits[label])
             if not found:
-                raise CtxprobeError(f"run {run.run_id} has no scored phonebook cases")
+                raise CtxprobeError(_nothing_scored(run.run_id, [r for rs in by_variant.values() for r in rs]))
     if console is not None:
         render_phonebook_terminal(analyses, answers, limits, console)
         render_metrics_table(analyses, console)
@@ -198,3 +198,19 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
             plots.append(compare_png(analyses, out / "phonebook-compare.png", length=first.lengths[-1],
                                      needles=first.n_ref))
     return PhonebookReport(analyses, plots)
+
+
+def _nothing_scored(run_id: str, records: list[dict[str, Any]]) -> str:
+    """Why a phone-book run has nothing to report, in one line: requests that failed
+    (timeouts included) are harness failures, retried by rerunning the same command."""
+    failed = [r for r in records if r.get("outcome") == "error"]
+    unsent = sum(r.get("outcome") is None for r in records)
+    if failed:
+        timeouts = sum("timeout" in str(r.get("error") or "").lower() or "timed out" in str(r.get("error") or "").lower()
+                       for r in failed)
+        how = f", {timeouts} of them timed out (raise --timeout)" if timeouts else ""
+        return (f"run {run_id} has no scored phonebook cases: {len(failed)} of {len(records)} ended in `error` after "
+                f"retries{how}; rerun the same command to retry them")
+    if unsent:
+        return f"run {run_id} has no scored phonebook cases: {unsent} of {len(records)} were never answered"
+    return f"run {run_id} has no scored phonebook cases"
