@@ -182,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cost_flags(p)
     p.add_argument("--plan", action="store_true",
                    help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
+    p.add_argument("--trend-degree", type=int, default=2, metavar="D",
+                   help="degree of the plots' trend through the bin means (default 2, as the post's figures; "
+                        "0: the metric fit, degree 3 as the post's metric script)")
+    p.add_argument("--all-panels", action="store_true",
+                   help="plot every book size M (position) and every N (M-sweep), not only the largest")
     _add_store(p)
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
