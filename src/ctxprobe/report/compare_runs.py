@@ -55,9 +55,10 @@ def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqli
     a = load_run_cases(run_a, store_path)
     b = load_run_cases(run_b, store_b or store_path)
     shared = a.cases.keys() & b.cases.keys()
-    if any(a.cases[k].prompt_hash != b.cases[k].prompt_hash for k in shared):
-        # different prompts: runs of two prompt variants still pair when every shared case
-        # holds the same seeded content (same filler, keys, books, needles)
+    if a.about == b.about and any(a.cases[k].prompt_hash != b.cases[k].prompt_hash for k in shared):
+        # different prompts from the same builder, seed, tokenizer and template: runs of two
+        # prompt variants, which still pair when every shared case holds the same seeded
+        # content (same filler, keys, books, needles); another builder is refused below
         ac = load_run_cases(run_a, store_path, by_content=True)
         bc = load_run_cases(run_b, store_b or store_path, by_content=True)
         if all(ac.cases[k].prompt_hash == bc.cases[k].prompt_hash for k in shared):
