@@ -32,7 +32,7 @@ def test_sizes_match_the_built_cases(tmp_path) -> None:
         assert abs(max(built[m]) - first_book) <= 0.01 * first_book  # other books differ by a few names
     plan = summarize(spec, None, sizes)
     assert plan.input_tokens == sum(sizes.values()) * spec.reps and plan.built_sizes
-    assert "counted by building their largest case" in plan.lines()[1]
+    assert "counted by building the first book's cases, each N, and averaging" in plan.lines()[1]
 
 
 def test_token_sized_specs_build_nothing() -> None:

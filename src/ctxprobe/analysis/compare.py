@@ -198,6 +198,9 @@ class Comparison:
     only_a: int
     only_b: int
     rule: ThresholdRule = field(default_factory=ThresholdRule)
+    #: "prompt" (the same prompts), or "content": the same seeded cases asked in other
+    #: prompts (two prompt variants, ctxprobe.analysis.variants)
+    paired_by: str = "prompt"
 
     def significant_cells(self) -> list[CellComparison]:
         return [c for f in self.families for c in [*f.cells, f.pooled] if c.significant]
@@ -219,7 +222,8 @@ class Comparison:
             head = f"BETTER: {self.run_b} is significantly better than {self.run_a}"
         else:
             head = f"NO SIGNIFICANT DIFFERENCE between {self.run_a} and {self.run_b}"
-        return f"{head} ({where}; {self.n_paired} paired cases; {diffs})"
+        how = "" if self.paired_by == "prompt" else " (paired by content: the same seeded cases in other prompts)"
+        return f"{head} ({where}; {self.n_paired} paired cases{how}; {diffs})"
 
 
 def _family_summary(f: FamilyComparison, confidence: float) -> str:

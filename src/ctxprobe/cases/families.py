@@ -9,6 +9,7 @@ from typing import Any
 
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
 from ctxprobe.core.family import Family
+from ctxprobe.core.variant import pop_layout
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 
@@ -21,6 +22,8 @@ def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> t
     name = str(params.pop("family", label))
     if params.pop(BASELINE_PARAM, None) is not None:
         ctx = dataclasses.replace(ctx, no_context=True)
+    if (layout := pop_layout(params)) is not None:  # a prompt variant's layout (ctxprobe.core.variant)
+        ctx = dataclasses.replace(ctx, layout=ctx.layout.model_copy(update=dict(layout)))
     return make_family(name, ctx), validate_params(name, params)
 
 

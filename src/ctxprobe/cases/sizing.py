@@ -18,6 +18,7 @@ from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
+from ctxprobe.core.variant import pop_layout
 from ctxprobe.tokenizers.base import Tokenizer
 
 Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its largest case
@@ -40,6 +41,7 @@ def needs_building(spec: Spec) -> bool:
         params = dict(params)
         name = str(params.pop("family", label))
         params.pop(BASELINE_PARAM, None)  # a no-context twin's marker (ctxprobe.core.baseline)
+        pop_layout(params)  # a prompt variant's layout (ctxprobe.core.variant)
         entry = registry.find("families", name)
         if entry is None:
             continue
@@ -71,6 +73,38 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack,
                        layout=spec.layout)
     return case_sizes(spec, build_families(spec, ctx))
+
+
+def plan_mean_sizes(spec: Spec) -> Sizes | None:
+    """Mean tokens of a case per (label, length), for the plan's token and price totals of
+    families not sized in tokens: every case of the first prefix period (the phone book's
+    first book: each N and shard) at every depth is built and averaged, so a grid whose
+    questions differ in length (N = 10 vs 100 names) is not priced at its largest case.
+    Other books differ from the first by a few tokens of names. None when every length is
+    already a token count."""
+    if not needs_building(spec):
+        return None
+    from ctxprobe.cases.builder import generation_seed
+    from ctxprobe.cases.families import build_families
+    from ctxprobe.core.case import Cell
+    from ctxprobe.tasks import BuildContext
+    from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
+
+    name = spec.tokenizer or infer_tokenizer(spec.model)
+    ctx = BuildContext(tokenizer=resolve_tokenizer(name, model=spec.model), haystack=spec.haystack,
+                       layout=spec.layout)
+    out: Sizes = {}
+    for label, (family, params) in build_families(spec, ctx).items():
+        for length in spec.lengths:
+            if family.sized_in_tokens(params):
+                out[(label, length)] = length
+                continue
+            counts = [family.generate(cell, rep, seed=generation_seed(spec.seed, cell, spec.share_prefix),
+                                      params=params).token_count  # type: ignore[arg-type]
+                      for cell in (Cell(label, length, d) for d in spec.depths)
+                      for rep in range(min(spec.reps, family.prefix_period(params)))]
+            out[(label, length)] = round(sum(counts) / len(counts))
+    return out
 
 
 def beyond_trained_warning(spec: Spec, provider: KnowsTrainedContext | None, tokenizer: Tokenizer, sizes: Sizes,

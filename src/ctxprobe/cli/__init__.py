@@ -41,6 +41,31 @@ def _add_store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=DEFAULT_STORE, metavar="PATH", help="SQLite results file (default ./%(default)s)")
 
 
+def _add_cost_flags(p: argparse.ArgumentParser) -> None:
+    """Spending, rate and batch flags, and the reasoning-budget axis: the same for run, plan
+    and phonebook (each is a spec key, read by the same sweep machinery)."""
+    d = spec_default
+    p.add_argument("--reasoning-budgets", metavar="TOKENS",
+                   help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
+                        "on top of --max-tokens; default: no such axis)")
+    p.add_argument("--rpm", type=float, help="requests per minute limit")
+    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
+    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
+    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
+    p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
+                   help=f"prompt caching of hosted APIs (default {d('cache_prompt')}): auto (Anthropic breakpoints, "
+                        "OpenAI cache keys, Gemini implicit or explicit caches), explicit (Gemini explicit caches "
+                        "always), off")
+    p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
+                   help="which of plan's three prices --max-cost caps (default: cached; on-demand with "
+                        "--cache-prompt off)")
+    p.add_argument("--batch", action="store_true", default=None,
+                   help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
+                        "results within 24 h); a rerun resumes polling them")
+    p.add_argument("--batch-poll", type=float, metavar="SECONDS",
+                   help=f"with --batch: seconds between two polls of a waiting batch (default {d('batch_poll')})")
+
+
 def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}{out})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -70,6 +95,10 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, help=f"repetitions per cell (default {d('reps')})")
     p.add_argument("--seed", type=int, help=f"sweep seed (default {d('seed')})")
     p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (niah.distractors)")
+    p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
+                   help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
+                        "with the first: e.g. start:instruction=before,end:instruction=after "
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
     p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
     p.add_argument("--baseline", choices=["no-context"],
                    help="also run each case with its evidence removed (label FAMILY@no-context): the "
@@ -81,9 +110,6 @@ def _add_decoding_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, help=f"output token limit (default {d('max_tokens')})")
     p.add_argument("--temperature", type=float, help=f"sampling temperature (default {d('temperature')}: greedy)")
     p.add_argument("--top-p", type=float, help="nucleus sampling top_p in (0, 1] (default: not sent)")
-    p.add_argument("--reasoning-budgets", metavar="TOKENS",
-                   help="reasoning (thinking) budgets as a grid axis, comma list: 0,1k,4k (0 = no thinking; "
-                        "on top of --max-tokens; default: no such axis)")
     p.add_argument("--threshold", type=float, help=f"accuracy bar for effective length (default {d('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (ruler = 0.856; nolima = 85%% of "
                                   "the family's score at its shortest length; relative:F)")
@@ -105,17 +131,7 @@ def _add_transport_flags(p: argparse.ArgumentParser) -> None:
                    "in order to one slot (default: as the server reports, llama.cpp's /props; 0: off)")
     p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
     p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
-    p.add_argument("--rpm", type=float, help="requests per minute limit")
-    p.add_argument("--tpm", type=float, help="tokens per minute limit (prompt + max output)")
-    p.add_argument("--max-cost", type=float, help="stop before spending more than this many USD")
-    p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}) extending the built-ins")
-    p.add_argument("--cache-prompt", choices=["auto", "explicit", "off"],
-                   help=f"prompt caching of hosted APIs (default {d('cache_prompt')}): auto (Anthropic breakpoints, "
-                        "OpenAI cache keys, Gemini implicit or explicit caches), explicit (Gemini explicit caches "
-                        "always), off")
-    p.add_argument("--pricing", choices=["on-demand", "cached", "batch"],
-                   help="which of plan's three prices --max-cost caps (default: cached; on-demand with "
-                        "--cache-prompt off)")
+    _add_cost_flags(p)
     p.add_argument("--judge", help="judge model for open-ended answers (documents with match=judge), e.g. "
                                      "openai:gpt-4o-mini; calibrated before use")
     p.add_argument("--judge-labels", help="labelled JSONL to calibrate the judge on (default: built-in synthetic set)")
@@ -126,11 +142,6 @@ def _add_transport_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray-replicas", type=int, help="Ray actors, each calling the endpoint or hosting the model")
     p.add_argument("--endpoint", action="append", dest="endpoints", metavar="MODEL",
                    help="with --executor ray: a replica's model spec, balanced across (repeatable)")
-    p.add_argument("--batch", action="store_true", default=None,
-                   help="send the sweep as provider batches (openai, anthropic, gemini: about half price, "
-                        "results within 24 h); a rerun resumes polling them")
-    p.add_argument("--batch-poll", type=float, metavar="SECONDS",
-                   help=f"with --batch: seconds between two polls of a waiting batch (default {d('batch_poll')})")
     p.add_argument("--build-workers", type=int,
                    help=f"processes building cases (0 = every core; default {d('build_workers')})")
     p.add_argument("--live-tokens", help="cap on tokens held in built but unstored cases, e.g. 4m")
@@ -194,6 +205,10 @@ def _phonebook_parser(sub: Any) -> None:
                    help="post (default): the original experiment's prompt, bins and exact scoring; "
                         "ctxprobe: our layout variants and lenient scoring")
     p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
+    p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
+                   help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
+                        "with the first: e.g. start:instruction=before,end:instruction=after "
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
@@ -204,6 +219,14 @@ def _phonebook_parser(sub: Any) -> None:
     p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,
                    help="allow books beyond the model's window (for local/GGUF models: its trained context)")
+    _add_cost_flags(p)
+    p.add_argument("--plan", action="store_true",
+                   help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
+    p.add_argument("--trend-degree", type=int, default=2, metavar="D",
+                   help="degree of the plots' trend through the bin means (default 2, as the post's figures; "
+                        "0: the metric fit, degree 3 as the post's metric script)")
+    p.add_argument("--all-panels", action="store_true",
+                   help="plot every book size M (position) and every N (M-sweep), not only the largest")
     _add_store(p)
     _add_plots(p, "")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -15,13 +15,18 @@ from ctxprobe.cli.reading import print_run_report
 from ctxprobe.spec.merge import find_preset, parse_params
 
 
+#: Spec keys of spending, rates, batches and reasoning budgets: flags run, plan and phonebook share.
+COST_KEYS = ("reasoning_budgets", "rpm", "tpm", "max_cost", "prices", "cache_prompt", "pricing", "batch", "batch_poll")
+
+
 def _spec_from_args(args: argparse.Namespace) -> Any:
     """The spec of the file and flags (``spec.merge_spec``: flags over the file)."""
     from ctxprobe.spec import merge_spec
 
     options = _preset_options(args, find_preset(args.preset)) if args.preset else None
     return merge_spec(args.spec, vars(args), family=args.family, preset=args.preset, preset_options=options,
-                      params=args.param or [], distractors=args.distractors)
+                      params=args.param or [], distractors=args.distractors,
+                      variants=getattr(args, "variants", None))
 
 
 def _preset_options(args: argparse.Namespace, preset: Any) -> dict[str, str | None]:
@@ -69,6 +74,9 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
+    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
+
+    refuse_plain_phonebook(spec, "run")
     if args.preset:
         preset = find_preset(args.preset)
         line = preset.notice(_preset_options(args, preset))
@@ -117,12 +125,14 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep.run import run_sweep
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
+    if args.trend_degree < 0:
+        raise CtxprobeError(f"--trend-degree must be 0 (the metric fit) or more, got {args.trend_degree}")
     layout = parse_params(args.param or []).get("phonebook", {})
     if args.cot:
         layout["cot"] = True
     if args.post_normalise:
         layout["post_normalise"] = True
-    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window")
+    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window", *COST_KEYS)
              if getattr(args, k) is not None}
     from ctxprobe.spec.names import canonical_model
 
@@ -131,13 +141,22 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
-        top_p=args.top_p, method=args.method, **extra)
-    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err)
+        top_p=args.top_p, method=args.method, variants=args.variants, **extra)
+    if args.plan:
+        return _print_plan(spec, out, err)
+    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
+                       confirm_cancel=_ask(err) if spec.batch else None)
     err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
     from ctxprobe.report.plots import can_plot
 
     skip = args.no_plots or (args.out is None and not can_plot())  # --out asks for PNGs: refused without [plot]
-    phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out)
+    phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out,
+                     panels=args.all_panels, degree=None if args.trend_degree == 0 else args.trend_degree)
+    if args.variants:
+        from ctxprobe.report.variants import stored_variant_lines
+
+        for line in stored_variant_lines(result.run_id, args.store):
+            out.print(f"variants: {line}", highlight=False, markup=False)
     if skip and not args.no_plots:
         out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
                   highlight=False, markup=False)
@@ -149,15 +168,24 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
+
+    spec = _spec_from_args(args)
+    refuse_plain_phonebook(spec, "plan")
+    return _print_plan(spec, out, err, args)
+
+
+def _print_plan(spec: Any, out: Console, err: Console, args: argparse.Namespace | None = None) -> int:
+    """The plan's report (one library call), printed: what ``plan`` and ``phonebook --plan`` show."""
     from ctxprobe.sweep.plan_report import AdaptivePlan, plan_report
 
     adaptive = None
-    if args.adaptive:
+    if args is not None and args.adaptive:
         from ctxprobe.spec import parse_length
 
         adaptive = AdaptivePlan(confidence=args.confidence, bisect=args.bisect,
                                 token_budget=parse_length(args.token_budget) if args.token_budget else None)
-    report = plan_report(_spec_from_args(args), adaptive=adaptive,
+    report = plan_report(spec, adaptive=adaptive,
                          progress=lambda line: err.print(line, highlight=False))
     for line in report.lines():
         out.print(line, highlight=False, markup=False)

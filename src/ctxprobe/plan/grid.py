@@ -58,12 +58,13 @@ class PlanSummary:
     cost_usd: float | None = None  # None: no known price
     price_note: str = ""
     seconds: float | None = None
-    built_sizes: bool = False  # some lengths were not token counts: their largest case was built and counted
+    built_sizes: bool = False  # some lengths were not token counts: their cases were built and counted
     #: Of the output tokens, those the reasoning budgets allow (billed as output tokens).
     reasoning_tokens: int = 0
 
     def lines(self) -> list[str]:
-        how = ("lengths not in tokens (phone books in entries) counted by building their largest case"
+        how = ("lengths not in tokens (phone books in entries) counted by building the first book's "
+               "cases, each N, and averaging"
                if self.built_sizes else "each case is built to at most its target")
         out = [
             f"{self.cells} cells, {self.requests:,} requests",

@@ -18,6 +18,8 @@ from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.runmeta import Preflight
 from ctxprobe.report.format import length_unit
+from ctxprobe.report.overlap import overlap_lines
+from ctxprobe.report.position import position_report
 from ctxprobe.report.rundata import Billing, RunData
 from ctxprobe.report.runreport import Report
 from ctxprobe.spec.threshold import Bar, check_threshold
@@ -64,6 +66,8 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
                      f"(filler {run.meta.prefix_sharing or 'shared'} across depths)")
     budgets = budget_stats(data.rows, profiles, bar) if has_budgets(data.rows) else []
     notes += budget_notes(budgets)
+    position, position_notes = position_report(rows, units)
+    notes += position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)
     headline = ruler_headline(data.ruler_rows, data.ruler_tasks) if data.ruler_tasks else None
@@ -72,7 +76,8 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
     return Report(run, profiles, bar, notes, intervals, data.scorer, headline, data.family_extras, floors=found,
-                  floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets)
+                  floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
+                  overlap=data.overlap, variants=data.variants)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

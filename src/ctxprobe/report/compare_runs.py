@@ -3,6 +3,7 @@ its store, then hand them to the store-free statistics in :mod:`ctxprobe.analysi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -10,12 +11,16 @@ from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_
 from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.gate import CheckResult, check_cases
 from ctxprobe.analysis.reasoning import budget_family
+from ctxprobe.analysis.variants import content_id
 from ctxprobe.core.baseline import is_baseline
 from ctxprobe.store import RunRecord, open_existing
 
 
-def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
-    """A stored run's cases with their results (the one function here that reads a store)."""
+def load_run_cases(run_id: str, store_path: str | Path, *, by_content: bool = False) -> RunCases:
+    """A stored run's cases with their results (the one function here that reads a store).
+    ``by_content``: each case's ``prompt_hash`` is its content identity instead
+    (:func:`ctxprobe.analysis.variants.content_id`), for runs that ask the same seeded cases
+    in different prompts (prompt variants)."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         cases = {}
@@ -26,7 +31,8 @@ def load_run_cases(run_id: str, store_path: str | Path) -> RunCases:
             family, needles = multi if multi is not None else (rec["family"], None)
             if rec.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
                 family = budget_family(family, int(rec["reasoning_budget"]))
-            cases[rec["case_id"]] = CaseResult(rec["case_id"], rec["prompt_hash"], family, rec["length"],
+            identity = content_id(rec) if by_content else rec["prompt_hash"]
+            cases[rec["case_id"]] = CaseResult(rec["case_id"], identity, family, rec["length"],
                                                rec["depth"], rec["score"], rec["outcome"], needles)
     return RunCases(run.run_id, run.model, cases, about(run))
 
@@ -48,6 +54,15 @@ def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqli
     """``ctxprobe compare RUN_A RUN_B``: B judged against A (A is the reference)."""
     a = load_run_cases(run_a, store_path)
     b = load_run_cases(run_b, store_b or store_path)
+    shared = a.cases.keys() & b.cases.keys()
+    if a.about == b.about and any(a.cases[k].prompt_hash != b.cases[k].prompt_hash for k in shared):
+        # different prompts from the same builder, seed, tokenizer and template: runs of two
+        # prompt variants, which still pair when every shared case holds the same seeded
+        # content (same filler, keys, books, needles); another builder is refused below
+        ac = load_run_cases(run_a, store_path, by_content=True)
+        bc = load_run_cases(run_b, store_b or store_path, by_content=True)
+        if all(ac.cases[k].prompt_hash == bc.cases[k].prompt_hash for k in shared):
+            return replace(compare_cases(ac, bc, **kwargs), paired_by="content")
     return compare_cases(a, b, **kwargs)
 
 

@@ -33,8 +33,14 @@ def _series(an: PhonebookAnalysis, length: int, needles: int) -> tuple[list[floa
             [b.lo if b.n else nan for b in bins], [b.hi if b.n else nan for b in bins])
 
 
-def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str, label: str) -> None:
-    """Per-bin accuracy with Wilson whiskers and the polynomial trend in one colour."""
+#: The trend's degree in the post's figures (its metric script fits degree 3: ``an.fits``).
+TREND_DEGREE = 2
+
+
+def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str, label: str,
+          degree: int | None = TREND_DEGREE) -> None:
+    """Per-bin accuracy with Wilson whiskers and a polynomial trend in one colour: of
+    ``degree`` fitted to the bin means drawn, or (``degree`` None) the metric fit."""
     import numpy as np
 
     xs, means, los, his = _series(an, length, needles)
@@ -43,11 +49,18 @@ def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str
     err = [[m - lo for m, lo in zip(means, los)], [hi - m for m, hi in zip(means, his)]]
     ax.errorbar(xs, means, yerr=err, fmt="o", color=colour, markersize=4, alpha=0.75, elinewidth=0.8,
                 capsize=0, label=f"{label} (per bin, Wilson 95%)")
-    coeffs = an.fits.get((length, needles))
+    if degree is None:
+        coeffs = an.fits.get((length, needles))
+        name = "metric fit"
+    else:
+        ok = [(x / 100, m) for x, m in zip(xs, means) if m == m]  # measured bins only (NaN != NaN)
+        deg = min(degree, len(ok) - 1)
+        coeffs = [float(c) for c in np.polyfit([x for x, _ in ok], [m for _, m in ok], deg)] if deg >= 1 else None
+        name = "trend"
     if coeffs is not None and len(xs) > 1:
         grid = np.linspace(min(xs), max(xs), 200)
         ax.plot(grid, np.clip(np.polyval(coeffs, grid / 100), 0, 1), color=colour, linewidth=2,
-                label=f"{label} trend (degree {len(coeffs) - 1})")
+                label=f"{label} {name} (degree {len(coeffs) - 1})")
 
 
 def _finish(ax: Any, fig: Any, title: str, bar: float | None, path: str | Path) -> Path:
@@ -71,24 +84,24 @@ def _length_label(an: PhonebookAnalysis, length: int) -> str:
 
 
 def position_png(an: PhonebookAnalysis, path: str | Path, *, length: int | None = None, title: str = "",
-                 bar: float | None = 0.8) -> Path:
+                 bar: float | None = 0.8, degree: int | None = TREND_DEGREE) -> Path:
     """Accuracy vs position at one length (default the longest), one line per N."""
     plt = _pyplot()
     length = length if length is not None else an.lengths[-1]
     fig, ax = plt.subplots(figsize=_FIGSIZE)
     for i, n in enumerate(an.needles):
-        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], f"N={n}")
+        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], f"N={n}", degree)
     return _finish(ax, fig, f"{title} · phonebook {_length_label(an, length)}".strip(" ·"), bar, path)
 
 
 def msweep_png(an: PhonebookAnalysis, path: str | Path, *, needles: int | None = None, title: str = "",
-               bar: float | None = 0.8) -> Path:
+               bar: float | None = 0.8, degree: int | None = TREND_DEGREE) -> Path:
     """The M-sweep for one model: accuracy vs position, one line per length, at one N."""
     plt = _pyplot()
     n = needles or an.n_ref
     fig, ax = plt.subplots(figsize=_FIGSIZE)
     for i, length in enumerate(an.lengths):
-        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], _length_label(an, length))
+        _draw(ax, an, length, n, _COLOURS[i % len(_COLOURS)], _length_label(an, length), degree)
     return _finish(ax, fig, f"{title} · phonebook M-sweep, N={n}".strip(" ·"), bar, path)
 
 
@@ -153,11 +166,15 @@ class PhonebookReport:
 
 
 def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | Path | None = None,
-                     console: Console | None = None, *, bootstrap: int = 1000) -> PhonebookReport:
+                     console: Console | None = None, *, bootstrap: int = 1000, panels: bool = False,
+                     degree: int | None = TREND_DEGREE) -> PhonebookReport:
     """Load one or more phonebook runs, print their metric table and write their plots
-    (one position plot and one M-sweep per run; with several runs, a side-by-side plot)."""
+    (one position plot at the largest M and one M-sweep at the largest N per run, or with
+    ``panels`` one of each for every M and every N; with several runs, a side-by-side plot).
+    ``degree``: the trend's degree (default 2, as the post's figures), None: the metric fit."""
     from ctxprobe.store import open_existing
 
+    from ctxprobe.core.variant import split_label
     from ctxprobe.report.phonebook_terminal import light_records, render_phonebook_terminal, tally_answers
 
     analyses: dict[str, PhonebookAnalysis] = {}
@@ -166,14 +183,22 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     with open_existing(store_path) as store:
         for run_id in run_ids:
             run = store.require_run(run_id)
-            records = list(light_records(store.iter_case_records(run.run_id)))
-            results = needle_results(records)
-            if not results:
-                raise CtxprobeError(f"run {run.run_id} has no scored phonebook cases")
-            label = f"{run.model} · {run.run_id[:8]}"
-            limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
-            analyses[label] = analyse(results, bootstrap=bootstrap)
-            answers[label] = tally_answers(records, limits[label])
+            by_variant: dict[str | None, list[dict[str, Any]]] = {}
+            for rec in light_records(store.iter_case_records(run.run_id)):
+                base, variant = split_label(str(rec["family"]))  # prompt variants: one analysis each
+                by_variant.setdefault(variant, []).append({**rec, "family": base})
+            found = False
+            for variant, records in by_variant.items():
+                results = needle_results(records)
+                if not results:
+                    continue
+                found = True
+                label = f"{run.model} · {run.run_id[:8]}" + (f" · {variant}" if variant else "")
+                limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
+                analyses[label] = analyse(results, bootstrap=bootstrap)
+                answers[label] = tally_answers(records, limits[label])
+            if not found:
+                raise CtxprobeError(_nothing_scored(run.run_id, [r for rs in by_variant.values() for r in rs]))
     if console is not None:
         render_phonebook_terminal(analyses, answers, limits, console)
         render_metrics_table(analyses, console)
@@ -181,11 +206,35 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     if out_dir is not None:
         out = Path(out_dir)
         for label, an in analyses.items():
-            stem = label.split(" · ")[-1]
-            plots.append(position_png(an, out / f"phonebook-{stem}-position.png", title=label))
-            plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep.png", title=label))
+            stem = "-".join(label.split(" · ")[1:])  # run id, and the variant if any
+            if panels:
+                for length in an.lengths:
+                    plots.append(position_png(an, out / f"phonebook-{stem}-position-M{length}.png", title=label,
+                                              length=length, degree=degree))
+                for n in an.needles:
+                    plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep-N{n}.png", title=label, needles=n,
+                                            degree=degree))
+                continue
+            plots.append(position_png(an, out / f"phonebook-{stem}-position.png", title=label, degree=degree))
+            plots.append(msweep_png(an, out / f"phonebook-{stem}-msweep.png", title=label, degree=degree))
         if len(analyses) > 1:
             first = next(iter(analyses.values()))
             plots.append(compare_png(analyses, out / "phonebook-compare.png", length=first.lengths[-1],
                                      needles=first.n_ref))
     return PhonebookReport(analyses, plots)
+
+
+def _nothing_scored(run_id: str, records: list[dict[str, Any]]) -> str:
+    """Why a phone-book run has nothing to report, in one line: requests that failed
+    (timeouts included) are harness failures, retried by rerunning the same command."""
+    failed = [r for r in records if r.get("outcome") == "error"]
+    unsent = sum(r.get("outcome") is None for r in records)
+    if failed:
+        timeouts = sum("timeout" in str(r.get("error") or "").lower() or "timed out" in str(r.get("error") or "").lower()
+                       for r in failed)
+        how = f", {timeouts} of them timed out (raise --timeout)" if timeouts else ""
+        return (f"run {run_id} has no scored phonebook cases: {len(failed)} of {len(records)} ended in `error` after "
+                f"retries{how}; rerun the same command to retry them")
+    if unsent:
+        return f"run {run_id} has no scored phonebook cases: {unsent} of {len(records)} were never answered"
+    return f"run {run_id} has no scored phonebook cases"

@@ -9,12 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.diagnose import answer_tokens_needed
+from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
+from ctxprobe.core.variant import SEP
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, split_rows
+from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
 from ctxprobe.report.hooks import family_hooks
+from ctxprobe.report.variants import variant_report
 from ctxprobe.store import RunRecord, Store, open_existing
 
 SCORERS = ("strict", "ruler")
@@ -58,6 +61,11 @@ class RunData:
     answer_needs: dict[str, int] = field(default_factory=dict)
     #: What the families' report hooks add, by family name (JSON).
     family_extras: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Per family that records it: lexical overlap of question and evidence.
+    overlap: list[OverlapStat] = field(default_factory=list)
+    #: Each prompt variant against its family's reference, paired by content (JSON), and its notes.
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    variant_notes: list[str] = field(default_factory=list)
 
 
 def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: str = "strict") -> RunData:
@@ -80,9 +88,13 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
             if extra is not None:
                 extras[label] = extra
         cut = any(r.outcome == Outcome.OUTPUT_TRUNCATED for r in rows)
+        leaks = overlap_stats((r for r in store.iter_case_records(run.run_id) if not is_baseline(r["family"])), names)
+        variants, variant_notes = (variant_report(store.iter_case_records(run.run_id), list(run.spec["families"]))
+                                   if any(SEP in label for label in run.spec.get("families") or {}) else ([], []))
         return RunData(run, scorer, rows, floor_rows, kinds, ruler_tasks, ruler_rows, store.cache_totals(run.run_id),
                        Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
-                       _answer_needs(store.iter_case_records(run.run_id)) if cut else {}, extras)
+                       _answer_needs(store.iter_case_records(run.run_id)) if cut else {}, extras, leaks, variants,
+                       variant_notes)
 
 
 def _answer_needs(records: Iterable[dict[str, Any]]) -> dict[str, int]:

@@ -10,6 +10,8 @@ from typing import Any
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.floor import Floor
 from ctxprobe.analysis.grid import Profile
+from ctxprobe.analysis.overlap import OverlapStat
+from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import BudgetStat
 from ctxprobe.analysis.ruler import RulerHeadline
 from ctxprobe.report.format import length_unit
@@ -39,6 +41,12 @@ class Report:
     #: Per (family, reasoning budget): accuracy, effective length, cut-offs, reasoning
     #: tokens billed; empty for runs without the budget axis (profiles are then per budget).
     budgets: list[BudgetStat] = field(default_factory=list)
+    #: Per family: the middle depths' deficit against the edges per length, and its growth.
+    position: list[PositionBias] = field(default_factory=list)
+    #: Per family that records it: lexical overlap of question and evidence, flagged if leaky.
+    overlap: list[OverlapStat] = field(default_factory=list)
+    #: Each prompt variant against its family's reference, paired by content (JSON).
+    variants: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -62,7 +70,10 @@ class Report:
                **self.family_extras,
                **({"noise_floors": {f: fl.to_dict() for f, fl in self.floors.items()},
                    "floor_profiles": [profile_to_dict(p) for p in self.floor_profiles]} if self.floors else {}),
-               **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {})}
+               **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
+               "position_bias": [b.to_dict() for b in self.position],
+               "overlap": [o.to_dict() for o in self.overlap],
+               **({"variants": self.variants} if self.variants else {})}
 
     @property
     def incomplete(self) -> list[str]:

@@ -49,7 +49,7 @@ def parse_params(items: Iterable[str]) -> dict[str, dict[str, Any]]:
 def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None = None, *,
                family: str | None = None, preset: str | None = None,
                preset_options: Mapping[str, str | None] | None = None, params: Iterable[str] = (),
-               distractors: int | None = None) -> Spec:
+               distractors: int | None = None, variants: str | None = None) -> Spec:
     """The spec of the file at ``path`` (if any) with ``values`` over it (the spec's
     top-level keys, :func:`spec_keys`, and the decoding and layout keys
     :data:`DECODING_KEYS`, :data:`LAYOUT_KEYS`; None: not given), the families of
@@ -78,6 +78,10 @@ def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None 
         if families and name not in families:
             raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
         families.setdefault(name, {}).update(settings)
+    if variants:  # prompt variants as a grid axis: FAMILY~NAME labels on the same seeded content
+        from ctxprobe.spec.variants import expand_variants, parse_variants
+
+        families = expand_variants(families or {"niah": {}}, parse_variants(variants))
     if families:
         over["families"] = families
     if path:

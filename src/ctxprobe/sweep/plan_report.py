@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_sizes
+from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import PlanSummary, summarize
@@ -101,7 +101,10 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
     if refusal:
         raise CtxprobeError(refusal)
     info = model_info(spec.model, table)
-    summary = summarize(spec, info if info is not None and info.prices else price_for(spec.model, table), sizes)
+    # families not sized in tokens (the phone book's books) are priced at their mean case, not their largest
+    mean = plan_mean_sizes(spec)
+    summary = summarize(spec, info if info is not None and info.prices else price_for(spec.model, table),
+                        mean if mean is not None else sizes)
     price = price_for(spec.model, table)
     if progress is not None and price is not None and (price.input or price.output):
         progress("measuring shared prefixes for the cached price: building the first prefix group of each length")

@@ -26,6 +26,9 @@ over the output's numbers (every run of 5+ digits): F1 with ``partial`` for part
 credit; detail records each value's / key's hit. Because strict retrieval forbids
 answering another key's value, any distractor value in the output scores 0
 (outcome ``distractor``) — so an answer listing every number in the prompt earns nothing.
+Numbers written with digit-group separators (``9,996,995``, ``9 996 995``) are read as their
+digits first (:mod:`ctxprobe.scores.numbers`); a value inside a longer number still never
+counts, and a miss holding a formatting no grouping reads is ``parse_error``.
 
 For one (length, repetition) the cases at every depth share filler, keys and values; only
 the positions change. That pairs depths (a cleaner depth effect) and lets a server's
@@ -56,6 +59,7 @@ from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.tasks.nocontext import no_context_case
 from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.scores.numbers import malformed_grouped, normalise_grouped
 from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tasks.words import random_key, random_value
 from ctxprobe.tokenizers.base import Message
@@ -266,6 +270,15 @@ class Niah(FamilyBase):
             raise CtxprobeError("case generation check failed: " + "; ".join(problems))
 
     def score(self, case: Case, output: str) -> Scored:
+        """Strict score of ``output``, read with grouped numbers (``9,996,995``) as their
+        digits (:mod:`ctxprobe.scores.numbers`); a miss that still holds a formatted number
+        no grouping reads is ``parse_error``, not ``wrong``."""
+        scored = self._score(case, normalise_grouped(output))
+        if scored.outcome == Outcome.WRONG and malformed_grouped(normalise_grouped(output)):
+            scored.outcome = Outcome.PARSE_ERROR
+        return scored
+
+    def _score(self, case: Case, output: str) -> Scored:
         meta = niah_meta(case.meta)
         variant = meta.get("variant", "single")
         hits = [v for v in case.distractors if has_number(output, v)]

@@ -54,6 +54,7 @@ def phonebook_spec(
     max_tokens: int | None = None,
     top_p: float | None = None,
     method: str = "post",
+    variants: str | None = None,
     **spec_fields: Any,
 ) -> Spec:
     """A validated sweep spec for the phone-book grid.
@@ -87,8 +88,15 @@ def phonebook_spec(
     if too_small:
         raise CtxprobeError(f"phonebook: {too_small[0]} entries cannot hold {max(ns)} needles (one per bin)")
     shards = int(params.get("shards", 1))
+    families: dict[str, dict[str, Any]] = {"phonebook": params}
+    if variants:  # every variant asks the same books and names (ctxprobe.core.variant)
+        from ctxprobe.spec.variants import expand_variants, parse_variants
+
+        families = expand_variants(families, parse_variants(variants))
+        if any(e.get("cot") in (True, "true", "True", 1) for e in families.values()):
+            per_needle = TOKENS_PER_NEEDLE * 2  # one limit for every variant: room for the chattiest
     data: dict[str, Any] = {
-        "model": model, "families": {"phonebook": params}, "lengths": grid, "depths": [0.0],
+        "model": model, "families": families, "lengths": grid, "depths": [0.0],
         "reps": runs * len(ns) * shards, "seed": seed,
         "decoding": {"temperature": temperature, "top_p": top_p,
                      "max_tokens": max_tokens or min(32768, per_needle * max(ns) + ANSWER_LEAD_IN)},
@@ -99,5 +107,25 @@ def phonebook_spec(
     spec = make_spec(data)
     from ctxprobe.tasks import validate_params
 
-    validate_params("phonebook", params)
+    for entry in families.values():
+        validate_params("phonebook", {k: v for k, v in entry.items() if k not in ("family", "variant_layout")})
     return spec
+
+
+def refuse_plain_phonebook(spec: Any, command: str) -> None:
+    """Refuse a phone book in a plain ``run``/``plan`` grid: the phone book's grid (books ×
+    needle counts × runs, one depth) and output budget (room for N answer lines) are
+    ``ctxprobe phonebook``'s, and a plain grid would cut every answer at run's output limit."""
+    names = {str((params or {}).get("family", label)) for label, params in spec.families.items()}
+    if "phonebook" in names and not (list(spec.depths) == [0.0]
+                                     and any(_is_phonebook_grid(p) for p in spec.families.values())):
+        flag = " --plan" if command == "plan" else ""
+        raise CtxprobeError(f"the phone book has its own grid and output budget: use `ctxprobe phonebook{flag} --model "
+                            "MODEL --entries 1k,5k --needles 10,50` (it takes the same --max-cost, --prices, "
+                            "--rpm/--tpm, --batch and --reasoning-budgets)")
+
+
+def _is_phonebook_grid(params: Any) -> bool:
+    """A spec :func:`phonebook_spec` made (a YAML copy of one included): its params say the
+    unit (and its only depth is 0)."""
+    return isinstance(params, dict) and "unit" in params

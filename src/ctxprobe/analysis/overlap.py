@@ -1,0 +1,89 @@
+"""Lexical overlap per family, and the families whose overlap says more than they claim.
+
+Every case of a family that records overlap stores ``meta.overlap``: per evidence sentence,
+the share of the question's content words that sentence repeats
+(:mod:`ctxprobe.tasks.overlap`). A case's overlap is its largest (over the sentences, or
+over the sentences of one role). Per family this module gives the mean and the largest case
+overlap and how many cases are above the family's limit.
+
+Limits (:data:`CLAIMS`), for the families whose results rest on low overlap:
+
+- ``multihop`` claims that the question shares **no** content word with the second hop's
+  fact (role ``second_hop``): any case above 0 is flagged;
+- ``documents`` asks the user's own questions, which nobody checked for leaks: flagged
+  when the mean case overlap is above :data:`USER_LIMIT` (0.3: the question repeats about
+  a third of its content words in one evidence sentence, where NoLiMa found that literal
+  matching starts carrying the score).
+
+The other families (niah, vartrack, ...) ask for a key stated with the value, by design:
+their overlap is shown, never flagged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ctxprobe.tasks.overlap import max_overlap
+
+USER_LIMIT = 0.3
+
+
+@dataclass(frozen=True)
+class Claim:
+    role: str | None  # only the evidence of this role counts (None: every sentence)
+    limit: float
+    rule: str  # "any": a case above the limit flags; "mean": the family's mean above it flags
+    why: str
+
+
+CLAIMS: dict[str, Claim] = {
+    "multihop": Claim("second_hop", 0.0, "any", "the question shares no word with the second hop's fact"),
+    "documents": Claim(None, USER_LIMIT, "mean", "user-supplied questions, unchecked for leaks"),
+}
+
+
+@dataclass(frozen=True)
+class OverlapStat:
+    family: str  # the run's label
+    name: str  # the family's name
+    cases: int
+    mean: float
+    largest: float
+    limit: float | None
+    above: int  # cases above the limit (0 without one)
+    flagged: bool
+    role: str | None = None
+    why: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def overlap_stats(records: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> list[OverlapStat]:
+    """Per family label, from case records (``family`` label and ``meta``); ``names`` maps a
+    label to its family name (a label is its name by default). Families whose cases store no
+    overlap are left out."""
+    by_family: dict[str, list[float]] = defaultdict(list)
+    for rec in records:
+        label = str(rec["family"])
+        rows = (rec.get("meta") or {}).get("overlap")
+        if not isinstance(rows, list):
+            continue
+        claim = CLAIMS.get((names or {}).get(label, label))
+        if claim is not None and claim.role is not None:
+            rows = [r for r in rows if r.get("role") == claim.role]
+        by_family[label].append(max_overlap(rows))
+    out = []
+    for label in sorted(by_family):
+        values = by_family[label]
+        name = (names or {}).get(label, label)
+        claim = CLAIMS.get(name)
+        mean = sum(values) / len(values)
+        above = sum(v > claim.limit for v in values) if claim else 0
+        flagged = claim is not None and (above > 0 if claim.rule == "any" else mean > claim.limit)
+        out.append(OverlapStat(label, name, len(values), mean, max(values), claim.limit if claim else None, above,
+                               flagged, claim.role if claim else None, claim.why if claim else None))
+    return out

@@ -1,0 +1,46 @@
+"""Prompt variants in words and JSON: each variant against its family's reference, paired
+on the same seeded cases (the statistic: :mod:`ctxprobe.analysis.variants`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ctxprobe.analysis.compare import Comparison
+from ctxprobe.analysis.variants import compare_variants
+from ctxprobe.store import open_existing
+
+
+def variant_report(records: Iterable[Mapping[str, Any]], order: Iterable[str]) -> tuple[list[dict[str, Any]],
+                                                                                         list[str]]:
+    """(JSON per comparison, one line per comparison) for a run's case records."""
+    found = compare_variants(records, order=order)
+    return [variant_to_dict(c) for c in found], [variant_line(c) for c in found]
+
+
+def variant_line(c: Comparison) -> str:
+    """"variant niah~end vs niah~start: BETTER: ... (...; paired by content: ...)"."""
+    return f"variant {c.run_b} vs {c.run_a}: {c.verdict()}"
+
+
+def variant_to_dict(c: Comparison) -> dict[str, Any]:
+    return {
+        "reference": c.run_a, "variant": c.run_b, "verdict": c.verdict(), "alpha": c.alpha,
+        "paired": c.n_paired, "excluded": c.n_excluded, "paired_by": "content identity (same seeded cases)",
+        "tests": "McNemar exact per cell (sign-flip per needle for the phone book), Holm; paired bootstrap",
+        "families": [{
+            "family": f.family, "mean_diff": f.mean_diff, "mean_diff_ci": list(f.mean_diff_ci),
+            "effective_reference": f.effective_a, "effective_variant": f.effective_b,
+            "effective_diff_ci": list(f.effective_diff_ci), "pooled": asdict(f.pooled),
+            "cells": [asdict(cell) for cell in f.cells],
+        } for f in c.families],
+    }
+
+
+def stored_variant_lines(run_id: str, store_path: str | Path) -> list[str]:
+    """The lines of a stored run (empty without variants)."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        return variant_report(store.iter_case_records(run.run_id), list(run.spec.get("families") or {}))[1]

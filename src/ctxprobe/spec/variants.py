@@ -1,0 +1,83 @@
+"""``--variants``: prompt variants as a grid axis, parsed and expanded into family labels.
+
+Text form: variants separated by commas, each ``NAME`` (the family as configured) or
+``NAME:KEY=VALUE[+KEY=VALUE…]``; the first variant is the reference the others are
+compared with. ``instruction`` and ``separator`` set the prompt layout (where the
+instruction line sits: ``before``, ``after``, ``both``, ``none``); every other key is a
+parameter of the family (``repeat_instructions=true``, ``examples=2``, ``cot=true``,
+``book_in=user``, ``system_role=false`` for the phone book), validated by the family.
+Values are read as YAML scalars. Example::
+
+    start:instruction=before, end:instruction=after, both:instruction=both
+
+Each family label ``L`` of the sweep becomes ``L~start``, ``L~end``, ``L~both``
+(:mod:`ctxprobe.core.variant`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ctxprobe.core.variant import LAYOUT_PARAM, SEP, variant_label
+from ctxprobe.errors import CtxprobeError
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_LAYOUT_KEYS = ("instruction", "separator")
+_DECODING_KEYS = ("temperature", "top_p", "max_tokens")
+
+Variant = tuple[str, dict[str, Any]]
+
+
+def parse_variants(text: str) -> list[Variant]:
+    """``"a, b:cot=true"`` → ``[("a", {}), ("b", {"cot": True})]`` (module docstring)."""
+    import yaml
+
+    out: list[Variant] = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        name, _, rest = item.partition(":")
+        name = name.strip()
+        if not _NAME.match(name):
+            raise CtxprobeError(f"bad variant {item!r}: a variant is NAME or NAME:KEY=VALUE[+KEY=VALUE] "
+                                "(NAME: letters, digits, _ and -)")
+        settings: dict[str, Any] = {}
+        for pair in (p.strip() for p in rest.split("+") if p.strip()):
+            key, sep, raw = pair.partition("=")
+            if not sep or not key.strip():
+                raise CtxprobeError(f"bad variant setting {pair!r} in {item!r}: use KEY=VALUE, e.g. instruction=after")
+            key = key.strip()
+            if key in _DECODING_KEYS:
+                raise CtxprobeError(f"variant {name!r}: decoding ({key}) is not a prompt variant yet; run the "
+                                    f"sweep once per setting (--{key.replace('_', '-')}) and `ctxprobe compare` "
+                                    "the runs: they pair case by case")
+            try:
+                settings[key] = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                settings[key] = raw
+        out.append((name, settings))
+    names = [n for n, _ in out]
+    if len(out) < 2:
+        raise CtxprobeError("--variants needs two variants or more (the first is the reference), e.g. "
+                            "start:instruction=before,end:instruction=after")
+    if len(set(names)) != len(names):
+        raise CtxprobeError(f"--variants: a variant name is used twice ({', '.join(names)})")
+    return out
+
+
+def expand_variants(families: Mapping[str, Mapping[str, Any]], variants: list[Variant]) -> dict[str, dict[str, Any]]:
+    """Every family label once per variant (``L~NAME``), in the variants' order."""
+    out: dict[str, dict[str, Any]] = {}
+    for label, params in families.items():
+        if SEP in label:
+            raise CtxprobeError(f"family label {label!r} already names a variant ('{SEP}'): give the variants once")
+        for name, settings in variants:
+            layout = {k: v for k, v in settings.items() if k in _LAYOUT_KEYS}
+            own = {k: v for k, v in settings.items() if k not in _LAYOUT_KEYS}
+            entry: dict[str, Any] = {**params, "family": str(params.get("family", label)), **own}
+            if layout:
+                entry[LAYOUT_PARAM] = layout
+            out[variant_label(label, name)] = entry
+    return out
