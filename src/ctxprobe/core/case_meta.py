@@ -117,7 +117,14 @@ class AggregationMeta(TypedDict):
     encodes: int
 
 
-class DocumentsMeta(_Filler):
+class DocumentsOptionalMeta(TypedDict, total=False):
+    """Keys a ``documents`` case has only sometimes."""
+
+    choices: list[str]  # multiple choice (A-D): scored by LongBench v2's rule
+    distractor_documents: list[str]  # filler "documents": the other documents shown, in order
+
+
+class DocumentsMeta(_Filler, DocumentsOptionalMeta):
     document: str
     qa_line: int
     question: str
@@ -127,6 +134,8 @@ class DocumentsMeta(_Filler):
     overlap: Overlap
     document_tokens: int
     corpus_digest: str
+    answer_token_pos: int | None  # the answer's first token in the prompt (None: not found as ids)
+    answer_depth: float | None  # answer_token_pos / prompt tokens
 
 
 class MultihopMeta(_Filler):

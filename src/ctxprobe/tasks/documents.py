@@ -7,13 +7,23 @@ how it does on *their* documents. Parameters:
   skipped); a document is named by its path relative to that folder, e.g. ``faq.md``.
 - ``qa``: a JSONL file, one case per line:
   ``{"document": "faq.md", "question": "...", "answer": "...", "aliases": ["..."]}``
-  (``aliases`` optional; blank lines ignored; any other key, bad JSON or an unknown
-  document is a one-line error naming the file and line number).
+  (``aliases`` optional; ``evidence`` (a string) and ``checks`` (an object), which
+  ``ctxprobe draft-questions`` writes, are kept but not read; blank lines ignored; any other
+  key, bad JSON or an unknown document is a one-line error naming the file and line number).
+  A multiple-choice line adds ``"choices": [A, B, C, D]`` (four strings) and its ``answer``
+  is the letter; it is asked in LongBench v2's form and scored by LongBench v2's rule
+  (:func:`ctxprobe.scores.originals.longbench_v2_extract`: the letter in ``The correct
+  answer is (X)`` equals the answer), whatever ``match`` says.
 - ``match`` (default ``contains``): ``contains`` = a normalised answer or alias occurs in
   the normalised output as whole words; ``exact`` = the normalised output equals one.
 - ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
-  ``--haystack`` folder), or ``other-documents``: sentences of the other documents in
-  ``docs``. Either way, filler sentences containing the answer or an alias are dropped.
+  ``--haystack`` folder), ``other-documents``: sentences of the other documents in
+  ``docs``, or ``documents``: the other documents themselves as distractors, each in
+  ``<document name="...">`` ... ``</document>`` like the asked one, whole paragraphs in
+  document order, the documents in a seeded order (repeated, reshuffled, when the length
+  needs more than there are). The asked document sits at the paragraph boundary nearest
+  the cell's depth (which may fall between two paragraphs of a distractor document). Either
+  way, filler sentences (paragraphs) containing the answer or an alias are dropped.
 
 Normalisation (SQuAD-style): lowercase; punctuation and symbols deleted (``3,000`` → ``3000``,
 ``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed (unless the
@@ -23,6 +33,11 @@ collapsed.
 Case selection: repetition ``r`` asks question ``r mod n`` of the ``n`` lines of the QA
 file, in file order; so ``reps = n`` covers every question once, and every depth and
 length of a repetition asks the same question over the same filler (a paired design).
+
+The answer's position is recorded: ``meta.answer_token_pos`` (the first token of the
+answer's first occurrence in the document, searched as token ids inside the document's
+span; None when the tokenizer merges it with its neighbours) and ``meta.answer_depth``
+(that position over the prompt's tokens).
 
 The document is one block at the cell's depth (at a sentence boundary of the filler); its
 blank lines become single newlines so the prompt keeps its instruction / text / question
@@ -37,7 +52,7 @@ import json
 import random
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -57,16 +72,21 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
+from ctxprobe.scores.originals import longbench_v2_extract
 from ctxprobe.tasks.overlap import evidence_overlap
-from ctxprobe.tokenizers.base import Message
+from ctxprobe.tokenizers.base import Message, Tokenizer
 
 INSTRUCTION = (
     "A long text follows. Somewhere in it is a document that answers the question at the "
     "end; the rest of the text is unrelated."
 )
 QUESTION = "Question: {question} Answer as briefly as possible."
+#: LongBench v2's choices block and answer format, in one paragraph (the question ends the prompt).
+CHOICE_QUESTION = ("Question: {question}\nChoices:\n(A) {a}\n(B) {b}\n(C) {c}\n(D) {d}\n"
+                   'Format your response as follows: "The correct answer is (insert answer here)".')
 SUFFIXES = (".txt", ".md")
-QA_KEYS = frozenset({"document", "question", "answer", "aliases"})
+QA_KEYS = frozenset({"document", "question", "answer", "aliases", "choices", "evidence", "checks"})
+LETTERS = ("A", "B", "C", "D")
 MIN_FILLER_SENTENCES = 20
 
 
@@ -77,7 +97,7 @@ class DocumentsParams(BaseModel):
     #: ``judge`` grades open-ended answers with the sweep's calibrated judge (--judge); the
     #: family's own contains-match is the fallback score shown beside it.
     match: Literal["contains", "exact", "judge"] = "contains"
-    filler: Literal["haystack", "other-documents"] = "haystack"
+    filler: Literal["haystack", "other-documents", "documents"] = "haystack"
     haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
@@ -88,6 +108,14 @@ class QAItem:
     answer: str
     aliases: tuple[str, ...]
     line: int
+    choices: tuple[str, ...] = ()
+
+    def prompt_question(self) -> str:
+        """The question paragraph's text: the question, or LongBench v2's choices block."""
+        if not self.choices:
+            return QUESTION.format(question=self.question)
+        a, b, c, d = self.choices
+        return CHOICE_QUESTION.format(question=self.question, a=a, b=b, c=c, d=d)
 
 
 @dataclass(frozen=True)
@@ -149,7 +177,7 @@ def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem
         raise CtxprobeError(f"{where}: expected a JSON object with document, question, answer")
     unknown = sorted(set(obj) - QA_KEYS)
     if unknown:
-        raise CtxprobeError(f"{where}: unknown key '{unknown[0]}' (accepted: aliases, answer, document, question)")
+        raise CtxprobeError(f"{where}: unknown key '{unknown[0]}' (accepted: {', '.join(sorted(QA_KEYS))})")
     for key in ("document", "question", "answer"):
         if not isinstance(obj.get(key), str) or not obj[key].strip():
             raise CtxprobeError(f"{where}: '{key}' must be a non-empty string")
@@ -161,8 +189,15 @@ def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem
     for value in (obj["answer"], *aliases):
         if not normalize_answer(value):
             raise CtxprobeError(f"{where}: answer or alias {value!r} is empty once normalised")
+    choices = obj.get("choices", [])
+    if "choices" in obj:
+        if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) and c.strip() for c in choices):
+            raise CtxprobeError(f"{where}: 'choices' must be a list of four non-empty strings (A, B, C, D)")
+        if obj["answer"].strip() not in LETTERS:
+            raise CtxprobeError(f"{where}: a multiple-choice 'answer' must be the letter A, B, C or D")
     question = " ".join(obj["question"].split())  # one paragraph: the question ends the prompt
-    return QAItem(obj["document"], question, obj["answer"].strip(), tuple(a.strip() for a in aliases), n)
+    return QAItem(obj["document"], question, obj["answer"].strip(), tuple(a.strip() for a in aliases), n,
+                  tuple(" ".join(c.split()) for c in choices))
 
 
 @functools.lru_cache(maxsize=8)
@@ -214,8 +249,34 @@ def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterato
             yield sentence
 
 
-def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, QUESTION.format(question=question), layout)}]
+def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
+           question_text: str | None = None) -> list[Message]:
+    """The prompt; ``question_text`` (an item's :meth:`QAItem.prompt_question`) replaces the
+    free-answer question paragraph."""
+    asked = question_text if question_text is not None else QUESTION.format(question=question)
+    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, asked, layout)}]
+
+
+def wrap_document(name: str, text: str) -> str:
+    """A document as ``filler: documents`` shows every document, the asked one included."""
+    return f'<document name="{name}">\n{text}\n</document>'
+
+
+def _distractor_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
+    """The other documents' paragraphs, document by document in a seeded order, each
+    document opened and closed by its tags; reshuffled for each pass."""
+    names = sorted(n for n in doc_set.documents if n != exclude)
+    if not names:
+        raise CtxprobeError(f"filler 'documents' needs documents besides '{exclude}'; add documents or use filler: haystack")
+    rng = random.Random(seed)
+    while True:
+        rng.shuffle(names)
+        for name in names:
+            paras = doc_set.documents[name].split("\n")
+            for i, para in enumerate(paras):
+                head = f'<document name="{name}">\n' if i == 0 else ""
+                tail = "\n</document>" if i == len(paras) - 1 else ""
+                yield head + para + tail
 
 
 class Documents(FamilyBase):
@@ -237,6 +298,8 @@ class Documents(FamilyBase):
         if pool is None:
             if params.filler == "other-documents":
                 source = _other_documents(doc_set, item.document, group_seed)
+            elif params.filler == "documents":
+                source = _distractor_documents(doc_set, item.document, group_seed)
             else:
                 source = filler_source(self.ctx.haystack, group_seed)
             pool = FillerPool(_without_answers(source, (item.answer, *item.aliases)), self.ctx.tokenizer)
@@ -253,8 +316,11 @@ class Documents(FamilyBase):
             return
         tok, layout = self.ctx.tokenizer, self.ctx.layout
         doc_tokens = {name: tok.count(" " + text) for name, text in doc_set.documents.items()}
-        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + tok.count_chat(render("", it.question, layout)))
-        needed = doc_tokens[worst.document] + tok.count_chat(render("", worst.question, layout)) + layout.separator
+        def prompt_tokens(it: QAItem) -> int:
+            return tok.count_chat(render("", it.question, layout, it.prompt_question()))
+
+        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + prompt_tokens(it))
+        needed = doc_tokens[worst.document] + prompt_tokens(worst) + layout.separator
         if needed > length:
             raise CtxprobeError(
                 f"document '{worst.document}' needs {needed} tokens with its prompt, more than length {length}; "
@@ -266,25 +332,28 @@ class Documents(FamilyBase):
         doc_set = load_documents(params.docs, params.qa)
         self._check_budget(doc_set, cell.length)
         item = doc_set.items[rep % len(doc_set.items)]
-        doc = doc_set.documents[item.document]
+        body = doc_set.documents[item.document]
+        doc = wrap_document(item.document, body) if params.filler == "documents" else body
+        asked = item.prompt_question()
         group_seed = derive_seed(seed, self.name, doc_set.digest, cell.length, rep)
         tok = self.ctx.tokenizer
         pool = self._pool(group_seed, doc_set, item, params)
         layout = self.ctx.layout
         if self.ctx.no_context:  # the noise floor: the question among filler only (answers kept out of the pool)
-            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, item.question, layout), pool,
+            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, item.question, layout, asked), pool,
                                    [item.answer], absent=[],
                                    meta={"document": item.document, "qa_line": item.line, "question": item.question,
                                          "aliases": list(item.aliases), "match": params.match,
+                                         **({"choices": list(item.choices)} if item.choices else {}),
                                          "corpus_digest": doc_set.digest, **order_meta(params)},
                                    shuffle_seed=shuffle_seed(params, group_seed))
         try:
-            packed = pack(tok, lambda h: render(h, item.question, layout), pool, [Insert(doc, cell.depth, "target")],
+            packed = pack(tok, lambda h: render(h, item.question, layout, asked), pool, [Insert(doc, cell.depth, "target")],
                           cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         except LengthTooShort as err:
             raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
                                 f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
-        answers = (item.answer, *item.aliases)
+        answers = (item.answer, *item.aliases) if not item.choices else ()
         filler_text = packed.haystack.replace(doc, "", 1)
         leaks = [a for a in answers if contains_answer(filler_text, a)]
         if leaks:
@@ -294,15 +363,22 @@ class Documents(FamilyBase):
             pos = find_subsequence(packed.prompt_ids, tok.encode(doc))
         rest = packed.haystack_tokens - tok.count(" " + doc) - packed.lead_tokens
         realised = (packed.insert_offsets[0] - packed.lead_tokens) / rest if rest > 0 else 0.0
-        evidence = [s for para in doc.split("\n") for s in split_sentences(para)
+        evidence = [s for para in body.split("\n") for s in split_sentences(para)
                     if any(contains_answer(s, a) for a in answers)]
+        answer_pos = None if pos is None else answer_token_pos(tok, packed.prompt_ids, pos, body, answers)
         meta: DocumentsMeta = {
             "document": item.document, "qa_line": item.line, "question": item.question,
             "aliases": list(item.aliases), "match": params.match,
             "answer_in_document": bool(evidence), "overlap": evidence_overlap(item.question, evidence),
             "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
+            "answer_token_pos": answer_pos,
+            "answer_depth": None if answer_pos is None else round(answer_pos / packed.token_count, 6),
             "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
         }
+        if item.choices:
+            meta["choices"] = list(item.choices)
+        if params.filler == "documents":
+            meta["distractor_documents"] = re.findall(r'<document name="([^"]+)">', packed.haystack.replace(doc, "", 1))
         meta.update(order_meta(params))
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
@@ -314,6 +390,12 @@ class Documents(FamilyBase):
 
     def score(self, case: Case, output: str) -> Scored:
         meta = documents_meta(case.meta)
+        if meta.get("choices"):  # LongBench v2's rule (module docstring)
+            letter = longbench_v2_extract(output)
+            if letter == case.expected[0]:
+                return Scored(1.0, Outcome.CORRECT, {"choice": letter, "rule": "longbench-v2"})
+            miss = Outcome.WRONG if letter is not None else classify_miss(output)
+            return Scored(0.0, miss, {"choice": letter, "rule": "longbench-v2"})
         answers = [*case.expected, *meta.get("aliases", [])]
         norm = normalize_answer(output)
         exact = next((a for a in answers if normalize_answer(a) == norm), None)
@@ -323,3 +405,15 @@ class Documents(FamilyBase):
         if hit is not None:
             return Scored(1.0, Outcome.CORRECT, {**detail, "matched": hit})
         return Scored(0.0, classify_miss(output), detail)
+
+
+def answer_token_pos(tok: Tokenizer, prompt_ids: Sequence[int], doc_pos: int, body: str,
+                     answers: tuple[str, ...]) -> int | None:
+    """Token position of the answer's first occurrence in the document (module docstring)."""
+    end = doc_pos + tok.count(" " + body) + 64
+    for answer in answers:
+        for form in (" " + answer, answer):
+            at = find_subsequence(prompt_ids, tok.encode(form), doc_pos)
+            if at is not None and at < end:
+                return at
+    return None
