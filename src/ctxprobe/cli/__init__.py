@@ -20,6 +20,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
+from ctxprobe.cli.natural import add_natural_commands
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
@@ -268,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--empty-gold", choices=("zero", "one"), default="zero",
                    help="graphwalks: score of an empty answer to an empty gold set (zero: lm-eval; one: NeMo-Skills)")
     p.set_defaults(func=cmd_import_published)
+    add_natural_commands(sub)
     return parser
 
 

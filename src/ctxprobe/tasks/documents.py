@@ -152,7 +152,7 @@ def _document_files(root: Path) -> list[Path]:
                   key=lambda p: p.relative_to(root).as_posix())
 
 
-def _read_documents(root: Path) -> dict[str, str]:
+def read_documents(root: Path) -> dict[str, str]:
     shown = repr(str(root))
     if not root.is_dir():
         raise CtxprobeError(f"documents folder {shown} does not exist or is not a folder; pass docs: a folder of .txt/.md files")
@@ -202,7 +202,7 @@ def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem
 
 @functools.lru_cache(maxsize=8)
 def _load(docs: str, qa: str, _stamp: tuple[float, ...]) -> DocumentSet:
-    documents = _read_documents(Path(docs))
+    documents = read_documents(Path(docs))
     path = Path(qa)
     try:
         raw = path.read_text(encoding="utf-8")

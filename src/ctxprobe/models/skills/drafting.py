@@ -41,7 +41,8 @@ MAX_WORDS = 5
 
 
 def _answer(tokens: list[str]) -> tuple[int, str, str] | None:
-    """(token index, answer, kind) of the sentence's first year, number or name."""
+    """(token index, answer, kind) of the sentence's first year, number or name (a number
+    word's answer is its digits; the word itself is left out of the question)."""
     found: list[tuple[int, str, str]] = []
     for i, tok in enumerate(tokens):
         if re.fullmatch(r"1\d{3}|20\d{2}", tok):
@@ -65,8 +66,8 @@ def draft_sentence(sentence: str) -> dict[str, str] | None:
     got = _answer(tokens)
     if got is None:
         return None
-    _, answer, kind = got
-    answer_words = {w.lower() for w in answer.split()}
+    at, answer, kind = got
+    answer_words = {w.lower() for w in answer.split()} | {tokens[at].lower()}
     words: list[str] = []
     for tok in tokens:
         w = tok.lower()

@@ -21,7 +21,9 @@ documented rule, and never sees an answer key:
    such a run after ``in``/``at``/``from``/``to``/``near``. Otherwise, or when the typed rule
    finds nothing: the longest run of consecutive words that are not question terms (nor
    their synonyms), stripped of stopwords at its ends; the first on a tie.
-4. *Multiple choice* (LongBench v2's ``Choices: (A) ...`` block): the choice sharing the
+4. *Every answer* (the ``List every answer the document gives`` request): the span of each
+   context sentence tied at the best score, one per line, distinct, in document order.
+5. *Multiple choice* (LongBench v2's ``Choices: (A) ...`` block): the choice sharing the
    most content words (synonyms included) with the best sentence, the first on a tie,
    answered ``The correct answer is (X)``.
 
@@ -45,6 +47,8 @@ _MC_BLOCK = re.compile(
     r"(?:Question|What is the correct answer to this question): (.+?)\nChoices:\n"
     r"\(A\) (.*?)\n\(B\) (.*?)\n\(C\) (.*?)\n\(D\) (.*?)(?:\n|$)", re.DOTALL)
 _MC_FORMAT = "The correct answer is (insert answer here)"
+#: ``draft-questions``' second pass: every answer the document gives (:mod:`ctxprobe.natural.prompts`).
+_ALL = re.compile(r"^Question: (.+?) List every answer the document gives, one per line\.?$", re.DOTALL)
 
 #: Words that frame a question without naming what it is about.
 FRAME: frozenset[str] = frozenset(
@@ -221,8 +225,19 @@ def read(question: str, context: str) -> Reading:
     return Reading(None, 0, None)
 
 
+def read_all(question: str, context: str) -> list[str]:
+    """Rule 4: the spans of every sentence tied at the best score."""
+    terms = question_terms(question)
+    sentences = _sentences(context)
+    best, top = best_sentence(terms, sentences) if terms else (None, 0)
+    if best is None:
+        return []
+    spans = (extract_span(question, s, terms) for s in sentences if _matched(terms, s) == top)
+    return list(dict.fromkeys(s for s in spans if s))
+
+
 def choose(question: str, choices: list[str], context: str) -> str | None:
-    """Rule 4: the letter of the choice that best fits the best sentence."""
+    """Rule 5: the letter of the choice that best fits the best sentence."""
     reading = read(question, context)
     if reading.sentence is None:
         return None
@@ -244,6 +259,9 @@ def freeform_skill(question: str, context: str) -> str | None:
     if block is not None:
         letter = choose(block.group(1), [block.group(k).strip() for k in range(2, 6)], context)
         return None if letter is None else f"The correct answer is ({letter})"
+    every = _ALL.match(text)
+    if every is not None:
+        return "\n".join(read_all(" ".join(every.group(1).split()), context)) or "NONE"
     free = _FREE.match(text)
     if free is None:
         return None
