@@ -48,3 +48,6 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")
+
+    # report sections beyond the page's own
+    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html_natural:natural_section")
