@@ -259,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
                        "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")
-    p.add_argument("set", choices=("mrcr", "graphwalks"), help="which published set the file is from")
+    p.add_argument("set", choices=("mrcr", "graphwalks", "longbench-v2"), help="which published set the file is from "
+                   "(longbench-v2: its data.json, scored by its rule)")
     p.add_argument("path", help="the parquet file (nothing is downloaded)")
     p.add_argument("-o", "--output", required=True, help="the pack to write (JSONL)")
     p.add_argument("--tokenizer", required=True, help="the tokenizer of the model it will be sent to")

@@ -24,7 +24,7 @@ documented rule, and never sees an answer key:
 4. *Every answer* (the ``List every answer the document gives`` request): the span of each
    context sentence tied at the best score, one per line, distinct, in document order.
 5. *Multiple choice* (LongBench v2's ``Choices: (A) ...`` block): the choice sharing the
-   most content words (synonyms included) with the best sentence, the first on a tie,
+   most content words and numbers (synonyms included) with the best sentence, the first on a tie,
    answered ``The correct answer is (X)``.
 
 What it cannot answer: anything needing more than one sentence (multi-hop, counting,
@@ -241,8 +241,8 @@ def choose(question: str, choices: list[str], context: str) -> str | None:
     reading = read(question, context)
     if reading.sentence is None:
         return None
-    words = content_words(reading.sentence)
-    scores = [sum(1 for w in content_words(c) if synonyms(w) & words) for c in choices]
+    words = content_words(reading.sentence) | set(_NUMBER.findall(reading.sentence))
+    scores = [sum(1 for w in content_words(c) | set(_NUMBER.findall(c)) if synonyms(w) & words) for c in choices]
     top = max(scores)
     return "ABCD"[scores.index(top)] if top > 0 else None
 
