@@ -241,6 +241,7 @@ LAYERS: list[set[str]] = [
     {"analysis"},
     {"report"},
     {"sweep"},
+    {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, tasks)
     {"cli", ""},  # "" = the package itself (ctxprobe/__init__.py: the public API)
 ]
 

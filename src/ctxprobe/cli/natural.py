@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from ctxprobe.errors import CtxprobeError
 
 
-def add_natural_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_natural_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("draft-questions", help="draft question/answer pairs from your documents with a model, "
                        "check each (answer once in the document, not answerable closed-book, low overlap, "
                        "unambiguous), keep the good ones as a documents QA file")
@@ -46,7 +46,7 @@ def cmd_draft_questions(args: argparse.Namespace, out: Console, err: Console) ->
         return 0
     bar = Progress(TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(), console=err,
                    disable=args.no_progress, transient=True)
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
         if phase not in tasks:

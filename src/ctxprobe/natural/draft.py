@@ -126,7 +126,7 @@ class Journal:
         self.path = path
         self.replies: dict[str, str] = {}
         if path.exists():
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            for line in path.read_text(encoding="utf-8").splitlines():
                 try:
                     obj = json.loads(line)
                     self.replies[str(obj["key"])] = str(obj["reply"])

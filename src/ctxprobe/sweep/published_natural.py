@@ -21,7 +21,6 @@ from typing import Any
 
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.sweep.published import bin_edge
 
 #: LongBench v2's ``prompts/0shot.txt``.
 TEMPLATE_0SHOT = (
@@ -30,6 +29,14 @@ TEMPLATE_0SHOT = (
     'Format your response as follows: "The correct answer is (insert answer here)".')
 FIELDS = ("_id", "question", "choice_A", "choice_B", "choice_C", "choice_D", "answer", "context")
 MAX_NEW_TOKENS = 128  # pred.py's output limit without chain of thought
+
+
+def bin_edge(tokens: int) -> int:
+    """The upper edge of the power-of-two bins from 4K (the MRCR reader's bins)."""
+    edge = 4096
+    while edge < tokens:
+        edge *= 2
+    return edge
 
 
 def longbench_prompt(item: dict[str, Any]) -> str:

@@ -89,7 +89,7 @@ def drafting_skill(question: str, context: str) -> str | None:
         return None
     limit = int(asked.group(1))
     passage = context.rsplit("<<<\n", 1)[-1].split("\n>>>", 1)[0]
-    pairs = []
+    pairs: list[str] = []
     for line in passage.split("\n"):
         for sentence in split_sentences(line):
             pair = draft_sentence(sentence)

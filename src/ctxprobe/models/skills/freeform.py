@@ -194,9 +194,9 @@ def extract_span(question: str, sentence: str, terms: list[str]) -> str | None:
             if m.group(0) not in q_text:
                 return m.group(0)
     if kind in ("name", "place"):
-        for at, run in capital_runs(tokens, asked):
+        for at, name in capital_runs(tokens, asked):
             if kind == "name" or (at > 0 and tokens[at - 1].lower() in _PLACE_PREP):
-                return run
+                return name
     best: list[str] = []
     run: list[str] = []
     for tok in [*tokens, ""]:
