@@ -302,7 +302,8 @@ class Documents(FamilyBase):
                 source = _distractor_documents(doc_set, item.document, group_seed)
             else:
                 source = filler_source(self.ctx.haystack, group_seed)
-            pool = FillerPool(_without_answers(source, (item.answer, *item.aliases)), self.ctx.tokenizer)
+            kept_out = () if item.choices else (item.answer, *item.aliases)  # a letter is no answer to keep out
+            pool = FillerPool(_without_answers(source, kept_out), self.ctx.tokenizer)
             self._pools[group_seed] = pool
             while len(self._pools) > 4:
                 self._pools.popitem(last=False)

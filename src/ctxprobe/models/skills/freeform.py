@@ -52,7 +52,7 @@ _ALL = re.compile(r"^Question: (.+?) List every answer the document gives, one p
 
 #: Words that frame a question without naming what it is about.
 FRAME: frozenset[str] = frozenset(
-    "text document passage mentioned goes name names number year years place city town country "
+    "text document passage mentioned goes name names number year years place city town country many "
     "called according stated state says given".split())
 
 #: Synonym groups the sims know (every word of a group matches every other).
