@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxprobe.cli import main
 from ctxprobe.analysis.grid import LengthStat, Profile
 from ctxprobe.analysis.natural import agreement, natural_vs_synthetic, two_proportion_p
 from ctxprobe.report.html_natural import natural_section
@@ -58,6 +59,12 @@ def test_same_cliff_agrees_and_an_earlier_natural_cliff_does_not(tmp_path: Path)
     both = _profile("sim:decay?cliff=3000&width=0", {**_documents(), "niah": {}}, store)
     (entry,) = json.loads(json.dumps(both.to_dict()))["natural_vs_synthetic"]
     assert entry["agree"] is True and entry["natural"] == "documents" and entry["synthetic"] == "niah"
+    # the HTML page of the two disagreeing runs carries the section (registered in report_sections)
+    page = tmp_path / "page.html"
+    assert main(["report", early.run.run_id, synthetic.run.run_id, "--store", str(store), "--html", str(page),
+                 "--no-plots"]) == 0
+    html = page.read_text()
+    assert "Synthetic vs natural" in html and "disagree at 2048" in html
 
 
 def _stat(length: int, n: int, mean: float) -> LengthStat:

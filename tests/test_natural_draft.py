@@ -85,3 +85,33 @@ def test_cli_plans_then_drafts(tmp_path: Path, capsys) -> None:
     first = _lines(out)[0]
     assert set(first["checks"]["closed_book"]) == {"sim:perfect", "sim:blind-middle"}
     assert main(["draft-questions", str(tmp_path / "none"), "--model", "sim:perfect", "-o", str(out)]) == 2
+
+
+def test_drafting_through_the_provider_path_over_loopback_http(tmp_path: Path) -> None:
+    """The same drafter served over an OpenAI-compatible loopback server (the normal
+    provider path real models take) keeps the same pairs as in process."""
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.sim_server import SimServer
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server, \
+            SimServer(resolve_provider("sim:first-half", tok), tok) as second:
+        url, url2 = server.start(), second.start()
+        cfg = DraftConfig(docs=str(EXAMPLE / "docs"), model=f"openai-compat:sim@{url}", out=str(tmp_path / "qa.jsonl"),
+                          closed_book_model=f"openai-compat:other@{url2}", tokenizer="local")
+        result = draft_questions(cfg)
+    kept = [(q["document"], q["question"], q["answer"]) for q in _lines(tmp_path / "qa.jsonl")]
+    shipped = [(q["document"], q["question"], q["answer"]) for q in _lines(EXAMPLE / "qa.jsonl")]
+    assert kept == shipped and result.failed_calls == 0
+    assert len(_lines(tmp_path / "qa.jsonl")[0]["checks"]["closed_book"]) == 2
+
+
+def test_max_cost_refuses_a_dearer_plan_before_sending(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "qa.jsonl"
+    # openai:gpt-4o is priced; the plan is counted with the approximate tokenizer, nothing is sent
+    code = main(["draft-questions", str(EXAMPLE / "docs"), "--model", "openai/gpt-4o", "--tokenizer", "approx",
+                 "-o", str(out), "--max-cost", "0.0001"])
+    printed = capsys.readouterr()
+    assert code == 2 and "exceeds --max-cost" in printed.err and "$" in printed.out
+    assert not out.exists() and not (tmp_path / "qa.calls.jsonl").exists()

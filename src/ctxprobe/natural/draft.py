@@ -40,6 +40,7 @@ from ctxprobe.natural.checks import DEFAULT_MAX_OVERLAP, Verdict, ambiguity_chec
 from ctxprobe.natural.prompts import Draft, all_answers_prompt, answer_lines, closed_book_prompt, draft_prompt, parse_pairs
 from ctxprobe.plan.prices import price_for
 from ctxprobe.runner.client import CallPolicy, ModelClient
+from ctxprobe.spec.names import parse_model
 from ctxprobe.tasks.documents import read_documents
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.base import Message, Tokenizer
@@ -165,7 +166,7 @@ def plan_drafting(cfg: DraftConfig, tokenizer: Tokenizer | None = None) -> Draft
     for model, inp, outp in ((cfg.model, draft_tokens + cfg.n * (closed + largest), len(chunks) * cfg.draft_tokens
                               + cfg.n * 2 * CHECK_TOKENS),
                              (cfg.closed_book_model, cfg.n * closed, cfg.n * CHECK_TOKENS)):
-        price = price_for(model) if model else None
+        price = price_for(parse_model(model).spec) if model else None
         if price is not None:
             cost = (cost or 0.0) + price.cost(inp, outp)
     return DraftPlan(len(chunks), len(chunks), draft_tokens, check_calls, check_tokens, output, cost)
