@@ -43,7 +43,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
     for name, target in (("niah", "niah:Niah"), ("multihop", "multihop:Multihop"), ("documents", "documents:Documents"),
                          ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
                          ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler"),
-                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks")):
+                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks"),
+                         ("nolima", "nolima:Nolima")):
         register("families", name, "ctxprobe.tasks." + target)
 
     # presets (named sets of families), each beside its family

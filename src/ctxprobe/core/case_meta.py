@@ -138,6 +138,15 @@ class DocumentsMeta(_Filler, DocumentsOptionalMeta):
     answer_depth: float | None  # answer_token_pos / prompt tokens
 
 
+class NolimaMeta(_Filler):
+    test: str  # NoLiMa's test name: ENTRY-ID_TEST-ID_QUESTION-TYPE
+    needle: str
+    question: str
+    metric: Literal["contains", "EM", "lastline_EM", "lastline_contains"]
+    distractor: str | None
+    system_prompt: Literal["default", "needle-set", "none"]
+
+
 class MultihopMeta(_Filler):
     question: str
     person: str
@@ -322,6 +331,6 @@ def ruler_meta(meta: Mapping[str, Any]) -> RulerMeta:
 META_TYPES: dict[str, type] = {
     "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
     "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "phonebook": PhonebookMeta,
-    "ruler": RulerMeta,
+    "ruler": RulerMeta, "nolima": NolimaMeta,
 }
 PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}
