@@ -115,3 +115,14 @@ def test_max_cost_refuses_a_dearer_plan_before_sending(tmp_path: Path, capsys) -
     printed = capsys.readouterr()
     assert code == 2 and "exceeds --max-cost" in printed.err and "$" in printed.out
     assert not out.exists() and not (tmp_path / "qa.calls.jsonl").exists()
+
+
+def test_overlap_is_measured_against_the_document_when_the_evidence_is_not_quoted() -> None:
+    doc = "The mill opened in 1840 by the river."
+    q = "When did the mill open by the river?"
+    quoted = document_checks(q, "1840", "The mill opened in 1840 by the river.", doc)
+    invented = document_checks(q, "1840", "A watermill started work that year.", doc)
+    assert quoted.detail["overlap_against"] == "evidence" and "overlap" in quoted.reasons
+    # a paraphrased evidence sentence cannot hide the overlap with the sentence that states the answer
+    assert invented.detail["overlap_against"] == "answer sentences" and "overlap" in invented.reasons
+    assert not invented.detail["evidence_in_document"]

@@ -13,7 +13,9 @@ that applies (``qa.rejected.jsonl``):
 - ``overlap``: the question's lexical overlap with its evidence
   (:func:`ctxprobe.tasks.overlap.overlap`: the share of the question's content words
   found in the evidence sentence) is above ``max_overlap`` (default 0.5): it can be
-  answered by string matching;
+  answered by string matching. The evidence is the drafted one when the document holds it
+  (whitespace aside); otherwise (a drafter that paraphrased its evidence) the largest
+  overlap with any document sentence holding the answer;
 - ``ambiguous``: the second pass (the model given the whole document, asked for every
   answer it gives to the question, one per line) does not return exactly one answer
   that contains the drafted one.
@@ -71,12 +73,15 @@ def document_checks(question: str, answer: str, evidence: str, document: str,
         v.reasons.append("answer_absent")
     elif len(occ) > 1:
         v.reasons.append("answer_repeated")
-    o = overlap(question, evidence)
-    v.detail["overlap"] = round(o.ratio, 6)
-    v.detail["overlap_shared"] = list(o.shared)
-    if o.ratio > max_overlap:
+    quoted = " ".join(evidence.split()) in " ".join(document.split())
+    v.detail["evidence_in_document"] = quoted
+    against = [evidence] if quoted or not occ else [o["sentence"] for o in occ]
+    worst = max((overlap(question, text) for text in against), key=lambda o: o.ratio)
+    v.detail["overlap"] = round(worst.ratio, 6)
+    v.detail["overlap_shared"] = list(worst.shared)
+    v.detail["overlap_against"] = "evidence" if quoted or not occ else "answer sentences"
+    if worst.ratio > max_overlap:
         v.reasons.append("overlap")
-    v.detail["evidence_in_document"] = " ".join(evidence.split()) in " ".join(document.split())
     return v
 
 
