@@ -19,8 +19,8 @@ how it does on *their* documents. Parameters:
 - ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
   ``--haystack`` folder), ``other-documents``: sentences of the other documents in
   ``docs``, or ``documents``: the other documents themselves as distractors, each in
-  ``<document name="...">`` ... ``</document>`` like the asked one, whole paragraphs in
-  document order, the documents in a seeded order (repeated, reshuffled, when the length
+  ``<document name="...">`` ... ``</document>`` like the asked one (paragraphs joined by
+  spaces in every document alike), whole paragraphs in document order, the documents in a seeded order (repeated, reshuffled, when the length
   needs more than there are). The asked document sits at the paragraph boundary nearest
   the cell's depth (which may fall between two paragraphs of a distractor document). Either
   way, filler sentences (paragraphs) containing the answer or an alias are dropped.
@@ -49,10 +49,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import random
 import re
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -60,7 +59,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
+from ctxprobe.haystack import filler_source, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
@@ -73,8 +72,9 @@ from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.originals import longbench_v2_extract
+from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
 from ctxprobe.tasks.overlap import evidence_overlap
-from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (
     "A long text follows. Somewhere in it is a document that answers the question at the "
@@ -87,7 +87,6 @@ CHOICE_QUESTION = ("Question: {question}\nChoices:\n(A) {a}\n(B) {b}\n(C) {c}\n(
 SUFFIXES = (".txt", ".md")
 QA_KEYS = frozenset({"document", "question", "answer", "aliases", "choices", "evidence", "checks"})
 LETTERS = ("A", "B", "C", "D")
-MIN_FILLER_SENTENCES = 20
 
 
 class DocumentsParams(BaseModel):
@@ -229,19 +228,6 @@ def load_documents(docs: str, qa: str) -> DocumentSet:
     return _load(str(Path(docs).expanduser().resolve()), str(Path(qa).expanduser()), tuple(stamp))
 
 
-def _other_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
-    sentences = [s for name, text in doc_set.documents.items() if name != exclude
-                 for para in text.split("\n") for s in split_sentences(para) if is_clean_sentence(s)]
-    if len(sentences) < MIN_FILLER_SENTENCES:
-        raise CtxprobeError(
-            f"filler 'other-documents' needs at least {MIN_FILLER_SENTENCES} sentences outside '{exclude}' "
-            f"(found {len(sentences)}); add documents or use filler: haystack")
-    i = random.Random(seed).randrange(len(sentences))
-    while True:
-        yield sentences[i % len(sentences)]
-        i += 1
-
-
 def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterator[str]:
     """Filler never states the answer: a sentence containing it (normalised) is skipped."""
     for sentence in source:
@@ -255,28 +241,6 @@ def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
     free-answer question paragraph."""
     asked = question_text if question_text is not None else QUESTION.format(question=question)
     return [{"role": "user", "content": arrange(INSTRUCTION, haystack, asked, layout)}]
-
-
-def wrap_document(name: str, text: str) -> str:
-    """A document as ``filler: documents`` shows every document, the asked one included."""
-    return f'<document name="{name}">\n{text}\n</document>'
-
-
-def _distractor_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
-    """The other documents' paragraphs, document by document in a seeded order, each
-    document opened and closed by its tags; reshuffled for each pass."""
-    names = sorted(n for n in doc_set.documents if n != exclude)
-    if not names:
-        raise CtxprobeError(f"filler 'documents' needs documents besides '{exclude}'; add documents or use filler: haystack")
-    rng = random.Random(seed)
-    while True:
-        rng.shuffle(names)
-        for name in names:
-            paras = doc_set.documents[name].split("\n")
-            for i, para in enumerate(paras):
-                head = f'<document name="{name}">\n' if i == 0 else ""
-                tail = "\n</document>" if i == len(paras) - 1 else ""
-                yield head + para + tail
 
 
 class Documents(FamilyBase):
@@ -297,9 +261,9 @@ class Documents(FamilyBase):
         pool = self._pools.get(group_seed)
         if pool is None:
             if params.filler == "other-documents":
-                source = _other_documents(doc_set, item.document, group_seed)
+                source = other_documents(doc_set.documents, item.document, group_seed)
             elif params.filler == "documents":
-                source = _distractor_documents(doc_set, item.document, group_seed)
+                source = distractor_documents(doc_set.documents, item.document, group_seed)
             else:
                 source = filler_source(self.ctx.haystack, group_seed)
             kept_out = () if item.choices else (item.answer, *item.aliases)  # a letter is no answer to keep out
@@ -407,14 +371,3 @@ class Documents(FamilyBase):
             return Scored(1.0, Outcome.CORRECT, {**detail, "matched": hit})
         return Scored(0.0, classify_miss(output), detail)
 
-
-def answer_token_pos(tok: Tokenizer, prompt_ids: Sequence[int], doc_pos: int, body: str,
-                     answers: tuple[str, ...]) -> int | None:
-    """Token position of the answer's first occurrence in the document (module docstring)."""
-    end = doc_pos + tok.count(" " + body) + 64
-    for answer in answers:
-        for form in (" " + answer, answer):
-            at = find_subsequence(prompt_ids, tok.encode(form), doc_pos)
-            if at is not None and at < end:
-                return at
-    return None
