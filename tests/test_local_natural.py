@@ -50,8 +50,9 @@ def test_local_model_runs_the_shipped_example(tmp_path: Path) -> None:
 
 def test_local_model_drafts_through_the_checks(tmp_path: Path) -> None:
     out = tmp_path / "qa.jsonl"
-    run = _ctxprobe("draft-questions", str(EXAMPLE / "docs"), "--model", "local", "-o", str(out), "--n", "4",
-                    "--no-progress", cwd=tmp_path)
+    args = ("draft-questions", str(EXAMPLE / "docs"), "--model", "local", "-o", str(out), "--n", "4",
+            "--per-passage", "2", "--draft-tokens", "96", "--no-progress")
+    run = _ctxprobe(*args, cwd=tmp_path)
     assert run.returncode == 0, run.stderr + run.stdout[-3000:]
     assert "kept" in run.stdout and (tmp_path / "qa.calls.jsonl").exists()
     kept = [json.loads(x) for x in out.read_text().splitlines()]
@@ -59,6 +60,5 @@ def test_local_model_drafts_through_the_checks(tmp_path: Path) -> None:
     assert len(kept) + len(rejected) <= 4
     for r in rejected:
         assert r["reasons"]
-    again = _ctxprobe("draft-questions", str(EXAMPLE / "docs"), "--model", "local", "-o", str(out), "--n", "4",
-                      "--no-progress", cwd=tmp_path)
+    again = _ctxprobe(*args, cwd=tmp_path)
     assert again.returncode == 0 and "0 sent" in again.stdout

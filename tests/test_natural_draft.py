@@ -85,6 +85,8 @@ def test_cli_plans_then_drafts(tmp_path: Path, capsys) -> None:
     first = _lines(out)[0]
     assert set(first["checks"]["closed_book"]) == {"sim:perfect", "sim:blind-middle"}
     assert main(["draft-questions", str(tmp_path / "none"), "--model", "sim:perfect", "-o", str(out)]) == 2
+    assert main(["draft-questions", str(EXAMPLE / "docs"), "--model", "sim:perfect", "-o", str(out), "--n", "0"]) == 2
+    assert "--n must be at least 1" in capsys.readouterr().err
 
 
 def test_drafting_through_the_provider_path_over_loopback_http(tmp_path: Path) -> None:

@@ -26,6 +26,8 @@ def add_natural_commands(sub: argparse._SubParsersAction) -> None:
                    help="largest share of a question's content words found in its evidence (default 0.5)")
     p.add_argument("--max-cost", type=float, help="refuse to start when the planned cost exceeds this many USD")
     p.add_argument("--plan", action="store_true", help="print the plan and stop")
+    p.add_argument("--per-passage", type=int, default=8, help="pairs asked of each passage (default 8)")
+    p.add_argument("--draft-tokens", type=int, default=768, help="output limit of a drafting call (default 768)")
     p.add_argument("--concurrency", type=int, default=4, help="calls in flight (default 4)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_draft_questions)
@@ -36,7 +38,8 @@ def cmd_draft_questions(args: argparse.Namespace, out: Console, err: Console) ->
 
     cfg = DraftConfig(docs=args.docs, model=args.model, out=args.output, n=args.n,
                       closed_book_model=args.closed_book_model, tokenizer=args.tokenizer,
-                      max_overlap=args.max_overlap, concurrency=args.concurrency)
+                      max_overlap=args.max_overlap, concurrency=args.concurrency, per_passage=args.per_passage,
+                      draft_tokens=args.draft_tokens)
     plan = plan_drafting(cfg)
     out.print(f"plan: {plan.line()}", highlight=False)
     if args.max_cost is not None and plan.cost_usd is not None and plan.cost_usd > args.max_cost:

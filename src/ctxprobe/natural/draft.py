@@ -150,8 +150,16 @@ def _tokenizer(cfg: DraftConfig) -> Tokenizer:
     return resolve_tokenizer(name, cfg.model)
 
 
+def _check(cfg: DraftConfig) -> None:
+    for flag, value in (("--n", cfg.n), ("--per-passage", cfg.per_passage), ("--draft-tokens", cfg.draft_tokens),
+                        ("--concurrency", cfg.concurrency)):
+        if value <= 0:
+            raise CtxprobeError(f"{flag} must be at least 1 (got {value})")
+
+
 def plan_drafting(cfg: DraftConfig, tokenizer: Tokenizer | None = None) -> DraftPlan:
     """What drafting will send, counted before anything is sent."""
+    _check(cfg)
     tok = tokenizer or _tokenizer(cfg)
     documents = read_documents(Path(cfg.docs))
     chunks = passages(documents, cfg.passage_words)
@@ -195,8 +203,7 @@ class _Caller:
 
 async def adraft(cfg: DraftConfig, progress: Progress | None = None) -> DraftResult:
     """Steps 1-4 of the module docstring."""
-    if cfg.n <= 0:
-        raise CtxprobeError("--n must be at least 1")
+    _check(cfg)
     tok = _tokenizer(cfg)
     documents = read_documents(Path(cfg.docs))
     chunks = passages(documents, cfg.passage_words)
