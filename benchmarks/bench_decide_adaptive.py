@@ -1,6 +1,6 @@
 """The adaptive decision's prompt tokens against the fixed grids of every model.
 
-Three sims of known behaviour and price (models/sim.py: sim:decay answers right with
+Three sims of known behaviour and price (sim/model.py: sim:decay answers right with
 probability 1 up to `cliff` prompt tokens and 0 past cliff + width; sim:perfect always),
 bands 2K, 4K, 8K, 3 depths:
 

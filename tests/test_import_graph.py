@@ -227,6 +227,7 @@ LAYERS: list[set[str]] = [
     {"sweep"},
     {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
     {"inspect"},  # the inspect_ai tasks (the `inspect` extra)
+    {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, tasks)
     {"cli", ""},  # "" = the package itself (ctxprobe/__init__.py: the public API)
 ]
 

@@ -12,7 +12,7 @@ import pytest
 
 from ctxprobe.cli import main
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.sim_server import SimServer
+from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers import resolve_tokenizer
 
 GRID = ["--tokenizer", "local", "--entries", "100,200", "--needles", "5,20", "--runs", "2", "--no-progress",
@@ -94,7 +94,7 @@ def test_run_and_plan_of_the_phonebook_family_point_to_phonebook(command, tmp_pa
 def test_an_all_timeout_run_says_so(tmp_path, capsys) -> None:
     from ctxprobe.core.case import Cell
     from ctxprobe.models.faults import FaultPlan
-    from ctxprobe.models.sim_server import _messages_hash
+    from ctxprobe.sim.server import _messages_hash
     from ctxprobe.sweep.preflight import PROBE_MESSAGES
     from ctxprobe.tasks import BuildContext, make_family, validate_params
 

@@ -8,7 +8,7 @@ from ctxprobe.cli import main
 from ctxprobe.store import Store
 
 #: sim:decay answers right with probability 1 up to `cliff` prompt tokens and 0 past
-#: cliff + width (models/sim.py); sim:perfect always answers right.
+#: cliff + width (sim/model.py); sim:perfect always answers right.
 PRICED = {"sim:perfect": 10.0, "sim:decay?cliff=3000&width=1": 1.0, "sim:decay?cliff=6000&width=1": 2.0}
 
 

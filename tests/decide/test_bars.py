@@ -51,7 +51,7 @@ def test_spec_key_refuses_a_bad_bar() -> None:
 
 def test_run_report_and_decide_use_each_familys_bar(tmp_path, capsys) -> None:
     store = tmp_path / "s.sqlite"
-    # sim:decay (models/sim.py) answers right with probability 1 - noise up to its cliff
+    # sim:decay (sim/model.py) answers right with probability 1 - noise up to its cliff
     run_id = run_sim(store, "sim:decay?cliff=3000&width=1&noise=0.2&seed=1", "1k,2k", "--family", "niah,vartrack",
                      "--reps", "4", "--bars", "niah=0.5")
     capsys.readouterr()

@@ -14,7 +14,7 @@ LENGTHS = [2048, 4096, 8192]
 
 
 def true_effective_length(model: str) -> int:
-    """models/sim.py: sim:perfect is always right; sim:decay?cliff=C&width=W is right with
+    """sim/model.py: sim:perfect is always right; sim:decay?cliff=C&width=W is right with
     probability 1 up to C prompt tokens and 0 from C + W. A case of length L is built to L
     prompt tokens, so the effective length is the longest L <= C (all L for perfect)."""
     if model == "sim:perfect":

@@ -25,7 +25,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]
     prices.write_text('"sim:perfect": {input: 3, output: 3}\n', encoding="utf-8")
     ids = {
         "perfect": run_sim(store, "sim:perfect", "1k,2k", "--family", "niah,vartrack", "--reps", "8"),
-        # another distractor count: another task; blind in the middle (models/sim.py)
+        # another distractor count: another task; blind in the middle (sim/model.py)
         "blind": run_sim(store, "sim:blind-middle", "1k,2k", "--reps", "8", "--param", "niah.distractors=2"),
     }
     return str(store), ids, str(prices)

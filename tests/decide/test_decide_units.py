@@ -10,7 +10,7 @@ import pytest
 from decide_sims import run_sim
 from ctxprobe.cli import main
 
-# (model, tokenizer, characters per token): models/sim.py: sim:decay reads correctly up to
+# (model, tokenizer, characters per token): sim/model.py: sim:decay reads correctly up to
 # `cliff` prompt tokens as its tokenizer counts them; approx:R counts about one token per R
 # characters (tokenizers/approx.py). So A reads ~3,000 x 2 = 6,000 characters, B ~1,500 x 8
 # = 12,000: B reads twice as much text, though A's cliff is twice as many of its own tokens.

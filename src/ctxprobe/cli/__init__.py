@@ -25,6 +25,7 @@ from ctxprobe.cli.reading import (
 from ctxprobe.cli.harnesses import cmd_import_inspect, cmd_import_lm_eval
 from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.decide import add_decide_parser
+from ctxprobe.cli.natural import add_natural_commands
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
@@ -329,7 +330,8 @@ def _serve_parsers(sub: Any) -> None:
 def _import_parser(sub: Any) -> None:
     p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
                        "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")
-    p.add_argument("set", choices=("mrcr", "graphwalks"), help="which published set the file is from")
+    p.add_argument("set", choices=("mrcr", "graphwalks", "longbench-v2"), help="which published set the file is from "
+                   "(longbench-v2: its data.json, scored by its rule)")
     p.add_argument("path", help="the parquet file (nothing is downloaded)")
     p.add_argument("-o", "--output", required=True, help="the pack to write (JSONL)")
     p.add_argument("--tokenizer", required=True, help="the tokenizer of the model it will be sent to")
@@ -363,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
                 _import_parser, add_prices_parser,
-                lambda s: add_decide_parser(s, DEFAULT_STORE)):
+                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands):
         add(sub)
     return parser
 

@@ -53,12 +53,15 @@ def register_builtins(register: Callable[..., Any]) -> None:
     for name, target in (("niah", "niah:Niah"), ("multihop", "multihop:Multihop"), ("documents", "documents:Documents"),
                          ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
                          ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler"),
-                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks")):
+                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks"),
+                         ("nolima", "nolima:Nolima")):
         # meta sim_skill: how a simulated model answers the family's question (ctxprobe.sim.skills)
-        register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
+        skill = f"ctxprobe.sim.skills.{name}:{name}_skill" if name != "nolima" else None
+        register("families", name, "ctxprobe.tasks." + target, sim_skill=skill)
 
     # report sections (after the page's own, in name order)
     register("report_sections", "decide", "ctxprobe.decide.html:report_section")
+    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html_natural:natural_section")
 
     # presets (named sets of families), each beside its family
     register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")

@@ -117,7 +117,14 @@ class AggregationMeta(TypedDict):
     encodes: int
 
 
-class DocumentsMeta(_Filler):
+class DocumentsOptionalMeta(TypedDict, total=False):
+    """Keys a ``documents`` case has only sometimes."""
+
+    choices: list[str]  # multiple choice (A-D): scored by LongBench v2's rule
+    distractor_documents: list[str]  # filler "documents": the other documents shown, in order
+
+
+class DocumentsMeta(_Filler, DocumentsOptionalMeta):
     document: str
     qa_line: int
     question: str
@@ -127,6 +134,17 @@ class DocumentsMeta(_Filler):
     overlap: Overlap
     document_tokens: int
     corpus_digest: str
+    answer_token_pos: int | None  # the answer's first token in the prompt (None: not found as ids)
+    answer_depth: float | None  # answer_token_pos / prompt tokens
+
+
+class NolimaMeta(_Filler):
+    test: str  # NoLiMa's test name: ENTRY-ID_TEST-ID_QUESTION-TYPE
+    needle: str
+    question: str
+    metric: Literal["contains", "EM", "lastline_EM", "lastline_contains"]
+    distractor: str | None
+    system_prompt: Literal["default", "needle-set", "none"]
 
 
 class MultihopMeta(_Filler):
@@ -313,6 +331,6 @@ def ruler_meta(meta: Mapping[str, Any]) -> RulerMeta:
 META_TYPES: dict[str, type] = {
     "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
     "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "phonebook": PhonebookMeta,
-    "ruler": RulerMeta,
+    "ruler": RulerMeta, "nolima": NolimaMeta,
 }
 PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}

@@ -52,8 +52,14 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
 
 
 def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
-    """A whole run: ``meta`` (run id, model, ...) plus one entry per family."""
-    return {**meta, "profiles": [profile_to_dict(p) for p in profiles]}
+    """A whole run: ``meta`` (run id, model, ...) plus one entry per family, and
+    ``natural_vs_synthetic`` when the run has natural and synthetic families
+    (:mod:`ctxprobe.analysis.natural`)."""
+    from ctxprobe.analysis.natural import natural_vs_synthetic
+
+    found = natural_vs_synthetic(profiles)
+    extra = {"natural_vs_synthetic": [a.to_dict() for a in found]} if found else {}
+    return {**meta, "profiles": [profile_to_dict(p) for p in profiles], **extra}
 
 
 def phonebook_to_dict(an: Any) -> dict[str, Any]:

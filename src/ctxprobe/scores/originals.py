@@ -16,7 +16,7 @@ from ctxprobe.core.case_meta import EmptyGold, GraphwalksParse
 # GraphwalksParse: how the last line of a GraphWalks reply is read (see :func:`graphwalks_parse`);
 # EmptyGold: what an empty gold set scores when the parsed answer is empty too. Both are the
 # values a case's meta holds (core.case_meta).
-__all__ = ["EmptyGold", "GraphwalksParse", "graphwalks_parse", "mrcr_v2_grade", "openai_mrcr_grade", "set_f1"]
+__all__ = ["EmptyGold", "GraphwalksParse", "graphwalks_parse", "longbench_v2_extract", "mrcr_v2_grade", "openai_mrcr_grade", "set_f1"]
 
 _CARD_LIST = re.compile(r"Final Answer: ?\[.*\]")
 _GROUP_LIST = re.compile(r"Final Answer:\s*\[(.*)\]")
@@ -112,3 +112,17 @@ def set_f1(predicted: list[str], gold: list[str], empty_gold: EmptyGold = "zero"
     recall = overlap / len(truth)
     precision = overlap / len(sampled) if sampled else 0.0
     return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0
+
+
+_LONGBENCH_PAREN = re.compile(r"The correct answer is \(([A-D])\)")
+_LONGBENCH_BARE = re.compile(r"The correct answer is ([A-D])")
+
+
+def longbench_v2_extract(response: str) -> str | None:
+    """LongBench v2's answer extraction (``pred.py``'s ``extract_answer`` in THUDM/LongBench):
+    asterisks deleted, then the first ``The correct answer is (X)``, else the first
+    ``The correct answer is X``, X in A-D (case-sensitive); None when neither occurs. A
+    case is correct when the extracted letter equals the answer letter (``judge``)."""
+    text = response.replace("*", "")
+    m = _LONGBENCH_PAREN.search(text) or _LONGBENCH_BARE.search(text)
+    return m.group(1) if m else None

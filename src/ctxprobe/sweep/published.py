@@ -111,9 +111,16 @@ def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer
         cases = mrcr_cases(path, tok)
     elif kind == "graphwalks":
         cases = graphwalks_cases(path, tok, parse=parse, empty_gold=empty_gold)
+    elif kind == "longbench-v2":
+        from ctxprobe.sweep.published_natural import longbench_v2_cases
+
+        cases = longbench_v2_cases(path, tok)
     else:
-        raise CtxprobeError(f"unknown published set '{kind}': mrcr or graphwalks")
-    spec = {"model": model or "", "tokenizer": tokenizer_name, "families": {kind: {}}}
+        raise CtxprobeError(f"unknown published set '{kind}': mrcr, graphwalks or longbench-v2")
+    # a documents pack names its source file as the family's docs and qa (scoring reads only the case)
+    params: dict[str, Any] = {"docs": str(Path(path).parent), "qa": str(path)} if kind == "longbench-v2" else {}
+    family = "documents" if kind == "longbench-v2" else kind
+    spec = {"model": model or "", "tokenizer": tokenizer_name, "families": {family: params}}
     n = 0
     with open(out, "w", encoding="utf-8") as fh:
         for case in cases:

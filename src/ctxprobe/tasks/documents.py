@@ -7,13 +7,23 @@ how it does on *their* documents. Parameters:
   skipped); a document is named by its path relative to that folder, e.g. ``faq.md``.
 - ``qa``: a JSONL file, one case per line:
   ``{"document": "faq.md", "question": "...", "answer": "...", "aliases": ["..."]}``
-  (``aliases`` optional; blank lines ignored; any other key, bad JSON or an unknown
-  document is a one-line error naming the file and line number).
+  (``aliases`` optional; ``evidence`` (a string) and ``checks`` (an object), which
+  ``ctxprobe draft-questions`` writes, are kept but not read; blank lines ignored; any other
+  key, bad JSON or an unknown document is a one-line error naming the file and line number).
+  A multiple-choice line adds ``"choices": [A, B, C, D]`` (four strings) and its ``answer``
+  is the letter; it is asked in LongBench v2's form and scored by LongBench v2's rule
+  (:func:`ctxprobe.scores.originals.longbench_v2_extract`: the letter in ``The correct
+  answer is (X)`` equals the answer), whatever ``match`` says.
 - ``match`` (default ``contains``): ``contains`` = a normalised answer or alias occurs in
   the normalised output as whole words; ``exact`` = the normalised output equals one.
 - ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
-  ``--haystack`` folder), or ``other-documents``: sentences of the other documents in
-  ``docs``. Either way, filler sentences containing the answer or an alias are dropped.
+  ``--haystack`` folder), ``other-documents``: sentences of the other documents in
+  ``docs``, or ``documents``: the other documents themselves as distractors, each in
+  ``<document name="...">`` ... ``</document>`` like the asked one (paragraphs joined by
+  spaces in every document alike), whole paragraphs in document order, the documents in a seeded order (repeated, reshuffled, when the length
+  needs more than there are). The asked document sits at the paragraph boundary nearest
+  the cell's depth (which may fall between two paragraphs of a distractor document). Either
+  way, filler sentences (paragraphs) containing the answer or an alias are dropped.
 
 Normalisation (SQuAD-style): lowercase; punctuation and symbols deleted (``3,000`` → ``3000``,
 ``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed (unless the
@@ -23,6 +33,11 @@ collapsed.
 Case selection: repetition ``r`` asks question ``r mod n`` of the ``n`` lines of the QA
 file, in file order; so ``reps = n`` covers every question once, and every depth and
 length of a repetition asks the same question over the same filler (a paired design).
+
+The answer's position is recorded: ``meta.answer_token_pos`` (the first token of the
+answer's first occurrence in the document, searched as token ids inside the document's
+span; None when the tokenizer merges it with its neighbours) and ``meta.answer_depth``
+(that position over the prompt's tokens).
 
 The document is one block at the cell's depth (at a sentence boundary of the filler); its
 blank lines become single newlines so the prompt keeps its instruction / text / question
@@ -34,7 +49,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import random
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -45,7 +59,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack import filler_source, is_clean_sentence, split_sentences
+from ctxprobe.haystack import filler_source, split_sentences
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
@@ -57,6 +71,8 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
+from ctxprobe.scores.originals import longbench_v2_extract
+from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
 from ctxprobe.tasks.overlap import evidence_overlap
 from ctxprobe.tokenizers.base import Message
 
@@ -65,9 +81,12 @@ INSTRUCTION = (
     "end; the rest of the text is unrelated."
 )
 QUESTION = "Question: {question} Answer as briefly as possible."
+#: LongBench v2's choices block and answer format, in one paragraph (the question ends the prompt).
+CHOICE_QUESTION = ("Question: {question}\nChoices:\n(A) {a}\n(B) {b}\n(C) {c}\n(D) {d}\n"
+                   'Format your response as follows: "The correct answer is (insert answer here)".')
 SUFFIXES = (".txt", ".md")
-QA_KEYS = frozenset({"document", "question", "answer", "aliases"})
-MIN_FILLER_SENTENCES = 20
+QA_KEYS = frozenset({"document", "question", "answer", "aliases", "choices", "evidence", "checks"})
+LETTERS = ("A", "B", "C", "D")
 
 
 class DocumentsParams(BaseModel):
@@ -77,7 +96,7 @@ class DocumentsParams(BaseModel):
     #: ``judge`` grades open-ended answers with the sweep's calibrated judge (--judge); the
     #: family's own contains-match is the fallback score shown beside it.
     match: Literal["contains", "exact", "judge"] = "contains"
-    filler: Literal["haystack", "other-documents"] = "haystack"
+    filler: Literal["haystack", "other-documents", "documents"] = "haystack"
     haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
@@ -88,6 +107,14 @@ class QAItem:
     answer: str
     aliases: tuple[str, ...]
     line: int
+    choices: tuple[str, ...] = ()
+
+    def prompt_question(self) -> str:
+        """The question paragraph's text: the question, or LongBench v2's choices block."""
+        if not self.choices:
+            return QUESTION.format(question=self.question)
+        a, b, c, d = self.choices
+        return CHOICE_QUESTION.format(question=self.question, a=a, b=b, c=c, d=d)
 
 
 @dataclass(frozen=True)
@@ -124,7 +151,7 @@ def _document_files(root: Path) -> list[Path]:
                   key=lambda p: p.relative_to(root).as_posix())
 
 
-def _read_documents(root: Path) -> dict[str, str]:
+def read_documents(root: Path) -> dict[str, str]:
     shown = repr(str(root))
     if not root.is_dir():
         raise CtxprobeError(f"documents folder {shown} does not exist or is not a folder; pass docs: a folder of .txt/.md files")
@@ -149,7 +176,7 @@ def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem
         raise CtxprobeError(f"{where}: expected a JSON object with document, question, answer")
     unknown = sorted(set(obj) - QA_KEYS)
     if unknown:
-        raise CtxprobeError(f"{where}: unknown key '{unknown[0]}' (accepted: aliases, answer, document, question)")
+        raise CtxprobeError(f"{where}: unknown key '{unknown[0]}' (accepted: {', '.join(sorted(QA_KEYS))})")
     for key in ("document", "question", "answer"):
         if not isinstance(obj.get(key), str) or not obj[key].strip():
             raise CtxprobeError(f"{where}: '{key}' must be a non-empty string")
@@ -161,13 +188,20 @@ def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem
     for value in (obj["answer"], *aliases):
         if not normalize_answer(value):
             raise CtxprobeError(f"{where}: answer or alias {value!r} is empty once normalised")
+    choices = obj.get("choices", [])
+    if "choices" in obj:
+        if not isinstance(choices, list) or len(choices) != 4 or not all(isinstance(c, str) and c.strip() for c in choices):
+            raise CtxprobeError(f"{where}: 'choices' must be a list of four non-empty strings (A, B, C, D)")
+        if obj["answer"].strip() not in LETTERS:
+            raise CtxprobeError(f"{where}: a multiple-choice 'answer' must be the letter A, B, C or D")
     question = " ".join(obj["question"].split())  # one paragraph: the question ends the prompt
-    return QAItem(obj["document"], question, obj["answer"].strip(), tuple(a.strip() for a in aliases), n)
+    return QAItem(obj["document"], question, obj["answer"].strip(), tuple(a.strip() for a in aliases), n,
+                  tuple(" ".join(c.split()) for c in choices))
 
 
 @functools.lru_cache(maxsize=8)
 def _load(docs: str, qa: str, _stamp: tuple[float, ...]) -> DocumentSet:
-    documents = _read_documents(Path(docs))
+    documents = read_documents(Path(docs))
     path = Path(qa)
     try:
         raw = path.read_text(encoding="utf-8")
@@ -194,19 +228,6 @@ def load_documents(docs: str, qa: str) -> DocumentSet:
     return _load(str(Path(docs).expanduser().resolve()), str(Path(qa).expanduser()), tuple(stamp))
 
 
-def _other_documents(doc_set: DocumentSet, exclude: str, seed: int) -> Iterator[str]:
-    sentences = [s for name, text in doc_set.documents.items() if name != exclude
-                 for para in text.split("\n") for s in split_sentences(para) if is_clean_sentence(s)]
-    if len(sentences) < MIN_FILLER_SENTENCES:
-        raise CtxprobeError(
-            f"filler 'other-documents' needs at least {MIN_FILLER_SENTENCES} sentences outside '{exclude}' "
-            f"(found {len(sentences)}); add documents or use filler: haystack")
-    i = random.Random(seed).randrange(len(sentences))
-    while True:
-        yield sentences[i % len(sentences)]
-        i += 1
-
-
 def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterator[str]:
     """Filler never states the answer: a sentence containing it (normalised) is skipped."""
     for sentence in source:
@@ -214,8 +235,12 @@ def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterato
             yield sentence
 
 
-def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, QUESTION.format(question=question), layout)}]
+def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
+           question_text: str | None = None) -> list[Message]:
+    """The prompt; ``question_text`` (an item's :meth:`QAItem.prompt_question`) replaces the
+    free-answer question paragraph."""
+    asked = question_text if question_text is not None else QUESTION.format(question=question)
+    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, asked, layout)}]
 
 
 class Documents(FamilyBase):
@@ -236,10 +261,13 @@ class Documents(FamilyBase):
         pool = self._pools.get(group_seed)
         if pool is None:
             if params.filler == "other-documents":
-                source = _other_documents(doc_set, item.document, group_seed)
+                source = other_documents(doc_set.documents, item.document, group_seed)
+            elif params.filler == "documents":
+                source = distractor_documents(doc_set.documents, item.document, group_seed)
             else:
                 source = filler_source(self.ctx.haystack, group_seed)
-            pool = FillerPool(_without_answers(source, (item.answer, *item.aliases)), self.ctx.tokenizer)
+            kept_out = () if item.choices else (item.answer, *item.aliases)  # a letter is no answer to keep out
+            pool = FillerPool(_without_answers(source, kept_out), self.ctx.tokenizer)
             self._pools[group_seed] = pool
             while len(self._pools) > 4:
                 self._pools.popitem(last=False)
@@ -253,8 +281,11 @@ class Documents(FamilyBase):
             return
         tok, layout = self.ctx.tokenizer, self.ctx.layout
         doc_tokens = {name: tok.count(" " + text) for name, text in doc_set.documents.items()}
-        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + tok.count_chat(render("", it.question, layout)))
-        needed = doc_tokens[worst.document] + tok.count_chat(render("", worst.question, layout)) + layout.separator
+        def prompt_tokens(it: QAItem) -> int:
+            return tok.count_chat(render("", it.question, layout, it.prompt_question()))
+
+        worst = max(doc_set.items, key=lambda it: doc_tokens[it.document] + prompt_tokens(it))
+        needed = doc_tokens[worst.document] + prompt_tokens(worst) + layout.separator
         if needed > length:
             raise CtxprobeError(
                 f"document '{worst.document}' needs {needed} tokens with its prompt, more than length {length}; "
@@ -266,25 +297,28 @@ class Documents(FamilyBase):
         doc_set = load_documents(params.docs, params.qa)
         self._check_budget(doc_set, cell.length)
         item = doc_set.items[rep % len(doc_set.items)]
-        doc = doc_set.documents[item.document]
+        body = doc_set.documents[item.document]
+        doc = wrap_document(item.document, body) if params.filler == "documents" else body
+        asked = item.prompt_question()
         group_seed = derive_seed(seed, self.name, doc_set.digest, cell.length, rep)
         tok = self.ctx.tokenizer
         pool = self._pool(group_seed, doc_set, item, params)
         layout = self.ctx.layout
         if self.ctx.no_context:  # the noise floor: the question among filler only (answers kept out of the pool)
-            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, item.question, layout), pool,
+            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, item.question, layout, asked), pool,
                                    [item.answer], absent=[],
                                    meta={"document": item.document, "qa_line": item.line, "question": item.question,
                                          "aliases": list(item.aliases), "match": params.match,
+                                         **({"choices": list(item.choices)} if item.choices else {}),
                                          "corpus_digest": doc_set.digest, **order_meta(params)},
                                    shuffle_seed=shuffle_seed(params, group_seed))
         try:
-            packed = pack(tok, lambda h: render(h, item.question, layout), pool, [Insert(doc, cell.depth, "target")],
+            packed = pack(tok, lambda h: render(h, item.question, layout, asked), pool, [Insert(doc, cell.depth, "target")],
                           cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         except LengthTooShort as err:
             raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
                                 f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
-        answers = (item.answer, *item.aliases)
+        answers = (item.answer, *item.aliases) if not item.choices else ()
         filler_text = packed.haystack.replace(doc, "", 1)
         leaks = [a for a in answers if contains_answer(filler_text, a)]
         if leaks:
@@ -294,15 +328,22 @@ class Documents(FamilyBase):
             pos = find_subsequence(packed.prompt_ids, tok.encode(doc))
         rest = packed.haystack_tokens - tok.count(" " + doc) - packed.lead_tokens
         realised = (packed.insert_offsets[0] - packed.lead_tokens) / rest if rest > 0 else 0.0
-        evidence = [s for para in doc.split("\n") for s in split_sentences(para)
+        evidence = [s for para in body.split("\n") for s in split_sentences(para)
                     if any(contains_answer(s, a) for a in answers)]
+        answer_pos = None if pos is None else answer_token_pos(tok, packed.prompt_ids, pos, body, answers)
         meta: DocumentsMeta = {
             "document": item.document, "qa_line": item.line, "question": item.question,
             "aliases": list(item.aliases), "match": params.match,
             "answer_in_document": bool(evidence), "overlap": evidence_overlap(item.question, evidence),
             "document_tokens": tok.count(" " + doc), "corpus_digest": doc_set.digest,
+            "answer_token_pos": answer_pos,
+            "answer_depth": None if answer_pos is None else round(answer_pos / packed.token_count, 6),
             "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
         }
+        if item.choices:
+            meta["choices"] = list(item.choices)
+        if params.filler == "documents":
+            meta["distractor_documents"] = re.findall(r'<document name="([^"]+)">', packed.haystack.replace(doc, "", 1))
         meta.update(order_meta(params))
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
@@ -314,6 +355,12 @@ class Documents(FamilyBase):
 
     def score(self, case: Case, output: str) -> Scored:
         meta = documents_meta(case.meta)
+        if meta.get("choices"):  # LongBench v2's rule (module docstring)
+            letter = longbench_v2_extract(output)
+            if letter == case.expected[0]:
+                return Scored(1.0, Outcome.CORRECT, {"choice": letter, "rule": "longbench-v2"})
+            miss = Outcome.WRONG if letter is not None else classify_miss(output)
+            return Scored(0.0, miss, {"choice": letter, "rule": "longbench-v2"})
         answers = [*case.expected, *meta.get("aliases", [])]
         norm = normalize_answer(output)
         exact = next((a for a in answers if normalize_answer(a) == norm), None)
@@ -323,3 +370,4 @@ class Documents(FamilyBase):
         if hit is not None:
             return Scored(1.0, Outcome.CORRECT, {**detail, "matched": hit})
         return Scored(0.0, classify_miss(output), detail)
+
