@@ -49,8 +49,23 @@ CASES: list[tuple[str, dict[str, Any], int, float]] = [
     *[("ruler", {"task": task}, 1024, 0.5) for task in (
         "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
         "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe")],
-    ("documents", {}, 512, 0.5),
+    ("documents", {}, 512, 0.5), ("nolima", {}, 1024, 0.5),
 ]
+
+
+def _needle_set(tmp_path: Path) -> dict[str, Any]:
+    """A NoLiMa-layout needle set whose question shares its words with the needle: a
+    lexical reader (the sim) finds it; a latent-hop needle it would miss."""
+    entry = {"id": "0500", "system_prompt": "", "needle": "The vault code is {1}.",
+             "questions": {"direct": "What is the vault code?"},
+             "tests": {"T01": {"input_args": ["8812"], "gold_answers": ["8812"]}}}
+    path = tmp_path / "needle_set.json"
+    path.write_text(json.dumps([entry]))
+    return {"needle_set": str(path)}
+
+
+def _setup(family: str, tmp_path: Path) -> dict[str, Any]:
+    return _documents(tmp_path) if family == "documents" else _needle_set(tmp_path) if family == "nolima" else {}
 
 
 @pytest.mark.parametrize("family, params, length, depth", CASES)
@@ -59,7 +74,7 @@ def test_only_the_family_s_own_skill_recognises_its_question(family: str, params
     """Each family's prompt, read as the sim reads it: its own skill answers it (correctly),
     every other family's skill says it is not of its kind."""
     ctx = BuildContext(tokenizer=resolve_tokenizer("approx"), haystack=None)
-    params = {**params, **(_documents(tmp_path) if family == "documents" else {})}
+    params = {**params, **_setup(family, tmp_path)}
     fam = make_family(family, ctx)
     for rep in range(2):
         case = fam.generate(Cell(family, length, depth), rep, seed=11 + rep, params=validate_params(family, params))

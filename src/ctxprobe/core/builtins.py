@@ -56,8 +56,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
                          ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks"),
                          ("nolima", "nolima:Nolima")):
         # meta sim_skill: how a simulated model answers the family's question (ctxprobe.sim.skills)
-        skill = f"ctxprobe.sim.skills.{name}:{name}_skill" if name != "nolima" else None
-        register("families", name, "ctxprobe.tasks." + target, sim_skill=skill)
+        register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
 
     # report sections (after the page's own, in name order)
     register("report_sections", "decide", "ctxprobe.decide.html:report_section")
