@@ -21,16 +21,15 @@ with ``max_tokens = answer budget + N`` (always above N, as the API requires), a
 
 from __future__ import annotations
 
-import asyncio
-import os
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
+from ctxprobe.models._sdk import classify_stainless_error, one_line
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.caching import PrefixGate, anthropic_blocks
-from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
+from ctxprobe.models.options import AnthropicOptions
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.models.sdk_provider import SDKProvider
 from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
@@ -90,54 +89,33 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
     )
 
 
-class AnthropicProvider(ProviderBase):
+class AnthropicProvider(SDKProvider):
     """Messages through ``anthropic.AsyncAnthropic`` (one client per event loop)."""
 
-    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
-    #: the server tokenizes.
-    ids_policy = "drop"
-
-    max_concurrency: int | None = None
+    provider = "anthropic"
+    sdk = ("anthropic", "anthropic", "anthropic")
+    options_model = AnthropicOptions
+    api_key_env = API_KEY_ENV
+    base_url_env = BASE_URL_ENV
+    default_host = "api.anthropic.com"
+    example = "claude-sonnet-4-5"
+    options: AnthropicOptions
 
     def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
-        self._sdk = import_sdk("anthropic", "anthropic", "anthropic", f"The model 'anthropic:{model}'")
         if options.thinking is not None and 0 < options.thinking < MIN_THINKING:
             raise CtxprobeError(
                 f"bad model spec '{name or PREFIX + model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
             )
-        self.model = model
-        self.options = options
-        self.name = name or f"{PREFIX}{model}"
-        self.context_window = context_window
-        self._api_key = api_key_from_env(API_KEY_ENV, f"anthropic:{model}")
-        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
-        self._where = self.base_url or "api.anthropic.com"
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(model, options, name=name, context_window=context_window)
         self.cache_rules = cache_rules(self.name)
         self._gate = PrefixGate(self.cache_rules.ttl_s if options.cache_ttl != "1h" else 3600.0)
 
-    @classmethod
-    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> AnthropicProvider:
-        base, query = split_options(spec)
-        model = base[len(PREFIX):]
-        if not model:
-            raise CtxprobeError(f"bad model spec '{spec}': expected anthropic:MODEL, e.g. anthropic:claude-sonnet-4-5")
-        return cls(model, parse_options(AnthropicOptions, spec, query, options), name=spec)
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"AnthropicProvider({self.name!r})"
-
-    def _client_for_loop(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.options.timeout}
-            if self.base_url:
-                kwargs["base_url"] = self.base_url
-            self._client = self._sdk.AsyncAnthropic(**kwargs)
-            self._client_loop = loop
-        return self._client
+    def _make_client(self) -> Any:
+        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.options.timeout}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return self._sdk.AsyncAnthropic(**kwargs)
 
     def reasoning_refusal(self, budget: int) -> str | None:
         if 0 < budget < MIN_THINKING:

@@ -43,14 +43,14 @@ class GeminiBatch:
         return json_bytes(self._inlined(custom_id, request).model_dump(mode="json", exclude_none=True))
 
     async def submit(self, requests: list[tuple[str, GenerateRequest]], tag: str) -> tuple[str, str]:
-        client = self.p._client_once()
+        client = self.p._client_for_loop()
         src = [self._inlined(cid, r) for cid, r in requests]
         job = await self.p._call(lambda: client.aio.batches.create(
             model=self.p.model, src=src, config={"display_name": tag}))
         return str(job.name), _state(job)
 
     async def find(self, tag: str) -> str | None:
-        client = self.p._client_once()
+        client = self.p._client_for_loop()
         pager = await self.p._call(lambda: client.aio.batches.list(config={"page_size": 100}))
         for job in pager.page:
             if job.display_name == tag:
@@ -58,13 +58,13 @@ class GeminiBatch:
         return None
 
     async def poll(self, batch_id: str) -> BatchState:
-        client = self.p._client_once()
+        client = self.p._client_for_loop()
         job = await self.p._call(lambda: client.aio.batches.get(name=batch_id))
         state = _state(job)
         return BatchState(state, state in ENDED)
 
     async def results(self, batch_id: str) -> list[ItemResult]:
-        client = self.p._client_once()
+        client = self.p._client_for_loop()
         job = await self.p._call(lambda: client.aio.batches.get(name=batch_id))
         responses = (job.dest.inlined_responses if job.dest is not None else None) or []
         if not responses and _state(job) == "JOB_STATE_FAILED":
@@ -86,7 +86,7 @@ class GeminiBatch:
             return ItemResult(cid, error=str(exc))
 
     async def cancel(self, batch_id: str) -> None:
-        client = self.p._client_once()
+        client = self.p._client_for_loop()
         await self.p._call(lambda: client.aio.batches.cancel(name=batch_id))
 
     async def cleanup(self, batch_id: str) -> list[str]:
