@@ -420,8 +420,13 @@ class GeminiBatchFake(BatchFake):
                 for c in req["contents"]]
             kind = self.decide(messages, i)
             if kind in ("transient", "permanent", "expired"):
-                code = {"transient": 503, "permanent": 400, "expired": 504}[kind]
-                responses.append({"error": {"code": code, "message": self.failure(kind)}, "metadata": meta})
+                # an item's error is a google.rpc.Status: its code a google.rpc.Code, not an HTTP
+                # status (https://ai.google.dev/api/batch-mode#InlinedResponse, "error": Status;
+                # https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto)
+                code, status = {"transient": (14, "UNAVAILABLE"), "permanent": (3, "INVALID_ARGUMENT"),
+                                "expired": (4, "DEADLINE_EXCEEDED")}[kind]
+                responses.append({"error": {"code": code, "message": f"{status}: {self.failure(kind)}"},
+                                  "metadata": meta})
                 continue
             config = req.get("generationConfig") or {}
             text, finish, p, c = self.answer(messages, config.get("maxOutputTokens") or 48, kind)

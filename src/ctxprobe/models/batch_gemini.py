@@ -1,6 +1,7 @@
 """Gemini batch mode: ``batches.create`` with inlined requests (``models/M:batchGenerateContent``),
 the job polled (``batches/NAME``) until its state ends, results read from its inlined
-responses.
+responses. A failed item's ``error`` is a ``google.rpc.Status``: its code a
+``google.rpc.Code`` (8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE… are retried in a new batch).
 
 Each inlined request is the live request's ``contents`` and config
 (:meth:`GeminiProvider.request_config`) with ``metadata.key`` = the custom id, which its
@@ -21,6 +22,26 @@ from ctxprobe.models.gemini_api import GeminiProvider, parse_response
 #: Inlined requests: 20 MB a job (some room kept for the envelope).
 LIMITS = BatchLimits(max_requests=50_000, max_bytes=19 * 1024 * 1024)
 ENDED = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
+
+#: ``google.rpc.Code`` (googleapis ``google/rpc/code.proto``): an inlined response's
+#: ``error`` is a ``google.rpc.Status``, so its code is one of these, not an HTTP status.
+RPC_CODES: dict[int, str] = {
+    1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED", 5: "NOT_FOUND",
+    6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 8: "RESOURCE_EXHAUSTED", 9: "FAILED_PRECONDITION",
+    10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED", 13: "INTERNAL", 14: "UNAVAILABLE",
+    15: "DATA_LOSS", 16: "UNAUTHENTICATED",
+}
+#: Worth a new batch, per code.proto's own advice: retry on UNAVAILABLE, RESOURCE_EXHAUSTED
+#: and ABORTED; DEADLINE_EXCEEDED and INTERNAL are the server's failures, not the request's.
+RPC_TRANSIENT = frozenset({4, 8, 10, 13, 14})
+
+
+def rpc_transient(code: int | None) -> bool:
+    """A failed item worth a new batch: a transient ``google.rpc.Code``. A code above 16
+    can only be an HTTP status (some gateways put one there): read as such."""
+    if code is None:
+        return False
+    return code in RPC_TRANSIENT if code <= 16 else transient(None, code)
 
 
 def _state(job: Any) -> str:
@@ -74,10 +95,11 @@ class GeminiBatch:
     def _item(self, i: int, item: Any) -> ItemResult:
         cid = (item.metadata or {}).get("key") or f"r{i}"
         if item.error is not None:
-            code = item.error.code
+            code = item.error.code if isinstance(item.error.code, int) else None
             message = one_line(str(item.error.message or ""), (self.p._api_key,))
-            return ItemResult(cid, error=f"batch item error {code} at {self.p._where}: {message}",
-                              retry=transient(None, code if isinstance(code, int) else None))
+            name = RPC_CODES.get(code, "error") if code is not None else "error"
+            return ItemResult(cid, error=f"batch item {name} ({code}) at {self.p._where}: {message}",
+                              retry=rpc_transient(code))
         if item.response is None:
             return ItemResult(cid, error=f"batch item without a response at {self.p._where}", retry=True)
         try:
