@@ -65,6 +65,8 @@ class BatchFake:
         self.batches: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.keys: list[str] = []
+        #: (method, path, raw body) of every request, in order: the contract tests read them
+        self.bodies: list[tuple[str, str, bytes]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,6 +82,7 @@ class BatchFake:
                 outer.keys.append(headers.get("x-api-key") or headers.get("x-goog-api-key")
                                   or headers.get("authorization", ""))
                 with outer.lock:
+                    outer.bodies.append((method, self.path, raw))
                     status, data, ctype = outer.route(method, self.path, headers, raw)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
