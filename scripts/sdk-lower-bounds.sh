@@ -32,9 +32,9 @@ $PIP install --quiet --upgrade pip
 # shellcheck disable=SC2086
 $PIP install --quiet --only-binary :all: $PINS
 printf '%s\n' $PINS > "$VENV/constraints.txt"
-# ctxprobe itself (its other dependencies are prebuilt wheels too) and the test runner,
-# the SDKs held at their minimums
-$PIP install --quiet -c "$VENV/constraints.txt" . pytest pytest-timeout 'hypothesis>=6.100'
+# ctxprobe itself (its other dependencies are prebuilt wheels too; OpenAI's encodings for
+# the openai: sweeps) and the test runner, the SDKs held at their minimums
+$PIP install --quiet -c "$VENV/constraints.txt" '.[tiktoken]' pytest pytest-timeout 'hypothesis>=6.100'
 $PIP check
 # shellcheck disable=SC2086
 "$VENV/bin/python" - $PINS <<'EOF'
@@ -54,7 +54,7 @@ EOF
 # from a folder outside the checkout, so the installed ctxprobe (not ./src) is what runs
 cd tests
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
-    contracts models/test_sdk_providers.py models/test_reasoning_budgets.py \
-    models/test_gemini_thinking.py models/test_prompt_cache_wire.py models/test_batch_executor.py \
-    models/test_batch_sweeps.py models/test_batch_resume.py models/test_batch_cleanup.py \
-    models/test_anthropic_sampling.py
+    models/test_contract_requests.py models/test_sdk_providers.py models/test_reasoning_budgets.py \
+    models/test_gemini_thinking.py models/test_gemini_batch_errors.py models/test_anthropic_sampling.py \
+    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_sweeps.py \
+    models/test_batch_resume.py models/test_batch_cleanup.py
