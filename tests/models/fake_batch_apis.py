@@ -46,6 +46,11 @@ def _json(status: int, obj: Any) -> Raw:
     return status, json.dumps(obj).encode(), "application/json"
 
 
+def _text(content: Any) -> str:
+    """A Messages API content: a string, or text blocks (cut at cache breakpoints) joined."""
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
 def _jsonl(lines: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
@@ -342,7 +347,9 @@ class AnthropicBatchFake(BatchFake):
             if b["state"] != "completed":
                 results.append({"custom_id": cid, "result": {"type": "expired" if b["state"] == "expired" else "canceled"}})
                 continue
-            messages = ([{"role": "system", "content": params["system"]}] if params.get("system") else []) + params["messages"]
+            messages = [{"role": m["role"], "content": _text(m["content"])} for m in
+                        ([{"role": "system", "content": params["system"]}] if params.get("system") else [])
+                        + params["messages"]]
             kind = self.decide(messages, i)
             if kind in ("transient", "permanent"):
                 etype = "overloaded_error" if kind == "transient" else "invalid_request_error"

@@ -142,11 +142,19 @@ def test_every_batch_request_passes_the_sdks_types(batch_fake: tuple[str, BatchF
             provider = resolve_provider(f"{name}:{model}", None)  # type: ignore[arg-type]
             api = batch_api_for(provider)
             try:
-                await api.submit([(f"r{i}", request(**kw))], tag=f"contract-{i}")
+                batch_id, _ = await api.submit([(f"r{i}", request(**kw))], tag=f"contract-{i}")
+                while not (await api.poll(batch_id)).ended:  # the fake moves on at every poll
+                    pass
+                (item,) = await api.results(batch_id)
+                assert item.custom_id == f"r{i}" and item.result is not None, item
             finally:
                 await provider.aclose()
 
     asyncio.run(go())
+    answers = batch_answers(name, fake)
+    assert len(answers) == len(cases)
+    for answer in answers:
+        check_batch_answer(name, answer)
     checked: list[str] = []
     for method, path, raw in fake.bodies:
         if name == "openai" and path == "/v1/files":
@@ -156,12 +164,43 @@ def test_every_batch_request_passes_the_sdks_types(batch_fake: tuple[str, BatchF
     if name == "openai":
         from contract_checks import openai_batch_line
 
-        lines = [json.loads(x) for _, data in fake.files.values() for x in data.decode().splitlines() if x.strip()]  # type: ignore[attr-defined]
+        lines = [json.loads(x) for purpose, data in fake.files.values() if purpose == "batch"  # type: ignore[attr-defined]
+                 for x in data.decode().splitlines() if x.strip()]
         for line in lines:
             openai_batch_line(line)
         assert len(lines) == len(cases)
     else:
         assert checked.count(f"{name} batch") == len(cases), checked
+
+
+def batch_answers(name: str, fake: BatchFake) -> list[dict[str, Any]]:
+    """Every per-request answer the fake's ended batches hold, as served."""
+    if name == "openai":
+        return [json.loads(x) for purpose, data in fake.files.values() if purpose == "batch_output"  # type: ignore[attr-defined]
+                for x in data.decode().splitlines() if x.strip()]
+    key = "results" if name == "anthropic" else "responses"
+    return [r for b in fake.batches.values() for r in b.get(key) or []]
+
+
+def check_batch_answer(name: str, answer: dict[str, Any]) -> None:
+    """An answer line by the SDK's own type: OpenAI's output line body a ``ChatCompletion``
+    (https://platform.openai.com/docs/api-reference/batch/request-output), Anthropic's a
+    ``MessageBatchIndividualResponse``, Gemini's an ``InlinedResponse``."""
+    if name == "openai":
+        from openai.types.chat import ChatCompletion
+
+        assert set(answer) == {"id", "custom_id", "response", "error"}
+        ChatCompletion.model_validate(answer["response"]["body"])
+    elif name == "anthropic":
+        from anthropic.types.messages import MessageBatchIndividualResponse
+
+        MessageBatchIndividualResponse.model_validate(answer)
+    else:
+        from google.genai import types
+
+        from sdk_contract import check_genai
+
+        check_genai(types.InlinedResponse, answer)
 
 
 # -- the check itself is strict -------------------------------------------------------------
