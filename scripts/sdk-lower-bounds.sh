@@ -51,10 +51,10 @@ for pin in sys.argv[1:]:
     if parts(version(name)) != parts(wanted):
         raise SystemExit(f"sdk-lower-bounds: {name} {version(name)} installed, {wanted} wanted")
 EOF
-# from a folder outside the checkout, so the installed ctxprobe (not ./src) is what runs
+# what touches the SDKs: every request type, live and batch calls, errors, caching, batch
+# control calls; run from a folder outside ./src, so the installed ctxprobe is what runs
 cd tests
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
     models/test_contract_requests.py models/test_sdk_providers.py models/test_reasoning_budgets.py \
     models/test_gemini_thinking.py models/test_gemini_batch_errors.py models/test_anthropic_sampling.py \
-    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_sweeps.py \
-    models/test_batch_resume.py models/test_batch_cleanup.py
+    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_cleanup.py
