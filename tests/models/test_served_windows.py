@@ -23,7 +23,7 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult
 from ctxprobe.models.openai_compat import OpenAICompatProvider
 from ctxprobe.spec import Spec
 from ctxprobe.sweep.preflight import run_preflight
-from ctxprobe.sweep.run import beyond_trained_warning, check_lengths
+from ctxprobe.sweep.run import check_lengths
 from ctxprobe.tokenizers import resolve_tokenizer
 
 from fake_llm_apis import FakeServer
@@ -177,5 +177,3 @@ def _families(spec: Spec) -> dict[str, Any]:
     return build_families(spec, BuildContext(tokenizer=resolve_tokenizer("approx"), haystack=spec.haystack,
                                              layout=spec.layout))
 
-
-assert beyond_trained_warning  # the sweep's own warning for lengths past the trained window (used by run_sweep)
