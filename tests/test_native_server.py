@@ -49,9 +49,11 @@ def test_models_route_reports_the_trained_window_beside_the_served_one(server: L
     provider = OpenAICompatProvider.from_spec(server.model_spec)
     asyncio.run(provider.preflight())
     assert provider.trained_context == 8192
-    assert provider.context_window == entry["meta"]["n_ctx"]
     slots = httpx.get(f"{server.base_url.removesuffix('/v1')}/slots").json()
     assert len(slots) == 2 and all(s["n_ctx"] == SLOT_CTX for s in slots)
+    # the served window is one slot's, from /props (llama.cpp's get_props), never n_ctx_train
+    props = httpx.get(f"{server.base_url.removesuffix('/v1')}/props").json()
+    assert provider.context_window == props["default_generation_settings"]["n_ctx"] == SLOT_CTX
 
 
 def test_the_embedded_tokenizer_gives_the_servers_ids(server: LocalServer) -> None:

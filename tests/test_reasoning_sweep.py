@@ -196,8 +196,9 @@ def test_budgets_over_the_wire_to_a_served_reasoner(tmp_path: Path, capsys: pyte
                      "--depths", "0.5", "--reps", "1", "--reasoning-budgets", "0,256", "--store", str(store),
                      "--no-plots", "--no-progress"])
         assert code == 0, capsys.readouterr().err
-        # what the server read: enable_thinking false is budget 0; max_tokens covers thinking + answer
-        assert sorted(server.reasoning_requests) == [(48, 0)] * 3 + [(48 + 256, 256)] * 3
+        # what the server read: enable_thinking false is budget 0; max_tokens covers thinking + answer;
+        # the preflight's probe (24 tokens) is sent once at the smallest budget above 0
+        assert sorted(server.reasoning_requests) == [(48, 0)] * 3 + [(24 + 256, 256)] + [(48 + 256, 256)] * 3
     spec = {"model": f"openai-compat:sim@{url}", "tokenizer": "local", "lengths": "1k,2k,4k", "depths": "0.5",
             "reps": 1, "reasoning_budgets": "0,256"}
     capsys.readouterr()

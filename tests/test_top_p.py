@@ -54,9 +54,8 @@ def test_cli_and_phonebook_take_top_p(tmp_path) -> None:
     assert out.returncode != 0 and "top_p" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_anthropic_sends_top_p_only_without_thinking() -> None:
+def test_anthropic_sends_top_p_alone_without_thinking() -> None:
     provider = AnthropicProvider.__new__(AnthropicProvider)  # request shaping only: no client, no key
     provider.model, provider.options = "claude-x", type("O", (), {"thinking": None, "effort": None})()
-    provider._sdk_takes_temperature = lambda: True  # type: ignore[method-assign]
     body = provider.request_body(GenerateRequest([{"role": "user", "content": "hi"}], max_tokens=8, top_p=0.9))
-    assert body["top_p"] == 0.9
+    assert body["top_p"] == 0.9 and "temperature" not in body  # never both (tests/models/test_anthropic_sampling.py)

@@ -46,6 +46,11 @@ def _json(status: int, obj: Any) -> Raw:
     return status, json.dumps(obj).encode(), "application/json"
 
 
+def _text(content: Any) -> str:
+    """A Messages API content: a string, or text blocks (cut at cache breakpoints) joined."""
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
 def _jsonl(lines: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(line) + "\n" for line in lines).encode()
 
@@ -65,6 +70,8 @@ class BatchFake:
         self.batches: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self.keys: list[str] = []
+        #: (method, path, raw body) of every request, in order: the contract tests read them
+        self.bodies: list[tuple[str, str, bytes]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -80,6 +87,7 @@ class BatchFake:
                 outer.keys.append(headers.get("x-api-key") or headers.get("x-goog-api-key")
                                   or headers.get("authorization", ""))
                 with outer.lock:
+                    outer.bodies.append((method, self.path, raw))
                     status, data, ctype = outer.route(method, self.path, headers, raw)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
@@ -339,7 +347,9 @@ class AnthropicBatchFake(BatchFake):
             if b["state"] != "completed":
                 results.append({"custom_id": cid, "result": {"type": "expired" if b["state"] == "expired" else "canceled"}})
                 continue
-            messages = ([{"role": "system", "content": params["system"]}] if params.get("system") else []) + params["messages"]
+            messages = [{"role": m["role"], "content": _text(m["content"])} for m in
+                        ([{"role": "system", "content": params["system"]}] if params.get("system") else [])
+                        + params["messages"]]
             kind = self.decide(messages, i)
             if kind in ("transient", "permanent"):
                 etype = "overloaded_error" if kind == "transient" else "invalid_request_error"
@@ -420,8 +430,13 @@ class GeminiBatchFake(BatchFake):
                 for c in req["contents"]]
             kind = self.decide(messages, i)
             if kind in ("transient", "permanent", "expired"):
-                code = {"transient": 503, "permanent": 400, "expired": 504}[kind]
-                responses.append({"error": {"code": code, "message": self.failure(kind)}, "metadata": meta})
+                # an item's error is a google.rpc.Status: its code a google.rpc.Code, not an HTTP
+                # status (https://ai.google.dev/api/batch-mode#InlinedResponse, "error": Status;
+                # https://github.com/googleapis/googleapis/blob/master/google/rpc/code.proto)
+                code, status = {"transient": (14, "UNAVAILABLE"), "permanent": (3, "INVALID_ARGUMENT"),
+                                "expired": (4, "DEADLINE_EXCEEDED")}[kind]
+                responses.append({"error": {"code": code, "message": f"{status}: {self.failure(kind)}"},
+                                  "metadata": meta})
                 continue
             config = req.get("generationConfig") or {}
             text, finish, p, c = self.answer(messages, config.get("maxOutputTokens") or 48, kind)

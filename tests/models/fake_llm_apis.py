@@ -5,6 +5,19 @@ behaviour of each request is chosen by the model name it asks for (``ok``, ``rat
 ``boom``, ``reason``, ``think``, ``cutoff``, ``auth``, ``bad``), so one server covers every
 case. ``auth`` answers 401 echoing the key it received, like real "incorrect API key"
 errors do, to prove the key never reaches an exception text.
+
+Successful answers have the shape of each provider's published example response (the
+fields, their nesting and types; the contract tests validate every body served with the
+SDKs' own response models, tests/models/test_contract_responses.py):
+
+- OpenAI: https://platform.openai.com/docs/api-reference/chat/create ("Response": a
+  ``chat.completion`` with ``message.refusal``/``annotations``, ``logprobs``, the usage
+  details and ``service_tier``);
+- Anthropic: https://docs.anthropic.com/en/api/messages ("Response": a ``message`` whose
+  usage has the input, output and cache token counts);
+- Gemini: https://ai.google.dev/api/generate-content#v1beta.GenerateContentResponse
+  (``candidates``, ``usageMetadata`` with ``promptTokensDetails``, ``modelVersion``,
+  ``responseId``).
 """
 
 from __future__ import annotations
@@ -25,6 +38,8 @@ class FakeServer:
     def __init__(self, route: Callable[[str, str, dict[str, str], dict[str, Any]], Reply]) -> None:
         self.route = route
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        #: (path, status, body) of every answer, in order: the contract tests validate them
+        self.responses: list[tuple[str, int, Any]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,6 +55,7 @@ class FakeServer:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 outer.requests.append((self.path, headers, body))
                 status, payload, extra = outer.route(method, self.path, headers, body)
+                outer.responses.append((self.path, status, payload))
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -86,12 +102,16 @@ def _key_of(headers: dict[str, str]) -> str:
 
 def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
-    usage = {"prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26}
+    usage: dict[str, Any] = {"prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26,
+                             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0}}
 
     def completion(content: str | None, finish: str, **message: Any) -> Reply:
-        msg = {"role": "assistant", "content": content, **message}
-        return 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": model,
-                     "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage}, {}
+        msg = {"role": "assistant", "content": content, "refusal": None, "annotations": [], **message}
+        usage.setdefault("completion_tokens_details", {"reasoning_tokens": 0, "audio_tokens": 0,
+                                                       "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0})
+        return 200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952, "model": model,
+                     "choices": [{"index": 0, "message": msg, "logprobs": None, "finish_reason": finish}],
+                     "usage": usage, "service_tier": "default"}, {}
 
     if model == "rate":
         return 429, {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}, {"retry-after": "7"}
@@ -123,9 +143,10 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
         return 200, {"input_tokens": 10 + chars // 4}, {}
 
     def message(blocks: list[dict[str, Any]], stop: str) -> Reply:
-        return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": blocks,
-                     "stop_reason": stop, "stop_sequence": None,
-                     "usage": {"input_tokens": 30, "output_tokens": 9, "cache_read_input_tokens": 4}}, {}
+        return 200, {"id": "msg_013Zva2CMHLNnXjNJJKqJ2EF", "type": "message", "role": "assistant", "model": model,
+                     "content": blocks, "stop_reason": stop, "stop_sequence": None,
+                     "usage": {"input_tokens": 30, "output_tokens": 9, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 4, "service_tier": "standard"}}, {}
 
     if model == "rate":
         return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, {"retry-after": "3"}
@@ -151,11 +172,12 @@ def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str
     if action == "countTokens":
         chars = sum(len(p.get("text", "")) for c in body.get("contents", []) for p in c.get("parts", []))
         return 200, {"totalTokens": 7 + chars // 4}, {}
-    usage = {"promptTokenCount": 40, "candidatesTokenCount": 6, "thoughtsTokenCount": 12, "totalTokenCount": 58}
+    usage = {"promptTokenCount": 40, "candidatesTokenCount": 6, "thoughtsTokenCount": 12, "totalTokenCount": 58,
+             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 40}]}
 
     def answer(parts: list[dict[str, Any]], finish: str) -> Reply:
         return 200, {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
-                     "usageMetadata": usage, "modelVersion": model}, {}
+                     "usageMetadata": usage, "modelVersion": model, "responseId": "mXm7aKqdLcfJ1MkP8vGu4Qk"}, {}
 
     if model == "rate":
         return 429, {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED",

@@ -244,8 +244,11 @@ def test_timeouts_and_refused_connections_are_transient(faults: FaultServer) -> 
     assert isinstance(refused, TransientError) and "connection error" in str(refused)
 
 
-def test_context_window_from_llamacpp_style_models(faults: FaultServer) -> None:
+def test_trained_window_is_not_taken_for_the_served_one(faults: FaultServer) -> None:
+    # only meta.n_ctx_train (upstream llama-server's model_meta()) and no /props: the trained
+    # window is known, the served one is not
     provider = OpenAICompatProvider("m", faults.url("ok"))
-    assert run(provider, provider.fetch_context_window) == 32768
+    assert run(provider, provider.fetch_context_window) is None
+    assert provider.trained_context == 32768
     unreachable = OpenAICompatProvider("m", "http://127.0.0.1:9/v1", timeout=1.0)
     assert run(unreachable, unreachable.fetch_context_window) is None

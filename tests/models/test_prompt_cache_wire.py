@@ -18,6 +18,7 @@ from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
+from contract_checks import check_request
 from fake_cache_apis import AnthropicCache, GeminiCache, OpenAICache, words
 from fake_llm_apis import FakeServer
 
@@ -37,6 +38,11 @@ def serve(monkeypatch: pytest.MonkeyPatch, route: Any, var: str, suffix: str = "
     with FakeServer(route) as server:
         monkeypatch.setenv(var, server.url + suffix)
         yield server
+    # every cached request the sweep sent (breakpoints, prompt_cache_key, CachedContent)
+    # passes the SDK's own request types (tests/models/test_contract_requests.py)
+    sent = [(path, body) for path, _, body in server.requests if body]  # GET and DELETE carry none
+    checked = [check_request(path, body) for path, body in sent]
+    assert sent and all(checked), [path for (path, _), c in zip(sent, checked) if not c]
 
 
 @pytest.fixture

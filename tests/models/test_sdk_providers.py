@@ -181,3 +181,35 @@ def test_answer_prefix_joins_the_user_turn_for_hosted_apis(api: tuple[str, FakeS
     else:
         turns = [(m["role"], m["content"]) for m in body["messages"] if m["role"] != "system"]
     assert turns == [("user", "What is the code? Answer:")]
+
+
+@pytest.mark.parametrize(("typed", "sdk"), [("openai/ft:gpt-4o-mini:acme::x1?reasoning_effort=low", "openai"),
+                                            ("anthropic:claude-sonnet-4-5?thinking=2048&cache_ttl=1h", "anthropic"),
+                                            ("google/gemini-2.5-flash?thinking=0", "google.genai")])
+def test_sdk_providers_are_made_from_the_parsed_reference(monkeypatch: pytest.MonkeyPatch, typed: str,
+                                                          sdk: str) -> None:
+    """One shared base (models/sdk_provider.py): the model name and options are the ones
+    parse_model found, not parsed again from a string."""
+    from ctxprobe.models.sdk_provider import SDKProvider
+    from ctxprobe.spec.names import parse_model
+
+    pytest.importorskip(sdk)
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(var, SECRET)
+    ref = parse_model(typed)
+    provider = resolve_provider(ref.spec, None)  # type: ignore[arg-type]
+    assert isinstance(provider, SDKProvider) and not hasattr(type(provider), "from_spec")
+    assert (provider.model, provider.name) == (ref.name, ref.spec)
+    assert {k: str(getattr(provider.options, k)).lower() for k in ref.options} == \
+        {k: v.lower() for k, v in ref.options.items()}
+    assert SECRET not in repr(provider)
+
+
+def test_a_reference_without_a_model_name_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.models.openai_api import OpenAIProvider
+    from ctxprobe.spec.names import ModelRef
+
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with pytest.raises(CtxprobeError, match=r"^bad model spec 'openai:': expected openai:MODEL, e\.g\. openai:gpt-4o-mini$"):
+        OpenAIProvider.from_ref(ModelRef("openai", "", raw="openai:"))

@@ -8,8 +8,12 @@ their exception hierarchy), and 529 "overloaded" is transient like any 5xx.
 The Messages API takes the system prompt as a separate ``system`` parameter, so system
 messages are lifted out of the list. Extended thinking (``?thinking=N``, N ≥ 1024 per the
 API) is sent as ``thinking={"type": "enabled", "budget_tokens": N}`` with
-``max_tokens = answer budget + N``; the API then requires the default temperature, so
-``temperature`` is not sent (nor with SDKs whose ``create`` no longer takes it).
+``max_tokens = answer budget + N``; the API then requires the default sampling, so
+neither ``temperature`` nor ``top_p`` is sent. Without thinking, one of the two is sent,
+never both (:func:`sampling`), and neither to models that take none (Claude Opus 4.7
+and later); SDKs from 1.0 on no longer name them in ``create``, so they ride in
+``extra_body`` (the SDK's migration guide's way), while a batch's ``params`` carry them
+as they are.
 ``?effort=low|medium|high|xhigh|max`` is sent as ``output_config.effort``. ``thinking`` blocks come back apart from ``text`` blocks and
 are stored as reasoning.
 
@@ -21,16 +25,16 @@ with ``max_tokens = answer budget + N`` (always above N, as the API requires), a
 
 from __future__ import annotations
 
-import asyncio
-import os
+import re
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, cached_prompt_tokens
+from ctxprobe.models._sdk import classify_stainless_error, one_line
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.caching import PrefixGate, anthropic_blocks
-from ctxprobe.models.options import AnthropicOptions, parse_options, split_options
+from ctxprobe.models.options import AnthropicOptions
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.models.sdk_provider import SDKProvider
 from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
@@ -59,6 +63,32 @@ def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, st
     system = [m["content"] for m in messages if m["role"] == "system"]
     rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
     return ("\n\n".join(system) if system else None), rest
+
+
+_CLAUDE_VERSION = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)")
+
+
+def takes_sampling(model: str) -> bool:
+    """Whether the model takes ``temperature``/``top_p`` at all: Claude Opus 4.7 removed
+    them (any value but the default is a 400, "What's new in Claude Opus 4.7": sampling
+    parameters removed), as do the Claude models after it; unknown names are sent them."""
+    found = _CLAUDE_VERSION.search(model.lower())
+    if found is None:
+        return True
+    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
+    return major < 5 and not (family == "opus" and (major, minor) >= (4, 7))
+
+
+def sampling(model: str, temperature: float, top_p: float | None) -> dict[str, float]:
+    """The sampling fields one request carries: never both ``temperature`` and ``top_p``
+    (Claude Sonnet 4.5 and later answer 400 to both; Anthropic's docs advise altering one).
+    ``top_p`` alone when it is set and the temperature is ctxprobe's default (0); the
+    temperature otherwise; nothing for a model that takes no sampling parameters."""
+    if not takes_sampling(model):
+        return {}
+    if top_p is not None and temperature == 0:
+        return {"top_p": top_p}
+    return {"temperature": temperature}
 
 
 def parse_message(data: dict[str, Any]) -> GenerateResult:
@@ -92,54 +122,33 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
     )
 
 
-class AnthropicProvider(ProviderBase):
+class AnthropicProvider(SDKProvider):
     """Messages through ``anthropic.AsyncAnthropic`` (one client per event loop)."""
 
-    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
-    #: the server tokenizes.
-    ids_policy = "drop"
-
-    max_concurrency: int | None = None
+    provider = "anthropic"
+    sdk = ("anthropic", "anthropic", "anthropic")
+    options_model = AnthropicOptions
+    api_key_env = API_KEY_ENV
+    base_url_env = BASE_URL_ENV
+    default_host = "api.anthropic.com"
+    example = "claude-sonnet-4-5"
+    options: AnthropicOptions
 
     def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
-        self._sdk = import_sdk("anthropic", "anthropic", "anthropic", f"The model 'anthropic:{model}'")
         if options.thinking is not None and 0 < options.thinking < MIN_THINKING:
             raise CtxprobeError(
                 f"bad model spec '{name or PREFIX + model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
             )
-        self.model = model
-        self.options = options
-        self.name = name or f"{PREFIX}{model}"
-        self.context_window = context_window
-        self._api_key = api_key_from_env(API_KEY_ENV, f"anthropic:{model}")
-        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
-        self._where = self.base_url or "api.anthropic.com"
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        super().__init__(model, options, name=name, context_window=context_window)
         self.cache_rules = cache_rules(self.name)
         self._gate = PrefixGate(self.cache_rules.ttl_s if options.cache_ttl != "1h" else 3600.0)
 
-    @classmethod
-    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> AnthropicProvider:
-        base, query = split_options(spec)
-        model = base[len(PREFIX):]
-        if not model:
-            raise CtxprobeError(f"bad model spec '{spec}': expected anthropic:MODEL, e.g. anthropic:claude-sonnet-4-5")
-        return cls(model, parse_options(AnthropicOptions, spec, query, options), name=spec)
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"AnthropicProvider({self.name!r})"
-
-    def _client_for_loop(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.options.timeout}
-            if self.base_url:
-                kwargs["base_url"] = self.base_url
-            self._client = self._sdk.AsyncAnthropic(**kwargs)
-            self._client_loop = loop
-        return self._client
+    def _make_client(self) -> Any:
+        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": 0, "timeout": self.options.timeout}
+        if self.base_url:
+            kwargs["base_url"] = self.base_url
+        return self._sdk.AsyncAnthropic(**kwargs)
 
     def reasoning_refusal(self, budget: int) -> str | None:
         if 0 < budget < MIN_THINKING:
@@ -164,10 +173,8 @@ class AnthropicProvider(ProviderBase):
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         elif request.reasoning_budget == 0:  # the budget axis's 0: said, not left to the model's default
             body["thinking"] = {"type": "disabled"}
-        if not budget and self._sdk_takes_temperature():
-            body["temperature"] = request.temperature
-        if request.top_p is not None and not budget:
-            body["top_p"] = request.top_p
+        if not budget:  # thinking takes the default sampling
+            body.update(sampling(self.model, request.temperature, request.top_p))
         if self.options.effort is not None:
             body["output_config"] = {"effort": self.options.effort}
         return body
@@ -191,20 +198,27 @@ class AnthropicProvider(ProviderBase):
         """``?context_1m=true``: the 1M window's beta header (a header, not a body field)."""
         return {"extra_headers": {"anthropic-beta": CONTEXT_1M_BETA}} if self.options.context_1m else {}
 
-    def _sdk_takes_temperature(self) -> bool:
-        """Recent SDKs dropped sampling parameters (the models no longer take them);
-        older ones need temperature=0 for greedy decoding. Ask the SDK's signature."""
+    def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` as ``messages.create`` keyword arguments: fields the SDK's ``create``
+        does not name (``temperature``/``top_p`` since anthropic 1.0, which removed them
+        from its signatures though the API still takes them on the models that sample)
+        ride in ``extra_body``, merged into the request JSON as they are."""
         import inspect
 
-        create = self._sdk.resources.messages.AsyncMessages.create
-        return "temperature" in inspect.signature(create).parameters
+        named = inspect.signature(self._sdk.resources.messages.AsyncMessages.create).parameters
+        kwargs = {k: v for k, v in body.items() if k in named}
+        extra = {k: v for k, v in body.items() if k not in named}
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_for_loop()
         secrets = (self._api_key,)
         try:
             async with self._gate.enter(request.cache if self.cache_rules.mechanism == "breakpoints" else None):
-                response = await client.messages.create(**self.request_body(request), **self._beta_headers())
+                response = await client.messages.create(**self._create_kwargs(self.request_body(request)),
+                                                        **self._beta_headers())
         except Exception as exc:
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:

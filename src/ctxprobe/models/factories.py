@@ -22,8 +22,9 @@ def make_openai_compat(ref: ModelRef, **_: Any) -> Provider:
 
 
 def _sdk(module: str, cls: str, ref: ModelRef, options: dict[str, object] | None) -> Provider:
+    """An SDK-backed provider made from the parsed reference (its name and options as parsed)."""
     provider_cls = getattr(importlib.import_module(f"ctxprobe.models.{module}"), cls)
-    return provider_cls.from_spec(ref.spec, dict(options or {}))
+    return provider_cls.from_ref(ref, dict(options or {}))
 
 
 def make_openai(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> Provider:
@@ -39,7 +40,9 @@ def make_gemini(ref: ModelRef, *, options: dict[str, object] | None = None, **_:
 
 
 def make_hf(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> Provider:
-    return _sdk("hf_local", "HFLocalProvider", ref, options)
+    from ctxprobe.models.hf_local import HFLocalProvider
+
+    return HFLocalProvider.from_spec(ref.spec, dict(options or {}))
 
 
 def make_llamacpp(ref: ModelRef, *, tokenizer: Tokenizer, n_ctx: int | None = None, **_: Any) -> Provider:

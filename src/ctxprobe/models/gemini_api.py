@@ -23,25 +23,23 @@ the same way, replacing ``?thinking``; the thought tokens billed
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
 from typing import Any
 
-from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import (
-    api_key_from_env,
     import_sdk,
     is_transport_error,
     one_line,
     retry_after_from,
     status_is_transient,
 )
-from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
-from ctxprobe.models.caching import PrefixGate
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
 from ctxprobe.models.gemini_cache import ExplicitCaches, cut_messages
-from ctxprobe.models.options import GeminiOptions, parse_options, split_options
+from ctxprobe.models.gemini_thinking import refusal as thinking_refusal
+from ctxprobe.models.gemini_thinking import thinking_range
+from ctxprobe.models.options import GeminiOptions
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.models.sdk_provider import SDKProvider
 from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
@@ -140,57 +138,40 @@ def classify_error(exc: BaseException, genai_errors: Any, where: str, secrets: t
     return None
 
 
-class GeminiProvider(ProviderBase):
+class GeminiProvider(SDKProvider):
     """generateContent through ``google.genai.Client(...).aio``."""
 
-    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
-    #: the server tokenizes.
-    ids_policy = "drop"
-
-    max_concurrency: int | None = None
+    provider = "gemini"
+    sdk = ("google.genai", "google-genai", "gemini")
+    options_model = GeminiOptions
+    api_key_env = API_KEY_ENV
+    base_url_env = BASE_URL_ENV
+    default_host = "generativelanguage.googleapis.com"
+    example = "gemini-2.5-flash"
+    options: GeminiOptions
 
     def __init__(self, model: str, options: GeminiOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
+        super().__init__(model, options, name=name, context_window=context_window)
         purpose = f"The model 'gemini:{model}'"
-        self._genai = import_sdk("google.genai", "google-genai", "gemini", purpose)
+        self._genai = self._sdk
         self._types = import_sdk("google.genai.types", "google-genai", "gemini", purpose)
         self._errors = import_sdk("google.genai.errors", "google-genai", "gemini", purpose)
-        self.model = model
-        self.options = options
-        self.name = name or f"{PREFIX}{model}"
-        self.context_window = context_window
-        self._api_key = api_key_from_env(API_KEY_ENV, f"gemini:{model}")
-        self.base_url = options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None
-        self._where = self.base_url or "generativelanguage.googleapis.com"
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._gate = PrefixGate()  # a group's first request answers before the rest read its prefix
         self._caches = {flag: ExplicitCaches(model, self._types, cache_rules(self.name, explicit=flag))
                         for flag in (False, True)}
 
-    @classmethod
-    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> GeminiProvider:
-        base, query = split_options(spec)
-        model = base[len(PREFIX):]
-        if not model:
-            raise CtxprobeError(f"bad model spec '{spec}': expected gemini:MODEL, e.g. gemini:gemini-2.5-flash")
-        return cls(model, parse_options(GeminiOptions, spec, query, options), name=spec)
+    def _make_client(self) -> Any:
+        http = self._types.HttpOptions(
+            base_url=self.base_url,
+            timeout=int(self.options.timeout * 1000),  # milliseconds
+            retry_options=self._types.HttpRetryOptions(attempts=1),
+        )
+        return self._genai.Client(api_key=self._api_key, http_options=http)
 
-    def __repr__(self) -> str:  # never shows the key
-        return f"GeminiProvider({self.name!r})"
-
-    def _client_once(self) -> Any:
-        """One client per event loop: its async HTTP pool cannot outlive the loop."""
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client_loop = loop
-            http = self._types.HttpOptions(
-                base_url=self.base_url,
-                timeout=int(self.options.timeout * 1000),  # milliseconds
-                retry_options=self._types.HttpRetryOptions(attempts=1),
-            )
-            self._client = self._genai.Client(api_key=self._api_key, http_options=http)
-        return self._client
+    def reasoning_refusal(self, budget: int) -> str | None:
+        """Budgets above 0 go to thinking models within the range Google gives for each;
+        0 is refused where thinking cannot be turned off (:mod:`ctxprobe.models.gemini_thinking`)."""
+        return thinking_refusal(self.name, self.model, budget)
 
     def request_config(self, request: GenerateRequest, cached_content: str | None = None,
                        messages: list[Message] | None = None) -> tuple[list[dict[str, Any]], Any]:
@@ -211,7 +192,8 @@ class GeminiProvider(ProviderBase):
             config["seed"] = request.seed
         if request.top_p is not None:
             config["top_p"] = request.top_p
-        if budget is not None:
+        if budget is not None and (budget > 0 or thinking_range(self.model).thinks):
+            # a model that does not think gets budget 0 as a plain request (no thinking_config)
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
         return contents, self._types.GenerateContentConfig(**config)
 
@@ -226,7 +208,7 @@ class GeminiProvider(ProviderBase):
             raise mapped from None
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
-        client = self._client_once()
+        client = self._client_for_loop()
         hint = request.cache
         caches = self._caches[bool(hint and hint.explicit)]
         explicit = caches.rules.mechanism == "explicit"
@@ -274,7 +256,7 @@ class GeminiProvider(ProviderBase):
         """The API's count (``models.count_tokens``). The Developer API's countTokens
         takes no system instruction, so a system message is counted as a leading user
         turn: exact for ctxprobe's single-user-message prompts, a few tokens off otherwise."""
-        client = self._client_once()
+        client = self._client_for_loop()
         system, contents = to_contents(fold_prefill(messages))
         if system is not None:
             contents = [{"role": "user", "parts": [{"text": system}]}, *contents]

@@ -26,23 +26,20 @@ request); an o-series model cannot turn reasoning off, so it takes no budget 0.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
 from typing import Any
 
-from ctxprobe.models._sdk import api_key_from_env, classify_stainless_error, import_sdk, one_line
+from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import (
     GenerateRequest,
     GenerateResult,
     PermanentError,
-    ProviderBase,
     TransientError,
     cached_prompt_tokens,
 )
-from ctxprobe.models.caching import PrefixGate
-from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
+from ctxprobe.models.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.models.sdk_provider import SDKProvider
 from ctxprobe.tokenizers.base import fold_prefill
 
 PREFIX = "openai:"
@@ -110,52 +107,26 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
     )
 
 
-class OpenAIProvider(ProviderBase):
+class OpenAIProvider(SDKProvider):
     """Chat completions through ``openai.AsyncOpenAI`` (one client per event loop)."""
 
-    #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
-    #: the server tokenizes.
-    ids_policy = "drop"
-
-    max_concurrency: int | None = None
+    provider = "openai"
+    sdk = ("openai", "openai", "openai")
+    options_model = OpenAIOptions
+    api_key_env = API_KEY_ENV
+    base_url_env = BASE_URL_ENV
+    default_host = "api.openai.com"
+    example = "gpt-4o-mini"
+    options: OpenAIOptions
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
-        self._sdk = import_sdk("openai", "openai", "openai", f"The model 'openai:{model}'")
-        self.model = model
-        self.options = options
-        self.name = name or f"{PREFIX}{model}"
-        self.context_window = context_window
-        self._api_key = api_key_from_env(API_KEY_ENV, f"openai:{model}")
-        self.base_url = (options.base_url or os.environ.get(BASE_URL_ENV, "").strip() or None)
-        self._where = self.base_url or "api.openai.com"
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
-        self._gate = PrefixGate()  # a group's first request answers before the rest read its prefix
+        super().__init__(model, options, name=name, context_window=context_window)
         self._cache_key = True  # send prompt_cache_key (False once the endpoint refused it)
 
-    @classmethod
-    def from_spec(cls, spec: str, options: dict[str, Any] | None = None) -> OpenAIProvider:
-        base, query = split_options(spec)
-        model = base[len(PREFIX):]
-        if not model:
-            from ctxprobe.errors import CtxprobeError
-
-            raise CtxprobeError(f"bad model spec '{spec}': expected openai:MODEL, e.g. openai:gpt-4o-mini")
-        return cls(model, parse_options(OpenAIOptions, spec, query, options), name=spec)
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIProvider({self.name!r})"
-
-    def _client_for_loop(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = self._sdk.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0,
-                timeout=self.options.timeout,
-            )
-            self._client_loop = loop
-        return self._client
+    def _make_client(self) -> Any:
+        return self._sdk.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,
+                                     timeout=self.options.timeout)
 
     @property
     def reasons(self) -> bool:
@@ -195,17 +166,8 @@ class OpenAIProvider(ProviderBase):
             body["seed"] = request.seed
         if request.cache is not None and self._cache_key:
             # caching is automatic; the key routes a group's requests to where its prefix is cached
-            if self._sdk_takes("prompt_cache_key"):
-                body["prompt_cache_key"] = request.cache.key
-            else:  # an SDK older than the parameter: the same field, sent as is
-                body["extra_body"] = {"prompt_cache_key": request.cache.key}
+            body["prompt_cache_key"] = request.cache.key
         return body
-
-    def _sdk_takes(self, name: str) -> bool:
-        import inspect
-
-        create = self._sdk.resources.chat.completions.AsyncCompletions.create
-        return name in inspect.signature(create).parameters
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_for_loop()

@@ -46,6 +46,8 @@ from ctxprobe.models.base import (
     TransientError,
     cached_prompt_tokens,
 )
+from ctxprobe.models import served_window as served
+from ctxprobe.models.compat_reasoning import BUDGET_FIELD, reasoning_controls, reasoning_fields, refuses_budget_field
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
 
@@ -61,14 +63,6 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     ref = served_ref(spec, PREFIX[:-1], body)
     assert ref.base_url is not None
     return ref.name, ref.base_url
-
-
-def reasoning_fields(budget: int) -> dict[str, Any]:
-    """Request fields (besides the raised ``max_tokens``) a reasoning budget is sent as."""
-    fields: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": budget > 0}}
-    if budget > 0:
-        fields["thinking_token_budget"] = budget
-    return fields
 
 
 def api_key_from_env() -> str | None:
@@ -157,6 +151,10 @@ class OpenAICompatProvider(ProviderBase):
         self.slots: int | None = None
         #: The server pins a request to a slot (llama.cpp's ``id_slot``): set by :meth:`fetch_slots`.
         self.pins_slots = False
+        #: Whether the server takes ``thinking_token_budget``: None until a request with a
+        #: budget is answered, False once it refused the field (not sent again this run).
+        self.takes_budget_field: bool | None = None
+        self._server_json: dict[str, object] = {}  # GET path -> its JSON (None: no answer)
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
@@ -217,6 +215,8 @@ class OpenAICompatProvider(ProviderBase):
             body["max_tokens"] = request.max_tokens + request.reasoning_budget
             for key, value in reasoning_fields(request.reasoning_budget).items():
                 body[key] = {**value, **body.get(key, {})} if isinstance(value, dict) else value
+            if self.takes_budget_field is False:
+                body.pop(BUDGET_FIELD, None)
         if split_prefill(request.messages)[1] is not None:
             # an answer prefix (trailing assistant message) is continued, not closed: vLLM
             # and SGLang need these flags; llama.cpp's server continues it by itself
@@ -231,8 +231,23 @@ class OpenAICompatProvider(ProviderBase):
             body["id_slot"] = request.slot % (self.slots or 1)
             body["cache_prompt"] = True
         response = await self._send("POST", "/chat/completions", body)
+        if BUDGET_FIELD in body and refuses_budget_field(response.status_code, _server_message(response)):
+            # vLLM without --reasoning-parser: sent again without the field, and never again
+            self.takes_budget_field = False
+            body.pop(BUDGET_FIELD)
+            response = await self._send("POST", "/chat/completions", body)
         self._raise_for_status(response)
-        return self._parse(response)
+        result = self._parse(response)
+        if BUDGET_FIELD in body:
+            self.takes_budget_field = True
+        if request.reasoning_budget is not None:
+            result.extra["reasoning_controls"] = reasoning_controls(body)
+            if self.takes_budget_field is False and request.reasoning_budget > 0:
+                result.extra["reasoning_note"] = (
+                    f"{self.base_url} refuses {BUDGET_FIELD} (a vLLM server started without --reasoning-parser): "
+                    f"reasoning budgets reach the model as {result.extra['reasoning_controls']} only, so the "
+                    "thinking itself is not capped; start the server with --reasoning-parser to cap it")
+        return result
 
     def _raise_for_status(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -303,18 +318,25 @@ class OpenAICompatProvider(ProviderBase):
         await self.fetch_context_window()
         await self.fetch_slots()
 
+    async def _get_json(self, path: str) -> object:
+        """GET ``path`` from the server's root (``base_url`` less ``/v1``) once: its JSON on
+        200, else None. Never raises."""
+        if path not in self._server_json:
+            root = self.base_url.removesuffix("/v1")
+            try:
+                response = await self._client_for_loop().get(root + path, headers=self._headers())
+                self._server_json[path] = response.json() if response.status_code == 200 else None
+            except (httpx.HTTPError, ValueError):
+                self._server_json[path] = None
+        return self._server_json[path]
+
     async def fetch_slots(self) -> int | None:
         """Best effort: how many prompts the server caches in parallel. llama.cpp's server
         reports ``total_slots`` at ``/props`` (and lists its slots at ``/slots``) and takes
         ``id_slot`` per request; vLLM and SGLang (``owned_by`` in ``/v1/models``) share one
         prefix cache among all requests (:data:`SHARED_CACHE`). Never raises."""
-        root = self.base_url.removesuffix("/v1")
-        for path, read in (("/props", _total_slots), ("/slots", _slot_list)):
-            try:
-                response = await self._client_for_loop().get(root + path, headers=self._headers())
-                found = read(response.json()) if response.status_code == 200 else None
-            except (httpx.HTTPError, ValueError):
-                found = None
+        for path, read in (("/props", served.total_slots), ("/slots", served.slot_count)):
+            found = read(await self._get_json(path))
             if found:
                 self.slots, self.pins_slots = found, True
                 return found
@@ -323,12 +345,13 @@ class OpenAICompatProvider(ProviderBase):
         return self.slots
 
     async def fetch_context_window(self) -> int | None:
-        """Best effort: the served window from ``GET {base}/models``; cached once found.
+        """Best effort: the served window, cached once found (:mod:`served_window`).
 
-        Reads vLLM's and SGLang's ``max_model_len``, OpenRouter-style ``context_length`` and
-        llama.cpp's ``meta.n_ctx`` (the served window; ``meta.n_ctx_train``, the trained one,
-        is kept as :attr:`trained_context`). Never raises: a missing window is not an error.
-        """
+        llama.cpp's ``/props`` ``default_generation_settings.n_ctx`` (one slot's share of
+        ``-c``) comes first, then its ``/slots``' ``n_ctx``, then what ``GET {base}/models``
+        states (vLLM's and SGLang's ``max_model_len``, ``context_length``, ``meta.n_ctx``).
+        ``meta.n_ctx_train`` is the *trained* window (:attr:`trained_context`), never the
+        served one. Never raises: a missing window is not an error."""
         if self._window_fetched:
             return self.context_window
         try:
@@ -337,31 +360,27 @@ class OpenAICompatProvider(ProviderBase):
         except (TransientError, PermanentError, ValueError):
             return self.context_window
         self._window_fetched = True
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list):
-            return self.context_window
-        entries = [e for e in entries if isinstance(e, dict)]
-        mine = [e for e in entries if e.get("id") == self.model] or entries[:1]
-        if mine:
-            self.served_model_info = mine[0]  # what the endpoint says it serves (recorded with the run)
-        for entry in mine:
-            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
-            trained = _int_or_none(meta.get("n_ctx_train"))
-            if trained and trained > 0:
-                self.trained_context = trained
-            self.position_scaling = position_scaling(entry)
-            for value in (
-                entry.get("max_model_len"),
-                entry.get("context_length"),
-                entry.get("context_window"),
-                meta.get("n_ctx"),
-                meta.get("n_ctx_train"),
-            ):
-                window = _int_or_none(value)
-                if window and window > 0:
-                    self.context_window = window
-                    return window
+        entry = served.models_entry(data, self.model)
+        window = None
+        if entry is not None:
+            self.served_model_info = entry  # what the endpoint says it serves (recorded with the run)
+            self.trained_context = served.entry_trained(entry) or self.trained_context
+            self.position_scaling = served.position_scaling(entry)
+            window = served.entry_window(entry)
+        if self.model_is_llamacpp(entry):
+            window = (served.props_window(await self._get_json("/props"))
+                      or served.slots_window(await self._get_json("/slots")) or window)
+        if window is not None:
+            self.context_window = window
         return self.context_window
+
+    @staticmethod
+    def model_is_llamacpp(entry: dict[str, Any] | None) -> bool:
+        """Whether ``/props`` and ``/slots`` are worth asking: llama.cpp's ``/models``
+        entries say ``owned_by: llamacpp`` or carry its ``meta``; an unknown server is asked
+        too (a 404 costs nothing), vLLM and SGLang are not."""
+        owner = str((entry or {}).get("owned_by", "")).lower()
+        return owner not in ("vllm", "sglang")
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -372,35 +391,4 @@ class OpenAICompatProvider(ProviderBase):
                 pass
 
 
-_SCALING_KEYS = ("rope_scaling", "rope_scaling_type", "rope_freq_scale", "rope_theta", "yarn", "position_scaling")
-
-
-def position_scaling(entry: dict[str, Any]) -> dict[str, Any] | None:
-    """RoPE/YaRN settings a ``/v1/models`` entry reports (top level or under ``meta``), if any."""
-    found: dict[str, Any] = {}
-    meta = entry.get("meta")
-    nested: dict[str, Any] = meta if isinstance(meta, dict) else {}
-    for where in (entry, nested):
-        for key, value in where.items():
-            if any(key.startswith(k) for k in _SCALING_KEYS) and value not in (None, "", {}, "none"):
-                found[key] = value
-    return found or None
-
-
-def _total_slots(data: object) -> int | None:
-    value = _int_or_none(data.get("total_slots")) if isinstance(data, dict) else None
-    return value if value and value > 0 else None
-
-
-def _slot_list(data: object) -> int | None:
-    return len(data) if isinstance(data, list) and data and all(isinstance(s, dict) and "id" in s for s in data) else None
-
-
-def _int_or_none(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+_int_or_none = served.int_or_none

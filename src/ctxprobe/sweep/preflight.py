@@ -5,7 +5,11 @@ reports with our count of the same templated prompt (a tokenizer or chat-templat
 mismatch shows up here, before thousands of cases are built to the wrong length). At
 temperature 0 the same probe is repeated: different answers mean non-deterministic
 serving (batching, non-deterministic kernels), which makes small accuracy differences
-between runs meaningless. What the endpoint says it serves is recorded with the run.
+between runs meaningless. A sweep with reasoning budgets above 0 sends the probe once
+more with its smallest one, so a server that cannot take the budget's request shape says
+so before the sweep (vLLM without a reasoning parser: the budget field is dropped and
+the run says which controls reach the model). What the endpoint says it serves is
+recorded with the run.
 
 In-process models (``local``, ``llamacpp:``, ``sim:``) are deterministic by construction
 and send nothing here.
@@ -13,7 +17,7 @@ and send nothing here.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
@@ -112,4 +116,25 @@ async def run_preflight(provider: Provider, tokenizer: Tokenizer, spec: Spec) ->
                 f"non-deterministic serving: {len(texts)} different answers to the same prompt at temperature 0; "
                 "differences between runs may be noise from the server, not the model"
             )
+    await _probe_reasoning(client, request, spec, report)
     return report
+
+
+async def _probe_reasoning(client: ModelClient, request: GenerateRequest, spec: Spec,
+                           report: PreflightReport) -> None:
+    """The probe at the sweep's smallest reasoning budget above 0 (if it has one): the
+    controls that reached the model are recorded, a control the server refused is named."""
+    budgets = [b for b in spec.reasoning_budgets or [] if b > 0]
+    if not budgets:
+        return
+    outcome = await client.call(replace(request, reasoning_budget=min(budgets)))
+    report.probe_requests += outcome.attempts
+    if outcome.result is None:
+        raise CtxprobeError(f"the probe request with a reasoning budget of {min(budgets):,} tokens to {spec.model} "
+                            f"failed ({outcome.error}); check the model takes reasoning budgets")
+    controls = outcome.result.extra.get("reasoning_controls")
+    if isinstance(controls, str):
+        report.endpoint["reasoning_controls"] = controls
+    note = outcome.result.extra.get("reasoning_note")
+    if isinstance(note, str):
+        report.warnings.append(note)

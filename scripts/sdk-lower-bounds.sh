@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The provider and contract tests with each SDK at the LOWEST version pyproject.toml declares
+# (its `openai`, `anthropic` and `gemini` extras): a fresh venv under /tmp, the SDKs pinned
+# to those minimums as prebuilt wheels, ctxprobe installed on top, then pytest. The shared
+# venv (`make install`) runs the same tests at the SDKs' newest releases.
+#   sh scripts/sdk-lower-bounds.sh            (PY=python3.11 to choose the interpreter)
+set -eu
+cd "$(dirname "$0")/.."
+PY=${PY:-python3}
+VENV=${SDK_LOWER_BOUNDS_VENV:-/tmp/ctxprobe-sdk-lower-bounds}
+
+# "openai>=2.9" in an extra -> "openai==2.9": the oldest release the extra allows
+PINS=$("$PY" - <<'EOF'
+import re
+
+text = open("pyproject.toml", encoding="utf-8").read()
+pins = []
+for extra in ("openai", "anthropic", "gemini"):
+    found = re.search(rf'^{extra} = \["([A-Za-z0-9_.-]+)>=([0-9][0-9.]*)"\]', text, re.MULTILINE)
+    if found is None:
+        raise SystemExit(f"sdk-lower-bounds: no '{extra} = [\"PACKAGE>=VERSION\"]' line in pyproject.toml")
+    pins.append(f"{found.group(1)}=={found.group(2)}")
+print(" ".join(pins))
+EOF
+)
+echo "sdk-lower-bounds: $PINS"
+rm -rf "$VENV"
+"$PY" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip"
+$PIP install --quiet --upgrade pip
+# the SDKs (and what they pull) as wheels only: nothing is compiled
+# shellcheck disable=SC2086
+$PIP install --quiet --only-binary :all: $PINS
+printf '%s\n' $PINS > "$VENV/constraints.txt"
+# ctxprobe itself (its other dependencies are prebuilt wheels too; OpenAI's encodings for
+# the openai: sweeps) and the test runner, the SDKs held at their minimums
+$PIP install --quiet -c "$VENV/constraints.txt" '.[tiktoken]' pytest pytest-timeout 'hypothesis>=6.100'
+$PIP check
+# shellcheck disable=SC2086
+"$VENV/bin/python" - $PINS <<'EOF'
+import sys
+from importlib.metadata import version
+
+def parts(v: str) -> list[int]:
+    nums = [int(p) for p in v.split(".")]
+    return nums + [0] * (4 - len(nums))
+
+
+for pin in sys.argv[1:]:
+    name, wanted = pin.split("==")
+    if parts(version(name)) != parts(wanted):
+        raise SystemExit(f"sdk-lower-bounds: {name} {version(name)} installed, {wanted} wanted")
+EOF
+# what touches the SDKs: every request type, live and batch calls, errors, caching, batch
+# control calls; run from a folder outside ./src, so the installed ctxprobe is what runs
+cd tests
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
+    models/test_contract_requests.py models/test_sdk_providers.py models/test_reasoning_budgets.py \
+    models/test_gemini_thinking.py models/test_gemini_batch_errors.py models/test_anthropic_sampling.py \
+    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_cleanup.py

@@ -1,0 +1,196 @@
+"""Every request body ctxprobe put on the wire, and every body a fake answered, judged by the
+providers' own SDK types (:mod:`sdk_contract`), chosen by the request's path.
+
+Requests (what a loopback fake recorded):
+
+- OpenAI ``/chat/completions``: ``openai.types.chat.completion_create_params.
+  CompletionCreateParamsNonStreaming``; a Batch input line (https://platform.openai.com/docs/api-reference/batch/request-input:
+  ``custom_id``, ``method``, ``url``, ``body``) with that body.
+- OpenAI-compatible servers: the same type, plus only the fields vLLM's
+  ``ChatCompletionRequest`` adds (``vllm/entrypoints/openai/protocol.py``:
+  ``chat_template_kwargs``, ``continue_final_message``, ``add_generation_prompt``,
+  ``thinking_token_budget``) and llama.cpp's server reads (``tools/server/README.md``,
+  ``POST /completion`` options: ``id_slot``, ``cache_prompt``).
+- Anthropic ``/v1/messages``: ``anthropic.types.message_create_params.
+  MessageCreateParamsNonStreaming``; ``/v1/messages/count_tokens``:
+  ``MessageCountTokensParams``; ``/v1/messages/batches``: ``batch_create_params.Request``.
+  ``temperature``/``top_p`` are checked as numbers where the SDK's type no longer has
+  them (anthropic >= 1.0; its MIGRATION.md, "Removed: deprecated request parameters",
+  sends them through ``extra_body``).
+- Gemini ``:generateContent``: ``contents`` each a ``types.Content``; ``generationConfig``
+  with the top-level ``systemInstruction``/``cachedContent`` a ``types.GenerateContentConfig``
+  (the SDK's request converter splits the config that way); ``cachedContents``:
+  ``types.CreateCachedContentConfig``; ``:batchGenerateContent``: each inlined request as
+  a ``:generateContent`` body.
+
+Responses: ``openai.types.chat.ChatCompletion``, ``anthropic.types.Message``,
+``google.genai.types.GenerateContentResponse`` (``model_validate``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sdk_contract import ContractError, check_genai, check_type, check_typed_dict
+
+#: Fields OpenAI-compatible servers read beyond OpenAI's own (sources in the docstring).
+SERVER_FIELDS: dict[str, Any] = {
+    "chat_template_kwargs": dict[str, Any], "continue_final_message": bool, "add_generation_prompt": bool,
+    "thinking_token_budget": int, "id_slot": int, "cache_prompt": bool,
+}
+#: What anthropic >= 1.0 dropped from its types and forwards through extra_body.
+ANTHROPIC_SAMPLING: dict[str, Any] = {"temperature": float, "top_p": float}
+#: The top-level fields of a REST GenerateContentRequest that the SDK's config carries.
+_GEMINI_CONFIG_FIELDS = {"systemInstruction", "cachedContent", "system_instruction", "cached_content"}
+
+
+def openai_body(body: dict[str, Any], *, server_fields: bool = False) -> None:
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    own = dict(body)
+    if server_fields:
+        for key, tp in SERVER_FIELDS.items():
+            if key in own:
+                check_type(tp, own.pop(key), f"$.{key}")
+    check_typed_dict(CompletionCreateParamsNonStreaming, own)
+
+
+def openai_batch_line(line: dict[str, Any]) -> None:
+    if set(line) != {"custom_id", "method", "url", "body"}:
+        raise ContractError(f"batch input line fields {sorted(line)}")
+    if not (isinstance(line["custom_id"], str) and line["method"] == "POST" and line["url"] == "/v1/chat/completions"):
+        raise ContractError(f"batch input line envelope {dict((k, line[k]) for k in ('custom_id', 'method', 'url'))}")
+    openai_body(line["body"])
+
+
+def anthropic_params(body: dict[str, Any], td: Any = None) -> None:
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    td = td or MessageCreateParamsNonStreaming
+    own = dict(body)
+    declared = set(getattr(td, "__annotations__", {})) | {k for base in td.__mro__ for k in getattr(base, "__annotations__", {})}
+    for key, tp in ANTHROPIC_SAMPLING.items():
+        if key in own and key not in declared:
+            check_type(tp, own.pop(key), f"$.{key}")
+    check_typed_dict(td, own)
+
+
+def anthropic_batch(body: dict[str, Any]) -> None:
+    from anthropic.types.messages.batch_create_params import Request
+
+    if set(body) != {"requests"}:
+        raise ContractError(f"batch create fields {sorted(body)}")
+    for item in body["requests"]:
+        params = item.get("params", {})
+        anthropic_params(params)  # the params alone, sampling fields as the SDK forwards them
+        check_typed_dict(Request, {**item, "params": {k: v for k, v in params.items() if k not in _undeclared(params)}})
+
+
+def _undeclared(params: dict[str, Any]) -> set[str]:
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+
+    declared = {k for base in MessageCreateParamsNonStreaming.__mro__ for k in getattr(base, "__annotations__", {})}
+    return {k for k in ANTHROPIC_SAMPLING if k in params and k not in declared}
+
+
+def gemini_generate(body: dict[str, Any], *, with_model: bool = False) -> None:
+    from google.genai import types
+
+    allowed = {"contents", "generationConfig", "generation_config"} | _GEMINI_CONFIG_FIELDS | (
+        {"model"} if with_model else set())
+    unknown = set(body) - allowed
+    if unknown:
+        raise ContractError(f"$: a generateContent request has no field {sorted(unknown)}")
+    for i, content in enumerate(body.get("contents") or []):
+        check_genai(types.Content, content, f"$.contents[{i}]")
+    config = dict(body.get("generationConfig") or body.get("generation_config") or {})
+    config.update({k: v for k, v in body.items() if k in _GEMINI_CONFIG_FIELDS})
+    check_genai(types.GenerateContentConfig, config, "$.generationConfig")
+
+
+def gemini_cache(body: dict[str, Any]) -> None:
+    from google.genai import types
+
+    rest = {k: v for k, v in body.items() if k != "model"}
+    if not isinstance(body.get("model"), str):
+        raise ContractError("$.model: a cachedContents request names its model")
+    check_genai(types.CreateCachedContentConfig, rest, "$")
+
+
+def gemini_batch(body: dict[str, Any]) -> None:
+    if set(body) != {"batch"}:
+        raise ContractError(f"batch create fields {sorted(body)}")
+    batch = body["batch"]
+    requests = batch["inputConfig"]["requests"]["requests"]
+    for i, item in enumerate(requests):
+        if set(item) - {"request", "metadata"}:
+            raise ContractError(f"$.requests[{i}]: fields {sorted(item)}")
+        gemini_generate(item["request"], with_model=True)
+        meta = item.get("metadata")
+        check_type(dict[str, str], meta, f"$.requests[{i}].metadata")
+
+
+def check_request(path: str, body: Any, *, server_fields: bool = False) -> str:
+    """Validate one recorded request by its path; returns what it was checked as."""
+    path = path.split("?")[0]
+    if path.endswith("/chat/completions"):
+        openai_body(body, server_fields=server_fields)
+        return "openai chat completion"
+    if path == "/v1/batches":
+        from openai.types.batch_create_params import BatchCreateParams
+
+        check_typed_dict(BatchCreateParams, body)
+        return "openai batch"
+    if path == "/v1/messages":
+        anthropic_params(body)
+        return "anthropic message"
+    if path == "/v1/messages/count_tokens":
+        from anthropic.types.message_count_tokens_params import MessageCountTokensParams
+
+        check_typed_dict(MessageCountTokensParams, body)
+        return "anthropic count_tokens"
+    if path == "/v1/messages/batches":
+        anthropic_batch(body)
+        return "anthropic batch"
+    if re.search(r"/models/[^/:]+:generateContent$", path):
+        gemini_generate(body)
+        return "gemini generateContent"
+    if re.search(r"/models/[^/:]+:batchGenerateContent$", path):
+        gemini_batch(body)
+        return "gemini batch"
+    if re.search(r"/cachedContents$", path):
+        gemini_cache(body)
+        return "gemini cachedContents"
+    if re.search(r"/models/[^/:]+:countTokens$", path):
+        from google.genai import types
+
+        if set(body) != {"contents"}:
+            raise ContractError(f"$: countTokens fields {sorted(body)}")
+        for i, content in enumerate(body["contents"]):
+            check_genai(types.Content, content, f"$.contents[{i}]")
+        return "gemini countTokens"
+    return ""
+
+
+def check_response(path: str, status: int, payload: Any) -> str:
+    """Validate one answer a fake gave with the SDK's response model (2xx bodies only)."""
+    path = path.split("?")[0]
+    if not 200 <= status < 300:
+        return ""
+    if path.endswith("/chat/completions"):
+        from openai.types.chat import ChatCompletion
+
+        ChatCompletion.model_validate(payload)
+        return "openai chat completion"
+    if path == "/v1/messages":
+        from anthropic.types import Message
+
+        Message.model_validate(payload)
+        return "anthropic message"
+    if re.search(r"/models/[^/:]+:generateContent$", path):
+        from google.genai import types
+
+        check_genai(types.GenerateContentResponse, payload)
+        return "gemini generateContent"
+    return ""
