@@ -10,6 +10,8 @@ Library use mirrors the CLI::
     ctxprobe.print_report(report)  # exactly what `ctxprobe report RUN_ID` prints
 """
 
+from typing import Any
+
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec, load_spec, make_spec, merge_spec, parse_length
@@ -20,7 +22,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):  # lazy: keep `import ctxprobe` light
+def __getattr__(name: str) -> Any:  # lazy: keep `import ctxprobe` light
     if name == "run_sweep":
         from ctxprobe.sweep.run import run_sweep
 

@@ -22,7 +22,7 @@ from ctxprobe.cli.reading import (
     cmd_report,
     cmd_runs,
 )
-from ctxprobe.cli.harnesses import cmd_import_inspect, cmd_import_lm_eval
+from ctxprobe.cli.imports import add_import_parsers
 from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.decide import add_decide_parser
 from ctxprobe.cli.natural import add_natural_commands
@@ -327,36 +327,6 @@ def _serve_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_serve_local)
 
 
-def _import_parser(sub: Any) -> None:
-    p = sub.add_parser("import-published", help="turn a published openai/mrcr or openai/graphwalks parquet file "
-                       "into an instance pack for `ctxprobe run --cases` (rows sent unchanged, scored by the original rule)")
-    p.add_argument("set", choices=("mrcr", "graphwalks", "longbench-v2"), help="which published set the file is from "
-                   "(longbench-v2: its data.json, scored by its rule)")
-    p.add_argument("path", help="the parquet file (nothing is downloaded)")
-    p.add_argument("-o", "--output", required=True, help="the pack to write (JSONL)")
-    p.add_argument("--tokenizer", required=True, help="the tokenizer of the model it will be sent to")
-    p.add_argument("--model", help="the model the pack names (run --cases --model can override)")
-    p.add_argument("--parse", choices=("lm-eval", "card", "nemo"), default="lm-eval",
-                   help="graphwalks: how the answer line is read (default %(default)s)")
-    p.add_argument("--empty-gold", choices=("zero", "one"), default="zero",
-                   help="graphwalks: score of an empty answer to an empty gold set (zero: lm-eval; one: NeMo-Skills)")
-    p.set_defaults(func=cmd_import_published)
-
-    p = sub.add_parser("import-inspect", help="store inspect_ai logs of ctxprobe's tasks (inspect eval "
-                       "ctxprobe/FAMILY) as runs: report, compare and check read them")
-    p.add_argument("logs", nargs="+", metavar="LOG", help="inspect log files (.eval or .json)")
-    _add_store(p)
-    p.set_defaults(func=cmd_import_inspect)
-
-    p = sub.add_parser("import-lm-eval", help="store lm-eval's --log_samples output of an exported run "
-                       "(export --lm-eval) as a run")
-    p.add_argument("samples", nargs="+", metavar="SAMPLES", help="lm-eval's samples_<task>_<date>.jsonl files")
-    _add_store(p)
-    p.add_argument("--source-store", metavar="PATH",
-                   help="store holding the exported run when it is not --store")
-    p.set_defaults(func=cmd_import_lm_eval)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ctxprobe", description="Measure a language model's effective context length.",
@@ -364,19 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
-                _import_parser, add_prices_parser,
+                add_import_parsers, add_prices_parser,
                 lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands):
         add(sub)
     return parser
-
-
-def cmd_import_published(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.sweep.published import write_published_pack
-
-    n = write_published_pack(args.set, args.path, args.output, args.tokenizer, model=args.model, parse=args.parse,
-                             empty_gold=args.empty_gold)
-    out.print(f"wrote {n} cases to {args.output}; send them with `ctxprobe run --cases {args.output} --model MODEL`")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

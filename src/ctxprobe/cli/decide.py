@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["add_decide_parser", "cmd_decide"]
 
 
-def add_decide_parser(sub: argparse._SubParsersAction, default_store: str) -> None:
+def add_decide_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], default_store: str) -> None:
     p = sub.add_parser("decide", help="which model for which need: the cheapest run meeting the bar per band")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to choose among (`ctxprobe runs` lists them)")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: each run's, 0.856)")

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from ctxprobe.errors import CtxprobeError
 
 
-def add_natural_commands(sub: argparse._SubParsersAction) -> None:
+def add_natural_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("draft-questions", help="draft question/answer pairs from your documents with a model, "
                        "check each (answer once in the document, not answerable closed-book, low overlap, "
                        "unambiguous), keep the good ones as a documents QA file")
