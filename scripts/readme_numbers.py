@@ -114,7 +114,7 @@ def reps_to_show(bar: float, confidence: float, depths: int) -> tuple[int, int]:
 
 def render_block(run_id: str, store: Path) -> str:
     """The README's demo block for one stored run: table, verdicts, token totals."""
-    from ctxprobe.cli.reading import _reliable
+    from ctxprobe.report.terminal import reliable_line
     from ctxprobe.report.format import fmt_threshold, fmt_tokens
     from ctxprobe.report.load import load_report
     from ctxprobe.store import open_existing
@@ -131,7 +131,7 @@ def render_block(run_id: str, store: Path) -> str:
     lines.append("")
     for prof in report.profiles:
         iv = report.intervals[prof.family]
-        lines.append(f"- `{prof.family}`: {_reliable(iv)}.")
+        lines.append(f"- `{prof.family}`: {reliable_line(iv)}.")
         perfect = prof.lengths and all(s.mean == 1.0 for s in prof.lengths)
         if perfect and iv.reliable_up_to != max(s.length for s in prof.lengths):
             n = min(s.n for s in prof.lengths)

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from ctxprobe.cli import main
-from ctxprobe.store import Store
+from ctxprobe.store import RunMeta, Store
 
 MODEL = "sim:decay?cliff=3000&width=1&noise=0.05&seed=0"
 CLAIM = re.compile(r"effective length (\d+K) \(95% confident\)|reliable up to (\d+K) tokens")
@@ -25,8 +25,9 @@ def adaptive_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return store, run.run_id
 
 
-def _walk(meta: dict) -> dict[int, str]:
-    (family,) = meta["adaptive"]["families"]
+def _walk(meta: RunMeta) -> dict[int, str]:
+    assert meta.adaptive is not None
+    (family,) = meta.adaptive["families"]
     return {s["length"]: s["state"] for s in family["lengths"]}
 
 

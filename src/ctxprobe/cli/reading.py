@@ -86,6 +86,10 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report import export as ex
     from ctxprobe.report.export import export_jsonl
 
+    if getattr(args, "lm_eval", None):
+        from ctxprobe.cli.harnesses import cmd_export_lm_eval
+
+        return cmd_export_lm_eval(args, out, err)
     if args.parquet:
         if not args.output:
             raise CtxprobeError("--parquet needs -o FILE.parquet")
