@@ -93,7 +93,7 @@ def test_run_and_plan_of_the_phonebook_family_point_to_phonebook(command, tmp_pa
 
 def test_an_all_timeout_run_says_so(tmp_path, capsys) -> None:
     from ctxprobe.core.case import Cell
-    from ctxprobe.models.faults import FaultPlan
+    from ctxprobe.sim.faults import FaultPlan
     from ctxprobe.sim.server import _messages_hash
     from ctxprobe.sweep.preflight import PROBE_MESSAGES
     from ctxprobe.tasks import BuildContext, make_family, validate_params
