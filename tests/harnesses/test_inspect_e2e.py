@@ -141,7 +141,7 @@ def test_mockllm_reading_the_prompt(tmp_path: Path) -> None:
     assert {r["case_id"]: r["score"] for r in iter_export(run_id, store)} == seen
     with open_existing(store) as s:
         run = s.require_run(run_id)
-    assert (run.model, run.tokenizer, run.meta["imported_from"]) == ("inspect:mockllm/model", "local", "inspect")
+    assert (run.model, run.tokenizer, run.meta.extra["imported_from"]) == ("inspect:mockllm/model", "local", "inspect")
 
 
 def _reply(sample):

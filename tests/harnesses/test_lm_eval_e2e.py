@@ -42,8 +42,8 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
                      "--lengths", "1k,2k", "--depths", "0,0.5,1", "--reps", "1", "--store", str(store),
                      "--no-plots", "--no-progress"]) == 0
         # a phone book in the system message: sent as the task's description, lm-eval's system turn
-        assert main(["run", "--model", "openai-api/blind", "--base-url", url, "--family", "phonebook",
-                     "--param", "phonebook.book_in=system", "--lengths", "1k", "--depths", "0", "--reps", "2",
+        assert main(["phonebook", "--model", "openai-api/blind", "--base-url", url, "--method", "ctxprobe",
+                     "--param", "phonebook.book_in=system", "--lengths", "1k", "--needles", "4", "--runs", "2",
                      "--store", str(store), "--no-plots", "--no-progress"]) == 0
         with open_existing(store) as s:
             runs = {r.family: r for r in s.list_runs()}
