@@ -10,7 +10,7 @@ from typing import Any
 from ctxprobe.decide.choose import Choice, choose
 from ctxprobe.decide.content import UNITS
 from ctxprobe.decide.fairness import caveats
-from ctxprobe.decide.pricing import Price, input_price, price_table
+from ctxprobe.decide.pricing import Price, input_price, price_age_notes, price_table
 from ctxprobe.decide.runs import FamilyFacts, RunFacts, load_run
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import Bar
@@ -144,4 +144,5 @@ def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, 
     bands = sorted(set(bands))
     choices = choose(runs, families, uses, bands, unit, table)
     limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
-    return Decision(runs, unit, bands, choices, limits, caveats(runs, families, unit), uses, table)
+    notes = caveats(runs, families, unit) + price_age_notes([r.run.model for r in runs], table)
+    return Decision(runs, unit, bands, choices, limits, notes, uses, table)

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from ctxprobe.core.runmeta import RunMeta
 
-from ctxprobe.core.catalog import context_window
-from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
+from ctxprobe.core.catalog import age_note, context_window
+from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for, prices_as_of
 
-__all__ = ["Price", "advertised_window", "input_price", "price_lookup", "price_table"]
+__all__ = ["Price", "advertised_window", "input_price", "price_age_notes", "price_lookup", "price_table"]
 
 
 def price_table(path: str | Path | None = None) -> PriceTable:
@@ -61,3 +61,16 @@ def advertised_window(model: str, meta: RunMeta) -> int | None:
         if ctx and ctx.isdigit():
             return int(ctx)
     return None
+
+
+def price_age_notes(models: list[str], table: PriceTable) -> list[str]:
+    """How old the built-in prices a decision reads are, one line per model whose dated
+    table entry is past the catalog's staleness limit (a price file's undated entries, and
+    free models, say nothing)."""
+    notes = []
+    for model in dict.fromkeys(models):
+        as_of = prices_as_of(model, table)
+        stale = age_note(as_of) if as_of else None
+        if stale:
+            notes.append(f"{model}: {stale}")
+    return notes
