@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import TYPE_CHECKING
 
 from ctxprobe.report.format import fmt_tokens
@@ -76,6 +77,6 @@ def decision_lines(d: Decision) -> list[str]:
         out.append("product limits (lowest effective length among the use's families):")
         for lim in d.limits:
             out.append(f"{letters[lim.run_id]}  {lim.line()}")
-    for note in d.caveats:
-        out.append(f"caveat: {note}")
+    for note in d.caveats:  # long sentences: wrapped to read at 80 columns and in CI logs
+        out += textwrap.wrap(f"caveat: {note}", 80, subsequent_indent="  ", break_on_hyphens=False)
     return out
