@@ -17,9 +17,10 @@ def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Preflight:
-    """What the pre-run probe found (``sweep/preflight.py``'s report, as stored)."""
+    """What the pre-run probe found: filled in by ``sweep/preflight.py`` as it probes (so
+    not frozen), stored as is, read back by :meth:`from_json`."""
 
     endpoint: dict[str, Any] = field(default_factory=dict)
     context_window: int | None = None
@@ -27,7 +28,9 @@ class Preflight:
     reported_tokens: int | None = None
     deterministic: bool | None = None
     probe_requests: int = 0
+    #: The trained window the server reports (llama.cpp's ``n_ctx_train``), if any.
     trained_context: int | None = None
+    #: The served window exceeds the trained one and the server reports no position scaling.
     unscaled_extension: bool = False
     warnings: list[str] = field(default_factory=list)
 
@@ -46,6 +49,14 @@ class Preflight:
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def to_dict(self) -> dict[str, Any]:  # the name the sweep's other reports use
+        return self.to_json()
+
+    @property
+    def exact_counts(self) -> bool:
+        """The server counted the probe chat exactly as our tokenizer did."""
+        return self.reported_tokens is not None and self.reported_tokens == self.counted_tokens
 
     @property
     def served_trained_context(self) -> int | None:

@@ -17,9 +17,9 @@ and send nothing here.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
+from ctxprobe.core.runmeta import Preflight
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.runner.client import CallPolicy, ModelClient
@@ -32,27 +32,8 @@ PROBE_MESSAGES: list[Message] = [
 DETERMINISM_REPEATS = 2  # extra sends of the probe at temperature 0
 
 
-@dataclass
-class PreflightReport:
-    endpoint: dict[str, Any] = field(default_factory=dict)
-    context_window: int | None = None
-    counted_tokens: int | None = None
-    reported_tokens: int | None = None
-    deterministic: bool | None = None
-    probe_requests: int = 0
-    #: The trained window the server reports (llama.cpp's ``n_ctx_train``), if any.
-    trained_context: int | None = None
-    #: The served window exceeds the trained one and the server reports no position scaling.
-    unscaled_extension: bool = False
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @property
-    def exact_counts(self) -> bool:
-        """The server counted the probe chat exactly as our tokenizer did."""
-        return self.reported_tokens is not None and self.reported_tokens == self.counted_tokens
+#: What the probe found, filled in as it runs: the run's typed record of it.
+PreflightReport = Preflight
 
 
 def _check_trained_window(provider: Provider, report: PreflightReport) -> None:
