@@ -72,6 +72,8 @@ class BatchFake:
         self.keys: list[str] = []
         #: (method, path, raw body) of every request, in order: the contract tests read them
         self.bodies: list[tuple[str, str, bytes]] = []
+        #: (method, path, headers lower-cased) of every request, in the same order
+        self.headers: list[tuple[str, str, dict[str, str]]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,6 +90,7 @@ class BatchFake:
                                   or headers.get("authorization", ""))
                 with outer.lock:
                     outer.bodies.append((method, self.path, raw))
+                    outer.headers.append((method, self.path, headers))
                     status, data, ctype = outer.route(method, self.path, headers, raw)
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)

@@ -231,3 +231,72 @@ def test_the_check_refuses_what_the_sdks_types_do_not_declare() -> None:
                 {**gem, "temperature": 0.2}):
         with pytest.raises(ContractError):
             check_request("/v1beta/models/gemini-2.5-flash:generateContent", bad)
+
+
+# -- the 1M window's beta header, live and in a batch ---------------------------------------
+
+#: Anthropic's header for Claude Sonnet 4/4.5's 1M window. The Messages and the Message
+#: Batches create endpoints both take ``anthropic-beta``
+#: (platform.claude.com/docs/en/api/http/beta/messages/batches/create: "anthropic-beta:
+#: optional array of AnthropicBeta"); ``context-1m-2025-08-07`` is one of the SDK's own
+#: ``AnthropicBetaParam`` literals (checked below).
+BETA_1M = "context-1m-2025-08-07"
+
+
+def _beta_is_the_sdks() -> None:
+    import typing
+
+    from anthropic.types.anthropic_beta_param import AnthropicBetaParam
+
+    literals = [a for arg in typing.get_args(AnthropicBetaParam) for a in typing.get_args(arg)]
+    assert BETA_1M in literals, literals
+
+
+@pytest.mark.parametrize("option, sent", [("?context_1m=true", True), ("", False)])
+def test_the_1m_beta_header_rides_on_live_calls(option: str, sent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("anthropic")
+    _beta_is_the_sdks()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(anthropic_route) as server:  # type: ignore[arg-type]
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        provider = resolve_provider(f"anthropic:claude-sonnet-4-5{option}", None)  # type: ignore[arg-type]
+
+        async def go() -> None:
+            try:
+                await provider.generate(request())
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+    (headers,) = [h for p, h, _ in server.requests if p == "/v1/messages"]
+    assert (headers.get("anthropic-beta") == BETA_1M) is sent, headers.get("anthropic-beta")
+
+
+@pytest.mark.parametrize("option, sent", [("?context_1m=true", True), ("", False)])
+def test_the_1m_beta_header_rides_on_the_batch(option: str, sent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``--batch`` run past 200K on Claude needs the header on the batch's create call,
+    or every item fails at the provider."""
+    pytest.importorskip("anthropic")
+    from ctxprobe.models.batch import batch_api_for
+
+    fake_cls, key, url_var = FAKES["anthropic"]
+    monkeypatch.setenv(key, "sk-contract-batch-0000000000")
+    with fake_cls() as fake:
+        monkeypatch.setenv(url_var, fake.url + fake.suffix)
+        provider = resolve_provider(f"anthropic:claude-sonnet-4-5{option}", None)  # type: ignore[arg-type]
+
+        async def go() -> None:
+            try:
+                api = batch_api_for(provider)
+                batch_id, _ = await api.submit([("r0", request())], tag="beta")
+                while not (await api.poll(batch_id)).ended:
+                    pass
+                (item,) = await api.results(batch_id)
+                assert item.result is not None, item
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+    creates = [h for m, p, h in fake.headers if m == "POST" and p.rstrip("/").endswith("/messages/batches")]
+    assert len(creates) == 1
+    assert (creates[0].get("anthropic-beta") == BETA_1M) is sent, creates[0].get("anthropic-beta")
