@@ -107,3 +107,22 @@ def test_an_entry_point_factory_carries_its_profile() -> None:
     finally:
         registry.unregister("providers", "epfactory")
         registry.unregister("providers", "epolder")
+
+
+def test_every_model_the_anthropic_sdk_calls_deprecated_is_marked_so() -> None:
+    """The SDK warns at every call to a model in its own ``DEPRECATED_MODELS`` (model →
+    end-of-life date); a model of that list that our table prices must be marked
+    deprecated or retired there too, so `plan` says it before anything is sent."""
+    pytest.importorskip("anthropic")
+    from anthropic._data import DEPRECATED_MODELS
+
+    from ctxprobe.core.catalog import check_model, model_info
+
+    known = [m for m in DEPRECATED_MODELS if model_info(f"anthropic:{m}") is not None]
+    assert "claude-opus-4-5" in known or "claude-opus-4-5" not in DEPRECATED_MODELS
+    for name in known:
+        info = model_info(f"anthropic:{name}")
+        assert info is not None and (info.deprecated or info.retired), name
+        if not info.retired:
+            note = check_model(f"anthropic:{name}")
+            assert note is not None and "deprecated" in note, name

@@ -36,7 +36,10 @@ MODELS = (
               retired="retired 2026-06-15 (Anthropic's release notes, as recorded by ai-provider-watch); "
                       "use a newer Sonnet"),
     ModelInfo("claude-opus-4-5", (_tier(5.00, 25.00),), window=200_000, as_of=TODAY,
-              source=f"{PAGE} not read; deploybase.ai's table (March 2026) gives $5/$25, 200K"),
+              aliases=("claude-opus-4-5-20251101",),
+              source=f"{PAGE} not read; deploybase.ai's table (March 2026) gives $5/$25, 200K",
+              deprecated="reaches end of life on 2027-01-22 (the anthropic SDK's own deprecation list, "
+                         "anthropic 2.16); use a newer Opus"),
     ModelInfo("claude-haiku-4-5", (_tier(1.00, 5.00),), window=200_000, as_of=TODAY,
               aliases=("claude-haiku-4-5-20251001",),
               source=f"{PAGE} not read; deploybase.ai's table (March 2026) gives $1/$5, 200K"),
