@@ -71,6 +71,7 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
+from ctxprobe.scores.oolong import oolong_scored
 from ctxprobe.scores.originals import longbench_v2_extract
 from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
 from ctxprobe.tasks.overlap import evidence_overlap
@@ -355,6 +356,9 @@ class Documents(FamilyBase):
 
     def score(self, case: Case, output: str) -> Scored:
         meta = documents_meta(case.meta)
+        rule = meta.get("rule")
+        if rule == "oolong-synth" or rule == "oolong-real":  # an imported Oolong row: Oolong's rule
+            return oolong_scored(rule, case.expected[0], meta.get("answer_type"), output)
         if meta.get("choices"):  # LongBench v2's rule (module docstring)
             letter = longbench_v2_extract(output)
             if letter == case.expected[0]:
