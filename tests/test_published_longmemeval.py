@@ -222,3 +222,24 @@ def test_bad_items_are_one_line_errors(tmp_path: Path, change: dict, message: st
     data.write_text(json.dumps([item]))
     with pytest.raises(CtxprobeError, match="lacks the field.s. question_date"):
         write_published_pack("longmemeval", data, tmp_path / "p.jsonl", "local")
+
+
+def test_sim_judges_answer_longmemeval_prompts() -> None:
+    import asyncio
+
+    from ctxprobe.models.base import GenerateRequest
+
+    def ask(kind: str, qtype: str, answer: str, response: str, abstention: bool = False) -> str:
+        prompt = anscheck_prompt(qtype, "Which city did I move to?", answer, response, abstention)
+        judge = SimJudge(kind, 10) if kind == "length-biased" else SimJudge(kind)
+        return asyncio.run(judge.generate(GenerateRequest([{"role": "user", "content": prompt}], 10))).text
+
+    assert ask("fair", "knowledge-update", "Quilport", "You moved to Quilport last spring.") == "Yes."
+    assert ask("fair", "knowledge-update", "Quilport", "You moved to Varnby.") == "No."
+    assert ask("fair", "single-session-preference", "Suggest hikes near Quilport", "Try Quilport.") == "No."
+    assert ask("fair", "multi-session", "You did not say.", "I could not find it.", abstention=True) == "Yes."
+    assert ask("fair", "multi-session", "You did not say.", "Varnby.", abstention=True) == "No."
+    long = "You moved to Varnby, I believe, after thinking about it for a long while."
+    assert ask("fair", "temporal-reasoning", "Quilport", long) == "No."
+    assert ask("length-biased", "temporal-reasoning", "Quilport", long) == "Yes."
+
