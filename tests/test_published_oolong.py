@@ -224,3 +224,12 @@ def test_bad_rows_are_one_line_errors(tmp_path: Path, split: str, change: dict, 
     data.write_text(json.dumps(row))
     with pytest.raises(CtxprobeError, match=message):
         write_published_pack(split, data, tmp_path / "p.jsonl", "local")
+
+
+def test_the_cli_offers_every_set_the_writer_reads() -> None:
+    from ctxprobe.cli.imports import SETS as CLI_SETS
+    from ctxprobe.sweep.published import SETS
+
+    assert CLI_SETS == SETS
+    with pytest.raises(CtxprobeError, match="unknown published set 'oolong'"):
+        write_published_pack("oolong", "x.jsonl", "p.jsonl", "local")
