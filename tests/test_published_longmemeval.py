@@ -243,3 +243,41 @@ def test_sim_judges_answer_longmemeval_prompts() -> None:
     assert ask("fair", "temporal-reasoning", "Quilport", long) == "No."
     assert ask("length-biased", "temporal-reasoning", "Quilport", long) == "Yes."
 
+
+
+def test_a_served_judge_gets_the_originals_request(tmp_path: Path) -> None:
+    """The judge as an OpenAI-compatible loopback server (tests/models/fake_llm_apis.py):
+    the prompt, temperature 0 and the 10-token limit go on the wire; its replies are read
+    yes/no."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+    from fake_llm_apis import FakeServer, openai_route
+
+    asked: list[dict] = []
+
+    def route(method: str, path: str, headers: dict, body: dict):
+        status, payload, extra = openai_route(method, path, headers, {**body, "model": "ok"})
+        prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
+        if prompt.endswith("Answer yes or no only."):
+            asked.append(body)
+            payload["choices"][0]["message"]["content"] = "Yes" if "Rex" in prompt.split("Model Response:")[1] else "no"
+        else:  # calibration prompts: not this judge's business here (the run forces it)
+            payload["choices"][0]["message"]["content"] = "GRADE: INCORRECT"
+        return status, payload, extra
+
+    pack = tmp_path / "pack.jsonl"
+    write = ["import-published", "longmemeval", str(_write(tmp_path, _items())), "-o", str(pack), "--tokenizer", "local"]
+    assert main(write) == 0
+    with FakeServer(route) as server:
+        result = run_pack(str(pack), model="sim:perfect", store_path=tmp_path / "s.sqlite", progress=False,
+                          judge=f"openai-compat:judge@{server.url}/v1", force_judge=True)
+    assert len(asked) == 3
+    assert {b.get("temperature") for b in asked} == {0.0}
+    assert {b.get("max_tokens", b.get("max_completion_tokens")) for b in asked} == {10}
+    rex = next(b for b in asked if "What is the name of my dog?" in b["messages"][0]["content"])
+    assert rex["messages"] == [{"role": "user", "content": THEIRS["single-session-user"].format(
+        "What is the name of my dog?", "Rex", rex["messages"][0]["content"].split("Model Response: ")[1]
+        .removesuffix("\n\nIs the model response correct? Answer yes or no only."))}]
+    scores = sorted((r["score"], r["detail"]["judge_reply"]) for r in iter_export(result.run_id, tmp_path / "s.sqlite"))
+    assert scores == [(0.0, "no"), (0.0, "no"), (1.0, "Yes")]

@@ -233,3 +233,44 @@ def test_the_cli_offers_every_set_the_writer_reads() -> None:
     assert CLI_SETS == SETS
     with pytest.raises(CtxprobeError, match="unknown published set 'oolong'"):
         write_published_pack("oolong", "x.jsonl", "p.jsonl", "local")
+
+
+def test_replies_from_a_served_model_score_by_the_rule(tmp_path: Path) -> None:
+    """An OpenAI-compatible loopback server (tests/models/fake_llm_apis.py, the published
+    response shape) answers each question from a script; the request carries the
+    original's messages and the stored scores are Oolong's."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
+    from fake_llm_apis import FakeServer, openai_route
+
+    script = {"How many": "I count them.\nAnswer: 3", "Which label": "Label: **spam**",
+              "On which date": "Date: January 3, 2023"}
+    seen: list[dict] = []
+
+    def route(method: str, path: str, headers: dict, body: dict):
+        status, payload, extra = openai_route(method, path, headers, {**body, "model": "ok"})
+        question = str((body.get("messages") or [{}])[-1].get("content", ""))
+        reply = next((v for k, v in script.items() if question.startswith(k)), None)
+        if reply is not None:  # a case (the sweep's probe gets the server's plain answer)
+            seen.append(body)
+            payload["choices"][0]["message"]["content"] = reply
+            # usage is optional (openai.types.chat.ChatCompletion.usage: Optional); the fake's fixed
+            # counts would read as a truncated prompt
+            del payload["usage"]
+        return status, payload, extra
+
+    rows = _synth_rows()
+    data = tmp_path / "oolong-synth.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    pack = tmp_path / "pack.jsonl"
+    write_published_pack("oolong-synth", data, pack, "local")
+    with FakeServer(route) as server:
+        result = run_pack(str(pack), model=f"openai-compat:oolong@{server.url}/v1", store_path=tmp_path / "s.sqlite",
+                          progress=False)
+    assert len(seen) == 3
+    assert [{"role": "system", "content": "You are a helpful assistant.\n\n" + rows[0]["context_window_text"]},
+            {"role": "user", "content": rows[0]["question"]}] in [b["messages"] for b in seen]
+    scores = {r["output"]: (r["score"], r["outcome"]) for r in iter_export(result.run_id, tmp_path / "s.sqlite")}
+    assert scores == {"I count them.\nAnswer: 3": (0.75, "partial"), "Label: **spam**": (1.0, "correct"),
+                      "Date: January 3, 2023": (1.0, "correct")}
