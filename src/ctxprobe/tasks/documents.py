@@ -13,7 +13,10 @@ how it does on *their* documents. Parameters:
   A multiple-choice line adds ``"choices": [A, B, C, D]`` (four strings) and its ``answer``
   is the letter; it is asked in LongBench v2's form and scored by LongBench v2's rule
   (:func:`ctxprobe.scores.originals.longbench_v2_extract`: the letter in ``The correct
-  answer is (X)`` equals the answer), whatever ``match`` says.
+  answer is (X)`` equals the answer), whatever ``match`` says. A case ``import-published``
+  wrote from Oolong (``meta.rule``: ``oolong-synth`` / ``oolong-real``) is scored by
+  Oolong's rule (:func:`ctxprobe.scores.oolong.oolong_scored`); one from LongMemEval
+  (``longmemeval``, ``match: judge``) by the judge with LongMemEval's prompts.
 - ``match`` (default ``contains``): ``contains`` = a normalised answer or alias occurs in
   the normalised output as whole words; ``exact`` = the normalised output equals one.
 - ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
