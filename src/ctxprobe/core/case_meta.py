@@ -122,6 +122,11 @@ class DocumentsOptionalMeta(TypedDict, total=False):
 
     choices: list[str]  # multiple choice (A-D): scored by LongBench v2's rule
     distractor_documents: list[str]  # filler "documents": the other documents shown, in order
+    #: an imported published row scored by its original's rule (import-published)
+    rule: Literal["longmemeval", "oolong-synth", "oolong-real"]
+    question_type: str  # LongMemEval's question type (picks the judge prompt)
+    abstention: bool  # LongMemEval: an abstention question (``_abs`` in its question_id)
+    answer_type: str  # Oolong-synth's ANSWER_TYPE.*
 
 
 class DocumentsMeta(_Filler, DocumentsOptionalMeta):

@@ -39,7 +39,8 @@ from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case
-from ctxprobe.core.case_meta import case_meta
+from ctxprobe.core.case_meta import case_meta, documents_meta
+from ctxprobe.scores.longmemeval import JUDGE_MAX_TOKENS, JUDGE_TEMPERATURE, anscheck_prompt, judge_says_yes
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.haystack.names import city_name, person_name
 from ctxprobe.tokenizers.base import Tokenizer
@@ -113,6 +114,20 @@ async def agrade(judge: Provider | ModelClient, question: str, reference: str, a
     """(grade or None when the judge gave none — no grade in its reply, or a failed call —, raw reply)."""
     g = await agrade_call(judge, question, reference, answer, order, also_accepted, max_tokens)
     return g.grade, g.reply
+
+
+async def agrade_longmemeval(judge: Provider | ModelClient, case: Case, output: str) -> Grade:
+    """LongMemEval's grade of one reply (:mod:`ctxprobe.scores.longmemeval`): its prompt for
+    the question's type, at its decoding (temperature 0, 10 tokens), read yes/no."""
+    meta = documents_meta(case.meta)
+    prompt = anscheck_prompt(str(meta.get("question_type", "")), str(meta.get("question", "")), case.expected[0],
+                             output.strip(), abstention=bool(meta.get("abstention")))
+    done = await as_client(judge).call(GenerateRequest([{"role": "user", "content": prompt}],
+                                                       max_tokens=JUDGE_MAX_TOKENS, temperature=JUDGE_TEMPERATURE))
+    if done.result is None:
+        return Grade(None, "", done.error or "no reply", done.attempts)
+    reply = done.result.text or ""
+    return Grade(judge_says_yes(reply), reply, None, done.attempts)
 
 
 @dataclass(frozen=True)
@@ -308,8 +323,11 @@ class JudgeScorer:
         if not output.strip():
             return Scored(0.0, "empty")
         meta = case_meta(case.meta)
-        g = await agrade_call(self.client, str(meta.get("question", "")), case.expected[0], output,
-                              also_accepted=tuple(meta.get("aliases", ())), max_tokens=self.max_tokens)
+        if meta.get("rule") == "longmemeval":  # an imported LongMemEval question: its own prompt and reading
+            g = await agrade_longmemeval(self.client, case, output)
+        else:
+            g = await agrade_call(self.client, str(meta.get("question", "")), case.expected[0], output,
+                                  also_accepted=tuple(meta.get("aliases", ())), max_tokens=self.max_tokens)
         detail: dict[str, Any] = {"judge": self.judge.name, "judge_reply": g.reply[:200], "forced": self.forced}
         if g.error is not None:  # the judge was unreachable: the harness's failure, retried on resume
             return Scored(0.0, "error", {**detail, "error": f"judge: {g.error}", "judge_attempts": g.attempts})

@@ -16,6 +16,13 @@ label. Kinds:
     Takes whichever block comes *first* as the candidate and the other as the reference:
     a judge that reads the prompt by position, not by label. Calibration must flag its
     position bias.
+
+A prompt in LongMemEval's form (``Question:``, ``Correct Answer:`` / ``Rubric:`` /
+``Explanation:``, ``Model Response:``, ending ``Answer yes or no only.``;
+:mod:`ctxprobe.scores.longmemeval`) is answered ``Yes.`` or ``No.``: for an answerable
+question by the same test as above (the reference inside the response; ``length-biased``
+also says yes to a long response), for an unanswerable one (``Explanation:``) yes when the
+response says it found nothing (:data:`UNANSWERED`).
 """
 
 from __future__ import annotations
@@ -31,6 +38,20 @@ from ctxprobe.tasks.documents import contains_answer
 
 JUDGE_KINDS = ("fair", "length-biased", "position-biased")
 _BLOCK = re.compile(r"(Reference answer|Candidate answer):\n<<<\n(.*?)\n>>>", re.DOTALL)
+
+
+_LONGMEMEVAL = re.compile(r"\n\nQuestion: .*?\n\n(Correct Answer|Rubric|Explanation): (.*?)\n\nModel Response: "
+                         r"(.*)\n\n(?:Is the model response correct\?|Does the model correctly identify the question "
+                         r"as unanswerable\?) Answer yes or no only\.$", re.DOTALL)
+#: What a response that declines says (the sims' own "I could not find it." among them).
+UNANSWERED = ("could not find", "not mentioned", "no information", "not enough information", "cannot answer",
+              "unanswerable", "don't know", "do not know")
+
+
+def read_longmemeval(prompt: str) -> tuple[str, str, str] | None:
+    """(label, reference, response) of a LongMemEval judge prompt, or None."""
+    m = _LONGMEMEVAL.search(prompt)
+    return None if m is None else (m.group(1), m.group(2), m.group(3))
 
 
 def read_blocks(prompt: str) -> list[tuple[str, str]]:
@@ -78,8 +99,20 @@ class SimJudge(ProviderBase):
             return True
         return contains_answer(candidate, reference)
 
+    def says_yes(self, label: str, reference: str, response: str) -> bool:
+        """A LongMemEval judge prompt's answer (module docstring)."""
+        if self.kind == "length-biased" and len(response.split()) >= self.words:
+            return True
+        if label == "Explanation":
+            return any(phrase in response.lower() for phrase in UNANSWERED)
+        return contains_answer(response, reference)
+
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         prompt = "\n\n".join(str(m.get("content", "")) for m in request.messages)
+        asked = read_longmemeval(prompt)
+        if asked is not None:
+            text = "Yes." if self.says_yes(*asked) else "No."
+            return GenerateResult(text=text, finish_reason="stop", extra={"sim_judge": self.kind})
         grade = self.grade(prompt)
         text = "I cannot grade this." if grade is None else f"GRADE: {'CORRECT' if grade else 'INCORRECT'}"
         return GenerateResult(text=text, finish_reason="stop", extra={"sim_judge": self.kind})

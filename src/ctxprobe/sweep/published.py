@@ -1,4 +1,7 @@
-"""Readers for the published ``openai/mrcr`` and ``openai/graphwalks`` parquet files.
+"""Readers for the published ``openai/mrcr`` and ``openai/graphwalks`` parquet files, and
+the one writer of every published set's pack (:func:`write_published_pack`; the natural
+sets' readers are :mod:`ctxprobe.sweep.published_natural` (LongBench v2),
+:mod:`ctxprobe.sweep.published_longmemeval` and :mod:`ctxprobe.sweep.published_oolong`).
 
 Each row becomes one case of an instance pack (:mod:`ctxprobe.sweep.packs`) with its
 prompt *unchanged*: ``ctxprobe run --cases PACK --model M`` sends it as published and the
@@ -100,13 +103,22 @@ def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: GraphwalksParse
                    max_tokens=meta["tokens_to_generate"])
 
 
+#: The sets import-published reads; the natural ones become ``documents`` cases.
+SETS = ("mrcr", "graphwalks", "longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
+NATURAL = ("longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
+
+
 def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer_name: str, *,
                          model: str | None = None, parse: GraphwalksParse = "lm-eval",
-                         empty_gold: EmptyGold = "zero") -> int:
-    """Write the rows of a published file as an instance pack; returns the row count."""
+                         empty_gold: EmptyGold = "zero", history_format: str = "json", reading: str = "con",
+                         judge: str | None = None) -> int:
+    """Write the rows of a published file as an instance pack; returns the row count.
+    ``history_format`` and ``reading`` shape LongMemEval's prompt; ``judge`` names the
+    judge the pack's LongMemEval cases are graded by (``run --cases --judge`` overrides)."""
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer(tokenizer_name)
+    cases: Iterator[Case]
     if kind == "mrcr":
         cases = mrcr_cases(path, tok)
     elif kind == "graphwalks":
@@ -115,12 +127,26 @@ def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer
         from ctxprobe.sweep.published_natural import longbench_v2_cases
 
         cases = longbench_v2_cases(path, tok)
+    elif kind == "longmemeval":
+        from ctxprobe.sweep.published_longmemeval import longmemeval_cases
+
+        if history_format not in ("json", "nl") or reading not in ("con", "direct"):
+            raise CtxprobeError("longmemeval: history format json or nl, reading con or direct")
+        cases = longmemeval_cases(path, tok, history_format="nl" if history_format == "nl" else "json",
+                                  reading="direct" if reading == "direct" else "con")
+    elif kind in ("oolong-synth", "oolong-real"):
+        from ctxprobe.sweep.published_oolong import oolong_cases
+
+        cases = oolong_cases(path, tok, "oolong-synth" if kind == "oolong-synth" else "oolong-real")
     else:
-        raise CtxprobeError(f"unknown published set '{kind}': mrcr, graphwalks or longbench-v2")
+        raise CtxprobeError(f"unknown published set '{kind}': {', '.join(SETS)}")
     # a documents pack names its source file as the family's docs and qa (scoring reads only the case)
-    params: dict[str, Any] = {"docs": str(Path(path).parent), "qa": str(path)} if kind == "longbench-v2" else {}
-    family = "documents" if kind == "longbench-v2" else kind
-    spec = {"model": model or "", "tokenizer": tokenizer_name, "families": {family: params}}
+    params: dict[str, Any] = {"docs": str(Path(path).parent), "qa": str(path)} if kind in NATURAL else {}
+    if kind == "longmemeval":
+        params["match"] = "judge"
+    family = "documents" if kind in NATURAL else kind
+    spec = {"model": model or "", "tokenizer": tokenizer_name, "families": {family: params},
+            **({"judge": judge} if judge else {})}
     n = 0
     with open(out, "w", encoding="utf-8") as fh:
         for case in cases:

@@ -13,7 +13,10 @@ how it does on *their* documents. Parameters:
   A multiple-choice line adds ``"choices": [A, B, C, D]`` (four strings) and its ``answer``
   is the letter; it is asked in LongBench v2's form and scored by LongBench v2's rule
   (:func:`ctxprobe.scores.originals.longbench_v2_extract`: the letter in ``The correct
-  answer is (X)`` equals the answer), whatever ``match`` says.
+  answer is (X)`` equals the answer), whatever ``match`` says. A case ``import-published``
+  wrote from Oolong (``meta.rule``: ``oolong-synth`` / ``oolong-real``) is scored by
+  Oolong's rule (:func:`ctxprobe.scores.oolong.oolong_scored`); one from LongMemEval
+  (``longmemeval``, ``match: judge``) by the judge with LongMemEval's prompts.
 - ``match`` (default ``contains``): ``contains`` = a normalised answer or alias occurs in
   the normalised output as whole words; ``exact`` = the normalised output equals one.
 - ``filler`` (default ``haystack``): the spec's haystack (built-in prose, or the user's
@@ -71,6 +74,7 @@ from ctxprobe.tasks.base import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
+from ctxprobe.scores.oolong import oolong_scored
 from ctxprobe.scores.originals import longbench_v2_extract
 from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
 from ctxprobe.tasks.overlap import evidence_overlap
@@ -355,6 +359,9 @@ class Documents(FamilyBase):
 
     def score(self, case: Case, output: str) -> Scored:
         meta = documents_meta(case.meta)
+        rule = meta.get("rule")
+        if rule == "oolong-synth" or rule == "oolong-real":  # an imported Oolong row: Oolong's rule
+            return oolong_scored(rule, case.expected[0], meta.get("answer_type"), output)
         if meta.get("choices"):  # LongBench v2's rule (module docstring)
             letter = longbench_v2_extract(output)
             if letter == case.expected[0]:

@@ -23,7 +23,9 @@ documented rule, and never sees an answer key:
    their synonyms), stripped of stopwords at its ends; the first on a tie.
 4. *Every answer* (the ``List every answer the document gives`` request): the span of each
    context sentence tied at the best score, one per line, distinct, in document order.
-5. *Multiple choice* (LongBench v2's ``Choices: (A) ...`` block): the choice sharing the
+5. *LongMemEval's question* (``Current Date: ...`` / ``Question: ...`` / ``Answer:``, as
+   ``import-published longmemeval`` builds it) is read as a free question (rules 1-3).
+6. *Multiple choice* (LongBench v2's ``Choices: (A) ...`` block): the choice sharing the
    most content words and numbers (synonyms included) with the best sentence, the first on a tie,
    answered ``The correct answer is (X)``.
 
@@ -49,6 +51,8 @@ _MC_BLOCK = re.compile(
 _MC_FORMAT = "The correct answer is (insert answer here)"
 #: ``draft-questions``' second pass: every answer the document gives (:mod:`ctxprobe.natural.prompts`).
 _ALL = re.compile(r"^Question: (.+?) List every answer the document gives, one per line\.?$", re.DOTALL)
+#: LongMemEval's closing paragraph (:mod:`ctxprobe.sweep.published_longmemeval`).
+_MEMORY = re.compile(r"^Current Date: [^\n]*\nQuestion: (.+?)\nAnswer(?: \(step by step\))?:$", re.DOTALL)
 
 #: Words that frame a question without naming what it is about.
 FRAME: frozenset[str] = frozenset(
@@ -262,7 +266,7 @@ def freeform_skill(question: str, context: str) -> str | None:
     every = _ALL.match(text)
     if every is not None:
         return "\n".join(read_all(" ".join(every.group(1).split()), context)) or "NONE"
-    free = _FREE.match(text)
+    free = _FREE.match(text) or _MEMORY.match(text)
     if free is None:
         return None
     return read(" ".join(free.group(1).split()), context).answer
