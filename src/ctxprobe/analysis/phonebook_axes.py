@@ -1,12 +1,17 @@
 """Where the phone book's needles sit in the prompt, in tokens, and the model's window.
 
-A needle's position is stored as a share of the book's entries (``pos``). In tokens, the
-entry of a needle starts ``token_count × c / C`` tokens into the prompt, where ``c`` is
-the character offset of its book line (``"NAME : (xxx) xxx-xxxx"`` at a line's start) in
-the prompt's messages joined by newlines and ``C`` their length: the book's lines all
-have the same shape, so characters and tokens grow in step (the chat template's few
-role tokens are the error). ``token_count`` is the prompt's tokens as the run's tokenizer
-counted them when the case was built (what the grid's lengths and ``plan`` count).
+A needle's position is stored as a share of the book's entries (``pos``). In tokens: the
+run's tokenizer counts the prompt before the book's first line (``pre``, chat template
+included) and the text after its last line (``post``); the book holds the rest of the
+case's ``token_count`` (the prompt's tokens as the run's tokenizer counted them when the
+case was built: what the grid's lengths and ``plan`` count), spread over its characters —
+every book line has the same shape (``"NAME : (xxx) xxx-xxxx"``), so within the book
+characters and tokens grow in step. A needle's entry then starts at
+``pre + (book tokens) × (its line's character offset in the book) / (the book's characters)``.
+Only a tokenizer that counts on this machine is used (never a server's or a provider's
+counting API); without one the whole prompt's tokens are spread over its characters, an
+estimate the plot's axis label states (the instructions before the book count more
+characters per token than the book's random names: the first positions read late).
 
 A book split into shards (``shards > 1``) has no single prompt: no token position.
 
@@ -27,38 +32,70 @@ from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.catalog import context_window
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.variant import split_label
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.tasks.phonebook_score import ENTRY
+from ctxprobe.tokenizers.base import Tokenizer
 
 FAMILY = "phonebook"
-#: What a light record carries in place of its messages: each asked name's token offset.
+#: What a light record carries in place of its messages: each asked name's token offset,
+#: and whether the text around the book was counted by the run's tokenizer.
 OFFSETS = "needle_tokens"
+COUNTED = "needle_tokens_counted"
 
 
-def needle_token_offsets(messages: list[Mapping[str, Any]], names: list[str], token_count: int | None
-                         ) -> list[float] | None:
+def needle_token_offsets(messages: list[Mapping[str, Any]], names: list[str], token_count: int | None,
+                         tokenizer: Tokenizer | None = None) -> list[float] | None:
     """Token offset of each asked name's book line in the prompt (see the module's
     docstring); None when the prompt has no count or a name has no book line in it."""
-    text = "\n".join(str(m.get("content") or "") for m in messages)
-    if not text or not token_count:
+    if not token_count:
         return None
-    lined = "\n" + text  # a book line starts a line: the first one too
-    out = []
-    for name in names:
-        i = lined.find(f"\n{name} : (")
-        if i < 0:
-            return None
-        out.append(token_count * i / len(text))
-    return out
+    texts = [str(m.get("content") or "") for m in messages]
+    found = [(i, ("\n" + t).find(f"\n{names[0]} : (")) for i, t in enumerate(texts)] if names else []
+    book = next((i for i, at in found if at >= 0), None)
+    if book is None:
+        return None
+    text = texts[book]
+    lines = [m.span() for m in ENTRY.finditer(text)]
+    start, end = lines[0][0], lines[-1][1]  # the book's first and last lines
+    ats = [("\n" + text).find(f"\n{name} : (") for name in names]
+    if any(at < 0 for at in ats):
+        return None
+    if tokenizer is None:  # characters and tokens in step over the whole prompt
+        before = sum(len(t) + 1 for t in texts[:book])
+        total = sum(len(t) + 1 for t in texts) - 1
+        return [token_count * (before + at) / total for at in ats]
+    pre = tokenizer.count_chat([*messages[:book], {**messages[book], "content": text[:start]}])  # type: ignore[list-item]
+    post = tokenizer.count(text[end:]) + sum(tokenizer.count(t) for t in texts[book + 1:])
+    per_char = max(0, token_count - pre - post) / max(1, end - start)
+    return [pre + per_char * (at - start) for at in ats]
 
 
-def without_prompts(records: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+def offline_tokenizer(name: str) -> Tokenizer | None:
+    """The run's tokenizer when it counts on this machine (never one that asks a server or
+    a provider's counting API); None otherwise, or when it cannot be loaded here."""
+    if name.startswith(("endpoint", "anthropic-count:", "gemini-count:")):
+        return None
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    try:
+        return resolve_tokenizer(name)
+    except (CtxprobeError, OSError, ImportError):
+        return None
+
+
+def without_prompts(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None
+                    ) -> Iterator[dict[str, Any]]:
     """Case records without their prompts (a book is large; the analysis needs none of
-    it), each phone-book record carrying its needles' token offsets under ``OFFSETS``."""
+    it), each phone-book record carrying its needles' token offsets under ``OFFSETS``
+    (the text around the book counted by ``tokenizer``; without one, by characters)."""
     for rec in records:
         light = {k: v for k, v in rec.items() if k != "messages"}
         if split_label(str(rec.get("family", "")))[0] == FAMILY and "messages" in rec:
             meta = phonebook_meta(rec.get("meta") or {})
             if meta.get("shards", 1) == 1 and meta.get("names"):
-                light[OFFSETS] = needle_token_offsets(rec["messages"], list(meta["names"]), rec.get("token_count"))
+                light[OFFSETS] = needle_token_offsets(rec["messages"], list(meta["names"]), rec.get("token_count"),
+                                                      tokenizer)
+                light[COUNTED] = tokenizer is not None
         yield light
 
 
@@ -73,6 +110,8 @@ class TokenAxis:
     prompt: dict[tuple[int, int], float] = field(default_factory=dict)
     offsets: dict[tuple[int, int, int], float] = field(default_factory=dict)
     reason: str | None = None
+    #: The text around the book counted by the run's tokenizer (False: estimated by characters).
+    counted: bool = True
 
     def prompt_tokens(self, length: int, needles: int) -> float | None:
         return self.prompt.get((length, needles))
@@ -85,6 +124,7 @@ def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
     counts: dict[tuple[int, int], list[int]] = defaultdict(list)
     sums: dict[tuple[int, int, int], list[float]] = defaultdict(list)
     sharded = missing = 0
+    counted = True
     for rec in records:
         if rec.get("family") != FAMILY:
             continue
@@ -96,6 +136,7 @@ def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
         if not offsets or not rec.get("token_count"):
             missing += 1
             continue
+        counted = counted and bool(rec.get(COUNTED))
         key = (int(rec["length"]), int(meta["needles"]))
         counts[key].append(int(rec["token_count"]))
         for b, offset in enumerate(offsets):
@@ -106,7 +147,7 @@ def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
     if missing or not counts:
         return TokenAxis(reason="the stored prompts do not give every needle's place in tokens")
     return TokenAxis({k: sum(v) / len(v) for k, v in counts.items()},
-                     {k: sum(v) / len(v) for k, v in sums.items()})
+                     {k: sum(v) / len(v) for k, v in sums.items()}, counted=counted)
 
 
 def muc_tokens(muc: float | None, n_ref: int, axis: TokenAxis | None) -> float | None:

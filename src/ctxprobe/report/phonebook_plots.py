@@ -79,6 +79,15 @@ def _finish(ax: Any, title: str, bar: float | None, axis: XAxis, upper: float) -
     ax.set_title(title, fontsize=9)
 
 
+def described(fig: Any) -> dict[str, str]:
+    """What a plot draws, as its PNG's text chunks: its title, x axis (label and range) and
+    legend, so a reader (or a test) can tell without looking at the pixels."""
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()
+    return {"Title": ax.get_title(), "X axis": ax.get_xlabel(), "X range": f"{lo:g} to {hi:g}",
+            "Legend": " | ".join(ax.get_legend_handles_labels()[1])}
+
+
 def _length_label(an: PhonebookAnalysis, length: int) -> str:
     entries = an.entries.get(length, 0)
     if round(entries) == length:  # sized in entries
@@ -133,13 +142,15 @@ def msweep_figure(an: PhonebookAnalysis, *, needles: int | None = None, title: s
 def position_png(an: PhonebookAnalysis, path: str | Path, *, length: int | None = None, title: str = "",
                  bar: float | None = 0.8, degree: int | None = TREND_DEGREE, x: str = "entries") -> Path:
     """:func:`position_figure`, saved as a PNG."""
-    return _save(position_figure(an, length=length, title=title, bar=bar, degree=degree, x=x)[0], path)
+    fig = position_figure(an, length=length, title=title, bar=bar, degree=degree, x=x)[0]
+    return _save(fig, path, described(fig))
 
 
 def msweep_png(an: PhonebookAnalysis, path: str | Path, *, needles: int | None = None, title: str = "",
                bar: float | None = 0.8, degree: int | None = TREND_DEGREE, x: str = "entries") -> Path:
     """:func:`msweep_figure`, saved as a PNG."""
-    return _save(msweep_figure(an, needles=needles, title=title, bar=bar, degree=degree, x=x)[0], path)
+    fig = msweep_figure(an, needles=needles, title=title, bar=bar, degree=degree, x=x)[0]
+    return _save(fig, path, described(fig))
 
 
 def compare_png(analyses: Mapping[str, PhonebookAnalysis], path: str | Path, *, length: int,
@@ -153,7 +164,7 @@ def compare_png(analyses: Mapping[str, PhonebookAnalysis], path: str | Path, *, 
     first = next(iter(analyses.values()))
     what = f"phonebook runs compared · {_length_label(first, length)} · N={needles} · {trend_name(degree)}"
     _finish(ax, what, bar, x_axis(first, "entries", []), 100.0)
-    return _save(fig, path)
+    return _save(fig, path, described(fig))
 
 
 def _fmt(v: float | None, metric: str) -> str:
@@ -218,7 +229,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     and % of entries, as the post's figures)."""
     from ctxprobe.store import open_existing
 
-    from ctxprobe.analysis.phonebook_axes import run_window, token_axis, without_prompts
+    from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window, token_axis, without_prompts
     from ctxprobe.core.variant import split_label
     from ctxprobe.report.phonebook_terminal import render_phonebook_terminal, tally_answers
 
@@ -230,7 +241,8 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
         for run_id in run_ids:
             run = store.require_run(run_id)
             by_variant: dict[str | None, list[dict[str, Any]]] = {}
-            for rec in without_prompts(store.iter_case_records(run.run_id)):
+            tokenizer = offline_tokenizer(run.tokenizer)
+            for rec in without_prompts(store.iter_case_records(run.run_id), tokenizer):
                 base, variant = split_label(str(rec["family"]))  # prompt variants: one analysis each
                 by_variant.setdefault(variant, []).append({**rec, "family": base})
             found = False
@@ -278,7 +290,7 @@ def _write_plots(analyses: Mapping[str, PhonebookAnalysis], out: Path, opts: Plo
                      ("msweep", partial(msweep_figure, an, title=label, **kw))]
         for name, draw in todo:  # one figure open at a time
             fig, axis = draw()
-            plots.append(_save(fig, out / f"phonebook-{stem}-{name}.png"))
+            plots.append(_save(fig, out / f"phonebook-{stem}-{name}.png", described(fig)))
             if axis.omitted:
                 omitted.setdefault(label, axis.omitted)
     if len(analyses) > 1:

@@ -111,8 +111,10 @@ def x_axis(an: PhonebookAnalysis, asked: str, keys: Sequence[tuple[int, int]]) -
                   "a sim takes ?ctx=N)")
     if reason is not None:
         return XAxis("entries", f"{_LABELS['entries']}\n({asked} axis omitted: {reason})", reason)
+    estimate = "" if tokens is None or tokens.counted else (
+        "\ntoken places estimated from characters: the run's tokenizer does not count here")
     if asked == "tokens":
-        return XAxis("tokens", _LABELS["tokens"])
+        return XAxis("tokens", _LABELS["tokens"] + estimate)
     assert an.window is not None
     return XAxis("window", f"position in the prompt (% of the model's {an.window.tokens:,}-token window, "
-                           f"{an.window.source})", window=an.window.tokens)
+                           f"{an.window.source}){estimate}", window=an.window.tokens)
