@@ -237,8 +237,10 @@ def test_an_n100_panel_says_n100(tmp_path) -> None:
     store = tmp_path / "s.sqlite"
     assert main(["phonebook", "--model", "sim:perfect", "--tokenizer", "local", "--entries", "100,200",
                  "--needles", "10,100", "--runs", "1", "--no-progress", "--store", str(store),
-                 "--out", str(tmp_path / "png"), "--all-panels"]) == 0
-    titles = {p.name.split("-", 2)[2]: _png_text(p)["Title"] for p in (tmp_path / "png").iterdir()}
+                 "--out", str(tmp_path / "png"), "--all-panels", "--x-axis", "tokens"]) == 0
+    texts = {p.name.split("-", 2)[2]: _png_text(p) for p in (tmp_path / "png").iterdir()}
+    assert {t["X axis"] for t in texts.values()} == {"position in the prompt (tokens, 0 = start)"}
+    titles = {name: t["Title"] for name, t in texts.items()}
     assert "· N=100 ·" in titles["msweep-N100.png"] and "N=10 " not in titles["msweep-N100.png"]
     assert "· N=10 ·" in titles["msweep-N10.png"]
     assert "· N=10, 100 ·" in titles["position-M200.png"]
@@ -273,3 +275,18 @@ def test_without_a_tokenizer_the_token_places_are_an_estimate_and_say_so(runs) -
     for label, xs in _points(fig.axes[0]).items():
         assert xs[0] > counted[label][0]  # the instructions before the book: fewer characters per token
         assert xs == pytest.approx(counted[label], abs=0.1 * an.tokens.prompt[(100, 10)])  # within 10% of it
+
+
+def test_html_gives_the_muc_in_tokens(runs, tmp_path) -> None:
+    import html
+    import re
+
+    from ctxprobe.report.html import build_html_report
+
+    with sqlite3.connect(runs["store"]) as db:
+        want = db.execute("SELECT AVG(token_count) FROM cases WHERE run_id=? AND length=100 "
+                          "AND json_extract(meta_json, '$.needles')=10", (runs["known"],)).fetchone()[0]
+    page = build_html_report([runs["known"]], runs["store"], tmp_path / "r.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert f"(MUC: 100 entries ≈ {want:,.0f} prompt tokens at N=10)" in text
+    assert re.search(rf"MUC robust 100 \[100, 100\] ≈ {want:,.0f} prompt tokens at N=10", text)

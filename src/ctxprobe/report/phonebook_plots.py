@@ -41,7 +41,8 @@ def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str
           degree: int | None = TREND_DEGREE, axis: XAxis | None = None) -> None:
     """Per-bin accuracy with Wilson whiskers and a polynomial trend in one colour: of
     ``degree`` fitted to the bin means drawn, or (``degree`` None) the metric fit. Both are
-    fitted on the bin's place in the book and drawn where ``axis`` puts the bins."""
+    fitted on the bin's place in the book; the points sit where ``axis`` puts each bin, the
+    trend along the straight line through those places (exact for % of entries)."""
     import numpy as np
 
     axis = axis or XAxis("entries", "")
@@ -61,7 +62,8 @@ def _draw(ax: Any, an: PhonebookAnalysis, length: int, needles: int, colour: str
     if coeffs is not None and len(xs) > 1:
         grid = np.linspace(min(fracs), max(fracs), 200)
         name = trend_name(degree, len(coeffs) - 1)
-        ax.plot(np.interp(grid, fracs, xs), np.clip(np.polyval(coeffs, grid), 0, 1), color=colour, linewidth=2,
+        place = np.polyfit(fracs, xs, 1)  # the book's share → this axis: a line (tokens grow with entries)
+        ax.plot(np.polyval(place, grid), np.clip(np.polyval(coeffs, grid), 0, 1), color=colour, linewidth=2,
                 label=f"{label} {name}")
 
 
