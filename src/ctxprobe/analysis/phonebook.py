@@ -149,8 +149,7 @@ class PhonebookAnalysis:
     accuracy: dict[Key, tuple[float, float, float]]  # A with its 95% interval, clustered by book (prompt)
     fits: dict[Key, list[float]]  # polyfit coefficients, highest power first
     metrics: list[MetricValue] = field(default_factory=list)
-    #: The book in prompt tokens and the model's window, when the loader read them
-    #: (:mod:`ctxprobe.analysis.phonebook_axes`); None: not read.
+    #: The book in prompt tokens and the model's window (:mod:`.phonebook_axes`; None: not read).
     tokens: TokenAxis | None = None
     window: Window | None = None
 

@@ -80,7 +80,7 @@ def _add_phonebook_plot_flags(p: argparse.ArgumentParser, what: str = "") -> Non
     p.add_argument("--all-panels", action="store_true", default=None,
                    help=f"{what}plot every book size M (position) and every N (M-sweep), not only the largest")
     p.add_argument("--x-axis", choices=("entries", "tokens", "window"),
-                   help=f"{what}x axis of the plots: entries (default, as the post's figures: %% of the book), "
+                   help=f"{what}x axis of the plots: entries (default: %% of the book, the post's position measure), "
                         "tokens (place in the prompt) or window (%% of the model's window, when known)")
 
 

@@ -228,7 +228,7 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     (one position plot at the largest M and one M-sweep at the largest N per run, or with
     ``options.panels`` one of each for every M and every N; with several runs, a
     side-by-side plot), the trend and the x axis as ``options`` say (default: degree 2
-    and % of entries, as the post's figures)."""
+    as the post's figures, and % of entries, the post's position measure)."""
     from ctxprobe.store import open_existing
 
     from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window, token_axis, without_prompts

@@ -2,7 +2,7 @@
 
 The x axis of a position plot is one of:
 
-``entries`` (default, as the post's figures)
+``entries`` (default: the post's own position measure, ``relative_position``)
     the needle's place in the book, % of its entries (0 = first entry);
 ``tokens``
     the needle's place in the prompt, in tokens (:mod:`ctxprobe.analysis.phonebook_axes`);
