@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ctxprobe.analysis.phonebook_axes import TokenAxis, Window
 from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
@@ -148,6 +149,9 @@ class PhonebookAnalysis:
     accuracy: dict[Key, tuple[float, float, float]]  # A with its 95% interval, clustered by book (prompt)
     fits: dict[Key, list[float]]  # polyfit coefficients, highest power first
     metrics: list[MetricValue] = field(default_factory=list)
+    #: The book in prompt tokens and the model's window (:mod:`.phonebook_axes`; None: not read).
+    tokens: TokenAxis | None = None
+    window: Window | None = None
 
     def metric(self, name: str, variant: str = "robust", length: int | None = None) -> MetricValue:
         for m in self.metrics:

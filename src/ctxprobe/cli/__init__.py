@@ -72,6 +72,18 @@ def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
 
+def _add_phonebook_plot_flags(p: argparse.ArgumentParser, what: str = "") -> None:
+    """How the phone-book PNGs are drawn: on ``phonebook``, and on ``report`` of phone-book runs."""
+    p.add_argument("--trend-degree", type=int, metavar="D",
+                   help=f"{what}degree of the plots' trend through the bin means (default 2, as the post's figures; "
+                        "0: the metric fit, degree 3 as the post's metric script)")
+    p.add_argument("--all-panels", action="store_true", default=None,
+                   help=f"{what}plot every book size M (position) and every N (M-sweep), not only the largest")
+    p.add_argument("--x-axis", choices=("entries", "tokens", "window"),
+                   help=f"{what}x axis of the plots: entries (default: %% of the book, the post's position measure), "
+                        "tokens (place in the prompt) or window (%% of the model's window, when known)")
+
+
 def _add_model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help=model_help() + f" (default {spec_default('model')})")
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
@@ -223,11 +235,7 @@ def _phonebook_parser(sub: Any) -> None:
     _add_cost_flags(p)
     p.add_argument("--plan", action="store_true",
                    help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
-    p.add_argument("--trend-degree", type=int, default=2, metavar="D",
-                   help="degree of the plots' trend through the bin means (default 2, as the post's figures; "
-                        "0: the metric fit, degree 3 as the post's metric script)")
-    p.add_argument("--all-panels", action="store_true",
-                   help="plot every book size M (position) and every N (M-sweep), not only the largest")
+    _add_phonebook_plot_flags(p)
     _add_store(p)
     _add_plots(p, "")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -274,6 +282,7 @@ def _reading_parsers(sub: Any) -> None:
     p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
     _add_plots(p, "/RUN_ID")
+    _add_phonebook_plot_flags(p, "phone-book runs: ")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("runs", help="list stored runs")

@@ -25,6 +25,11 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.spec.threshold import parse_bars
 
     bars = parse_bars(args.bars) if args.bars else None
+    options = {k: getattr(args, k) for k in ("trend_degree", "all_panels", "x_axis") if getattr(args, k) is not None}
+    if options and (args.html or args.json):
+        flags = ", ".join("--" + k.replace("_", "-") for k in options)
+        raise CtxprobeError(f"{flags} shape the PNGs of the terminal report; --{'html' if args.html else 'json'} "
+                            "draws none of them: drop them, or report without it")
     if args.html:
         from ctxprobe.report.html import build_html_report
 
@@ -41,7 +46,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.terminal import print_runs
 
     print_runs(args.run_ids, args.store, out, plots=not args.no_plots, out_dir=args.out, threshold=args.threshold,
-               scorer=args.scorer, bars=bars)
+               scorer=args.scorer, bars=bars, family_options=options)
     return 0
 
 

@@ -122,11 +122,11 @@ def _ask(err: Console) -> Any:
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.phonebook_plots import phonebook_report
+    from ctxprobe.report.phonebook_xaxis import PlotOptions
     from ctxprobe.sweep.run import run_sweep
     from ctxprobe.tasks.phonebook_grid import phonebook_spec
 
-    if args.trend_degree < 0:
-        raise CtxprobeError(f"--trend-degree must be 0 (the metric fit) or more, got {args.trend_degree}")
+    options = PlotOptions.from_flags(args.trend_degree, args.all_panels, args.x_axis)
     layout = parse_params(args.param or []).get("phonebook", {})
     if args.cot:
         layout["cot"] = True
@@ -151,7 +151,7 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     skip = args.no_plots or (args.out is None and not can_plot())  # --out asks for PNGs: refused without [plot]
     phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out,
-                     panels=args.all_panels, degree=None if args.trend_degree == 0 else args.trend_degree)
+                     options=options)
     if args.variants:
         from ctxprobe.report.variants import stored_variant_lines
 

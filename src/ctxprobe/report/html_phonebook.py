@@ -14,18 +14,18 @@ from typing import Any
 from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import Figure, Table, figure, plotted
-from ctxprobe.report.phonebook_terminal import phonebook_sentence
+from ctxprobe.report.phonebook_terminal import muc_prompt_tokens, phonebook_sentence
 
 __all__ = ["phonebook_section", "phonebook_sentence"]
 
-_CAPTION = ("robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
+_CAPTION = ("MUC ≈ prompt tokens: the mean prompt of that book's cases at N_ref. robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
             "index, exact-match scoring, CSI against M=1,000 entries, NOI from N=10 to N=100; RRI is its RRS). "
             "Intervals: percentile bootstrap over runs (books); 'undefined' is the share of resamples in which a "
             "metric could not be computed (left out). " + PHONEBOOK_LEGEND)
 
 
-def _value(m: MetricValue) -> str:
+def _value(m: MetricValue, tokens: str = "") -> str:
     def fmt(v: float | None) -> str:
         if v is None or (m.metric == "MUC" and v == 0):
             return "none" if m.metric == "MUC" else "n/a"
@@ -36,6 +36,7 @@ def _value(m: MetricValue) -> str:
         text += f" [{fmt(m.lo)}, {fmt(m.hi)}]"
     if m.undefined:
         text += f" ({m.undefined:.0%} undefined)"
+    text += tokens
     if m.note:
         text += f" — {m.note}"
     return text
@@ -46,7 +47,9 @@ def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> Table:
     rows: dict[tuple[str, str, int | None], list[str]] = {}
     for i, an in enumerate(analyses.values()):
         for m in an.metrics:
-            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(labels))[i] = _value(m)
+            tokens = muc_prompt_tokens(an) if m.metric == "MUC" else None
+            rows.setdefault((m.metric, m.variant, m.length), ["·"] * len(labels))[i] = _value(
+                m, f" ≈ {tokens:,.0f} prompt tokens at N={an.n_ref}" if tokens is not None else "")
     ordered = sorted(rows.items(), key=lambda kv: (METRICS.index(kv[0][0]), kv[0][1], kv[0][2] or 0))
     body: list[list[Any]] = [[metric, variant, "" if length is None else f"{length:,}", *cells]
             for (metric, variant, length), cells in ordered]

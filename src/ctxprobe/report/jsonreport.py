@@ -76,4 +76,18 @@ def phonebook_to_dict(an: Any) -> dict[str, Any]:
         "accuracy": [{"length": L, "needles": n, "mean": a[0], "lo": a[1], "hi": a[2]}
                      for (L, n), a in sorted(an.accuracy.items())],
         "bins": [asdict(b) for b in an.bins],
+        **_tokens(an),
     }
+
+
+def _tokens(an: Any) -> dict[str, Any]:
+    """The book in prompt tokens: each (book, N)'s mean prompt and the MUC book's (at
+    N_ref), or why they are unknown."""
+    from ctxprobe.analysis.phonebook_axes import muc_tokens
+
+    axis = an.tokens
+    if axis is None or axis.reason:
+        return {"muc_tokens": None, "prompt_tokens": [],
+                "prompt_tokens_note": axis.reason if axis is not None else "not read"}
+    return {"muc_tokens": muc_tokens(an.metric("MUC", "robust", None).value, an.n_ref, axis),
+            "prompt_tokens": [{"length": L, "needles": n, "tokens": t} for (L, n), t in sorted(axis.prompt.items())]}

@@ -20,23 +20,20 @@ class PhonebookHooks(FamilyReportHooks):
     own_terminal = True
 
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-        from ctxprobe.analysis.phonebook import analyse, needle_results
         from ctxprobe.report.jsonreport import phonebook_to_dict
 
-        results = needle_results(records)
-        return phonebook_to_dict(analyse(results)) if results else None
+        an = _analysis(records)
+        return phonebook_to_dict(an) if an is not None else None
 
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
-                   png_dir: Path | None) -> None:
+                   png_dir: Path | None, *, options: Mapping[str, Any] | None = None) -> None:
         from ctxprobe.report.phonebook_plots import phonebook_report
+        from ctxprobe.report.phonebook_xaxis import PlotOptions
 
-        phonebook_report(run_ids, store_path, png_dir, console)
+        phonebook_report(run_ids, store_path, png_dir, console, options=PlotOptions.from_mapping(options))
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
-        from ctxprobe.analysis.phonebook import analyse, needle_results
-
-        results = needle_results(records)
-        return analyse(results) if results else None
+        return _analysis(records)
 
     def html_sentence(self, data: Any) -> str | None:
         from ctxprobe.report.phonebook_terminal import phonebook_sentence
@@ -49,6 +46,20 @@ class PhonebookHooks(FamilyReportHooks):
 
         return page_section("phonebook.html.j2", [("phonebook", "Phone book")],
                             phonebook=phonebook_section(data, png_dir))
+
+
+def _analysis(records: Iterable[Mapping[str, Any]]) -> Any | None:
+    """The run's analysis with its book in prompt tokens (None: nothing scored)."""
+    from ctxprobe.analysis.phonebook import analyse, needle_results
+    from ctxprobe.analysis.phonebook_axes import token_axis, without_prompts
+
+    light = list(without_prompts(records))
+    results = needle_results(light)
+    if not results:
+        return None
+    an = analyse(results)
+    an.tokens = token_axis(light)
+    return an
 
 
 HOOKS = PhonebookHooks()

@@ -8,7 +8,7 @@ not the model; with the limit that would have fit them). Fits 80 columns.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxprobe.analysis.phonebook import FAMILY, PhonebookAnalysis
+from ctxprobe.analysis.phonebook_axes import muc_tokens
 from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.report.table import COMPACT, fitting
 
@@ -63,12 +64,6 @@ def tally_answers(records: Iterable[Mapping[str, Any]], max_tokens: int | None) 
         need = 2 * limit if listed == 0 else math.ceil(limit * key[1] / listed)
         st.suggested = max(st.suggested, _ROUND * math.ceil(need / _ROUND))
     return out
-
-
-def light_records(records: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Case records without their prompts (a book is large; the analysis needs none of it)."""
-    for rec in records:
-        yield {k: v for k, v in rec.items() if k != "messages"}
 
 
 def _book(an: PhonebookAnalysis, length: int) -> str:
@@ -151,9 +146,19 @@ def _size(an: PhonebookAnalysis, length: int) -> str:
     return f"{length:,} tokens (≈{entries or 0:,.0f} entries)"
 
 
+def muc_prompt_tokens(an: PhonebookAnalysis) -> float | None:
+    """The MUC book size in prompt tokens (its cases at the reference N), when known."""
+    return muc_tokens(an.metric("MUC", "robust", None).value, an.n_ref, an.tokens)
+
+
+def _muc_size(an: PhonebookAnalysis, muc: int) -> str:
+    tokens = muc_prompt_tokens(an)
+    return _size(an, muc) + (f" ≈ {tokens:,.0f} prompt tokens at N={an.n_ref}" if tokens is not None else "")
+
+
 def phonebook_sentence(an: PhonebookAnalysis) -> str:
     """The plain-language verdict: accuracy at the largest book, and the largest book that
-    holds everywhere (MUC). Plain text (the template escapes it)."""
+    holds everywhere (MUC, in entries and prompt tokens). Plain text (the template escapes it)."""
     longest = an.lengths[-1]
     acc = an.accuracy.get((longest, an.n_ref))
     muc = an.metric("MUC", "robust", None).value
@@ -164,9 +169,10 @@ def phonebook_sentence(an: PhonebookAnalysis) -> str:
         parts.append("; no tested book size keeps every position above 0.8 — recall already degrades somewhere "
                      "in the smallest book.")
     elif int(muc) == longest:
-        parts.append("; every tested book keeps every position above 0.8 — test larger books to find the limit.")
+        parts.append(f"; every tested book keeps every position above 0.8 (MUC: {_muc_size(an, longest)}) — test "
+                     "larger books to find the limit.")
     else:
-        parts.append(f"; books up to {_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
+        parts.append(f"; books up to {_muc_size(an, int(muc))} keep every position above 0.8 (MUC); past that, "
                      "recall depends on where in the book an entry sits.")
     return "".join(parts)
 

@@ -48,11 +48,12 @@ def _title(profile: Profile, title: str) -> str:
     return f"{title} · {profile.family}" if title else profile.family
 
 
-def _save(fig: Any, path: str | Path) -> Path:
+def _save(fig: Any, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """Write ``fig`` as a PNG (``metadata``: its text chunks, e.g. what it draws) and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=_DPI)
+    fig.savefig(path, dpi=_DPI, metadata=metadata)
     import matplotlib.pyplot as plt
 
     plt.close(fig)  # plots are made in loops over families; do not leak figures
