@@ -56,7 +56,7 @@ from ctxprobe.analysis.bootstrap import (
     walk,
 )
 from ctxprobe.analysis.compare_needles import agreement_note, discordant, same_needles, signflip_p
-from ctxprobe.analysis.compare_samples import is_sampled, samples_test, tested_value
+from ctxprobe.analysis.compare_samples import is_sampled, samples_test, case_value
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.spec.units import fmt_depth, fmt_tokens
@@ -310,7 +310,7 @@ def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair
           sampled: bool = False) -> CellComparison:
     n = len(pairs)
     if sampled and pairs:  # per-case means of k samples (compare_samples)
-        a_only, b_only, p_value, shift = samples_test([tested_value(p.b_samples, p.b) - tested_value(p.a_samples, p.a)
+        a_only, b_only, p_value, shift = samples_test([case_value(p.b_samples, p.b) - case_value(p.a_samples, p.a)
                                                        for p in pairs])
         return CellComparison(family, length, depth, n, math.fsum(p.a for p in pairs) / n,
                               math.fsum(p.b for p in pairs) / n, a_only, b_only, p_value, by_samples=True, shift=shift)

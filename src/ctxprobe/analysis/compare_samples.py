@@ -31,7 +31,7 @@ def is_sampled(sides: Iterable[tuple[Samples | None, Samples | None]]) -> bool:
     return any(len(a or ()) > 1 or len(b or ()) > 1 for a, b in sides)
 
 
-def tested_value(samples: Samples | None, score: float) -> float:
+def case_value(samples: Samples | None, score: float) -> float:
     """A pair side's value: the mean of its samples; full credit (1/0) when sent once."""
     if samples:
         return math.fsum(samples) / len(samples)
