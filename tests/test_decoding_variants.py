@@ -26,6 +26,7 @@ from ctxprobe.core.variant import sample_nonce
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.plan.grid import planned_cases, summarize
+from ctxprobe.report.compare_runs import load_run_cases
 from ctxprobe.report.load import load_report
 from ctxprobe.sim.server import SimServer
 from ctxprobe.spec import make_spec
@@ -82,6 +83,11 @@ def test_temperature_is_worse_paired_and_reaches_the_server(tmp_path: Path) -> N
     assert nucleus_v["samples"] == {"reference": 1, "variant": 1} and "McNemar" in nucleus_v["tests"]
     assert nucleus_v["families"][0]["pooled"]["a_only"] == nucleus_v["families"][0]["pooled"]["b_only"] == 0
     assert any(line.startswith("variant niah~t07 vs niah~t0: WORSE") for line in report.notes)
+    # `compare` and `check` read a stored run's k samples of a case as that one case, too
+    loaded = load_run_cases(run_id, tmp_path / "d.sqlite")
+    hot_cases = [c for c in loaded.cases.values() if c.family == "niah~t07"]
+    assert len(hot_cases) == n and all(c.samples is not None and len(c.samples) == 5 for c in hot_cases)
+    assert all(c.samples is None for c in loaded.cases.values() if c.family == "niah~t0")
 
 
 def test_the_plan_counts_every_sample() -> None:

@@ -59,29 +59,37 @@ def variant_cases(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, R
         if name is None or is_baseline(label):
             continue
         grouped[base].setdefault(name, {}).setdefault(content_id(rec, base), []).append(rec)
-    return {base: {name: RunCases(f"{base}~{name}", name, {cid: _case(cid, base, recs) for cid, recs in by_cid.items()})
+    return {base: {name: RunCases(f"{base}~{name}", name, {cid: sampled_case(cid, cid, base, recs)
+                                                           for cid, recs in by_cid.items()})
                    for name, by_cid in by_name.items()}
             for base, by_name in grouped.items()}
 
 
-def _case(cid: str, base: str, recs: list[Mapping[str, Any]]) -> CaseResult:
-    """One content identity's case: as stored when sent once; a sampled case's mean."""
+def unsampled_id(case_id: str) -> str:
+    """``niah~t07/L1024/d0/r0/s3`` → ``niah~t07/L1024/d0/r0``: the case its samples share."""
+    return _SAMPLE_ID.sub("", case_id)
+
+
+def sampled_case(cid: str, identity: str, base: str, recs: list[Mapping[str, Any]]) -> CaseResult:
+    """One case from its stored records (``base``: the family label needles are read
+    under): as stored when sent once; a sampled case is the mean over its measured samples."""
     first = recs[0]
     multi = needle_verdicts({**first, "family": base})
     family, needles = multi if multi is not None else (base, None)
     if len(recs) == 1 and not _SAMPLE_ID.search(str(first.get("case_id", ""))):
-        return CaseResult(cid, cid, family, first["length"], first["depth"], first["score"], first["outcome"], needles)
+        return CaseResult(cid, identity, family, first["length"], first["depth"], first["score"], first["outcome"],
+                          needles)
     measured = [r for r in recs if r.get("outcome") is not None and r["outcome"] not in HARNESS_OUTCOMES
                 and r.get("score") is not None]
     if not measured:  # no sample measured: a harness failure, excluded from pairing
-        return CaseResult(cid, cid, family, first["length"], first["depth"], None, first.get("outcome"), needles)
+        return CaseResult(cid, identity, family, first["length"], first["depth"], None, first.get("outcome"), needles)
     values = []
     for r in measured:
         verdicts = needle_verdicts({**r, "family": base})
         values.append(sample_value(float(r["score"]), verdicts[1] if verdicts is not None else None))
     score = math.fsum(float(r["score"]) for r in measured) / len(measured)
     kept = needle_verdicts({**measured[0], "family": base})
-    return CaseResult(cid, cid, family, first["length"], first["depth"], score, measured[0]["outcome"],
+    return CaseResult(cid, identity, family, first["length"], first["depth"], score, measured[0]["outcome"],
                       kept[1] if kept is not None else None, tuple(values))
 
 
