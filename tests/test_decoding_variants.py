@@ -6,7 +6,11 @@ and has known sampling noise: at temperature t each answer is a miss with probab
 min(1, t × tnoise), drawn from the prompt and the request's ``seed`` (ctxprobe.sim.sampling).
 So temperature 0.7 must come out significantly worse than 0, the k samples of a case must
 be k stored cases with k distinct seeds, and what the server received must carry each
-variant's decoding."""
+variant's decoding. The ``seed`` field the samples carry is OpenAI's
+``CompletionCreateParams.seed: Optional[int]`` (and google-genai's
+``GenerateContentConfig.seed``): a sample's request body is checked against the SDKs' own
+types in tests/models/test_contract_requests.py; Anthropic's Messages API has none, and
+none is sent."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -70,7 +70,7 @@ def unsampled_id(case_id: str) -> str:
     return _SAMPLE_ID.sub("", case_id)
 
 
-def sampled_case(cid: str, identity: str, base: str, recs: list[Mapping[str, Any]]) -> CaseResult:
+def sampled_case(cid: str, identity: str, base: str, recs: Sequence[Mapping[str, Any]]) -> CaseResult:
     """One case from its stored records (``base``: the family label needles are read
     under): as stored when sent once; a sampled case is the mean over its measured samples."""
     first = recs[0]
