@@ -169,14 +169,16 @@ def test_bad_decoding_on_the_command_line_is_one_line(tmp_path: Path, capsys: py
     assert code != 0 and "samples=0" in err and len(err.splitlines()) == 1 and not store.exists()
 
 
-@pytest.mark.parametrize(("model", "variants", "fragment"), [
-    ("anthropic:claude-sonnet-4-5", "a, b:temperature=0.7+top_p=0.9", "never both"),
-    ("anthropic:claude-opus-4-7", "a, b:temperature=0.7", "takes no temperature or top_p"),
-    ("anthropic:claude-sonnet-4-5?thinking=2048", "a, b:top_p=0.9", "thinking takes the default sampling"),
-    ("openai:o3", "a, b:temperature=0.7", "without temperature or top_p"),
+@pytest.mark.parametrize(("model", "variants", "fragment", "extra"), [
+    ("anthropic:claude-sonnet-4-5", "a, b:temperature=0.7+top_p=0.9", "never both", []),
+    ("anthropic:claude-opus-4-7", "a, b:temperature=0.7", "takes no temperature or top_p", []),
+    ("anthropic:claude-sonnet-4-5?thinking=2048", "a, b:top_p=0.9", "thinking takes the default sampling", []),
+    ("anthropic:claude-sonnet-4-5", "a, b:temperature=0.7", "thinking takes the default sampling",
+     ["--reasoning-budgets", "0,2048"]),
+    ("openai:o3", "a, b:temperature=0.7", "without temperature or top_p", []),
 ])
 def test_a_decoding_the_provider_would_not_send_is_refused_before_sending(
-        model: str, variants: str, fragment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        model: str, variants: str, fragment: str, extra: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000000")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
@@ -185,7 +187,7 @@ def test_a_decoding_the_provider_would_not_send_is_refused_before_sending(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
     store = tmp_path / "s.sqlite"
     code = main(["run", "--model", model, "--tokenizer", "local", "--lengths", "1k", "--variants", variants,
-                 "--store", str(store), "--no-plots", "--no-progress"])
+                 *extra, "--store", str(store), "--no-plots", "--no-progress"])
     err = capsys.readouterr().err.strip()
     error = err[err.index("error:"):]  # after any warning about the model itself
     assert code != 0 and fragment in error and "variant niah~b" in error and len(error.splitlines()) == 1

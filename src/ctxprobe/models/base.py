@@ -113,7 +113,7 @@ class Provider(Protocol):
 
     def reasoning_refusal(self, budget: int) -> str | None: ...
 
-    def sampling_refusal(self, temperature: float, top_p: float | None) -> str | None: ...
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None: ...
 
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
@@ -160,10 +160,11 @@ class ProviderBase:
         return (f"{name} cannot reason, so a reasoning budget of {budget:,} tokens would change nothing: "
                 "give --reasoning-budgets 0 or drop the flag")
 
-    def sampling_refusal(self, temperature: float, top_p: float | None) -> str | None:
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
         """Why this model's requests cannot carry this temperature and top_p as sent (one
         line: a prompt variant's decoding would be changed or dropped), or None. Asked of
-        each decoding variant before anything is sent. Default: every setting is sent."""
+        each decoding variant before anything is sent; ``thinking``: the sweep's reasoning
+        budgets include one above 0. Default: every setting is sent."""
         return None
 
     async def aclose(self) -> None:

@@ -135,7 +135,7 @@ class OpenAIProvider(SDKProvider):
             return self.options.reasoning
         return is_reasoning_model(self.model) or self.options.reasoning_effort is not None
 
-    def sampling_refusal(self, temperature: float, top_p: float | None) -> str | None:
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
         """A reasoning model is sent no temperature or top_p (:meth:`request_body`): a
         decoding variant would reach it as the same request as the others."""
         if not self.reasons:

@@ -89,7 +89,8 @@ def check_decoding_variants(spec: Spec, provider: Provider) -> None:
     for label, decoding in variant_decodings(spec).items():
         if decoding.temperature is None and decoding.top_p is None:
             continue  # samples only: the sweep's decoding, already sent as every run sends it
-        why = provider.sampling_refusal(*decoding.over(spec.decoding.temperature, spec.decoding.top_p))
+        thinking = any(b > 0 for b in spec.reasoning_budgets or [])
+        why = provider.sampling_refusal(*decoding.over(spec.decoding.temperature, spec.decoding.top_p), thinking)
         if why:
             raise CtxprobeError(f"variant {label}: {why}")
 
