@@ -115,7 +115,7 @@ def test_phonebook_three_variants_pair_the_books(tmp_path, capsys) -> None:
 @pytest.mark.parametrize(("text", "fragment"), [
     ("only", "two variants or more"),
     ("a, a:cot=true", "used twice"),
-    ("a, b:temperature=0.7", "not a prompt variant yet"),
+    ("a, b:max_tokens=100", "one limit for the whole sweep"),
     ("a, b:cot", "use KEY=VALUE"),
     ("a b, c", "bad variant"),
 ])

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from ctxprobe.core.prefix import CacheHint, PrefixMark
+from ctxprobe.core.variant import sample_nonce
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.models.openai_compat import OpenAICompatProvider
@@ -44,7 +45,8 @@ OPENAI = [("gpt-4o-mini", {}), ("gpt-4o-mini", {"temperature": 0.3, "top_p": 0.9
           ("gpt-4o", {"reasoning_budget": 0}), ("o4-mini", {}), ("o4-mini", {"reasoning_budget": 1024}),
           ("gpt-5", {"reasoning_budget": 0}), ("gpt-5.1", {"reasoning_budget": 0}),
           ("gpt-5.2?reasoning_effort=xhigh", {"reasoning_budget": 16384}), ("gpt-4o-mini", {"cache": HINT}),
-          ("gpt-4o-mini", {"max_tokens": 1})]
+          ("gpt-4o-mini", {"max_tokens": 1}),
+          ("gpt-4o-mini", {"temperature": 0.7, "seed": sample_nonce(None, 4)})]  # a decoding variant's sample
 ANTHROPIC = [("claude-sonnet-4-5", {}), ("claude-sonnet-4-5", {"top_p": 0.9}),
              ("claude-haiku-4-5", {"temperature": 0.7, "top_p": 0.9, "seed": 3}),
              ("claude-sonnet-4-5", {"reasoning_budget": 0}), ("claude-sonnet-4-5", {"reasoning_budget": 4096}),
@@ -53,7 +55,8 @@ ANTHROPIC = [("claude-sonnet-4-5", {}), ("claude-sonnet-4-5", {"top_p": 0.9}),
 GEMINI = [("gemini-2.5-flash", {}), ("gemini-2.5-flash", {"temperature": 0.4, "top_p": 0.9, "seed": 11}),
           ("gemini-2.5-flash", {"reasoning_budget": 0}), ("gemini-2.5-flash", {"reasoning_budget": 1024}),
           ("gemini-2.5-pro", {"reasoning_budget": 128}), ("gemini-2.0-flash", {"reasoning_budget": 0}),
-          ("gemini-2.5-flash", {"cache": HINT}), ("gemini-2.5-flash?thinking=512", {})]
+          ("gemini-2.5-flash", {"cache": HINT}), ("gemini-2.5-flash?thinking=512", {}),
+          ("gemini-2.5-flash", {"temperature": 0.7, "seed": sample_nonce(None, 4)})]
 SETUPS = {"openai": (openai_route, "OPENAI_API_KEY", "OPENAI_BASE_URL", "/v1", "openai", OPENAI),
           "anthropic": (anthropic_route, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "", "anthropic", ANTHROPIC),
           "gemini": (gemini_route, "GEMINI_API_KEY", "GEMINI_BASE_URL", "", "google.genai", GEMINI)}

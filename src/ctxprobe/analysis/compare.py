@@ -30,6 +30,9 @@ Decisions made here, and why:
   checked), one family per needle count N; a cell's counts are needles right in one run
   only, and its test is the exact sign-flip test of per-case differences
   (:mod:`ctxprobe.analysis.compare_needles`), which is McNemar's exact test when N = 1.
+- **Sampled cases** (a variant's ``samples=k``): one pair per case, its value the mean of
+  its samples, tested by the sign-flip test of per-case differences
+  (:mod:`ctxprobe.analysis.compare_samples`); k = 1 on both sides: the paths above.
 - **Paired bootstrap**: resample pairs within cells (same stratification as bootstrap.py),
   applying the same indices to both runs, for the mean difference and the effective-length
   difference (a missing effective length counts as 0 tokens).
@@ -53,6 +56,7 @@ from ctxprobe.analysis.bootstrap import (
     walk,
 )
 from ctxprobe.analysis.compare_needles import agreement_note, discordant, same_needles, signflip_p
+from ctxprobe.analysis.compare_samples import is_sampled, samples_test, case_value
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.spec.units import fmt_depth, fmt_tokens
@@ -74,6 +78,9 @@ class CaseResult:
     score: float | None
     outcome: str | None
     needles: Needles | None = None  # (name, right) per needle of a multi-needle case
+    #: A sampled case's value per measured sample (full credit 0/1, or the share of needles
+    #: right); None: sent once. ``score`` is then the mean raw score of the samples.
+    samples: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,8 @@ class Pair:
     b: float
     a_needles: Needles | None = None
     b_needles: Needles | None = None
+    a_samples: tuple[float, ...] | None = None
+    b_samples: tuple[float, ...] | None = None
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -154,6 +163,19 @@ class CellComparison:
     p_adjusted: float = 1.0
     significant: bool = False
     by_needle: bool = False  # paired needle by needle (a multi-needle family, see compare_needles)
+    #: Sampled cases: tested on per-case means (a_only / b_only count cases); ``shift`` is
+    #: the mean per-case difference B - A of the tested values, the direction of the test.
+    by_samples: bool = False
+    shift: float = 0.0
+
+    @property
+    def b_better(self) -> bool:
+        """Which way the difference points (B better than A)."""
+        return self.shift > 0 if self.by_samples else self.b_only > self.a_only
+
+    @property
+    def b_worse(self) -> bool:
+        return self.shift < 0 if self.by_samples else self.b_only < self.a_only
 
     @property
     def diff(self) -> float | None:
@@ -171,7 +193,7 @@ class CellComparison:
     @property
     def unit(self) -> str:
         """What a_only / b_only count."""
-        return "needles" if self.by_needle else "pairs"
+        return "cases" if self.by_samples else "needles" if self.by_needle else "pairs"
 
 
 @dataclass(frozen=True)
@@ -201,6 +223,8 @@ class Comparison:
     #: "prompt" (the same prompts), or "content": the same seeded cases asked in other
     #: prompts (two prompt variants, ctxprobe.analysis.variants)
     paired_by: str = "prompt"
+    #: Samples per case (k) of run A and run B (1: each case sent once).
+    samples: tuple[int, int] = (1, 1)
 
     def significant_cells(self) -> list[CellComparison]:
         return [c for f in self.families for c in [*f.cells, f.pooled] if c.significant]
@@ -208,8 +232,8 @@ class Comparison:
     def verdict(self) -> str:
         """One line: which run is better, with how many cells and the mean difference."""
         sig = self.significant_cells()
-        worse = [c for c in sig if c.b_only < c.a_only]
-        better = [c for c in sig if c.b_only > c.a_only]
+        worse = [c for c in sig if c.b_worse]
+        better = [c for c in sig if c.b_better]
         n_tests = sum(len(f.cells) + 1 for f in self.families)
         diffs = "; ".join(_family_summary(f, self.confidence) + agreement_note(
             f.mean_diff_ci, f.pooled.significant, f.pooled.n_pairs, self.confidence) for f in self.families)
@@ -223,6 +247,8 @@ class Comparison:
         else:
             head = f"NO SIGNIFICANT DIFFERENCE between {self.run_a} and {self.run_b}"
         how = "" if self.paired_by == "prompt" else " (paired by content: the same seeded cases in other prompts)"
+        if self.samples != (1, 1):
+            how += f" (samples per case {self.samples[0]} vs {self.samples[1]}: per-case means, sign-flip tests)"
         return f"{head} ({where}; {self.n_paired} paired cases{how}; {diffs})"
 
 
@@ -262,7 +288,8 @@ def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:
         if sa is None or sb is None:
             excluded += 1
             continue
-        pairs.append(Pair(ca.family, ca.length, ca.depth, float(sa), float(sb), ca.needles, cb.needles))
+        pairs.append(Pair(ca.family, ca.length, ca.depth, float(sa), float(sb), ca.needles, cb.needles,
+                          ca.samples, cb.samples))
     if not pairs:
         raise CtxprobeError(
             f"runs {a.run_id} and {b.run_id} have no case measured on both sides (all {excluded} shared cases "
@@ -279,8 +306,14 @@ def _measured(c: CaseResult) -> float | None:
     return None if c.outcome is None or c.outcome in HARNESS_OUTCOMES else c.score
 
 
-def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair]) -> CellComparison:
+def _test(family: str, length: int | None, depth: float | None, pairs: list[Pair],
+          sampled: bool = False) -> CellComparison:
     n = len(pairs)
+    if sampled and pairs:  # per-case means of k samples (compare_samples)
+        a_only, b_only, p_value, shift = samples_test([case_value(p.b_samples, p.b) - case_value(p.a_samples, p.a)
+                                                       for p in pairs])
+        return CellComparison(family, length, depth, n, math.fsum(p.a for p in pairs) / n,
+                              math.fsum(p.b for p in pairs) / n, a_only, b_only, p_value, by_samples=True, shift=shift)
     if pairs and all(p.a_needles is not None and p.b_needles is not None for p in pairs):
         counts = [discordant(p.a_needles or (), p.b_needles or ()) for p in pairs]
         return CellComparison(
@@ -344,8 +377,9 @@ def compare_cases(a: RunCases, b: RunCases, *, alpha: float = 0.05, rule: Thresh
     raw: list[tuple[str, CellComparison, list[CellComparison]]] = []
     for family in sorted(by_family):
         cells = by_family[family]
-        tests = [_test(family, length, depth, cells[(length, depth)]) for length, depth in sorted(cells)]
-        pooled = _test(family, None, None, [p for ps in cells.values() for p in ps])
+        sampled = is_sampled((p.a_samples, p.b_samples) for ps in cells.values() for p in ps)  # one rule per family
+        tests = [_test(family, length, depth, cells[(length, depth)], sampled) for length, depth in sorted(cells)]
+        pooled = _test(family, None, None, [p for ps in cells.values() for p in ps], sampled)
         raw.append((family, pooled, tests))
     flat = [t for _, pooled, tests in raw for t in [*tests, pooled]]
     adjusted = iter(holm([t.p_value for t in flat]))

@@ -55,5 +55,5 @@ def check_cases(run: RunCases, baseline: RunCases, *, max_drop: float = 0.05, al
         raise CtxprobeError(f"--max-drop must be between 0 and 1, got {max_drop:g}")
     comparison = compare_cases(baseline, run, alpha=alpha, **kwargs)
     responsible = [t for t in comparison.significant_cells()
-                   if t.a_only > t.b_only and t.diff is not None and -t.diff > max_drop]
+                   if t.b_worse and t.diff is not None and -t.diff > max_drop]
     return CheckResult(not responsible, run.run_id, baseline.run_id, max_drop, alpha, responsible, comparison)

@@ -111,6 +111,7 @@ class CaseBuilder:
         case = family.generate(cell, p.rep, seed=seed, params=params)  # type: ignore[arg-type]  # params: object in the map
         if p.cell.reasoning_budget is not None:
             case.cell = p.cell
+        case.sample = p.sample  # a variant's samples: the same prompt, sent k times
         return case
 
 

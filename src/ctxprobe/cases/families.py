@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
 from ctxprobe.core.family import Family
-from ctxprobe.core.variant import pop_layout
+from ctxprobe.core.variant import pop_decoding, pop_layout
 from ctxprobe.spec import Spec
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 
@@ -24,6 +24,7 @@ def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> t
         ctx = dataclasses.replace(ctx, no_context=True)
     if (layout := pop_layout(params)) is not None:  # a prompt variant's layout (ctxprobe.core.variant)
         ctx = dataclasses.replace(ctx, layout=ctx.layout.model_copy(update=dict(layout)))
+    pop_decoding(params)  # how the variant's cases are sampled: the runner's, not the family's
     return make_family(name, ctx), validate_params(name, params)
 
 

@@ -28,7 +28,7 @@ from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.catalog import provider_info
 from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.plan.caching import CachedTotals, CacheRules, Member, bill_group
-from ctxprobe.plan.grid import PlannedCase
+from ctxprobe.plan.grid import PlannedCase, samples_per_case
 from ctxprobe.spec import Spec
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -182,12 +182,15 @@ def plan_cached(spec: Spec, rules: CacheRules, build: Callable[[PlannedCase], Ca
     for label in spec.families:
         period = max(1, periods.get(label, 1))
         full, rest = divmod(spec.reps, period)
+        # a variant's k samples resend each group's prompts: priced as k groups (an upper
+        # bound, the repeats' cache reads are not counted)
+        k = samples_per_case(spec, label)
         for length in spec.lengths:
             measured = members_of([build(p) for p in first_group(spec, label, length, period)], count)
             members = [m for _, m in measured]
-            totals.add(bill_group(members, rules), full)
-            totals.groups += full
+            totals.add(bill_group(members, rules), full * k)
+            totals.groups += full * k
             if rest:
-                totals.add(bill_group([m for r, m in measured if r < rest], rules), 1)
-                totals.groups += 1
+                totals.add(bill_group([m for r, m in measured if r < rest], rules), k)
+                totals.groups += k
     return totals

@@ -18,7 +18,7 @@ from ctxprobe.core.family import Family
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
-from ctxprobe.core.variant import pop_layout
+from ctxprobe.core.variant import pop_decoding, pop_layout
 from ctxprobe.tokenizers.base import Tokenizer
 
 Sizes = dict[tuple[str, int], int]  # (family label, length) -> tokens of its largest case
@@ -42,6 +42,7 @@ def needs_building(spec: Spec) -> bool:
         name = str(params.pop("family", label))
         params.pop(BASELINE_PARAM, None)  # a no-context twin's marker (ctxprobe.core.baseline)
         pop_layout(params)  # a prompt variant's layout (ctxprobe.core.variant)
+        pop_decoding(params)
         entry = registry.find("families", name)
         if entry is None:
             continue

@@ -111,7 +111,8 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
                    help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
                         "with the first: e.g. start:instruction=before,end:instruction=after "
-                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true; "
+                        "decoding: t0:temperature=0,t07:temperature=0.7+samples=5, k samples per case)")
     p.add_argument("--haystack", help="directory of your own .txt/.md filler (default: generated prose)")
     p.add_argument("--baseline", choices=["no-context"],
                    help="also run each case with its evidence removed (label FAMILY@no-context): the "
@@ -221,7 +222,8 @@ def _phonebook_parser(sub: Any) -> None:
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
                    help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
                         "with the first: e.g. start:instruction=before,end:instruction=after "
-                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
+                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true; "
+                        "decoding: t0:temperature=0,t07:temperature=0.7+samples=5, k samples per case)")
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",

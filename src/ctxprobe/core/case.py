@@ -55,11 +55,14 @@ class Case:
     #: Where this prompt shares its prefix with others of its group (set just before it is
     #: sent, :mod:`ctxprobe.cases.prefixes`; in memory only, never stored or hashed).
     cache_hint: CacheHint | None = field(default=None, repr=False, compare=False)
+    #: Which of a prompt variant's k samples this is (``samples=k``, :mod:`ctxprobe.core.variant`):
+    #: the same prompt sent k times at that variant's decoding; None: the case is sent once.
+    sample: int | None = None
 
     @property
     def case_id(self) -> str:
-        """Stable id: the same cell and repetition of the same run always map here."""
-        return make_case_id(self.cell, self.rep)
+        """Stable id: the same cell, repetition (and sample) of the same run always map here."""
+        return make_case_id(self.cell, self.rep, self.sample)
 
     @property
     def prompt_hash(self) -> str:
@@ -77,15 +80,19 @@ class Case:
         if self.cell.reasoning_budget is None:  # no budget axis: the dict older exports had
             d["cell"].pop("reasoning_budget", None)
         d.pop("cache_hint", None)
+        if self.sample is None:  # sent once: the dict older exports had
+            d.pop("sample", None)
         d["case_id"] = self.case_id
         d["prompt_hash"] = self.prompt_hash
         return d
 
 
-def make_case_id(cell: Cell, rep: int) -> str:
+def make_case_id(cell: Cell, rep: int, sample: int | None = None) -> str:
     base = f"{cell.family}/L{cell.length}/d{cell.depth:g}/r{rep}"
-    # the budget joins the id only when the sweep has that axis: older ids are unchanged
-    return base if cell.reasoning_budget is None else f"{base}/b{cell.reasoning_budget}"
+    # the budget and the sample join the id only when the sweep has them: older ids are unchanged
+    if cell.reasoning_budget is not None:
+        base = f"{base}/b{cell.reasoning_budget}"
+    return base if sample is None else f"{base}/s{sample}"
 
 
 def prompt_hash(messages: list[Message]) -> str:

@@ -150,6 +150,21 @@ class AnthropicProvider(SDKProvider):
             kwargs["base_url"] = self.base_url
         return self._sdk.AsyncAnthropic(**kwargs)
 
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
+        """A decoding variant this model would not be sent as asked (:func:`sampling`)."""
+        asks = f"temperature {temperature:g}" + ("" if top_p is None else f" and top_p {top_p:g}")
+        if not takes_sampling(self.model):
+            return (f"{self.name} takes no temperature or top_p (any but the default is refused), so a decoding "
+                    f"variant ({asks}) would send the same request as the others: drop the variant's decoding")
+        if self.options.thinking or thinking:
+            return (f"{self.name} thinks (?thinking or a reasoning budget above 0), and thinking takes the default "
+                    f"sampling: a decoding variant ({asks}) would not be sent; drop the thinking or the variant's "
+                    "decoding")
+        if top_p is not None and temperature != 0:
+            return (f"{self.name} is sent temperature or top_p, never both (Anthropic refuses both): a decoding "
+                    f"variant asks {asks}; give it one of them (top_p with temperature=0)")
+        return None
+
     def reasoning_refusal(self, budget: int) -> str | None:
         if 0 < budget < MIN_THINKING:
             return (f"{self.name}: a reasoning budget of {budget:,} tokens is below Anthropic's minimum thinking "

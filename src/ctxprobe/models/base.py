@@ -113,6 +113,8 @@ class Provider(Protocol):
 
     def reasoning_refusal(self, budget: int) -> str | None: ...
 
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None: ...
+
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
     async def aclose(self) -> None: ...
@@ -158,6 +160,13 @@ class ProviderBase:
         return (f"{name} cannot reason, so a reasoning budget of {budget:,} tokens would change nothing: "
                 "give --reasoning-budgets 0 or drop the flag")
 
+    def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
+        """Why this model's requests cannot carry this temperature and top_p as sent (one
+        line: a prompt variant's decoding would be changed or dropped), or None. Asked of
+        each decoding variant before anything is sent; ``thinking``: the sweep's reasoning
+        budgets include one above 0. Default: every setting is sent."""
+        return None
+
     async def aclose(self) -> None:
         return None
 
@@ -165,7 +174,7 @@ class ProviderBase:
 #: The optional members :class:`ProviderBase` declares.
 PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
                                       "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose",
-                                      "reasoning_refusal", "slots")
+                                      "reasoning_refusal", "sampling_refusal", "slots")
 
 #: ``slots`` of a server whose prefix cache all requests share (vLLM's automatic prefix
 #: caching, SGLang's radix cache): any number of chains may be in flight; the concurrency decides.

@@ -10,16 +10,19 @@ from ctxprobe.plan.caching import Tiered
 from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
 from ctxprobe.core.case import Cell, make_case_id
+from ctxprobe.core.variant import decoding_of, samples_of
 
 
 @dataclass(frozen=True)
 class PlannedCase:
     cell: Cell
     rep: int
+    #: Which of a variant's k samples (None: the case is sent once; ctxprobe.core.variant).
+    sample: int | None = None
 
     @property
     def case_id(self) -> str:
-        return make_case_id(self.cell, self.rep)
+        return make_case_id(self.cell, self.rep, self.sample)
 
 
 def prefix_chain(cell: Cell, rep: int) -> tuple[str, int, int]:
@@ -34,14 +37,24 @@ def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
     the start. Cases of a group share their filler, so each request shares with the one
     before it everything up to its own needle: a prefix cache (llama.cpp, vLLM, SGLang)
     recomputes only the tail. With reasoning budgets, one prompt is sent at each budget
-    in turn (ascending), so the budgets of a case are paired and share the whole prompt."""
+    in turn (ascending), so the budgets of a case are paired and share the whole prompt. A
+    prompt variant with ``samples=k`` sends each of its cases k times in a row (the same
+    prompt: the cache serves all but the first)."""
     budgets: list[int | None] = list(spec.reasoning_budgets) if spec.reasoning_budgets is not None else [None]
     for family in spec.families:
+        samples = samples_of(spec.families[family])
         for length in spec.lengths:
             for rep in range(spec.reps):
                 for depth in sorted(spec.depths, reverse=True):
                     for budget in budgets:
-                        yield PlannedCase(Cell(family, length, depth, budget), rep)
+                        for sample in samples:
+                            yield PlannedCase(Cell(family, length, depth, budget), rep, sample)
+
+
+def samples_per_case(spec: Spec, label: str) -> int:
+    """How many times each case of a family label is sent (a variant's ``samples``, else 1)."""
+    decoding = decoding_of(spec.families[label])
+    return decoding.k if decoding is not None else 1
 
 
 #: Rough prefill/decode speeds (tokens/s) used only for the plan's time estimate.
@@ -115,25 +128,25 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
     With price tiers (:class:`ctxprobe.core.catalog.ModelInfo`), each case is priced at
     the tier of its own prompt length."""
     budgets = spec.reasoning_budgets if spec.reasoning_budgets is not None else [0]
-    per_length = len(spec.depths) * spec.reps * len(spec.families) * len(budgets)
-    requests = len(spec.lengths) * per_length
     per_cell = len(spec.depths) * spec.reps * len(budgets)
-    input_tokens = (sum(sizes.get((f, n), n) for f in spec.families for n in spec.lengths) * per_cell
-                    if sizes else sum(spec.lengths) * per_length)
+    k = {label: samples_per_case(spec, label) for label in spec.families}  # a variant's samples
+    requests = len(spec.lengths) * per_cell * sum(k.values())
+    input_tokens = sum(sizes.get((f, n), n) if sizes else n for f in spec.families for n in spec.lengths
+                       for _ in range(k[f])) * per_cell
     # every budget is priced in full: a reasoning model may spend all of it (billed as output)
-    reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * len(spec.families) * len(spec.lengths)
-    output_tokens = (sum(_output_budget(spec, label) for label in spec.families) * len(spec.lengths) * per_cell
-                     + reasoning_tokens)
+    reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * sum(k.values()) * len(spec.lengths)
+    output_tokens = (sum(_output_budget(spec, label) * k[label] for label in spec.families) * len(spec.lengths)
+                     * per_cell + reasoning_tokens)
     cost: float | None = None
     base = price if isinstance(price, Price) or price is None else price.price_at(None)
     if base is not None:
         cost = 0.0
         for label in spec.families:
-            out = _output_budget(spec, label) * per_cell + sum(budgets) * len(spec.depths) * spec.reps
+            out = (_output_budget(spec, label) * per_cell + sum(budgets) * len(spec.depths) * spec.reps) * k[label]
             for n in spec.lengths:
                 tokens = sizes.get((label, n), n) if sizes else n
                 tier = price.price_at(tokens) if price is not None and not isinstance(price, Price) else base
-                cost += (tier or base).cost(tokens * per_cell, out)
+                cost += (tier or base).cost(tokens * per_cell * k[label], out)
     note = (f"for {spec.model} at ${base.input:g} / ${base.output:g} per 1M input / output tokens"
             if base is not None else f"for {spec.model}: add it to a price file (--prices FILE)")
     tiers = getattr(price, "prices", ())

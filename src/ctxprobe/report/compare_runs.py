@@ -7,11 +7,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
-from ctxprobe.analysis.compare_needles import needle_verdicts
+from ctxprobe.analysis.compare import Comparison, RunCases, compare_cases
 from ctxprobe.analysis.gate import CheckResult, check_cases
 from ctxprobe.analysis.reasoning import budget_family
-from ctxprobe.analysis.variants import content_id
+from ctxprobe.analysis.variants import content_id, sampled_case, samples_per_case, unsampled_id
 from ctxprobe.core.baseline import is_baseline
 from ctxprobe.store import RunRecord, open_existing
 
@@ -23,17 +22,18 @@ def load_run_cases(run_id: str, store_path: str | Path, *, by_content: bool = Fa
     in different prompts (prompt variants)."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        cases = {}
+        groups: dict[str, list[dict[str, Any]]] = {}
         for rec in store.iter_case_records(run.run_id):
             if is_baseline(rec["family"]):
                 continue  # a no-context twin measures the guess rate, not the model: never gated or compared
-            multi = needle_verdicts(rec)
-            family, needles = multi if multi is not None else (rec["family"], None)
-            if rec.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
-                family = budget_family(family, int(rec["reasoning_budget"]))
-            identity = content_id(rec) if by_content else rec["prompt_hash"]
-            cases[rec["case_id"]] = CaseResult(rec["case_id"], identity, family, rec["length"],
-                                               rec["depth"], rec["score"], rec["outcome"], needles)
+            groups.setdefault(unsampled_id(rec["case_id"]), []).append(rec)  # a variant's k samples: one case
+        cases = {}
+        for key, recs in groups.items():
+            first = recs[0]
+            case = sampled_case(key, content_id(first) if by_content else first["prompt_hash"], first["family"], recs)
+            if first.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
+                case = replace(case, family=budget_family(case.family, int(first["reasoning_budget"])))
+            cases[key] = case
     return RunCases(run.run_id, run.model, cases, about(run))
 
 
@@ -62,8 +62,9 @@ def compare_runs(run_a: str, run_b: str, store_path: str | Path = "ctxprobe.sqli
         ac = load_run_cases(run_a, store_path, by_content=True)
         bc = load_run_cases(run_b, store_b or store_path, by_content=True)
         if all(ac.cases[k].prompt_hash == bc.cases[k].prompt_hash for k in shared):
-            return replace(compare_cases(ac, bc, **kwargs), paired_by="content")
-    return compare_cases(a, b, **kwargs)
+            return replace(compare_cases(ac, bc, **kwargs), paired_by="content",
+                           samples=(samples_per_case(a), samples_per_case(b)))
+    return replace(compare_cases(a, b, **kwargs), samples=(samples_per_case(a), samples_per_case(b)))
 
 
 def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, *,

@@ -29,7 +29,10 @@ def variant_to_dict(c: Comparison) -> dict[str, Any]:
     return {
         "reference": c.run_a, "variant": c.run_b, "verdict": c.verdict(), "alpha": c.alpha,
         "paired": c.n_paired, "excluded": c.n_excluded, "paired_by": "content identity (same seeded cases)",
-        "tests": "McNemar exact per cell (sign-flip per needle for the phone book), Holm; paired bootstrap",
+        "samples": {"reference": c.samples[0], "variant": c.samples[1]},
+        "tests": ("sign-flip of per-case means over the samples, per cell, Holm; paired bootstrap of cases"
+                  if c.samples != (1, 1) else
+                  "McNemar exact per cell (sign-flip per needle for the phone book), Holm; paired bootstrap"),
         "families": [{
             "family": f.family, "mean_diff": f.mean_diff, "mean_diff_ci": list(f.mean_diff_ci),
             "effective_reference": f.effective_a, "effective_variant": f.effective_b,

@@ -10,12 +10,13 @@ cases in memory however large the grid. Each result goes to ``sink`` as soon as 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Hashable, Iterator
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client, backoff_delay, call_with_retries
 from ctxprobe.core.case import Case
+from ctxprobe.core.variant import VariantDecoding, sample_nonce
 from ctxprobe.plan.grid import prefix_chain
 
 __all__ = ["Attempted", "RunnerConfig", "Sink", "backoff_delay", "call_with_retries", "execute"]
@@ -36,6 +37,8 @@ class RunnerConfig:
     tokens_per_minute: float | None = None
     #: Prefix-aware scheduling: the server's parallel prefix-cache slots (None: off).
     lanes: int | None = None
+    #: Family label → its prompt variant's decoding, over the sweep's (ctxprobe.core.variant).
+    variants: Mapping[str, VariantDecoding] = field(default_factory=dict)
 
     def policy(self) -> CallPolicy:
         """How the model is called (the rest of the config is what is asked of it)."""
@@ -58,9 +61,16 @@ Sink = Callable[[Attempted], Awaitable[None] | None]
 
 def request_for(case: Case, cfg: RunnerConfig) -> GenerateRequest:
     """The request one case is sent as: its prompt, output limit, reasoning budget and
-    prompt-cache hint (the live runner and the batch executor send exactly this)."""
+    prompt-cache hint (the live runner and the batch executor send exactly this). A prompt
+    variant's decoding replaces the sweep's for its label's cases, and each of its samples
+    carries its own nonce as the seed (:func:`ctxprobe.core.variant.sample_nonce`)."""
+    temperature, top_p = cfg.temperature, cfg.top_p
+    variant = cfg.variants.get(case.cell.family)
+    if variant is not None:
+        temperature, top_p = variant.over(temperature, top_p)
+    seed = cfg.seed if case.sample is None else sample_nonce(cfg.seed, case.sample)
     return GenerateRequest(messages=case.messages, max_tokens=case.max_tokens or cfg.max_tokens,
-                           temperature=cfg.temperature, seed=cfg.seed, top_p=cfg.top_p, prompt_ids=case.prompt_ids,
+                           temperature=temperature, seed=seed, top_p=top_p, prompt_ids=case.prompt_ids,
                            reasoning_budget=case.cell.reasoning_budget, cache=case.cache_hint)
 
 

@@ -46,6 +46,9 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     ``finish_reason="length"``. It reports its reasoning tokens. Every other kind cannot
     reason and refuses a non-zero budget.
 
+Every kind honours the request's temperature: at 0 it answers as above; at t > 0 each
+answer is "I could not find it." with probability min(1, t × ``tnoise``) (default 0.25),
+drawn from the prompt and the request's ``seed`` (:mod:`ctxprobe.sim.sampling`).
 Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
 would) and ``ctx=N``: the context window it reports; a prompt longer than N
 tokens is rejected with :class:`PermanentError`, as a real server rejects it with HTTP 400.
@@ -68,13 +71,14 @@ from urllib.parse import parse_qsl
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.sim.sampling import DEFAULT_TNOISE, misses
 from ctxprobe.sim.skills.reader import NIAH_READER, Reader
 from ctxprobe.spec.names import ModelRef
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
 SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "reasoner")
-_COMMON_PARAMS = {"ctx", "latency"}
+_COMMON_PARAMS = {"ctx", "latency", "tnoise"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,
     "echo": _COMMON_PARAMS,
@@ -84,7 +88,7 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "reasoner": _COMMON_PARAMS | {"rate"},
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
-                                 "load": float, "rate": float}
+                                 "load": float, "rate": float, "tnoise": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _THINK_STEP = " reading"  # one thinking token of sim:reasoner (its usage reports the count)
@@ -166,6 +170,8 @@ def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
         out[key] = value
     if out.get("ctx", 1) <= 0 or out.get("cliff", 0) < 0 or out.get("width", 0) < 0:
         raise CtxprobeError(f"sim:{kind}: ctx must be > 0, cliff and width must be >= 0")
+    if out.get("tnoise", 0.0) < 0:
+        raise CtxprobeError(f"sim:{kind}: tnoise must be >= 0 (miss probability per unit of temperature)")
     if out.get("rate", 1.0) <= 0:
         raise CtxprobeError(f"sim:{kind}: rate must be > 0 (prompt tokens read per thinking token)")
     if not 0.0 <= out.get("noise", 0.0) <= 1.0:
@@ -221,9 +227,12 @@ class SimModel(ProviderBase):
         if latency:
             await asyncio.sleep(float(latency))
         view = view_prompt(request.messages)
+        miss = misses(request.messages, request.temperature, request.seed,
+                      float(self.params.get("tnoise", DEFAULT_TNOISE)))  # sampling noise (sim/sampling.py)
         if self.kind == "reasoner" and request.reasoning_budget:
-            return self._reason(view, request, prompt_tokens)
-        text = self._answer(view, request.messages, prompt_tokens)
+            return self._reason(view if not miss else PromptView(view.context, "", view.full_text), request,
+                                prompt_tokens)
+        text = NOT_FOUND if miss else self._answer(view, request.messages, prompt_tokens)
         text, finish = self._fit(text, request.max_tokens)
         return GenerateResult(
             text=text,

@@ -36,12 +36,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.sim import wire
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, TransientError
 from ctxprobe.sim.faults import FaultPlan
+from ctxprobe.sim.sampling import choice_seed
 from ctxprobe.sim.wire import BadRequest, Choice, Params, RawBody, Reply, error_body
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -118,8 +120,9 @@ class SimServer:
         self.model_id = model_id or provider.name
         #: Completion requests (chat or text) answered, successfully or with an error status.
         self.requests_served = 0
-        #: Decoding settings of the last completion request, as received.
+        #: Decoding settings of the last completion request, as received (every one: ``decodings``).
         self.last_decoding: dict[str, Any] = {}
+        self.decodings: list[dict[str, Any]] = []
         #: (max_tokens, reasoning budget) of every completion request that named a budget.
         self.reasoning_requests: list[tuple[int, int]] = []
         #: How many times each prompt (hash of its messages) was received.
@@ -228,6 +231,7 @@ class SimServer:
             self.last_decoding = {"temperature": params.temperature, "max_tokens": params.max_tokens,
                                   **({"top_p": params.top_p} if params.top_p is not None else {}),
                                   **({"seed": params.seed} if params.seed is not None else {})}
+            self.decodings.append(self.last_decoding)
             if params.reasoning_budget is not None:
                 self.reasoning_requests.append((params.max_tokens, params.reasoning_budget))
             fault = self.faults.next_fault(digest) if self.faults is not None else None
@@ -268,7 +272,8 @@ class SimServer:
                                   temperature=params.temperature, seed=params.seed, top_p=params.top_p,
                                   prompt_ids=prompt_ids, reasoning_budget=budget)
         try:
-            results: list[GenerateResult] = [await self.provider.generate(request) for _ in range(params.n)]
+            results: list[GenerateResult] = [await self.provider.generate(replace(request, seed=choice_seed(
+                params.seed, i))) for i in range(params.n)]  # n choices: n samples (sim/sampling.py)
         except TransientError as exc:
             headers = {"Retry-After": f"{exc.retry_after:g}"} if exc.retry_after is not None else {}
             return Reply(503, error_body(str(exc), "server_error"), headers)

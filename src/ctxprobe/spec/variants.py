@@ -5,10 +5,13 @@ Text form: variants separated by commas, each ``NAME`` (the family as configured
 compared with. ``instruction`` and ``separator`` set the prompt layout (where the
 instruction line sits: ``before``, ``after``, ``both``, ``none``); every other key is a
 parameter of the family (``repeat_instructions=true``, ``examples=2``, ``cot=true``,
-``book_in=user``, ``system_role=false`` for the phone book), validated by the family.
-Values are read as YAML scalars. Example::
+``book_in=user``, ``system_role=false`` for the phone book), validated by the family;
+``temperature`` (0 to 2), ``top_p`` (in (0, 1]) and ``samples`` (k ≥ 1: each case sent k
+times) set the variant's decoding, over the sweep's, for its requests only. Values are
+read as YAML scalars. Example::
 
     start:instruction=before, end:instruction=after, both:instruction=both
+    t0:temperature=0, t07:temperature=0.7+samples=5
 
 Each family label ``L`` of the sweep becomes ``L~start``, ``L~end``, ``L~both``
 (:mod:`ctxprobe.core.variant`).
@@ -20,12 +23,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ctxprobe.core.variant import LAYOUT_PARAM, SEP, variant_label
+from ctxprobe.core.variant import DECODING_PARAM, LAYOUT_PARAM, SEP, variant_label
 from ctxprobe.errors import CtxprobeError
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 _LAYOUT_KEYS = ("instruction", "separator")
-_DECODING_KEYS = ("temperature", "top_p", "max_tokens")
+_DECODING_KEYS = ("temperature", "top_p", "samples")
+MAX_SAMPLES = 1000
 
 Variant = tuple[str, dict[str, Any]]
 
@@ -49,14 +53,15 @@ def parse_variants(text: str) -> list[Variant]:
             if not sep or not key.strip():
                 raise CtxprobeError(f"bad variant setting {pair!r} in {item!r}: use KEY=VALUE, e.g. instruction=after")
             key = key.strip()
-            if key in _DECODING_KEYS:
-                raise CtxprobeError(f"variant {name!r}: decoding ({key}) is not a prompt variant yet; run the "
-                                    f"sweep once per setting (--{key.replace('_', '-')}) and `ctxprobe compare` "
-                                    "the runs: they pair case by case")
+            if key == "max_tokens":
+                raise CtxprobeError(f"variant {name!r}: max_tokens is one limit for the whole sweep (--max-tokens); "
+                                    "a variant's decoding is temperature, top_p and samples")
             try:
                 settings[key] = yaml.safe_load(raw)
             except yaml.YAMLError:
                 settings[key] = raw
+            if key in _DECODING_KEYS:
+                settings[key] = _decoding_value(name, key, settings[key])
         out.append((name, settings))
     names = [n for n, _ in out]
     if len(out) < 2:
@@ -67,6 +72,21 @@ def parse_variants(text: str) -> list[Variant]:
     return out
 
 
+def _decoding_value(name: str, key: str, value: Any) -> float | int:
+    """A variant's temperature, top_p or samples, checked (one-line error otherwise)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key == "samples":
+        if not (number and float(value).is_integer() and 1 <= value <= MAX_SAMPLES):
+            raise CtxprobeError(f"variant {name!r}: samples={value!r} must be a whole number from 1 to {MAX_SAMPLES} "
+                                "(how many times each case is sent)")
+        return int(value)
+    if key == "temperature" and not (number and 0.0 <= value <= 2.0):
+        raise CtxprobeError(f"variant {name!r}: temperature={value!r} must be a number from 0 to 2")
+    if key == "top_p" and not (number and 0.0 < value <= 1.0):
+        raise CtxprobeError(f"variant {name!r}: top_p={value!r} must be a number in (0, 1] (above 0, at most 1)")
+    return float(value)
+
+
 def expand_variants(families: Mapping[str, Mapping[str, Any]], variants: list[Variant]) -> dict[str, dict[str, Any]]:
     """Every family label once per variant (``L~NAME``), in the variants' order."""
     out: dict[str, dict[str, Any]] = {}
@@ -75,9 +95,12 @@ def expand_variants(families: Mapping[str, Mapping[str, Any]], variants: list[Va
             raise CtxprobeError(f"family label {label!r} already names a variant ('{SEP}'): give the variants once")
         for name, settings in variants:
             layout = {k: v for k, v in settings.items() if k in _LAYOUT_KEYS}
-            own = {k: v for k, v in settings.items() if k not in _LAYOUT_KEYS}
+            decoding = {k: v for k, v in settings.items() if k in _DECODING_KEYS}
+            own = {k: v for k, v in settings.items() if k not in _LAYOUT_KEYS and k not in _DECODING_KEYS}
             entry: dict[str, Any] = {**params, "family": str(params.get("family", label)), **own}
             if layout:
                 entry[LAYOUT_PARAM] = layout
+            if decoding:
+                entry[DECODING_PARAM] = decoding
             out[variant_label(label, name)] = entry
     return out

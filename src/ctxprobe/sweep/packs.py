@@ -97,7 +97,8 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
                             token_count=int(d["token_count"]), needle_token_pos=d.get("needle_token_pos"),
                             realised_depth=d.get("realised_depth"),
                             # a family that fixes its output budget (ruler) keeps it when re-sent
-                            max_tokens=case_meta(d.get("meta") or {}).get("tokens_to_generate"))
+                            max_tokens=case_meta(d.get("meta") or {}).get("tokens_to_generate"),
+                            sample=None if d.get("sample") is None else int(d["sample"]))  # a variant's k samples
             except (KeyError, TypeError, ValueError) as err:
                 raise _bad(p, n, f"malformed case ({err})") from None
             bad_cell = _bad_cell(cell, d)
@@ -135,8 +136,8 @@ def _family_name(label: str, spec: object) -> str:
 def _edit(line: dict[str, Any], case: Case) -> str | None:
     """Why a pack line is not as exported (None when it is)."""
     claimed_id = line.get("case_id")
-    if claimed_id is not None and claimed_id != make_case_id(case.cell, case.rep):
-        return (f"its cell and repetition make case {make_case_id(case.cell, case.rep)}, not its case_id "
+    if claimed_id is not None and claimed_id != make_case_id(case.cell, case.rep, case.sample):
+        return (f"its cell and repetition make case {make_case_id(case.cell, case.rep, case.sample)}, not its case_id "
                 f"{claimed_id} (the file was edited)")
     claimed = line.get("content_hash")
     if not isinstance(claimed, str) or not claimed:

@@ -28,7 +28,7 @@ from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.display import Display, progress_label
 from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
 from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
-from ctxprobe.sweep.session import Executor, SessionRun, SessionResult, SweepSession, Work, warn
+from ctxprobe.sweep.session import Executor, SessionRun, SessionResult, SweepSession, Work, variant_decodings, warn
 from ctxprobe.tasks import BuildContext
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.core.family import Family
@@ -82,6 +82,19 @@ def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
             raise CtxprobeError(why)
 
 
+def check_decoding_variants(spec: Spec, provider: Provider) -> None:
+    """Refuse, before anything is sent, a prompt variant's decoding the model would not be
+    sent as asked (e.g. Anthropic: never both temperature and top_p; Claude Opus 4.7: none;
+    a reasoning model: none), naming the variant."""
+    for label, decoding in variant_decodings(spec).items():
+        if decoding.temperature is None and decoding.top_p is None:
+            continue  # samples only: the sweep's decoding, already sent as every run sends it
+        thinking = any(b > 0 for b in spec.reasoning_budgets or [])
+        why = provider.sampling_refusal(*decoding.over(spec.decoding.temperature, spec.decoding.top_p), thinking)
+        if why:
+            raise CtxprobeError(f"variant {label}: {why}")
+
+
 def tokenizer_fingerprint(tokenizer_name: str, tokenizer: Tokenizer) -> str | None:
     """What stands in for a server tokenizer's URL in the run identity: the ids of a fixed
     templated chat (``chat_template_hash`` of an endpoint tokenizer); None elsewhere."""
@@ -131,6 +144,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
         check_reasoning_budgets(spec, provider)
+        check_decoding_variants(spec, provider)
         await session.preflight()
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)

@@ -55,6 +55,7 @@ from ctxprobe.sweep.preflight import PreflightReport, run_preflight
 from ctxprobe.core.family import Family
 from ctxprobe.core.case import Case
 from ctxprobe.core.case_meta import case_meta
+from ctxprobe.core.variant import VariantDecoding, decoding_of
 from ctxprobe.tokenizers.base import Tokenizer
 
 T = TypeVar("T")
@@ -280,7 +281,7 @@ class SweepSession:
         return RunnerConfig(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
                             max_tokens=spec.decoding.max_tokens, temperature=spec.decoding.temperature,
                             seed=spec.decoding.seed, top_p=spec.decoding.top_p, requests_per_minute=spec.rpm,
-                            tokens_per_minute=spec.tpm, lanes=self.lanes)
+                            tokens_per_minute=spec.tpm, lanes=self.lanes, variants=variant_decodings(spec))
 
     @property
     def lanes(self) -> int | None:
@@ -359,6 +360,11 @@ class SweepSession:
         finally:
             if self._provider is not None:
                 await self._provider.aclose()
+
+
+def variant_decodings(spec: Spec) -> dict[str, VariantDecoding]:
+    """Family label → its prompt variant's decoding, for the labels that set one."""
+    return {label: d for label, params in spec.families.items() if (d := decoding_of(params)) is not None}
 
 
 def _int(value: object) -> int | None:

@@ -108,7 +108,8 @@ def phonebook_spec(
     from ctxprobe.tasks import validate_params
 
     for entry in families.values():
-        validate_params("phonebook", {k: v for k, v in entry.items() if k not in ("family", "variant_layout")})
+        validate_params("phonebook", {k: v for k, v in entry.items() if k not in ("family", "variant_layout",
+                                                                                "variant_decoding")})
     return spec
 
 
