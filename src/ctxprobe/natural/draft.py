@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import resolve_provider
+from ctxprobe.models import check_model_name, resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.natural.checks import DEFAULT_MAX_OVERLAP, Verdict, ambiguity_check, closed_book_check, document_checks
 from ctxprobe.natural.prompts import Draft, all_answers_prompt, answer_lines, closed_book_prompt, draft_prompt, parse_pairs
@@ -151,6 +151,9 @@ def _tokenizer(cfg: DraftConfig) -> Tokenizer:
 
 
 def _check(cfg: DraftConfig) -> None:
+    for model in (cfg.model, cfg.closed_book_model):  # a mistyped model is refused before the plan is shown
+        if model:
+            check_model_name(model)
     for flag, value in (("--n", cfg.n), ("--per-passage", cfg.per_passage), ("--draft-tokens", cfg.draft_tokens),
                         ("--concurrency", cfg.concurrency)):
         if value <= 0:
