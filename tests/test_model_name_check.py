@@ -41,6 +41,21 @@ def test_draft_questions_refuses_a_mistyped_model_before_its_plan(tmp_path: Path
     assert capsys.readouterr().out.startswith("plan: 5 passages")
 
 
+def test_draft_questions_refuses_a_missing_key_before_its_plan(tmp_path: Path, capsys,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # the models are built before the plan is shown (the key is read then); --plan needs no key
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = str(tmp_path / "qa.jsonl")
+    line = _refused(["draft-questions", DOCS, "--model", "openai/gpt-4o-mini", "-o", out], capsys)
+    assert line == "error: openai:gpt-4o-mini needs an API key: set OPENAI_API_KEY in the environment"
+    line = _refused(["draft-questions", DOCS, "--model", "sim:perfect", "--closed-book-model", "openai/gpt-4o-mini",
+                     "-o", out], capsys)
+    assert "needs an API key" in line
+    assert main(["draft-questions", DOCS, "--model", "openai/gpt-4o-mini", "-o", out, "--plan"]) == 0
+    assert capsys.readouterr().out.startswith("plan: 5 passages")
+    assert not any(tmp_path.iterdir())  # nothing drafted, nothing journalled
+
+
 @pytest.mark.parametrize("argv", [
     ["plan", "--model", "sim:perfct", "--lengths", "1k"],
     ["phonebook", "--plan", "--model", "sim:perfct", "--entries", "100", "--needles", "2", "--runs", "1"],
