@@ -59,23 +59,8 @@ def verdict_line(a: FamilyAgreement) -> str:
 
     untested = (f"; not tested at {', '.join(fmt_tokens(L) for L in a.untested)} (no scored case on a side)"
                 if a.untested else "")
-    return (f"{a.natural} vs {a.synthetic}: {verdict(a)}; effective length {eff(a.natural_effective_length)} "
+    return (f"{a.natural} vs {a.synthetic}: {a.verdict()}; effective length {eff(a.natural_effective_length)} "
             f"vs {eff(a.synthetic_effective_length)} (natural vs synthetic){untested}")
-
-
-def verdict(a: FamilyAgreement) -> str:
-    """The analysis' verdict, its lengths in the report's units and each difference's
-    direction ("natural lower at 2K")."""
-    differ = [c for c in a.lengths if c.differs]
-    if not differ:
-        return a.verdict()
-    parts = []
-    for word, side in (("lower", [c for c in differ if (c.natural_mean or 0.0) < (c.synthetic_mean or 0.0)]),
-                       ("higher", [c for c in differ if (c.natural_mean or 0.0) > (c.synthetic_mean or 0.0)])):
-        if side:
-            parts.append(f"natural {word} at {', '.join(fmt_tokens(c.length) for c in side)}")
-    return (f"disagree: {'; '.join(parts)} (two-proportion test, Bonferroni alpha {a.alpha:g} "
-            f"over {len(a.lengths)} lengths)")
 
 
 def render_agreements(found: Sequence[tuple[FamilyAgreement, str | None, str | None]], console: Console) -> None:
