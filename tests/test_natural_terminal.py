@@ -81,7 +81,15 @@ def test_a_natural_run_failing_earlier_disagrees_across_two_runs(tmp_path: Path,
     verdict = " ".join(block.split())
     assert "documents vs niah: disagree: natural lower at 2K" in verdict
     assert "effective length 1K vs 2K (natural vs synthetic)" in verdict
+    # the two sims differ in their cliff: a comparison across models, said so
+    assert (f"note: {natural} is a run of sim:decay?cliff=1500&width=0, {synthetic} of "
+            "sim:decay?cliff=3000&width=0: this compares two models") in verdict
     assert all(len(line) <= 80 for line in printed.splitlines())
+    # a synthetic run of the same model as the natural one: no such note
+    same, _ = _run(store, "sim:decay?cliff=1500&width=0", "niah", capsys)
+    assert main(["report", natural, same, "--store", str(store), "--no-plots"]) == 0
+    both = " ".join(capsys.readouterr().out.split())
+    assert "documents vs niah: agree: no length differs" in both and "compares two models" not in both
     # in the other order the pair is the same, and found once
     assert main(["report", synthetic, natural, "--store", str(store), "--no-plots"]) == 0
     assert capsys.readouterr().out.count("natural lower at 2K") == 1
@@ -104,7 +112,7 @@ def test_direction_untested_lengths_and_narrow_consoles() -> None:
     assert "below the shortest" in verdict_line(agreement(_profile("documents", [(1024, 20, 0.0)], None), syn))
     for width, has_n in ((80, True), (60, False)):
         buf = io.StringIO()
-        render_agreements([(a, None, None)], Console(file=buf, width=width, color_system=None))
+        render_agreements([(a, None, None, None)], Console(file=buf, width=width, color_system=None))
         text = buf.getvalue()
         header = next(line for line in text.splitlines() if "length" in line and "niah" in line)
         assert ("│  n │" in header or "┃  n ┃" in header) is has_n, text

@@ -63,34 +63,42 @@ def verdict_line(a: FamilyAgreement) -> str:
             f"vs {eff(a.synthetic_effective_length)} (natural vs synthetic){untested}")
 
 
-def render_agreements(found: Sequence[tuple[FamilyAgreement, str | None, str | None]], console: Console) -> None:
-    """Each pair's table and verdict line; ``found`` holds (agreement, natural label,
-    synthetic label), the labels naming runs when the pair spans two of them."""
-    for a, nat_label, syn_label in found:
+Pair = tuple[FamilyAgreement, str | None, str | None, str | None]
+
+
+def render_agreements(found: Sequence[Pair], console: Console) -> None:
+    """Each pair's table, verdict line and caution; ``found`` holds (agreement, natural
+    label, synthetic label, caution), the labels naming runs when the pair spans two."""
+    for a, nat_label, syn_label, caution in found:
         if a.lengths:
             console.print(fitting(console, [
                 agreement_table(a, natural_label=nat_label, synthetic_label=syn_label),
                 agreement_table(a, natural_label=nat_label, synthetic_label=syn_label, with_n=False),
                 agreement_table(a, natural_label=nat_label, synthetic_label=syn_label, with_n=False, compact=True)]))
         console.print(verdict_line(a), highlight=False)
+        if caution:
+            console.print(caution, highlight=False)
 
 
 def print_natural_block(profiles: list[Profile], console: Console) -> None:
     """The block for one run's profiles (nothing unless it holds natural and synthetic ones)."""
-    render_agreements([(a, None, None) for a in natural_vs_synthetic(profiles)], console)
+    render_agreements([(a, None, None, None) for a in natural_vs_synthetic(profiles)], console)
 
 
-def print_cross_run_block(runs: Sequence[tuple[str, list[Profile]]], console: Console) -> None:
-    """The pairs that span two of the runs given (a natural run and a synthetic run of the
-    same model, say); pairs within one run are printed with that run."""
-    found: list[tuple[FamilyAgreement, str | None, str | None]] = []
-    for nat_id, nat_profiles in runs:
+def print_cross_run_block(runs: Sequence[tuple[str, str, list[Profile]]], console: Console) -> None:
+    """The pairs that span two of the runs given as (run id, model, profiles): a natural run
+    and a synthetic run of the same model, say; a pair across models says so. Pairs within
+    one run are printed with that run."""
+    found: list[Pair] = []
+    for nat_id, nat_model, nat_profiles in runs:
         natural = [p for p in nat_profiles if p.family in NATURAL_FAMILIES]
         if not natural:
             continue
-        for syn_id, syn_profiles in runs:
+        for syn_id, syn_model, syn_profiles in runs:
             if syn_id == nat_id:
                 continue
             synthetic = [p for p in syn_profiles if p.family not in NATURAL_FAMILIES]
-            found += [(a, nat_id, syn_id) for a in natural_vs_synthetic([*natural, *synthetic])]
+            caution = (None if nat_model == syn_model else
+                       f"note: {nat_id} is a run of {nat_model}, {syn_id} of {syn_model}: this compares two models")
+            found += [(a, nat_id, syn_id, caution) for a in natural_vs_synthetic([*natural, *synthetic])]
     render_agreements(found, console)

@@ -94,11 +94,11 @@ def print_runs(run_ids: list[str], store_path: str | Path, console: Console | No
     if hooks is not None:
         hooks.print_runs(run_ids, store_path, out, Path(out_dir or DEFAULT_REPORT_DIR) if plots else None)
         return
-    runs: list[tuple[str, list[Profile]]] = []
+    runs: list[tuple[str, str, list[Profile]]] = []
     for run_id in run_ids:
         report = load_report(run_id, store_path, threshold, scorer, bars)
         print_report(report, out, plots=plots, out_dir=out_dir)
-        runs.append((run_id, report.profiles))
+        runs.append((report.run.run_id, report.run.model, report.profiles))
     print_cross_run_block(runs, out)
 
 
