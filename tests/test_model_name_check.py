@@ -60,6 +60,7 @@ def test_draft_questions_refuses_a_missing_key_before_its_plan(tmp_path: Path, c
     ["plan", "--model", "sim:perfct", "--lengths", "1k"],
     ["phonebook", "--plan", "--model", "sim:perfct", "--entries", "100", "--needles", "2", "--runs", "1"],
     ["run", "--model", "sim:perfct", "--lengths", "1k", "--no-progress"],
+    ["run", "--preset", "ruler", "--model", "sim:perfct", "--lengths", "4k", "--no-progress"],  # before its notice
     ["phonebook", "--model", "sim:perfct", "--entries", "100", "--needles", "2", "--runs", "1", "--no-progress"],
     ["decide", "--run", "sim:perfct", "--run", "sim:perfect", "--bands", "512,1k", "--adaptive"],
 ])
