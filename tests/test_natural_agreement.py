@@ -54,7 +54,7 @@ def test_same_cliff_agrees_and_an_earlier_natural_cliff_does_not(tmp_path: Path)
     (differ,) = natural_vs_synthetic([*early.profiles, *synthetic.profiles])
     assert not differ.agree and [c.length for c in differ.lengths if c.differs] == [2048]
     section = natural_section([_View(early, "natural"), _View(synthetic, "synthetic")])
-    assert section is not None and "disagree at 2048" in section.text
+    assert section is not None and "disagree: natural lower at 2K (two-proportion test" in section.text
     # the run's JSON carries the comparison when both kinds are in one run
     both = _profile("sim:decay?cliff=3000&width=0", {**_documents(), "niah": {}}, store)
     (entry,) = json.loads(json.dumps(both.to_dict()))["natural_vs_synthetic"]
@@ -64,7 +64,7 @@ def test_same_cliff_agrees_and_an_earlier_natural_cliff_does_not(tmp_path: Path)
     assert main(["report", early.run.run_id, synthetic.run.run_id, "--store", str(store), "--html", str(page),
                  "--no-plots"]) == 0
     html = page.read_text()
-    assert "Synthetic vs natural" in html and "disagree at 2048" in html
+    assert "Synthetic vs natural" in html and "disagree: natural lower at 2K" in html
 
 
 def _stat(length: int, n: int, mean: float) -> LengthStat:

@@ -39,6 +39,19 @@ def test_leaky_user_questions_are_flagged(tmp_path) -> None:
     assert any(n.startswith("overlap flagged (documents): mean 1.00 is above 0.3") for n in data["notes"])
 
 
+def test_the_flag_is_printed_by_report_in_the_terminal(tmp_path, capsys, monkeypatch) -> None:
+    from ctxprobe.cli import main
+
+    monkeypatch.setenv("COLUMNS", "80")
+    data = _documents(tmp_path, "What is the access code for the north vault?")
+    assert main(["report", data["run_id"], "--store", str(tmp_path / "s.sqlite"), "--no-plots"]) == 0
+    printed = capsys.readouterr().out
+    text = " ".join(printed.split())
+    assert "note: overlap flagged (documents): mean 1.00 is above 0.3" in text
+    assert "6 of 6 cases above): literal matching may carry the score" in text
+    assert "note: lexical overlap" in text and all(len(line) <= 80 for line in printed.splitlines())
+
+
 def test_reworded_user_questions_are_not_flagged(tmp_path) -> None:
     # password, opens, northern, strongroom: none is a word of the evidence (no stemming)
     data = _documents(tmp_path, "Which password opens the northern strongroom?")

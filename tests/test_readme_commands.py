@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -109,6 +110,7 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # the README's lines on the shipped example
     (tmp_path / "spec.yaml").write_text(_spec_yaml(), encoding="utf-8")
     (tmp_path / "prices.yaml").write_text('"sim:perfect": {input: 10, output: 10}\n'
                                           '"sim:blind-middle": {input: 1, output: 1}\n', encoding="utf-8")
@@ -137,7 +139,7 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
                 if argv[0] == "serve-local":
                     failed += _serve_local(argv)
                     continue
-                if argv[0] in ("run", "phonebook"):
+                if argv[0] in ("run", "phonebook", "draft-questions"):
                     argv += ["--no-progress"]
                 try:
                     code = main(argv)
@@ -147,6 +149,47 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
                     failed.append(f"{variant} -> exit {code}")
     assert failed == []
 
+
+
+def test_readme_draft_questions_and_its_documents_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's lines on the shipped example, run as written from a copy of the checkout's
+    ``examples/``: drafting keeps exactly the shipped questions and rejects the planted
+    sentences' questions for their reasons, and the documents run asks the kept questions."""
+    import json
+
+    from ctxprobe.store import Store
+
+    lines = [c for c in readme_commands() if "examples/natural" in c]
+    assert [c.split()[1] for c in lines] == ["draft-questions", "run"]
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    for line in lines:
+        (variant,) = _expand(line)
+        assert main([*_concrete(variant, _names(tmp_path)), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "kept 30 questions in qa.jsonl; rejected 6" in " ".join(printed.split())
+
+    def rows(path: Path) -> list[dict]:
+        return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+    kept = rows(tmp_path / "qa.jsonl")
+    shipped = rows(ROOT / "examples" / "natural" / "qa.jsonl")
+    assert sorted((q["question"], q["answer"]) for q in kept) == sorted((q["question"], q["answer"]) for q in shipped)
+    rejected = {(r["document"], r["evidence"]): set(r["reasons"]) for r in rows(tmp_path / "qa.rejected.jsonl")}
+    planted = json.loads((ROOT / "examples" / "natural" / "planted.json").read_text(encoding="utf-8"))["planted"]
+    assert set(rejected) == {(p["document"], p["evidence"]) for p in planted}
+    assert all(p["reason"] in rejected[(p["document"], p["evidence"])] for p in planted)
+    # the run stored documents cases whose questions are the kept ones, each answered
+    with Store(tmp_path / "ctxprobe.sqlite") as store:
+        (run,) = store.list_runs()
+        cases = list(store.iter_case_records(run.run_id))
+    assert run.family == "documents" and run.n_final == run.n_planned == len(cases) > 0
+    asked = {q["question"] for q in kept}
+    for case in cases:
+        prompt = json.dumps(case["messages"], ensure_ascii=False)
+        assert sum(q in prompt for q in asked) == 1, case["case_id"]  # one kept question per case
+        assert case["score"] == 1.0, case["output"]  # sim:perfect reads the drafted questions (docs/natural.md)
 
 
 def _serve_sim(argv: list[str]) -> list[str]:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxprobe.analysis.grid import LengthStat, Profile
+from ctxprobe.spec.units import fmt_tokens
 
 NATURAL_FAMILIES: frozenset[str] = frozenset({"documents"})
 DEFAULT_ALPHA = 0.05
@@ -73,13 +74,20 @@ class FamilyAgreement:
         return not any(c.differs for c in self.lengths)
 
     def verdict(self) -> str:
+        """"agree: no length differs (…)", or "disagree: natural lower at 2K; natural higher
+        at 8K (…)" (each differing length with its direction), the one wording of every report."""
         if not self.lengths:
             return "no common measured length"
+        rule = f"(two-proportion test, Bonferroni alpha {self.alpha:g} over {len(self.lengths)} lengths)"
         if self.agree:
-            return (f"agree: no length differs (two-proportion test, Bonferroni alpha {self.alpha:g} "
-                    f"over {len(self.lengths)} lengths)")
-        worst = [c.length for c in self.lengths if c.differs]
-        return "disagree at " + ", ".join(str(L) for L in worst)
+            return f"agree: no length differs {rule}"
+        parts = []
+        for word, below in (("lower", True), ("higher", False)):
+            side = [c.length for c in self.lengths
+                    if c.differs and ((c.natural_mean or 0.0) < (c.synthetic_mean or 0.0)) == below]
+            if side:
+                parts.append(f"natural {word} at {', '.join(fmt_tokens(L) for L in side)}")
+        return f"disagree: {'; '.join(parts)} {rule}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"natural": self.natural, "synthetic": self.synthetic, "agree": self.agree and bool(self.lengths),

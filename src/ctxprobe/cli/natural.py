@@ -34,18 +34,21 @@ def add_natural_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
 
 
 def cmd_draft_questions(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.natural.draft import DraftConfig, draft_questions, plan_drafting
+    from ctxprobe.natural.draft import DraftConfig, draft_questions, open_models, plan_drafting
 
     cfg = DraftConfig(docs=args.docs, model=args.model, out=args.output, n=args.n,
                       closed_book_model=args.closed_book_model, tokenizer=args.tokenizer,
                       max_overlap=args.max_overlap, concurrency=args.concurrency, per_passage=args.per_passage,
                       draft_tokens=args.draft_tokens)
-    plan = plan_drafting(cfg)
+    plan = plan_drafting(cfg)  # a mistyped model is refused here, before anything is printed
+    dear = args.max_cost is not None and plan.cost_usd is not None and plan.cost_usd > args.max_cost
+    # the models are built (a missing key refused) before the plan is shown; --plan needs no key
+    models = None if args.plan or dear else open_models(cfg)
     out.print(f"plan: {plan.line()}", highlight=False)
-    if args.max_cost is not None and plan.cost_usd is not None and plan.cost_usd > args.max_cost:
+    if dear:
         raise CtxprobeError(f"planned cost ${plan.cost_usd:.4f} exceeds --max-cost {args.max_cost}; "
                             "lower --n or raise --max-cost")
-    if args.plan:
+    if models is None:
         return 0
     bar = Progress(TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(), console=err,
                    disable=args.no_progress, transient=True)
@@ -57,7 +60,7 @@ def cmd_draft_questions(args: argparse.Namespace, out: Console, err: Console) ->
         bar.update(tasks[phase], completed=done, total=total)
 
     with bar:
-        result = draft_questions(cfg, progress)
+        result = draft_questions(cfg, progress, models)
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(result.reasons.items())) or "none"
     out.print(f"kept {result.kept} questions in {result.kept_path}; rejected {result.rejected} "
               f"({reasons}) in {result.rejected_path}", highlight=False)

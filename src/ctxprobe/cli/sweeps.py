@@ -77,6 +77,11 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
 
     refuse_plain_phonebook(spec, "run")
+    from ctxprobe.models import check_model_name
+
+    for model in (spec.model, spec.judge):  # a mistyped model is the first line, before the preset's notice
+        if model:
+            check_model_name(model)
     if args.preset:
         preset = find_preset(args.preset)
         line = preset.notice(_preset_options(args, preset))

@@ -14,13 +14,15 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # vars}: NAME@BASE_URL models), url_fallback (with --base-url: that provider instead),
     # bare (spelled by its name alone), form (the accepted form, for errors), reports_slots
     # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so), serve
-    # (the simulator's OpenAI-compatible server, for ``ctxprobe serve-sim``)
+    # (the simulator's OpenAI-compatible server, for ``ctxprobe serve-sim``), check (a function
+    # of the ModelRef raising the provider's one-line error for a bad name, without building it)
     # info: the provider's profile (ctxprobe.core.catalog.ProviderInfo): default tokenizer,
     # remote counting, batch API, prices, caching rules, windows, name hints, help
     i = "ctxprobe.core.profiles."
     register("providers", "sim", "ctxprobe.sim.model:make_sim_provider", form="sim:KIND",
-             serve="ctxprobe.sim.server:serve_forever", info=i + "local:SIM")
-    register("providers", "sim-judge", "ctxprobe.sim.judge:make_sim_judge", form="sim-judge:KIND")
+             serve="ctxprobe.sim.server:serve_forever", info=i + "local:SIM", check="ctxprobe.sim.model:check_sim")
+    register("providers", "sim-judge", "ctxprobe.sim.judge:make_sim_judge", form="sim-judge:KIND",
+             check="ctxprobe.sim.judge:check_sim_judge")
     register("providers", "openai-compat", p + "make_openai_compat", form="openai-compat:NAME@BASE_URL",
              reports_slots=True, info=i + "local:OPENAI_COMPAT",
              served_as={"openai-compat": ("OPENAI_BASE_URL",), "openai-api": ("OPENAI_BASE_URL",),

@@ -88,7 +88,8 @@ def _run_dict(r: RunFacts, table: dict[str, Price]) -> dict[str, Any]:
                                           for L in iv.lengths} if facts.length_unit == "tokens" else {}}
     return {"run_id": r.run.run_id, "model": r.model, "tokenizer": r.run.tokenizer, "adaptive": r.adaptive,
             "input_price_per_1m": r.price.input if r.price else None, "cost_usd": cost, "cost_basis": how,
-            "prompt_tokens": r.totals.prompt_tokens, "advertised_window": r.window, "families": fams}
+            "prompt_tokens": r.totals.prompt_tokens, "advertised_window": r.window, "families": fams,
+            **({"natural_vs_synthetic": [a.to_dict() for a in r.natural]} if r.natural else {})}
 
 
 def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:

@@ -6,6 +6,7 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from ctxprobe.report.format import fmt_tokens
+from ctxprobe.report.natural_terminal import verdict_line
 
 if TYPE_CHECKING:
     from ctxprobe.decide.decision import Decision
@@ -51,6 +52,9 @@ def decision_lines(d: Decision) -> list[str]:
                 parts = [f"{words:,} words" if words is not None else "", f"{chars:,} chars" if chars else "",
                          f"{entries:,} entries" if entries else ""]
                 out.append(f"     reliable length as content: {', '.join(p for p in parts if p)}")
+        for a in r.natural:
+            out += textwrap.wrap(f"natural check: {verdict_line(a)}", 80, initial_indent="   ",
+                                 subsequent_indent="     ", break_on_hyphens=False)
     out.append("")
     out.append("choices per band (above the previous band's end, up to its own; 95% confidence;")
     out.append(f"  input price per 1M {d.unit}):")

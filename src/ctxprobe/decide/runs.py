@@ -10,6 +10,8 @@ from typing import Any
 
 from ctxprobe.analysis.adaptive_verdict import is_adaptive
 from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.analysis.grid import profile
+from ctxprobe.analysis.natural import FamilyAgreement, natural_vs_synthetic
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.decide.content import Content, RunTotals, read_content
 from ctxprobe.decide.pricing import Price, advertised_window, price_lookup
@@ -84,6 +86,8 @@ class RunFacts:
     truncated: int = 0
     unsent: int = 0
     notes: list[str] = field(default_factory=list)
+    #: Natural (``documents``) against each synthetic family of the run, when it holds both.
+    natural: list[FamilyAgreement] = field(default_factory=list)
 
     @property
     def model(self) -> str:
@@ -124,14 +128,26 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
     thresholds, intervals = run_intervals(rows, run.spec, run.meta, threshold=bar, bars=bars, units=units)
     families = {f: FamilyFacts(f, thresholds.get(f, bar), iv, content.get(f, {}), units.get(f, "tokens"))
                 for f, iv in sorted(intervals.items())}
-    notes = []
+    natural = natural_vs_synthetic(profile(rows, bar, thresholds))
+    notes = [natural_caveat(run.run_id, run.model, a) for a in natural if a.lengths and not a.agree]
     if len({r.family for r in rows}) < len([f for f in run.spec.get("families", {}) if "@" not in f]):
         missing = sorted(set(run.spec.get("families", {})) - {r.family for r in rows} - {f for f in units if "@" in f})
         if missing:
             notes.append(f"run {run.run_id} has no scored case of {', '.join(missing)}")
     return RunFacts(run, families, totals, price_lookup(run.model, table), advertised_window(run.model, run.meta),
                     is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
-                    max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes)
+                    max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes,
+                    natural)
+
+
+def natural_caveat(run_id: str, model: str, a: FamilyAgreement) -> str:
+    """A run whose natural cases disagree with a synthetic family: that family's limit is
+    not the one to plan the user's documents around."""
+    lower = [c.length for c in a.lengths if c.differs and (c.natural_mean or 0.0) < (c.synthetic_mean or 0.0)]
+    where = (f"scores below {a.synthetic} at {', '.join(f'{L:,}' for L in lower)} tokens" if lower
+             else f"differs from {a.synthetic}")
+    return (f"run {run_id} ({model}): natural check: {a.natural} {where} (two-proportion test): "
+            f"{a.synthetic}'s limit does not carry over to those documents; plan their use by the {a.natural} limit")
 
 
 def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> RunFacts | None:

@@ -46,6 +46,19 @@ def check_model_form(model: str) -> None:
     parse_model(model)
 
 
+def check_model_name(model: str | ModelRef) -> ModelRef:
+    """The one-line error a provider would raise for this name, found without building it
+    (no SDK imported, no key read, no model loaded): the form, then the provider's own
+    ``check`` of the name where its registration names one (the sims' kinds and parameters).
+    Commands that print a plan call it first, so a mistyped model is the first line."""
+    ref = model if isinstance(model, ModelRef) else parse_model(model)
+    entry = registry.get("providers", ref.provider, what="model provider")
+    check = entry.meta.get("check")
+    if check is not None:
+        registry.Entry(entry.group, entry.name, check, entry.origin).load()(ref)
+    return ref
+
+
 def ids_policy(provider: Provider) -> IdsPolicy:
     """What a provider needs of ``prompt_ids`` (how :func:`ctxprobe.cases.memory.slim_case` keeps
     them): its declared ``ids_policy`` (remote ones ``"drop"``, llama.cpp ``"keep"``), by

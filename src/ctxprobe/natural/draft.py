@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models import resolve_provider
+from ctxprobe.models import check_model_name, resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.natural.checks import DEFAULT_MAX_OVERLAP, Verdict, ambiguity_check, closed_book_check, document_checks
 from ctxprobe.natural.prompts import Draft, all_answers_prompt, answer_lines, closed_book_prompt, draft_prompt, parse_pairs
@@ -151,6 +151,9 @@ def _tokenizer(cfg: DraftConfig) -> Tokenizer:
 
 
 def _check(cfg: DraftConfig) -> None:
+    for model in (cfg.model, cfg.closed_book_model):  # a mistyped model is refused before the plan is shown
+        if model:
+            check_model_name(model)
     for flag, value in (("--n", cfg.n), ("--per-passage", cfg.per_passage), ("--draft-tokens", cfg.draft_tokens),
                         ("--concurrency", cfg.concurrency)):
         if value <= 0:
@@ -201,26 +204,55 @@ class _Caller:
         return done.result.text
 
 
-async def adraft(cfg: DraftConfig, progress: Progress | None = None) -> DraftResult:
-    """Steps 1-4 of the module docstring."""
+@dataclass
+class DraftModels:
+    """The drafting model and the closed-book one, built (:func:`open_models`)."""
+
+    drafter: Provider
+    closed_book: Provider | None = None
+
+    async def aclose(self) -> None:
+        await self.drafter.aclose()
+        if self.closed_book is not None:
+            await self.closed_book.aclose()
+
+    def close(self) -> None:
+        """Close them when drafting will not (a refusal after they were built)."""
+        asyncio.run(self.aclose())
+
+
+def open_models(cfg: DraftConfig) -> DraftModels:
+    """Both models built (an SDK imported, its key read, a local model loaded), so what they
+    refuse, a missing API key say, is refused here: the CLI calls it before showing the plan."""
     _check(cfg)
     tok = _tokenizer(cfg)
-    documents = read_documents(Path(cfg.docs))
-    chunks = passages(documents, cfg.passage_words)
-    result = DraftResult(kept_path=cfg.out, rejected_path=str(side_path(cfg.out, ".rejected.jsonl")))
-    journal = Journal(side_path(cfg.out, ".calls.jsonl"))
-    policy = CallPolicy(concurrency=cfg.concurrency, retries=cfg.retries, timeout=cfg.timeout)
-    drafter = resolve_provider(cfg.model, tok)
-    second = resolve_provider(cfg.closed_book_model, tok) if cfg.closed_book_model else None
+    models = DraftModels(resolve_provider(cfg.model, tok))
+    if cfg.closed_book_model:
+        try:
+            models.closed_book = resolve_provider(cfg.closed_book_model, tok)
+        except BaseException:
+            models.close()
+            raise
+    return models
+
+
+async def adraft(cfg: DraftConfig, progress: Progress | None = None, models: DraftModels | None = None) -> DraftResult:
+    """Steps 1-4 of the module docstring (``models``: built by :func:`open_models`, closed here)."""
     try:
-        main = _Caller(drafter, policy, journal, result)
-        other = _Caller(second, policy, journal, result) if second is not None else None
+        _check(cfg)
+        documents = read_documents(Path(cfg.docs))
+        chunks = passages(documents, cfg.passage_words)
+        result = DraftResult(kept_path=cfg.out, rejected_path=str(side_path(cfg.out, ".rejected.jsonl")))
+        journal = Journal(side_path(cfg.out, ".calls.jsonl"))
+        policy = CallPolicy(concurrency=cfg.concurrency, retries=cfg.retries, timeout=cfg.timeout)
+        models = models if models is not None else open_models(cfg)
+        main = _Caller(models.drafter, policy, journal, result)
+        other = _Caller(models.closed_book, policy, journal, result) if models.closed_book is not None else None
         drafts = await _draft_all(cfg, chunks, main, result, progress)
         rows = await _check_all(cfg, documents, drafts, main, other, progress)
     finally:
-        await drafter.aclose()
-        if second is not None:
-            await second.aclose()
+        if models is not None:
+            await models.aclose()
     _write(cfg, rows, result)
     return result
 
@@ -294,6 +326,7 @@ def _write(cfg: DraftConfig, rows: list[tuple[str, Draft, Verdict] | None], resu
         path.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
 
 
-def draft_questions(cfg: DraftConfig, progress: Progress | None = None) -> DraftResult:
+def draft_questions(cfg: DraftConfig, progress: Progress | None = None,
+                    models: DraftModels | None = None) -> DraftResult:
     """Sync entry point of :func:`adraft` (not from inside a running event loop)."""
-    return asyncio.run(adraft(cfg, progress))
+    return asyncio.run(adraft(cfg, progress, models))

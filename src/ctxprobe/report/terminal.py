@@ -2,9 +2,10 @@
 
 ``print_report(load_report(run_id, store), console)`` prints exactly what the command
 prints for one run (the header line, the profile summary, per family its table, interval
-and outcomes, the noise floor, reasoning budgets, RULER's headline, the notes) and writes
-the PNG plots it names. :func:`print_runs` is the whole command: several runs, and runs of
-a family with a terminal report of its own (its report hooks').
+and outcomes, the noise floor, reasoning budgets, RULER's headline, synthetic vs natural,
+the notes) and writes the PNG plots it names. :func:`print_runs` is the whole command:
+several runs (then synthetic vs natural across them), and runs of a family with a terminal
+report of its own (its report hooks').
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.analysis.grid import Profile
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
 from ctxprobe.report.floor_table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
 from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report
+from ctxprobe.report.natural_terminal import print_cross_run_block, print_natural_block
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.report.plots_write import write_plots
 from ctxprobe.report.rundata import family_names
@@ -67,6 +70,7 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
     if report.ruler is not None:
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
         render_ruler_headline(report.ruler, out, strict, report.threshold)
+    print_natural_block(report.profiles, out)
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if not plots or not report.profiles:
@@ -98,8 +102,12 @@ def print_runs(run_ids: list[str], store_path: str | Path, console: Console | No
         flags = ", ".join("--" + k.replace("_", "-") for k in family_options)
         raise CtxprobeError(f"{flags}: a report option of runs that hold one family with a report of its own "
                             "(the phone book's); these runs have none")
+    runs: list[tuple[str, str, list[Profile]]] = []
     for run_id in run_ids:
-        print_report(load_report(run_id, store_path, threshold, scorer, bars), out, plots=plots, out_dir=out_dir)
+        report = load_report(run_id, store_path, threshold, scorer, bars)
+        print_report(report, out, plots=plots, out_dir=out_dir)
+        runs.append((report.run.run_id, report.run.model, report.profiles))
+    print_cross_run_block(runs, out)
 
 
 def own_terminal(run_ids: list[str], store_path: str | Path) -> FamilyReportHooks | None:

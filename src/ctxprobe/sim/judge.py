@@ -121,6 +121,11 @@ class SimJudge(ProviderBase):
         return None
 
 
+def check_sim_judge(ref: ModelRef) -> None:
+    """The ``sim-judge`` provider's name check: the error :func:`make_sim_judge` would raise."""
+    SimJudge.from_spec(ref.spec)
+
+
 def make_sim_judge(ref: ModelRef, **_: Any) -> SimJudge:
     """The ``sim-judge`` provider's factory (registered in :mod:`ctxprobe.core.builtins`)."""
     return SimJudge.from_spec(ref.spec)

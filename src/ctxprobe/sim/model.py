@@ -153,6 +153,12 @@ def _kinds_hint() -> str:
     return "use one of " + ", ".join(f"sim:{k}" for k in SIM_KINDS)
 
 
+def _checked_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:
+    if kind not in _KIND_PARAMS:
+        raise CtxprobeError(f"unknown simulated model 'sim:{kind}': {_kinds_hint()}")
+    return _convert_params(kind, params)
+
+
 def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:
     allowed = _KIND_PARAMS[kind]
     out: dict[str, float | int] = dict(_DECAY_DEFAULTS) if kind == "decay" else {}
@@ -193,12 +199,10 @@ class SimModel(ProviderBase):
         params: Mapping[str, object] | None = None,
         reader: Reader = NIAH_READER,
     ) -> None:
-        if kind not in _KIND_PARAMS:
-            raise CtxprobeError(f"unknown simulated model 'sim:{kind}': {_kinds_hint()}")
         self.kind = kind
         self.tokenizer = tokenizer
         self.reader = reader
-        self.params = _convert_params(kind, params or {})
+        self.params = _checked_params(kind, params or {})
         ctx = self.params.get("ctx")
         self.context_window: int | None = int(ctx) if ctx is not None else None
         given = {k: v for k, v in (params or {}).items()}
@@ -363,6 +367,12 @@ class SimModel(ProviderBase):
 def make_sim(spec: str, tokenizer: Tokenizer) -> SimModel:
     """Build a simulated model from its spec string (``sim:KIND?param=value``)."""
     return SimModel.from_spec(spec, tokenizer)
+
+
+def check_sim(ref: ModelRef) -> None:
+    """The ``sim`` provider's name check (no tokenizer needed): the error
+    :func:`make_sim_provider` would raise for a bad kind or parameter."""
+    _checked_params(*parse_sim_spec(ref.spec))
 
 
 def make_sim_provider(ref: ModelRef, *, tokenizer: Tokenizer, **_: Any) -> SimModel:

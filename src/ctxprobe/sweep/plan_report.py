@@ -15,6 +15,7 @@ from typing import Any
 from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.models import check_model_name
 from ctxprobe.plan.grid import PlanSummary, summarize
 from ctxprobe.plan.prices import PriceTable, load_prices, price_for
 from ctxprobe.plan.scheduling import dispatch
@@ -87,6 +88,9 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
                 progress: Callable[[str], None] | None = None) -> PlanReport:
     """The plan of ``spec``, priced (each case at its prompt length's tier) and checked
     against the model's window; ``progress`` hears what takes a while."""
+    for model in (spec.model, spec.judge):  # a mistyped model (sim:perfct) is refused before anything is planned
+        if model:
+            check_model_name(model)
     table = load_prices(spec.prices)
     warnings: list[str] = []
     deprecated = check_model(spec.model, table)  # raises for a retired model
