@@ -10,10 +10,11 @@ Limits (:data:`CLAIMS`), for the families whose results rest on low overlap:
 
 - ``multihop`` claims that the question shares **no** content word with the second hop's
   fact (role ``second_hop``): any case above 0 is flagged;
-- ``documents`` asks the user's own questions, which nobody checked for leaks: flagged
-  when the mean case overlap is above :data:`USER_LIMIT` (0.3: the question repeats about
-  a third of its content words in one evidence sentence, where NoLiMa found that literal
-  matching starts carrying the score).
+- ``documents`` asks the user's own questions (hand-written, or drafted and checked one by
+  one by ``draft-questions`` at its own ``--max-overlap``, 0.5): flagged when the mean case
+  overlap is above :data:`USER_LIMIT` (0.3: the question repeats about a third of its
+  content words in one evidence sentence, where NoLiMa found that literal matching starts
+  carrying the score), whether or not each question passed its own check.
 
 The other families (niah, vartrack, ...) ask for a key stated with the value, by design:
 their overlap is shown, never flagged.
@@ -41,7 +42,7 @@ class Claim:
 
 CLAIMS: dict[str, Claim] = {
     "multihop": Claim("second_hop", 0.0, "any", "the question shares no word with the second hop's fact"),
-    "documents": Claim(None, USER_LIMIT, "mean", "user-supplied questions, unchecked for leaks"),
+    "documents": Claim(None, USER_LIMIT, "mean", "the user's own questions, checked one by one or not at all"),
 }
 
 
