@@ -202,3 +202,45 @@ def test_a_decoding_the_provider_sends_is_not_refused() -> None:
     claude.options = type("O", (), {"thinking": None, "effort": None})()
     assert claude.sampling_refusal(0.7, None) is None and claude.sampling_refusal(0.0, 0.9) is None
     assert claude.sampling_refusal(0.7, 0.9) is not None
+
+
+@pytest.mark.parametrize(("model", "flags", "fragment"), [
+    ("anthropic:claude-sonnet-4-5", ["--temperature", "0.7", "--top-p", "0.9"], "never both"),
+    ("anthropic:claude-opus-4-7", ["--temperature", "0.7"], "takes no temperature or top_p"),
+    ("anthropic:claude-sonnet-4-5?thinking=2048", ["--top-p", "0.9"], "thinking takes the default sampling"),
+    ("openai:o3", ["--temperature", "0.7"], "without temperature or top_p"),
+])
+def test_the_sweeps_own_decoding_is_refused_when_it_would_not_be_sent(
+        model: str, flags: list[str], fragment: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The same rule for a sweep without variants: asking for a decoding the request would
+    silently go without is one line, before anything is sent."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
+    store = tmp_path / "s.sqlite"
+    code = main(["run", "--model", model, "--tokenizer", "local", "--lengths", "1k", *flags,
+                 "--store", str(store), "--no-plots", "--no-progress"])
+    err = capsys.readouterr().err.strip()
+    error = err[err.index("error:"):]
+    assert code != 0 and fragment in error and "--temperature/--top-p" in error and len(error.splitlines()) == 1
+    assert "Traceback" not in err and not store.exists()
+
+
+@pytest.mark.parametrize(("model", "flags"), [
+    ("anthropic:claude-sonnet-4-5", ["--top-p", "0.9"]),  # top_p alone with the default temperature
+    ("anthropic:claude-opus-4-7", []),  # the default decoding asks for nothing
+    ("openai:o3", []),
+])
+def test_a_sweep_decoding_the_provider_sends_is_not_refused(model: str, flags: list[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.spec import make_spec
+    from ctxprobe.sweep.run import check_decoding_variants
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0000000000")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
+    extra = {"decoding": {"top_p": float(flags[1])}} if flags else {}
+    spec = make_spec({"model": model, "tokenizer": "local", "lengths": "1k", **extra})
+    check_decoding_variants(spec, resolve_provider(model, None))  # type: ignore[arg-type]

@@ -151,18 +151,18 @@ class AnthropicProvider(SDKProvider):
         return self._sdk.AsyncAnthropic(**kwargs)
 
     def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
-        """A decoding variant this model would not be sent as asked (:func:`sampling`)."""
+        """A decoding (the sweep's, or a variant's) this model would not be sent as asked
+        (:func:`sampling`)."""
         asks = f"temperature {temperature:g}" + ("" if top_p is None else f" and top_p {top_p:g}")
         if not takes_sampling(self.model):
-            return (f"{self.name} takes no temperature or top_p (any but the default is refused), so a decoding "
-                    f"variant ({asks}) would send the same request as the others: drop the variant's decoding")
+            return (f"{self.name} takes no temperature or top_p (any but the default is refused), so {asks} "
+                    "would not be sent: drop it")
         if self.options.thinking or thinking:
             return (f"{self.name} thinks (?thinking or a reasoning budget above 0), and thinking takes the default "
-                    f"sampling: a decoding variant ({asks}) would not be sent; drop the thinking or the variant's "
-                    "decoding")
+                    f"sampling: {asks} would not be sent; drop the thinking or the decoding")
         if top_p is not None and temperature != 0:
-            return (f"{self.name} is sent temperature or top_p, never both (Anthropic refuses both): a decoding "
-                    f"variant asks {asks}; give it one of them (top_p with temperature=0)")
+            return (f"{self.name} is sent temperature or top_p, never both (Anthropic refuses both), and {asks} "
+                    "were asked: give one of them (top_p with temperature=0)")
         return None
 
     def reasoning_refusal(self, budget: int) -> str | None:

@@ -137,12 +137,12 @@ class OpenAIProvider(SDKProvider):
 
     def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
         """A reasoning model is sent no temperature or top_p (:meth:`request_body`): a
-        decoding variant would reach it as the same request as the others."""
+        decoding (the sweep's, or a variant's) would not reach it."""
         if not self.reasons:
             return None
         asks = f"temperature {temperature:g}" + ("" if top_p is None else f" and top_p {top_p:g}")
-        return (f"{self.name} is sent the reasoning request shape, without temperature or top_p, so a decoding "
-                f"variant ({asks}) would send the same request as the others: drop the variant's decoding")
+        return (f"{self.name} is sent the reasoning request shape, without temperature or top_p, so {asks} "
+                "would not be sent: drop it")
 
     def reasoning_refusal(self, budget: int) -> str | None:
         if not self.reasons:

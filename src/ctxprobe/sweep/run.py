@@ -83,13 +83,19 @@ def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
 
 
 def check_decoding_variants(spec: Spec, provider: Provider) -> None:
-    """Refuse, before anything is sent, a prompt variant's decoding the model would not be
-    sent as asked (e.g. Anthropic: never both temperature and top_p; Claude Opus 4.7: none;
-    a reasoning model: none), naming the variant."""
+    """Refuse, before anything is sent, the sweep's own ``--temperature``/``--top-p`` (when
+    set) or a prompt variant's decoding that the model would not be sent as asked (e.g.
+    Anthropic: never both temperature and top_p; Claude Opus 4.7: none; a reasoning model:
+    none), naming the flag or the variant."""
+    thinking = any(b > 0 for b in spec.reasoning_budgets or [])
+    own = spec.decoding
+    if own.temperature != 0 or own.top_p is not None:  # the sweep's own decoding, when asked for
+        why = provider.sampling_refusal(own.temperature, own.top_p, thinking)
+        if why:
+            raise CtxprobeError(f"--temperature/--top-p: {why}")
     for label, decoding in variant_decodings(spec).items():
         if decoding.temperature is None and decoding.top_p is None:
-            continue  # samples only: the sweep's decoding, already sent as every run sends it
-        thinking = any(b > 0 for b in spec.reasoning_budgets or [])
+            continue  # samples only: the sweep's decoding, checked above
         why = provider.sampling_refusal(*decoding.over(spec.decoding.temperature, spec.decoding.top_p), thinking)
         if why:
             raise CtxprobeError(f"variant {label}: {why}")
