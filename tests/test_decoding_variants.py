@@ -207,7 +207,7 @@ def test_a_decoding_the_provider_sends_is_not_refused() -> None:
 @pytest.mark.parametrize(("model", "flags", "fragment"), [
     ("anthropic:claude-sonnet-4-5", ["--temperature", "0.7", "--top-p", "0.9"], "never both"),
     ("anthropic:claude-opus-4-7", ["--temperature", "0.7"], "takes no temperature or top_p"),
-    ("anthropic:claude-sonnet-4-5?thinking=2048", ["--top-p", "0.9"], "thinking takes the default sampling"),
+    ("anthropic:claude-sonnet-4-5?thinking=2048", ["--temperature", "0.5"], "thinking takes the default sampling"),
     ("openai:o3", ["--temperature", "0.7"], "without temperature or top_p"),
 ])
 def test_the_sweeps_own_decoding_is_refused_when_it_would_not_be_sent(
@@ -232,6 +232,7 @@ def test_the_sweeps_own_decoding_is_refused_when_it_would_not_be_sent(
     ("anthropic:claude-sonnet-4-5", ["--top-p", "0.9"]),  # top_p alone with the default temperature
     ("anthropic:claude-opus-4-7", []),  # the default decoding asks for nothing
     ("openai:o3", []),
+    ("openai:o3", ["--top-p", "0.95"]),  # the phone-book post's default top_p: unsent, not refused
 ])
 def test_a_sweep_decoding_the_provider_sends_is_not_refused(model: str, flags: list[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:

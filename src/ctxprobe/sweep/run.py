@@ -83,13 +83,15 @@ def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
 
 
 def check_decoding_variants(spec: Spec, provider: Provider) -> None:
-    """Refuse, before anything is sent, the sweep's own ``--temperature``/``--top-p`` (when
-    set) or a prompt variant's decoding that the model would not be sent as asked (e.g.
+    """Refuse, before anything is sent, the sweep's own ``--temperature`` (when not 0, with
+    its ``--top-p``) or a prompt variant's decoding that the model would not be sent as asked (e.g.
     Anthropic: never both temperature and top_p; Claude Opus 4.7: none; a reasoning model:
     none), naming the flag or the variant."""
     thinking = any(b > 0 for b in spec.reasoning_budgets or [])
     own = spec.decoding
-    if own.temperature != 0 or own.top_p is not None:  # the sweep's own decoding, when asked for
+    # the sweep's own temperature, when one was asked for (a top_p alone may be a method's
+    # default, e.g. the phone-book post's 0.95, and goes unsent where the model takes none)
+    if own.temperature != 0:
         why = provider.sampling_refusal(own.temperature, own.top_p, thinking)
         if why:
             raise CtxprobeError(f"--temperature/--top-p: {why}")
