@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Any
 
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.errors import CtxprobeError
 
 COMPARISONS = ("more common", "less common", "same frequency")
 _DATE_GOLD = "[datetime.date(%Y, %m, %d)]"
@@ -76,10 +75,8 @@ def check_synth_answer(answer: Any) -> str | None:
 
 
 def _parse_date(text: str) -> Any:
-    try:
-        from dateutil import parser  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # dateutil comes with the export extra
-        raise CtxprobeError("scoring Oolong's dates needs python-dateutil: pip install 'ctxprobe[export]'") from None
+    from dateutil import parser  # type: ignore[import-untyped,unused-ignore]  # a core dependency
+
     return parser.parse(text)
 
 
@@ -105,8 +102,6 @@ def synth_score(answer: str, answer_type: str, output: str) -> tuple[float, Any,
         try:
             trimmed = _parse_date(trimmed)
             score = float(trimmed == gold)
-        except CtxprobeError:
-            raise
         except Exception:
             confidence = "low"
     return score, trimmed, confidence
