@@ -213,8 +213,8 @@ def _phonebook_parser(sub: Any) -> None:
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
-                   help="layout (--method ctxprobe): book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
-                        "shards=4, system_prompt=..., question=...")
+                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2 "
+                        "(both methods); shards=4, system_prompt=..., question=... (--method ctxprobe)")
     p.add_argument("--concurrency", type=int, help=f"requests in flight (default {d('concurrency')})")
     p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
     p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
