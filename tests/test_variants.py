@@ -55,6 +55,29 @@ def test_niah_instruction_at_the_end_is_better_and_paired(tmp_path) -> None:
                {r["prompt_hash"] for r in recs if r["family"] == "niah~start"}) == 0
 
 
+def test_run_three_niah_variants_on_the_command_line(tmp_path, capsys) -> None:
+    """``ctxprobe run --variants``: the instruction after the text beats it before; a variant
+    with no instruction line at all (other prompts, the instruction nowhere late) does not."""
+    store = str(tmp_path / "r.sqlite")
+    code = main(["run", "--model", LATE, "--tokenizer", "local", "--family", "niah", "--lengths", "1k,2k",
+                 "--reps", "5", "--store", store, "--no-plots", "--no-progress",
+                 "--variants", "start:instruction=before, end:instruction=after, bare:instruction=none"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    end = text.split("variant niah~end vs niah~start: ")[1].split(" note: ")[0]
+    bare = text.split("variant niah~bare vs niah~start: ")[1].split(" note: ")[0]
+    assert end.startswith("BETTER: niah~end is significantly better than niah~start") and "mean +0." in end
+    assert bare.startswith("NO SIGNIFICANT DIFFERENCE")
+    assert "paired by content" in end and "50 paired cases" in end
+    with open_existing(store) as st:
+        recs = list(st.iter_case_records(st.list_runs()[0].run_id))
+    content: dict[tuple, set[str]] = {}
+    for r in recs:  # every variant asks the same key and value of the same haystack
+        content.setdefault((r["length"], r["depth"], r["rep"]), set()).add(json.dumps([r["expected"], r["seed"]]))
+    assert len(content) == 2 * 5 * 5 and all(len(v) == 1 for v in content.values())
+    assert len({r["prompt_hash"] for r in recs}) == 3 * 2 * 5 * 5  # only the prompts differ
+
+
 @pytest.mark.parametrize(("method", "control"), [
     ("ctxprobe", "shots:examples=1"),  # worked examples leave the instruction at the start
     ("post", "nosys:system_role=false"),  # the post's fallback: the system text as the first user turn
