@@ -43,17 +43,17 @@ def original(prompt_md: str, phone_book: list[str], selected: list[str], *, syst
     return conversation
 
 
-def book_of(case) -> tuple[str, list[str]]:
-    """The prompt text and the entries of a plain post case (whose bytes test_phonebook_post
+def book_of(messages: list) -> tuple[str, list[str]]:
+    """The prompt text and the entries of a plain post prompt (whose bytes test_phonebook_post
     checks against the original)."""
-    prompt_md, _, book = case.messages[0]["content"].partition(HEADER)
+    prompt_md, _, book = messages[0]["content"].partition(HEADER)
     return prompt_md, book.split("\n")
 
 
 @pytest.mark.parametrize(("m", "n", "rep"), [(100, 10, 0), (1005, 10, 3), (37, 5, 1)])
 def test_no_system_role_is_the_originals_fallback(m: int, n: int, rep: int) -> None:
     plain, nosys = _case(m, n, rep), _case(m, n, rep, system_role=False)
-    prompt_md, phone_book = book_of(plain)
+    prompt_md, phone_book = book_of(plain.messages)
     assert plain.messages == original(prompt_md, phone_book, plain.meta["names"], system_role=True)
     assert nosys.messages == original(prompt_md, phone_book, plain.meta["names"], system_role=False)
     assert [x["role"] for x in nosys.messages] == ["user", "user"]
@@ -90,7 +90,7 @@ def ours(prompt_md: str, phone_book: list[str], selected: list[str], worked: lis
 ])
 def test_the_posts_next_experiments_are_built_from_its_strings(settings: dict) -> None:
     plain, case = _case(200, 10, 2), _case(200, 10, 2, **settings)
-    prompt_md, phone_book = book_of(plain)
+    prompt_md, phone_book = book_of(plain.messages)
     assert (case.seed, case.expected, case.meta["names"]) == (plain.seed, plain.expected, plain.meta["names"])
     worked = []  # the worked turns: a question about three names and its answer lines
     for q, a in zip(case.messages[1::2], case.messages[2::2]):
@@ -123,3 +123,25 @@ def test_variants_under_post_keep_the_posts_decoding_and_refuse_its_wording() ->
     with pytest.raises(CtxprobeError, match="method=ctxprobe"):
         phonebook_spec(model="sim:perfect", entries=[100], needles=[10], runs=1, method="post",
                        variants="plain, four:shards=4")
+
+
+def test_the_fallback_runs_from_the_command_line_and_is_stored_as_sent(tmp_path, capsys) -> None:
+    """``ctxprobe phonebook --param phonebook.system_role=false`` (method post, the default):
+    no longer refused; the stored request is the original's two user messages, scored by the
+    post's exact rule (sim:perfect reads the book from the first user turn)."""
+    from ctxprobe.cli import main
+    from ctxprobe.store import open_existing
+
+    store = str(tmp_path / "f.sqlite")
+    code = main(["phonebook", "--model", "sim:perfect", "--tokenizer", "local", "--entries", "60", "--needles", "5",
+                 "--runs", "2", "--param", "phonebook.system_role=false", "--store", store, "--no-plots",
+                 "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    with open_existing(store) as st:
+        recs = list(st.iter_case_records(st.list_runs()[0].run_id))
+    assert len(recs) == 2
+    for r in recs:
+        messages = r["messages"]
+        prompt_md, phone_book = book_of(messages)
+        assert messages == original(prompt_md, phone_book, r["meta"]["names"], system_role=False)
+        assert r["meta"]["method"] == "post" and r["score"] == 1.0
