@@ -107,6 +107,9 @@ def test_phonebook_three_variants_pair_the_books(tmp_path, capsys, method: str, 
         books.setdefault((r["length"], r["rep"]), set()).add(json.dumps([r["seed"], r["expected"]]))
     assert len(books) == 2 * 12 and all(len(v) == 1 for v in books.values())
     assert {r["family"] for r in recs} == {"phonebook~plain", "phonebook~repeat", f"phonebook~{name}"}
+    assert main(["report", run.run_id, "--store", store, "--no-plots"]) == 0  # the report says the same
+    again = " ".join(capsys.readouterr().out.split())
+    assert ["variant " + part for part in again.split("variants: variant ")[1:]] == lines
 
 
 @pytest.mark.parametrize(("text", "fragment"), [

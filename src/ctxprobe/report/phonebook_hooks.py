@@ -29,8 +29,12 @@ class PhonebookHooks(FamilyReportHooks):
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
                    png_dir: Path | None) -> None:
         from ctxprobe.report.phonebook_plots import phonebook_report
+        from ctxprobe.report.variants import stored_variant_lines
 
         phonebook_report(run_ids, store_path, png_dir, console)
+        for run_id in run_ids:  # prompt variants: each against the reference, as `ctxprobe phonebook` ends
+            for line in stored_variant_lines(run_id, store_path):
+                console.print(f"variants: {line}", highlight=False, markup=False)
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         from ctxprobe.analysis.phonebook import analyse, needle_results
