@@ -40,7 +40,7 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     in the prompt by its wording (:mod:`ctxprobe.sim.skills.instructions`) and, when no
     instruction starts in the prompt's last ``tail`` share of characters (messages joined
     as it reads them), misses with probability ``miss``: ``I could not find it.`` The draw
-    is deterministic, from sha256(seed + full prompt text). Otherwise it answers like
+    is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it answers like
     ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end
     beat instructions at the start only.
 ``sim:reasoner?rate=8``
