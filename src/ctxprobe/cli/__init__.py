@@ -209,7 +209,8 @@ def _phonebook_parser(sub: Any) -> None:
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
                    help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
                         "with the first: e.g. start:instruction=before,end:instruction=after "
-                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true)")
+                        "(phone book, either method: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, "
+                        "cot:cot=true, nosys:system_role=false)")
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
