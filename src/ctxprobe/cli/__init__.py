@@ -204,7 +204,7 @@ def _phonebook_parser(sub: Any) -> None:
                         "models; not sent with --method ctxprobe)")
     p.add_argument("--method", choices=("post", "ctxprobe"), default="post",
                    help="post (default): the original experiment's prompt, bins and exact scoring; "
-                        "ctxprobe: our layout variants and lenient scoring")
+                        "ctxprobe: our bins, lenient scoring, and our own wording and shards as further variants")
     p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
                    help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
