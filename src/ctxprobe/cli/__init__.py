@@ -72,6 +72,15 @@ def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
 
+def _add_phonebook_plot_flags(p: argparse.ArgumentParser, *, default_degree: int | None, runs: str = "") -> None:
+    """The phone book's plot flags (``phonebook``, and ``report`` of phone-book runs)."""
+    p.add_argument("--trend-degree", type=int, default=default_degree, metavar="D",
+                   help=f"{runs}degree of the plots' trend through the bin means (default 2, as the post's figures; "
+                        "0: the metric fit, degree 3 as the post's metric script)")
+    p.add_argument("--all-panels", action="store_true", default=None if runs else False,
+                   help=f"{runs}plot every book size M (position) and every N (M-sweep), not only the largest")
+
+
 def _add_model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help=model_help() + f" (default {spec_default('model')})")
     p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
@@ -224,11 +233,7 @@ def _phonebook_parser(sub: Any) -> None:
     _add_cost_flags(p)
     p.add_argument("--plan", action="store_true",
                    help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
-    p.add_argument("--trend-degree", type=int, default=2, metavar="D",
-                   help="degree of the plots' trend through the bin means (default 2, as the post's figures; "
-                        "0: the metric fit, degree 3 as the post's metric script)")
-    p.add_argument("--all-panels", action="store_true",
-                   help="plot every book size M (position) and every N (M-sweep), not only the largest")
+    _add_phonebook_plot_flags(p, default_degree=2)
     _add_store(p)
     _add_plots(p, "")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -275,6 +280,7 @@ def _reading_parsers(sub: Any) -> None:
     p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
     _add_plots(p, "/RUN_ID")
+    _add_phonebook_plot_flags(p, default_degree=None, runs="phone-book runs: ")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("runs", help="list stored runs")

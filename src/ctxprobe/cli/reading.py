@@ -40,8 +40,9 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     from ctxprobe.report.terminal import print_runs
 
+    options = {k: v for k, v in (("trend_degree", args.trend_degree), ("all_panels", args.all_panels)) if v is not None}
     print_runs(args.run_ids, args.store, out, plots=not args.no_plots, out_dir=args.out, threshold=args.threshold,
-               scorer=args.scorer, bars=bars)
+               scorer=args.scorer, bars=bars, plot_options=options)
     return 0
 
 

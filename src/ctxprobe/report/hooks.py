@@ -37,9 +37,10 @@ class FamilyReportHooks:
     own_terminal: bool = False
 
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
-                   png_dir: Path | None) -> None:
+                   png_dir: Path | None, **plot_options: Any) -> None:
         """The terminal report of runs that hold only this family (asked only when
-        :attr:`own_terminal`), and their PNGs into ``png_dir`` when given."""
+        :attr:`own_terminal`), and their PNGs into ``png_dir`` when given; ``plot_options``
+        are the report command's options for the family's own plots (only those given)."""
         raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:

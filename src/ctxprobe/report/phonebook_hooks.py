@@ -27,11 +27,22 @@ class PhonebookHooks(FamilyReportHooks):
         return phonebook_to_dict(analyse(results)) if results else None
 
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
-                   png_dir: Path | None) -> None:
+                   png_dir: Path | None, **plot_options: Any) -> None:
+        """``trend_degree`` (default 2): the plots' trend through the bin means (0: the
+        metric fit); ``all_panels``: a position plot per M and an M-sweep per N (as
+        ``ctxprobe phonebook``)."""
+        from ctxprobe.errors import CtxprobeError
         from ctxprobe.report.phonebook_plots import phonebook_report
         from ctxprobe.report.variants import stored_variant_lines
 
-        phonebook_report(run_ids, store_path, png_dir, console)
+        trend_degree = int(plot_options.pop("trend_degree", 2))
+        all_panels = bool(plot_options.pop("all_panels", False))
+        if plot_options:
+            raise CtxprobeError(f"the phone book's plots take no option {', '.join(sorted(plot_options))}")
+        if trend_degree < 0:
+            raise CtxprobeError(f"--trend-degree must be 0 (the metric fit) or more, got {trend_degree}")
+        phonebook_report(run_ids, store_path, png_dir, console, panels=all_panels,
+                         degree=None if trend_degree == 0 else trend_degree)
         for run_id in run_ids:  # prompt variants: each against the reference, as `ctxprobe phonebook` ends
             for line in stored_variant_lines(run_id, store_path):
                 console.print(f"variants: {line}", highlight=False, markup=False)

@@ -10,6 +10,7 @@ a family with a terminal report of its own (its report hooks').
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import importlib.util
 from pathlib import Path
@@ -19,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxprobe.analysis.efflength import EffectiveLength
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
 from ctxprobe.report.floor_table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
@@ -81,15 +83,21 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
 
 def print_runs(run_ids: list[str], store_path: str | Path, console: Console | None = None, *, plots: bool = True,
                out_dir: str | Path | None = None, threshold: float | None = None, scorer: str = "strict",
-               bars: Mapping[str, Bar] | None = None) -> None:
+               bars: Mapping[str, Bar] | None = None, plot_options: Mapping[str, Any] | None = None) -> None:
     """What ``ctxprobe report RUN [RUN…]`` prints: each run's :func:`print_report`, or,
     when every run holds only one family whose report hooks have a terminal report of
-    their own, that report of all of them (PNGs into ``out_dir``, default ``./ctxprobe-report``)."""
+    their own, that report of all of them (PNGs into ``out_dir``, default ``./ctxprobe-report``).
+    ``plot_options`` go to that family's own report (the phone book's ``trend_degree`` and
+    ``all_panels``); given for runs without one, they are refused in one line."""
     out = console if console is not None else Console()
     hooks = own_terminal(run_ids, store_path)
     if hooks is not None:
-        hooks.print_runs(run_ids, store_path, out, Path(out_dir or DEFAULT_REPORT_DIR) if plots else None)
+        hooks.print_runs(run_ids, store_path, out, Path(out_dir or DEFAULT_REPORT_DIR) if plots else None,
+                         **dict(plot_options or {}))
         return
+    if plot_options:
+        flags = ", ".join("--" + k.replace("_", "-") for k in plot_options)
+        raise CtxprobeError(f"{flags}: these draw a family's own plots (the phone book's); these runs have none")
     for run_id in run_ids:
         print_report(load_report(run_id, store_path, threshold, scorer, bars), out, plots=plots, out_dir=out_dir)
 
