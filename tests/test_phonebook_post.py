@@ -107,9 +107,10 @@ def test_prompt_bytes_and_bins_are_the_originals(m: int, n: int) -> None:
     assert case.expected == [lines[i].split(" : ")[1] for i in where]
 
 
-def test_post_layout_variants_are_refused_and_cot_is_a_switch() -> None:
-    with pytest.raises(CtxprobeError, match="method=ctxprobe"):
-        validate_params("phonebook", {"method": "post", "examples": 1})
+def test_post_wording_and_shards_are_refused_and_cot_is_a_switch() -> None:
+    for own in ({"shards": 2}, {"system_prompt": "Answer."}, {"question": "Numbers of {names}?"}):
+        with pytest.raises(CtxprobeError, match="method=ctxprobe"):
+            validate_params("phonebook", {"method": "post", **own})
     with pytest.raises(CtxprobeError, match="method=post only"):
         validate_params("phonebook", {"post_normalise": True})
     plain, cot = _case(length=200, needles=[10]), _case(length=200, needles=[10], cot=True)

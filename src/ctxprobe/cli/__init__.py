@@ -217,18 +217,19 @@ def _phonebook_parser(sub: Any) -> None:
                         "models; not sent with --method ctxprobe)")
     p.add_argument("--method", choices=("post", "ctxprobe"), default="post",
                    help="post (default): the original experiment's prompt, bins and exact scoring; "
-                        "ctxprobe: our layout variants and lenient scoring")
+                        "ctxprobe: our bins, lenient scoring, and our own wording and shards as further variants")
     p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
                    help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
                         "with the first: e.g. start:instruction=before,end:instruction=after "
-                        "(phone book: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, cot:cot=true; "
-                        "decoding: t0:temperature=0,t07:temperature=0.7+samples=5, k samples per case)")
+                        "(phone book, either method: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, "
+                        "cot:cot=true, nosys:system_role=false; decoding: t0:temperature=0,t07:temperature=0.7+samples=5, "
+                        "k samples per case)")
     p.add_argument("--post-normalise", action="store_true",
                    help="--method post: the original's extra reply normalisation used for some providers")
     p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
-                   help="layout (--method ctxprobe): book_in=system|user, system_role=false, repeat_instructions=true, examples=2, "
-                        "shards=4, system_prompt=..., question=...")
+                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2 "
+                        "(both methods); shards=4, system_prompt=..., question=... (--method ctxprobe)")
     p.add_argument("--concurrency", type=int, help=f"requests in flight (default {d('concurrency')})")
     p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
     p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")

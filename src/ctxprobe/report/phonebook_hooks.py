@@ -30,7 +30,12 @@ class PhonebookHooks(FamilyReportHooks):
         from ctxprobe.report.phonebook_plots import phonebook_report
         from ctxprobe.report.phonebook_xaxis import PlotOptions
 
+        from ctxprobe.report.variants import stored_variant_lines
+
         phonebook_report(run_ids, store_path, png_dir, console, options=PlotOptions.from_mapping(options))
+        for run_id in run_ids:  # prompt variants: each against the reference, as `ctxprobe phonebook` ends
+            for line in stored_variant_lines(run_id, store_path):
+                console.print(f"variants: {line}", highlight=False, markup=False)
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         return _analysis(records)

@@ -35,6 +35,14 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     With ``load=L`` (same per-line answers) each line's probability is further multiplied
     by max(0, 1 − L × n), n = the number of names the question asks: accuracy falls with
     the number of needles, a known truth for the needle-overload metrics (NOI).
+``sim:late-reader?miss=0.5&tail=0.25&seed=0``
+    Follows an instruction only when it has just read it: it finds the task's instruction
+    in the prompt by its wording (:mod:`ctxprobe.sim.skills.instructions`) and, when no
+    instruction starts in the prompt's last ``tail`` share of characters (messages joined
+    as it reads them), misses with probability ``miss``: ``I could not find it.`` The draw
+    is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it answers like
+    ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end
+    beat instructions at the start only.
 ``sim:reasoner?rate=8``
     A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep
     without the axis) it answers at once and sees like ``blind-middle``. Given a budget
@@ -77,7 +85,7 @@ from ctxprobe.spec.names import ModelRef
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "reasoner")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner")
 _COMMON_PARAMS = {"ctx", "latency", "tnoise"}
 _KIND_PARAMS: dict[str, set[str]] = {
     "perfect": _COMMON_PARAMS,
@@ -86,10 +94,13 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "first-half": _COMMON_PARAMS,
     "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope", "load"},
     "reasoner": _COMMON_PARAMS | {"rate"},
+    "late-reader": _COMMON_PARAMS | {"miss", "tail", "seed"},
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
-                                 "load": float, "rate": float, "tnoise": float}
+                                 "load": float, "rate": float, "tnoise": float, "miss": float, "tail": float}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
+_DEFAULTS: dict[str, dict[str, float | int]] = {"decay": _DECAY_DEFAULTS,
+                                                "late-reader": {"miss": 0.5, "tail": 0.25, "seed": 0}}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _THINK_STEP = " reading"  # one thinking token of sim:reasoner (its usage reports the count)
 
@@ -161,7 +172,7 @@ def _checked_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
 
 def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:
     allowed = _KIND_PARAMS[kind]
-    out: dict[str, float | int] = dict(_DECAY_DEFAULTS) if kind == "decay" else {}
+    out: dict[str, float | int] = dict(_DEFAULTS.get(kind, {}))
     for key, raw in params.items():
         if key not in allowed:
             raise CtxprobeError(
@@ -180,8 +191,11 @@ def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
         raise CtxprobeError(f"sim:{kind}: tnoise must be >= 0 (miss probability per unit of temperature)")
     if out.get("rate", 1.0) <= 0:
         raise CtxprobeError(f"sim:{kind}: rate must be > 0 (prompt tokens read per thinking token)")
-    if not 0.0 <= out.get("noise", 0.0) <= 1.0:
-        raise CtxprobeError(f"sim:{kind}: noise must be between 0 and 1")
+    for share in ("noise", "miss"):
+        if not 0.0 <= out.get(share, 0.0) <= 1.0:
+            raise CtxprobeError(f"sim:{kind}: {share} must be between 0 and 1")
+    if not 0.0 < out.get("tail", 1.0) <= 1.0:
+        raise CtxprobeError(f"sim:{kind}: tail must be above 0 and at most 1 (the prompt's last share it reads closely)")
     return out
 
 
@@ -291,6 +305,8 @@ class SimModel(ProviderBase):
             return self._lookup(view.question, view.context[: len(view.context) // 2]) or NOT_FOUND
         if self.kind == "decay":
             return self._decay(view, messages, prompt_tokens)
+        if self.kind == "late-reader" and self._misses_early_instruction(view, messages):
+            return NOT_FOUND
         return self._lookup(view.question, view.context) or NOT_FOUND
 
     def _lookup(self, question: str, context: str) -> str | None:
@@ -298,6 +314,15 @@ class SimModel(ProviderBase):
         from ctxprobe.sim.skills import answer
 
         return answer(question, context) or None
+
+    def _misses_early_instruction(self, view: PromptView, messages: list[Message]) -> bool:
+        """``sim:late-reader``: no instruction in the prompt's last ``tail`` share, and the
+        draw falls under ``miss``."""
+        from ctxprobe.sim.skills.instructions import last_instruction_at
+
+        at = last_instruction_at(view.full_text)
+        late = at is not None and at >= 1.0 - float(self.params["tail"])
+        return not late and self._draw(messages, "late") < float(self.params["miss"])
 
     def p_correct(self, prompt_tokens: int) -> float:
         """Probability that ``sim:decay`` answers correctly at this prompt length."""

@@ -23,14 +23,17 @@ How the experiment maps onto the grid (Cell(family, length, depth) × rep):
 Methods (param ``method``): ``post`` reproduces the original experiment's prompt bytes
 (system text + "\n\n# Phone book\n\n" + entries joined by "\n"; the question as the user
 message), its bins (``M // N`` entries each, a remainder at the end of the book never
-asked) and its exact-match scoring (:func:`~ctxprobe.tasks.phonebook_score.post_matches`);
-``ctxprobe`` (the family default, ctxprobe's own) keeps the book directly under its header,
-splits M into N bins of near-equal size, scores leniently and allows the layout variants.
+asked) and its exact-match scoring (:func:`~ctxprobe.tasks.phonebook_score.post_matches`),
+and takes the post's own variants on its strings (``POST_VARIANTS``,
+:func:`~ctxprobe.tasks.phonebook_book.render_post`); ``ctxprobe`` (the family default,
+ctxprobe's own) keeps the book directly under its header, splits M into N bins of
+near-equal size, scores leniently and allows every layout variant.
 Every needle records both verdicts (``outcome``: lenient, ``exact``: the post's rule); the
 case score follows the method. ``cot`` appends a chain-of-thought request to the question.
 
-Layout variants (params, ``method: ctxprobe`` only): ``book_in`` system|user,
-``system_role`` (False: the system text opens the first user message), ``repeat_instructions`` (instructions again right before
+Layout variants (params; ``method: post`` takes the first four, on its own strings): ``book_in`` system|user,
+``system_role`` (False: the system text opens the first user message; under ``post`` it is
+a user message of its own, the post's fallback), ``repeat_instructions`` (instructions again right before
 the question), ``examples`` (worked question/answer turns about other names of the book),
 ``shards`` (the same N questions asked against k contiguous sub-books, one request each;
 the analysis merges them and scores against the one long book).

@@ -33,6 +33,10 @@ COT_PROMPT = ("Think step by step: for each name, first find its line in the pho
               "answer in the format above.")
 _LAYOUT_DEFAULTS = {"book_in": "system", "system_role": True, "repeat_instructions": False, "examples": 0,
                     "shards": 1, "system_prompt": SYSTEM_PROMPT, "question": QUESTION}
+#: The layout variants ``method: post`` takes: the post's next experiments (instructions
+#: repeated at the end, worked examples, the book in the user turn) and its own fallback for
+#: models without a system role (:func:`render_post`). Wording and sharding stay the post's.
+POST_VARIANTS = ("book_in", "system_role", "repeat_instructions", "examples")
 NAME_LETTERS = 15
 _MAX_ROUNDS = 16
 
@@ -48,7 +52,8 @@ class PhonebookParams(BaseModel):
     needles: list[int] = Field(default_factory=lambda: [10], description="N values; reps cycle through them")
     system_prompt: str = Field(SYSTEM_PROMPT, description="instruction wording (default: as published)")
     question: str = Field(QUESTION, description="question wording; must contain {names}")
-    system_role: bool = Field(True, description="False: the system text opens the first user message")
+    system_role: bool = Field(True, description="False: no system message; the system text opens the first user "
+                              "message (post: it is a first user message of its own, as the post's code sends it)")
     book_in: Literal["system", "user"] = "system"
     repeat_instructions: bool = False
     examples: int = Field(0, ge=0, le=5, description="worked question/answer turns before the question")
@@ -75,10 +80,11 @@ class PhonebookParams(BaseModel):
                 raise ValueError("post_normalise applies to method=post only")
             return self
         changed = [k for k, default in _LAYOUT_DEFAULTS.items()
-                   if k in self.model_fields_set and getattr(self, k) != default]
+                   if k not in POST_VARIANTS and k in self.model_fields_set and getattr(self, k) != default]
         if changed:
-            raise ValueError(f"method=post reproduces the original layout; {', '.join(changed)} are ctxprobe's own "
-                             "variants: use method=ctxprobe")
+            raise ValueError(f"method=post reproduces the original wording and one request per book; "
+                             f"{', '.join(changed)} are ctxprobe's own variants: use method=ctxprobe (method=post "
+                             f"takes {', '.join(POST_VARIANTS)} and cot)")
         return self
 
     def question_text(self, names: list[str]) -> str:
@@ -155,8 +161,7 @@ def render(p: PhonebookParams, lines: list[str], names: list[str],
            examples: list[tuple[list[str], list[str]]]) -> list[Message]:
     """The chat for one prompt: book, optional worked examples, the question."""
     if p.method == "post":
-        return [{"role": "system", "content": p.system_prompt + POST_BOOK_HEADER + "\n".join(lines)},
-                {"role": "user", "content": p.question_text(names)}]
+        return render_post(p, lines, names, examples)
     book = BOOK_HEADER + "".join("\n" + line for line in lines)
     system = p.system_prompt + ("\n\n" + book if p.book_in == "system" else "")
     question = p.question_text(names)
@@ -168,6 +173,37 @@ def render(p: PhonebookParams, lines: list[str], names: list[str],
     if not p.system_role:
         users[0] = system + "\n\n" + users[0]
     messages: list[Message] = [{"role": "system", "content": system}] if p.system_role else []
+    for i, user in enumerate(users):
+        messages.append({"role": "user", "content": user})
+        if i < len(examples):
+            messages.append({"role": "assistant", "content": "\n".join(examples[i][1])})
+    return messages
+
+
+def render_post(p: PhonebookParams, lines: list[str], names: list[str],
+                examples: list[tuple[list[str], list[str]]]) -> list[Message]:
+    """The post's chat, and its variants built on the post's own strings.
+
+    As published: ``system`` = prompt text + ``"\n\n# Phone book\n\n"`` + the entries
+    joined by ``"\n"``; ``user`` = the question. Without a system role (``system_role:
+    false``) the post's code sends that same system text as a message of role ``user``, and
+    the question as a second ``user`` message (its path for a model with neither system nor
+    developer role). The rest are the post's next experiments, which it names but does
+    not write out (docs/anchors.md): ``repeat_instructions`` puts the prompt text again
+    before the question (``text + "\n\n" + question``); ``book_in: user`` leaves the
+    prompt text alone in the system turn and opens the first user turn with ``"# Phone
+    book\n\n"`` + the entries + ``"\n\n"``; ``examples`` adds worked turns before the
+    question (a question about three names, one not in the book, and the answer lines in
+    the prompt's format)."""
+    book = POST_BOOK_HEADER + "\n".join(lines)
+    system = p.system_prompt + (book if p.book_in == "system" else "")
+    question = p.question_text(names)
+    if p.repeat_instructions:
+        question = p.system_prompt + "\n\n" + question
+    users = [p.question.format(names=", ".join(asked)) for asked, _ in examples] + [question]
+    if p.book_in == "user":
+        users[0] = book.lstrip("\n") + "\n\n" + users[0]
+    messages: list[Message] = [{"role": "system" if p.system_role else "user", "content": system}]
     for i, user in enumerate(users):
         messages.append({"role": "user", "content": user})
         if i < len(examples):

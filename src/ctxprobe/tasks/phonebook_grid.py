@@ -62,7 +62,7 @@ def phonebook_spec(
     Exactly one of ``entries`` (M as entry counts, decimal k) or ``lengths`` (M solved to a
     token budget, ``1k`` = 1,024 tokens) is given. ``layout`` holds the family's layout
     params (``book_in``, ``system_role``, ``repeat_instructions``, ``examples``, ``shards``,
-    ``system_prompt``, ``question``; these need ``method="ctxprobe"``). ``method="post"`` (the
+    ``system_prompt``, ``question``; the last three need ``method="ctxprobe"``). ``method="post"`` (the
     default) reproduces the original experiment and sends top_p 0.95 unless ``top_p`` is
     given (not to Anthropic models, as the original). ``max_tokens`` defaults to room for the largest N (twice that with ``cot``).
     Other keyword arguments are Spec fields (``concurrency``, ``timeout``, ``haystack`` …).
