@@ -94,3 +94,20 @@ def test_each_budget_is_compared_with_the_same_budget_in_html_and_decide(
     (entry,) = json.loads(capsys.readouterr().out)["runs"]
     assert [(e["natural"], e["synthetic"]) for e in entry["natural_vs_synthetic"]] == LIKE
     assert all(e["agree"] for e in entry["natural_vs_synthetic"])
+
+
+def test_runs_of_other_budgets_are_not_compared_and_the_report_says_so(
+        budget_run: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store, run_id = budget_run
+    plain = run_sweep(make_spec({"model": "sim:reasoner", "tokenizer": "local", "lengths": "1k,2k", "depths": "0.5",
+                                 "reps": 8, "families": {"niah": {}}}), store, progress=False).run_id
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["report", run_id, plain, "--store", str(store), "--no-plots"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    said = (f"note: mydocs@think0, mydocs@think1k ({run_id}) not compared across runs: no other run holds a "
+            "synthetic curve of the same prompt variant and reasoning budget (theirs: niah)")
+    assert said in text and f"({run_id}) vs niah ({plain})" not in text
+    page = tmp_path / "page.html"
+    assert main(["report", run_id, plain, "--store", str(store), "--html", str(page), "--no-plots"]) == 0
+    assert said in page.read_text().replace("&#39;", "'")

@@ -247,3 +247,19 @@ def across_runs(runs: Sequence[RunCurves], alpha: float = DEFAULT_ALPHA) -> list
             found += [CrossPair(a, nat.run_id, nat.model, syn.run_id, syn.model)
                       for a in pairs(natural, synthetic, alpha)]
     return found
+
+
+def unpaired(runs: Sequence[RunCurves]) -> list[str]:
+    """One line per natural run whose curves found no synthetic curve of the same variant
+    and budget in the other runs although those hold synthetic curves (nothing compared:
+    a run without budgets beside one with them, say)."""
+    out = []
+    for nat in runs:
+        natural, _ = split_natural(nat.profiles, nat.names)
+        others = [(p, c) for syn in runs if syn.run_id != nat.run_id for p, c in split_natural(syn.profiles,
+                                                                                             syn.names)[1]]
+        if natural and others and not pairs(natural, others):
+            out.append(f"note: {', '.join(p.family for p, _ in natural)} ({nat.run_id}) not compared across runs: "
+                       f"no other run holds a synthetic curve of the same prompt variant and reasoning budget "
+                       f"(theirs: {', '.join(dict.fromkeys(p.family for p, _ in others))})")
+    return out

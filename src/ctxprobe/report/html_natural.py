@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxprobe.analysis.natural import FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic, spec_family_names
+from ctxprobe.analysis.natural import (FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic,
+                                      spec_family_names, unpaired)
 from ctxprobe.report.format import fmt_tokens
 from ctxprobe.report.html_parts import ReportSection, Table
 from ctxprobe.report.redact import redact
@@ -53,7 +54,8 @@ def natural_section(views: Sequence[Any]) -> ReportSection | None:
         rows += _rows(pair, a)
         note = p.note()
         verdicts.append(_verdict(pair, a) + ("" if note is None else f" — {note}"))
+    verdicts += unpaired(runs)
     if not verdicts:
         return None
     table = Table(["pair", "length", "natural", "synthetic", "p", "test"], rows)
-    return ReportSection("Synthetic vs natural", [table], text=" | ".join(verdicts))
+    return ReportSection("Synthetic vs natural", [table] if rows else [], text=" | ".join(verdicts))

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ctxprobe.analysis.grid import Profile
-from ctxprobe.analysis.natural import FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic
+from ctxprobe.analysis.natural import FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic, unpaired
 from ctxprobe.report.format import fmt_interval, fmt_score, fmt_tokens
 from ctxprobe.report.table import COMPACT, fitting
 
@@ -91,3 +91,5 @@ def print_cross_run_block(runs: Sequence[RunCurves], console: Console) -> None:
     """The pairs that span two of the runs: a natural run and a synthetic run of the same
     model, say; a pair across models says so. Pairs within one run are printed with that run."""
     render_agreements([(p.agreement, p.natural_run, p.synthetic_run, p.note()) for p in across_runs(runs)], console)
+    for line in unpaired(runs):
+        console.print(line, highlight=False)
