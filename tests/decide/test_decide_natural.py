@@ -4,7 +4,9 @@ reading that scores below the synthetic one is a caveat naming whose limit to pl
 
 from __future__ import annotations
 
+import html as htmllib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,18 @@ def test_decide_reports_the_natural_check_of_a_run_holding_both(tmp_path: Path, 
     assert entry["agree"] is True and entry["natural"] == "documents" and entry["synthetic"] == "niah"
     assert [c["length"] for c in entry["lengths"]] == [1024, 2048, 4096]
     assert "natural_vs_synthetic" not in runs[plain]
+    # the HTML page carries the same check (its text read back; model names escaped)
+    page = tmp_path / "decide.html"
+    assert main(["decide", both, plain, "--html", str(page), "--store", str(store)]) == 0
+    raw = page.read_text()
+    rows = [htmllib.unescape(re.sub(r"<[^>]+>", "|", row)) for row in re.findall(r"<tr>.*?</tr>", raw, re.S)]
+    (row,) = [r for r in rows if "natural check" not in r and "agree: no length differs" in r]
+    cells = [c.strip() for c in row.split("|") if c.strip()]
+    assert cells == ["sim:decay?cliff=3000&width=0", both, "documents vs niah",
+                     "agree: no length differs (two-proportion test, Bonferroni alpha 0.05 over 3 lengths)",
+                     "2K vs 2K"]
+    assert "<td>sim:decay?cliff=3000&amp;width=0</td>" in raw and "cliff=3000&width" not in raw
+    assert "natural check: each run&#39;s natural cases against its synthetic families" in raw
 
 
 def _profile(family: str, stats: list[tuple[int, int, float]]) -> Profile:

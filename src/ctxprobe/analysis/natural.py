@@ -1,9 +1,14 @@
 """Synthetic vs natural: does accuracy on the user's own documents fall where the synthetic
 grid put the cliff?
 
-Natural families are those whose cases are the user's own (``documents``, and published
-natural sets imported as ``documents`` cases); every other family is synthetic. For each
-synthetic family and each length measured by both, the natural and the synthetic accuracy
+A profile is natural when the registry family behind its label says so
+(``FamilyBase.natural``: ``documents``, whose cases are the user's own, and the published
+natural sets imported as ``documents`` cases), whatever the label is called (``mydocs``
+with ``family: documents``, a variant ``documents~end``, a budget's curve
+``documents@think1k``); every other profile is synthetic. Like is compared with like: a
+natural profile is held against the synthetic profiles of the same prompt variant and the
+same reasoning budget only (``documents~end@think1k`` against ``niah~end@think1k``).
+For each such pair and each length measured by both, the natural and the synthetic accuracy
 (all depths pooled, Wilson 95% intervals, as in the profile) are compared with a two-sided
 two-proportion z-test (pooled variance; scores summed as successes, so partial credit
 counts as its share). The rule:
@@ -20,14 +25,62 @@ A length with no scored case on either side is left out of the test and listed.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ctxprobe.analysis.grid import LengthStat, Profile
+from ctxprobe.analysis.reasoning import SEPARATOR as BUDGET_SEP
+from ctxprobe.core import registry
+from ctxprobe.core.variant import split_label
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.units import fmt_tokens
 
-NATURAL_FAMILIES: frozenset[str] = frozenset({"documents"})
 DEFAULT_ALPHA = 0.05
+
+
+def spec_family_names(spec: Mapping[str, Any] | None) -> dict[str, str]:
+    """Family label → the registry family behind it, from a (stored) spec's ``families``
+    (a label is the family's name unless its parameters say ``family: NAME``)."""
+    families = (spec or {}).get("families") or {}
+    return {str(label): str((params or {}).get("family", label)) if isinstance(params, Mapping) else str(label)
+            for label, params in families.items()}
+
+
+@dataclass(frozen=True)
+class Curve:
+    """What a profile's label says: the registry family behind it, its prompt variant and
+    its reasoning budget (as labelled: ``1k``), None where the label has none."""
+
+    family: str
+    variant: str | None
+    budget: str | None
+
+    @property
+    def axis(self) -> tuple[str | None, str | None]:
+        """What must match for two profiles to be compared: (variant, budget)."""
+        return self.variant, self.budget
+
+
+def read_label(label: str, names: Mapping[str, str] | None = None) -> Curve:
+    """``documents~end@think1k`` → (documents, end, 1k); ``names`` maps the spec's labels
+    (``mydocs``, ``mydocs~end``) to their family (:func:`spec_family_names`)."""
+    rest, sep, budget = label.partition(BUDGET_SEP)
+    base, variant = split_label(rest)
+    names = names or {}
+    return Curve(names.get(rest) or names.get(base) or base, variant, budget if sep else None)
+
+
+def is_natural_family(name: str) -> bool:
+    """Whether the registered family ``name`` is natural (``FamilyBase.natural``); an
+    unknown family, or one that cannot be loaded here, counts as synthetic."""
+    entry = registry.find("families", name)
+    if entry is None:
+        return False
+    try:
+        return bool(getattr(entry.load(), "natural", False))
+    except CtxprobeError:
+        return False
 
 
 def two_proportion_p(s1: float, n1: int, s2: float, n2: int) -> float:
@@ -119,8 +172,94 @@ def agreement(natural: Profile, synthetic: Profile, alpha: float = DEFAULT_ALPHA
     return out
 
 
-def natural_vs_synthetic(profiles: list[Profile], alpha: float = DEFAULT_ALPHA) -> list[FamilyAgreement]:
-    """Every natural profile against every synthetic one (empty when either is missing)."""
-    natural = [p for p in profiles if p.family in NATURAL_FAMILIES]
-    synthetic = [p for p in profiles if p.family not in NATURAL_FAMILIES]
-    return [agreement(n, s, alpha) for n in natural for s in synthetic]
+Read = tuple[Profile, Curve]
+
+
+def split_natural(profiles: Sequence[Profile], names: Mapping[str, str] | None = None) -> tuple[list[Read], list[Read]]:
+    """(natural, synthetic) profiles, each with its label read (module docstring)."""
+    read = [(p, read_label(p.family, names)) for p in profiles]
+    natural = [(p, c) for p, c in read if is_natural_family(c.family)]
+    return natural, [(p, c) for p, c in read if not is_natural_family(c.family)]
+
+
+def pairs(natural: Sequence[Read], synthetic: Sequence[Read], alpha: float = DEFAULT_ALPHA) -> list[FamilyAgreement]:
+    """Each natural profile against each synthetic one of the same variant and budget."""
+    return [agreement(n, s, alpha) for n, nc in natural for s, sc in synthetic if nc.axis == sc.axis]
+
+
+def natural_vs_synthetic(profiles: Sequence[Profile], alpha: float = DEFAULT_ALPHA, *,
+                         names: Mapping[str, str] | None = None) -> list[FamilyAgreement]:
+    """Every natural profile against every synthetic one of the same variant and budget
+    (empty when either is missing); ``names``: the run's labels → families
+    (:func:`spec_family_names`; without it a label is read as its family's name)."""
+    return pairs(*split_natural(profiles, names), alpha=alpha)
+
+
+@dataclass(frozen=True)
+class RunCurves:
+    """One run's profiles as the cross-run comparison reads them."""
+
+    run_id: str
+    model: str
+    profiles: Sequence[Profile]
+    names: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CrossPair:
+    """A natural profile of one run against a synthetic profile of another."""
+
+    agreement: FamilyAgreement
+    natural_run: str
+    natural_model: str
+    synthetic_run: str
+    synthetic_model: str
+
+    @property
+    def same_model(self) -> bool:
+        return self.natural_model == self.synthetic_model
+
+    def note(self) -> str | None:
+        """The caution every report prints for a pair across two models (None for one model)."""
+        if self.same_model:
+            return None
+        return (f"note: {self.natural_run} is a run of {self.natural_model}, {self.synthetic_run} of "
+                f"{self.synthetic_model}: this compares two models")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.agreement.to_dict(), "natural_run": self.natural_run, "natural_model": self.natural_model,
+                "synthetic_run": self.synthetic_run, "synthetic_model": self.synthetic_model,
+                "same_model": self.same_model, "note": self.note()}
+
+
+def across_runs(runs: Sequence[RunCurves], alpha: float = DEFAULT_ALPHA) -> list[CrossPair]:
+    """The pairs that span two of the runs (a natural run and a synthetic run of the same
+    model, say), like with like; pairs within one run are that run's own."""
+    found: list[CrossPair] = []
+    for nat in runs:
+        natural, _ = split_natural(nat.profiles, nat.names)
+        if not natural:
+            continue
+        for syn in runs:
+            if syn.run_id == nat.run_id:
+                continue
+            _, synthetic = split_natural(syn.profiles, syn.names)
+            found += [CrossPair(a, nat.run_id, nat.model, syn.run_id, syn.model)
+                      for a in pairs(natural, synthetic, alpha)]
+    return found
+
+
+def unpaired(runs: Sequence[RunCurves]) -> list[str]:
+    """One line per natural run whose curves found no synthetic curve of the same variant
+    and budget in the other runs although those hold synthetic curves (nothing compared:
+    a run without budgets beside one with them, say)."""
+    out = []
+    for nat in runs:
+        natural, _ = split_natural(nat.profiles, nat.names)
+        others = [(p, c) for syn in runs if syn.run_id != nat.run_id for p, c in split_natural(syn.profiles,
+                                                                                             syn.names)[1]]
+        if natural and others and not pairs(natural, others):
+            out.append(f"note: {', '.join(p.family for p, _ in natural)} ({nat.run_id}) not compared across runs: "
+                       f"no other run holds a synthetic curve of the same prompt variant and reasoning budget "
+                       f"(theirs: {', '.join(dict.fromkeys(p.family for p, _ in others))})")
+    return out

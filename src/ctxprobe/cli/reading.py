@@ -26,16 +26,16 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     bars = parse_bars(args.bars) if args.bars else None
     options = {k: getattr(args, k) for k in ("trend_degree", "all_panels", "x_axis") if getattr(args, k) is not None}
-    if options and (args.html or args.json):
+    if options and args.json:
         flags = ", ".join("--" + k.replace("_", "-") for k in options)
-        raise CtxprobeError(f"{flags} shape the PNGs of the terminal report; --{'html' if args.html else 'json'} "
-                            "draws none of them: drop them, or report without it")
+        raise CtxprobeError(f"{flags} shape the PNGs of the terminal and HTML reports; --json draws none of them: "
+                            "drop them, or report without it")
     if args.html:
         from ctxprobe.report.html import build_html_report
 
         path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold, bars=bars,
                                  png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),
-                                 failures=args.failures, scorer=args.scorer)
+                                 failures=args.failures, scorer=args.scorer, family_options=options)
         err.print(f"wrote {path}")
         return 0
     if args.json:

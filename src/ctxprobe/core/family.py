@@ -67,6 +67,11 @@ class FamilyBase:
     #: case, None: no floor.
     floor_kind: ClassVar[FloorKind | None] = None
 
+    #: Its cases are natural (the user's own documents, or a published natural set imported
+    #: as its cases), not planted: the synthetic-vs-natural comparison
+    #: (:mod:`ctxprobe.analysis.natural`) holds them against every family that is not.
+    natural: ClassVar[bool] = False
+
     #: What the family adds to the reports: the ``"module:attr"`` path of a
     #: ``ctxprobe.report.hooks.FamilyReportHooks`` (imported only when a report asks, so
     #: the family never imports the report layer); None: nothing beyond the generic report.
@@ -117,7 +122,7 @@ class FamilyBase:
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "output_budget", "answer_items", "sized_in_tokens",
                              "cell_tokens", "check_reps", "uses_judge", "floor_kind",
-                             "prefix_period", "report_hooks")
+                             "natural", "prefix_period", "report_hooks")
 
 
 def with_family_defaults(cls: type) -> type:

@@ -12,6 +12,7 @@ from typing import Any
 from ctxprobe.decide.decision import Decision
 from ctxprobe.decide.render import band_text
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.format import fmt_tokens
 from ctxprobe.report.html_parts import Figure, ReportSection, Table, figure, plotted, render
 
 __all__ = ["decision_section", "report_section", "write_decision_html"]
@@ -21,8 +22,13 @@ def _usd(x: float | None) -> str:
     return "unpriced" if x is None else f"${x:,.2f}"
 
 
+def _eff(value: int | None) -> str:
+    return fmt_tokens(value) if value else "below the shortest"
+
+
 def decision_section(d: Decision, png_dir: Path) -> ReportSection:
-    """Choices, runs, limits and caveats as tables, and one Pareto plot per family."""
+    """Choices, runs, limits, the runs' natural checks and caveats as tables, and one Pareto
+    plot per family."""
     from ctxprobe.decide.plot import pareto_png
 
     choices = Table(["need", "band", "choice", "price / 1M", "maybe", "untested", "fails"], [
@@ -40,6 +46,13 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
     limits = Table(["model", "product limit"], [[lim.model, lim.line()] for lim in d.limits],
                    caption="product limits: the lowest effective length among a use's families")
     tables = [choices, runs, limits]
+    natural = [[r.model, r.run.run_id, f"{a.natural} vs {a.synthetic}", a.verdict(),
+                f"{_eff(a.natural_effective_length)} vs {_eff(a.synthetic_effective_length)}"]
+               for r in d.runs for a in r.natural]
+    if natural:
+        tables.append(Table(["model", "run", "natural vs synthetic", "natural check", "effective length"], natural,
+                            caption="natural check: each run's natural cases against its synthetic families "
+                                    "(same variant and budget; two-proportion test per length)"))
     if d.caveats:
         tables.append(Table(["caveat"], [[c] for c in d.caveats], caption="comparisons that are not fair"))
     families = sorted({c.family for c in d.choices if "+" not in c.family})

@@ -11,7 +11,9 @@ from typing import Any
 from ctxprobe.analysis.adaptive_verdict import is_adaptive
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.grid import profile
-from ctxprobe.analysis.natural import FamilyAgreement, natural_vs_synthetic
+from ctxprobe.analysis.natural import FamilyAgreement, natural_vs_synthetic, spec_family_names
+from ctxprobe.analysis.reasoning import base_family, has_budgets, split_by_budget
+from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.decide.content import Content, RunTotals, read_content
 from ctxprobe.decide.pricing import Price, advertised_window, price_lookup
@@ -86,7 +88,8 @@ class RunFacts:
     truncated: int = 0
     unsent: int = 0
     notes: list[str] = field(default_factory=list)
-    #: Natural (``documents``) against each synthetic family of the run, when it holds both.
+    #: Natural (``documents``) against each synthetic family of the run (same variant and
+    #: budget), when it holds both.
     natural: list[FamilyAgreement] = field(default_factory=list)
 
     @property
@@ -128,7 +131,7 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
     thresholds, intervals = run_intervals(rows, run.spec, run.meta, threshold=bar, bars=bars, units=units)
     families = {f: FamilyFacts(f, thresholds.get(f, bar), iv, content.get(f, {}), units.get(f, "tokens"))
                 for f, iv in sorted(intervals.items())}
-    natural = natural_vs_synthetic(profile(rows, bar, thresholds))
+    natural = natural_check(rows, bar, thresholds, spec_family_names(run.spec))
     notes = [natural_caveat(run.run_id, run.model, a) for a in natural if a.lengths and not a.agree]
     if len({r.family for r in rows}) < len([f for f in run.spec.get("families", {}) if "@" not in f]):
         missing = sorted(set(run.spec.get("families", {})) - {r.family for r in rows} - {f for f in units if "@" in f})
@@ -138,6 +141,17 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
                     is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
                     max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes,
                     natural)
+
+
+def natural_check(rows: list[ResultRow], bar: float, thresholds: Mapping[str, float],
+                  names: Mapping[str, str]) -> list[FamilyAgreement]:
+    """The run's natural profiles against its synthetic ones, like with like: with
+    reasoning budgets, each budget's curve (``documents@think1k``) against the same
+    budget's (each at its family's bar)."""
+    if has_budgets(rows):
+        rows = split_by_budget(rows)
+    bars = {r.family: thresholds.get(base_family(r.family), bar) for r in rows}
+    return natural_vs_synthetic(profile(rows, bar, bars), names=names)
 
 
 def natural_caveat(run_id: str, model: str, a: FamilyAgreement) -> str:

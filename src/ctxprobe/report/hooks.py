@@ -19,6 +19,7 @@ from ctxprobe.errors import CtxprobeError
 
 if TYPE_CHECKING:
     from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.store import RunRecord
 
 
 class FamilyReportHooks:
@@ -48,6 +49,17 @@ class FamilyReportHooks:
         """What the HTML page needs of one run beyond its profiles, from its case records
         (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
         return None
+
+    #: The family's own ``report`` flags that shape its part of the HTML page too (option
+    #: names as :meth:`print_runs` takes them: the phone book's ``x_axis``…); empty: none.
+    html_options: tuple[str, ...] = ()
+
+    def html_run_data(self, records: Iterable[Mapping[str, Any]], run: RunRecord,
+                      options: Mapping[str, Any]) -> Any | None:
+        """:meth:`html_data` knowing the stored run (its model and meta: a window it
+        recorded) and the family's report options (only names in :attr:`html_options`);
+        what the page asks. Default: :meth:`html_data` of the records."""
+        return self.html_data(records)
 
     def html_sentence(self, data: Any) -> str | None:
         """The page summary's sentence for the family in one run (None: the generic verdict)."""

@@ -88,9 +88,12 @@ def write_html(reports: Sequence[Report], path: str | Path, details: Sequence[Ru
 
 def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: str | Path, *,
                       threshold: float | None = None, png_dir: str | Path | None = None,
-                      failures: int = 20, scorer: str = "strict", bars: Mapping[str, Bar] | None = None) -> Path:
+                      failures: int = 20, scorer: str = "strict", bars: Mapping[str, Bar] | None = None,
+                      family_options: Mapping[str, Any] | None = None) -> Path:
     """Load runs from a store and write their report: what ``ctxprobe report --html`` calls
-    (``bars``: per-family bars over the runs' own)."""
+    (``bars``: per-family bars over the runs' own; ``family_options``: a family's own report
+    flags, such as the phone book's ``x_axis``, for the families whose page parts take them,
+    refused in one line when none on the page does)."""
     from ctxprobe.report.load import load_report
     from ctxprobe.report.rundetails import collect_details
 
@@ -99,19 +102,30 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
     details = [collect_details(iter_export(r.run.run_id, store_path), failures=failures) for r in reports]
-    return write_html(reports, out_path, details, png_dir=png_dir, family_data=family_data(reports, store_path))
+    data = family_data(reports, store_path, family_options)
+    return write_html(reports, out_path, details, png_dir=png_dir, family_data=data)
 
 
-def family_data(reports: Sequence[Report], store_path: str | Path) -> dict[str, dict[str, Any]]:
+def family_data(reports: Sequence[Report], store_path: str | Path,
+                options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
     """Family name → run label → what the family's report hooks load for the page, for
-    each run of the family that gives them something."""
+    each run of the family that gives them something (``options``: the families' own
+    report flags, handed to the hooks that take them)."""
     out: dict[str, dict[str, Any]] = {}
+    taken: set[str] = set()
     for r in reports:
         names = family_names(r.run)
         for family in dict.fromkeys(names.get(p.family, p.family) for p in r.profiles):
-            data = family_hooks(family).html_data(iter_export(r.run.run_id, store_path))
+            hooks = family_hooks(family)
+            mine = {k: v for k, v in (options or {}).items() if k in hooks.html_options}
+            taken |= set(mine)
+            data = hooks.html_run_data(iter_export(r.run.run_id, store_path), r.run, mine)
             if data is not None:
                 out.setdefault(family, {})[run_label(r)] = data
+    if unused := [k for k in (options or {}) if k not in taken]:
+        flags = ", ".join("--" + k.replace("_", "-") for k in unused)
+        raise CtxprobeError(f"{flags}: a report option of runs of a family whose report takes it (the phone "
+                            "book's); no run on this page is one")
     return out
 
 

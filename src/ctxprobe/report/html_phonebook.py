@@ -8,6 +8,7 @@ heatmap says little about it; this section shows what the experiment was built t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
 from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import Figure, Table, figure, plotted
 from ctxprobe.report.phonebook_terminal import muc_prompt_tokens, phonebook_sentence
+from ctxprobe.report.phonebook_xaxis import PlotOptions, trend_name, x_axis
 
-__all__ = ["phonebook_section", "phonebook_sentence"]
+__all__ = ["PhonebookPage", "phonebook_section", "phonebook_sentence"]
 
 _CAPTION = ("MUC ≈ prompt tokens: the mean prompt of that book's cases at N_ref. robust: ctxprobe's own (absolute drops of binned means, lenient scoring), defined below. post: the "
             "phone-book post's metric script exactly (relative drops of a degree-3 fit's trough and peak on bin "
@@ -56,25 +58,57 @@ def _metric_table(analyses: Mapping[str, PhonebookAnalysis]) -> Table:
     return Table(["metric", "variant", "book", *labels], body, caption=_CAPTION)
 
 
-def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path) -> dict[str, Any]:
-    """``analyses``: run label → analysis, for the phone-book runs on the page."""
+@dataclass(frozen=True)
+class PhonebookPage:
+    """One run's part of the page: its analysis (with its window) and how to draw it
+    (``report --html``'s ``--x-axis``, ``--trend-degree``, ``--all-panels``)."""
+
+    analysis: PhonebookAnalysis
+    options: PlotOptions = PlotOptions()
+
+
+def _axis_note(an: PhonebookAnalysis, x: str, keys: list[tuple[int, int]]) -> str:
+    axis = x_axis(an, x, keys)
+    return f"; x: {axis.label.splitlines()[0]}" + (f" ({x} axis omitted: {axis.omitted})" if axis.omitted else "")
+
+
+def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path, *,
+                      options: PlotOptions | None = None) -> dict[str, Any]:
+    """``analyses``: run label → analysis, for the phone-book runs on the page, drawn as
+    ``options`` say (default: degree 2, % of entries, one plot of each kind)."""
     from ctxprobe.report.phonebook_plots import compare_png, msweep_png, position_png
 
+    opts = options or PlotOptions()
+    kw: dict[str, Any] = {"degree": opts.degree, "x": opts.x_axis}
     verdicts = []
     figures: list[Figure] = []
     for label, an in analyses.items():
         verdicts.append((label, phonebook_sentence(an)))
         base = png_dir / _stem(label)  # the run's own folder, beside its heatmap and curve
-        position = plotted(lambda: position_png(an, base / "phonebook-position.png", title=label))
-        sweep = plotted(lambda: msweep_png(an, base / "phonebook-msweep.png", title=label))
-        figures += [_figure(position, f"{label}: recall by position, largest book, one line per N"),
-                    _figure(sweep, f"{label}: M-sweep at N={an.n_ref}, one line per book size")]
+        books = an.lengths if opts.panels else [an.lengths[-1]]
+        for length in books:
+            name = f"phonebook-position-M{length}.png" if opts.panels else "phonebook-position.png"
+            keys = [(length, n) for n in an.needles if (length, n) in an.accuracy]
+            position = plotted(lambda: position_png(an, base / name, length=length, title=label, **kw))
+            figures.append(_figure(position, f"{label}: recall by position, {_book(an, length)}, one line per N"
+                                             + _axis_note(an, opts.x_axis, keys)))
+        for n in an.needles if opts.panels else [an.n_ref]:
+            name = f"phonebook-msweep-N{n}.png" if opts.panels else "phonebook-msweep.png"
+            keys = [(L, n) for L in an.lengths if (L, n) in an.accuracy]
+            sweep = plotted(lambda: msweep_png(an, base / name, needles=n, title=label, **kw))
+            figures.append(_figure(sweep, f"{label}: M-sweep at N={n}, one line per book size"
+                                          + _axis_note(an, opts.x_axis, keys)))
     if len(analyses) > 1:
         first = next(iter(analyses.values()))
         both = plotted(lambda: compare_png(analyses, png_dir / "phonebook-compare.png", length=first.lengths[-1],
-                                           needles=first.n_ref))
-        figures.insert(0, _figure(both, "runs compared at the first run's largest book and N"))
-    return {"verdicts": verdicts, "figures": figures, "metrics": _metric_table(analyses)}
+                                           needles=first.n_ref, degree=opts.degree))
+        figures.insert(0, _figure(both, "runs compared at the first run's largest book and N (% of entries)"))
+    return {"verdicts": verdicts, "figures": figures, "metrics": _metric_table(analyses),
+            "trend": trend_name(opts.degree)}
+
+
+def _book(an: PhonebookAnalysis, length: int) -> str:
+    return ("largest book" if length == an.lengths[-1] else "book") + f" {length:,}"
 
 
 def _stem(label: str) -> str:

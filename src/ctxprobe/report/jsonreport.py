@@ -54,10 +54,11 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
 def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
     """A whole run: ``meta`` (run id, model, ...) plus one entry per family, and
     ``natural_vs_synthetic`` when the run has natural and synthetic families
-    (:mod:`ctxprobe.analysis.natural`)."""
-    from ctxprobe.analysis.natural import natural_vs_synthetic
+    (:mod:`ctxprobe.analysis.natural`; the families behind the labels read from
+    ``meta["spec"]`` when given)."""
+    from ctxprobe.analysis.natural import natural_vs_synthetic, spec_family_names
 
-    found = natural_vs_synthetic(profiles)
+    found = natural_vs_synthetic(profiles, names=spec_family_names(meta.get("spec")))
     extra = {"natural_vs_synthetic": [a.to_dict() for a in found]} if found else {}
     return {**meta, "profiles": [profile_to_dict(p) for p in profiles], **extra}
 

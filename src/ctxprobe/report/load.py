@@ -36,9 +36,21 @@ def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", thresho
 def report_json(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
                 scorer: str = "strict", bars: Mapping[str, Bar] | None = None) -> dict[str, Any] | list[dict[str, Any]]:
     """What ``ctxprobe report RUN… --json`` prints: one run's :meth:`Report.to_dict`, or a
-    list of them for several runs."""
-    found = [load_report(run_id, store_path, threshold, scorer, bars).to_dict() for run_id in run_ids]
-    return found[0] if len(found) == 1 else found
+    list of them for several runs, a natural run's with ``natural_vs_synthetic_across_runs``:
+    its natural profiles against the other runs' synthetic ones
+    (:class:`ctxprobe.analysis.natural.CrossPair`, ``note`` saying when two models are compared)."""
+    from ctxprobe.analysis.natural import RunCurves, across_runs
+
+    reports = [load_report(run_id, store_path, threshold, scorer, bars) for run_id in run_ids]
+    found = [r.to_dict() for r in reports]
+    if len(found) == 1:
+        return found[0]
+    pairs = across_runs([RunCurves(r.run.run_id, r.run.model, r.profiles, family_names(r.run)) for r in reports])
+    for r, entry in zip(reports, found):
+        mine = [p.to_dict() for p in pairs if p.natural_run == r.run.run_id]
+        if mine:
+            entry["natural_vs_synthetic_across_runs"] = mine
+    return found
 
 
 def run_completeness(run_id: str, store_path: str | Path) -> Completeness:

@@ -1,5 +1,6 @@
 """Synthetic vs natural in the terminal: the block ``ctxprobe report`` and ``ctxprobe run``
-print at the end of a run holding natural (``documents``) and synthetic families, and
+print at the end of a run holding natural (``documents``) and synthetic families (like with
+like: each variant and reasoning budget on its own), and
 ``ctxprobe report NATURAL_RUN SYNTHETIC_RUN`` after the runs it is given.
 
 Per synthetic family, one table (length, natural accuracy and the synthetic family's,
@@ -10,13 +11,13 @@ console's width."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich.console import Console
 from rich.table import Table
 
 from ctxprobe.analysis.grid import Profile
-from ctxprobe.analysis.natural import NATURAL_FAMILIES, FamilyAgreement, natural_vs_synthetic
+from ctxprobe.analysis.natural import FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic, unpaired
 from ctxprobe.report.format import fmt_interval, fmt_score, fmt_tokens
 from ctxprobe.report.table import COMPACT, fitting
 
@@ -80,25 +81,15 @@ def render_agreements(found: Sequence[Pair], console: Console) -> None:
             console.print(caution, highlight=False)
 
 
-def print_natural_block(profiles: list[Profile], console: Console) -> None:
-    """The block for one run's profiles (nothing unless it holds natural and synthetic ones)."""
-    render_agreements([(a, None, None, None) for a in natural_vs_synthetic(profiles)], console)
+def print_natural_block(profiles: list[Profile], console: Console, names: Mapping[str, str] | None = None) -> None:
+    """The block for one run's profiles (nothing unless it holds natural and synthetic ones;
+    ``names``: the run's labels → families, :func:`ctxprobe.analysis.natural.spec_family_names`)."""
+    render_agreements([(a, None, None, None) for a in natural_vs_synthetic(profiles, names=names)], console)
 
 
-def print_cross_run_block(runs: Sequence[tuple[str, str, list[Profile]]], console: Console) -> None:
-    """The pairs that span two of the runs given as (run id, model, profiles): a natural run
-    and a synthetic run of the same model, say; a pair across models says so. Pairs within
-    one run are printed with that run."""
-    found: list[Pair] = []
-    for nat_id, nat_model, nat_profiles in runs:
-        natural = [p for p in nat_profiles if p.family in NATURAL_FAMILIES]
-        if not natural:
-            continue
-        for syn_id, syn_model, syn_profiles in runs:
-            if syn_id == nat_id:
-                continue
-            synthetic = [p for p in syn_profiles if p.family not in NATURAL_FAMILIES]
-            caution = (None if nat_model == syn_model else
-                       f"note: {nat_id} is a run of {nat_model}, {syn_id} of {syn_model}: this compares two models")
-            found += [(a, nat_id, syn_id, caution) for a in natural_vs_synthetic([*natural, *synthetic])]
-    render_agreements(found, console)
+def print_cross_run_block(runs: Sequence[RunCurves], console: Console) -> None:
+    """The pairs that span two of the runs: a natural run and a synthetic run of the same
+    model, say; a pair across models says so. Pairs within one run are printed with that run."""
+    render_agreements([(p.agreement, p.natural_run, p.synthetic_run, p.note()) for p in across_runs(runs)], console)
+    for line in unpaired(runs):
+        console.print(line, highlight=False)

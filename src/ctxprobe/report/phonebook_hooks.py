@@ -13,6 +13,8 @@ from ctxprobe.report.hooks import FamilyReportHooks
 
 if TYPE_CHECKING:
     from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.store import RunRecord
+    from ctxprobe.tokenizers.base import Tokenizer
 
 
 class PhonebookHooks(FamilyReportHooks):
@@ -37,28 +39,53 @@ class PhonebookHooks(FamilyReportHooks):
             for line in stored_variant_lines(run_id, store_path):
                 console.print(f"variants: {line}", highlight=False, markup=False)
 
+    html_options = ("trend_degree", "all_panels", "x_axis")
+
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         return _analysis(records)
 
+    def html_run_data(self, records: Iterable[Mapping[str, Any]], run: RunRecord,
+                      options: Mapping[str, Any]) -> Any | None:
+        """The analysis with the run's window, drawn as ``options`` say: the tokens and
+        window axes count the text around the book with the run's tokenizer when it counts
+        here, as the terminal's PNGs do (only then: it reads every prompt once more)."""
+        from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window
+        from ctxprobe.report.html_phonebook import PhonebookPage
+        from ctxprobe.report.phonebook_xaxis import PlotOptions
+
+        opts = PlotOptions.from_mapping(options)
+        an = _analysis(records, offline_tokenizer(run.tokenizer) if opts.x_axis != "entries" else None)
+        if an is None:
+            return None
+        an.window = run_window(run.model, run.meta)
+        return PhonebookPage(an, opts)
+
     def html_sentence(self, data: Any) -> str | None:
+        from ctxprobe.report.html_phonebook import PhonebookPage
         from ctxprobe.report.phonebook_terminal import phonebook_sentence
 
-        return phonebook_sentence(data)
+        return phonebook_sentence(data.analysis if isinstance(data, PhonebookPage) else data)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
         from ctxprobe.report.html_parts import page_section
-        from ctxprobe.report.html_phonebook import phonebook_section
+        from ctxprobe.report.html_phonebook import PhonebookPage, phonebook_section
+        from ctxprobe.report.phonebook_xaxis import PlotOptions
 
+        pages = {label: d if isinstance(d, PhonebookPage) else PhonebookPage(d, PlotOptions())
+                 for label, d in data.items()}
+        options = next(iter(pages.values())).options  # one page: one set of report flags
         return page_section("phonebook.html.j2", [("phonebook", "Phone book")],
-                            phonebook=phonebook_section(data, png_dir))
+                            phonebook=phonebook_section({k: p.analysis for k, p in pages.items()}, png_dir,
+                                                        options=options))
 
 
-def _analysis(records: Iterable[Mapping[str, Any]]) -> Any | None:
-    """The run's analysis with its book in prompt tokens (None: nothing scored)."""
+def _analysis(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None) -> Any | None:
+    """The run's analysis with its book in prompt tokens (None: nothing scored); without
+    ``tokenizer`` the text around the book is spread over its characters."""
     from ctxprobe.analysis.phonebook import analyse, needle_results
     from ctxprobe.analysis.phonebook_axes import token_axis, without_prompts
 
-    light = list(without_prompts(records))
+    light = list(without_prompts(records, tokenizer))
     results = needle_results(light)
     if not results:
         return None

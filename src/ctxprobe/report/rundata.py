@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.diagnose import answer_tokens_needed
+from ctxprobe.analysis.natural import spec_family_names
 from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
@@ -108,7 +109,7 @@ def _answer_needs(records: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 def family_names(run: RunRecord) -> dict[str, str]:
     """Family label → family name (a label is the family's name unless its parameters say ``family: NAME``)."""
-    return {label: str((params or {}).get("family", label)) for label, params in run.spec.get("families", {}).items()}
+    return spec_family_names(run.spec)
 
 
 def ruler_task_labels(run: RunRecord) -> list[str]:

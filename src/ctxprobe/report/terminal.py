@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxprobe.analysis.efflength import EffectiveLength
-from ctxprobe.analysis.grid import Profile
+from ctxprobe.analysis.natural import RunCurves
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
 from ctxprobe.report.floor_table import render_floor, summary_cell
@@ -70,7 +70,7 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
     if report.ruler is not None:
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
         render_ruler_headline(report.ruler, out, strict, report.threshold)
-    print_natural_block(report.profiles, out)
+    print_natural_block(report.profiles, out, family_names(run))
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
     if not plots or not report.profiles:
@@ -102,11 +102,12 @@ def print_runs(run_ids: list[str], store_path: str | Path, console: Console | No
         flags = ", ".join("--" + k.replace("_", "-") for k in family_options)
         raise CtxprobeError(f"{flags}: a report option of runs that hold one family with a report of its own "
                             "(the phone book's); these runs have none")
-    runs: list[tuple[str, str, list[Profile]]] = []
+    runs: list[RunCurves] = []
     for run_id in run_ids:
         report = load_report(run_id, store_path, threshold, scorer, bars)
         print_report(report, out, plots=plots, out_dir=out_dir)
-        runs.append((report.run.run_id, report.run.model, report.profiles))
+        runs.append(RunCurves(report.run.run_id, report.run.model, report.profiles,
+                              family_names(report.run)))
     print_cross_run_block(runs, out)
 
 

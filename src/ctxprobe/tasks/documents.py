@@ -250,6 +250,7 @@ def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
 class Documents(FamilyBase):
     name = "documents"
     floor_kind = "no-context"
+    natural = True
     params_model = DocumentsParams
 
     @classmethod
