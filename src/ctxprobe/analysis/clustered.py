@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ctxprobe.analysis.efflength import cp_lower, cp_upper
+from ctxprobe.analysis.binomial import cp_lower, cp_upper
 
 
 def _gamma_p(a: float, x: float) -> float:
