@@ -20,7 +20,8 @@ from ctxprobe.analysis.adaptive_verdict import adaptive_intervals
 from ctxprobe.analysis.binomial import cp_lower, cp_upper
 from ctxprobe.analysis.efflength import effective_lengths
 from ctxprobe.analysis.grid import cell_stats, length_stats, profile
-from ctxprobe.analysis.sampled import case_means, n_label, sampled_families
+from ctxprobe.analysis.clustered import design_effect
+from ctxprobe.analysis.sampled import case_means, n_label, sampled_deff, sampled_families
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.case import Cell, make_case_id, sample_of_id
 from ctxprobe.core.rows import ResultRow
@@ -178,3 +179,16 @@ def test_sample_ids_and_labels() -> None:
     assert sample_of_id(make_case_id(cell, 3)) is None
     assert sample_of_id(make_case_id(Cell("niah", 1024, 0.5, reasoning_budget=512), 3, 0)) == 0
     assert [n_label(12, None), n_label(100, 20), n_label(14, 3), n_label(0, 0)] == ["12", "20×5", "3×4.7", "0"]
+
+
+def test_the_pseudo_case_counts_near_0_or_1_and_not_at_one_half() -> None:
+    """40 cases of 5 samples, 2 samples missed in 2 different cases (accuracy 0.99): the
+    spread between cases looks binomial, but a cell near 1 whose rare hard cases were not
+    drawn would look exactly so; the pseudo-case at 1/2 keeps the design effect near k
+    there. At a proportion of exactly 1/2 it adds nothing."""
+    near_one = [(5.0 if i >= 2 else 4.0, 5) for i in range(40)]
+    plain = design_effect([s for s, _ in near_one], [m for _, m in near_one])
+    assert plain < 2.0 and sampled_deff(near_one) > 4.0
+    half = [(float(i % 2) * 2 + 1.5, 5) for i in range(20)]  # 1.5 or 3.5 of 5: mean 1/2
+    assert sum(s for s, _ in half) / 100 == 0.5
+    assert sampled_deff(half) == design_effect([s for s, _ in half], [m for _, m in half])

@@ -50,7 +50,7 @@ DEFAULT_DRAWS = 4000
 EXACT_METHOD = ("exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
                 "alpha/(2 x lengths); coverage >= confidence at any accuracy")
 SAMPLED_METHOD = ("cases sent k times counted at n/deff (clustered by case: Kish's design effect at its 95% upper "
-                  "bound); coverage measured, not guaranteed")
+                  "bound, one pseudo-case at 1/2); coverage measured, not guaranteed")
 
 
 # -- per-length evidence -----------------------------------------------------------------------

@@ -8,8 +8,10 @@ A family is *sampled* when some case of it holds two or more stored samples (ids
 the measured samples, as before; its intervals treat each case as a cluster of its
 samples, with the phone book's cluster-aware interval (:mod:`ctxprobe.analysis.clustered`):
 the exact interval at the effective count n/deff, Kish's design effect taken at its 95%
-upper bound and kept between 1 and the samples per case. The effective-length bounds use
-the same effective counts. A family sent once per case (no ``samples``, or ``samples=1``)
+upper bound and kept between 1 and the samples per case, with one pseudo-case at 1/2 in
+the spread between cases (so a cell near 0 or 1 whose rare hard cases are missing from the
+draw does not pass for uncorrelated: measured in ``benchmarks/coverage_sampled.py``). The
+effective-length bounds use the same effective counts. A family sent once per case (no ``samples``, or ``samples=1``)
 is not sampled: every number stays as it was.
 """
 
@@ -28,7 +30,7 @@ __all__ = ["INTERVAL", "CaseKey", "case_key", "case_means", "clustered_accuracy"
 
 #: How a sampled family's intervals are computed, in words (JSON, captions).
 INTERVAL = ("clustered by case (a case's k samples are one cluster): exact interval at n/deff, Kish's design "
-            "effect at its 95% upper bound, between 1 and the samples per case")
+            "effect at its 95% upper bound with one pseudo-case at 1/2, between 1 and the samples per case")
 
 CaseKey = tuple[str, int, float, int, int | None]
 
@@ -64,13 +66,13 @@ def clustered_accuracy(clusters: Sequence[tuple[float, int]], alpha: float = 0.0
     (None, 0, 1) when nothing was measured."""
     if not clusters:
         return (None, 0.0, 1.0)
-    p, lo, hi = clustered_interval([s for s, _ in clusters], [m for _, m in clusters], alpha)
+    p, lo, hi = clustered_interval([s for s, _ in clusters], [m for _, m in clusters], alpha, pseudo=True)
     return (p, lo, hi)
 
 
 def sampled_deff(clusters: Sequence[tuple[float, int]], alpha: float = 0.05) -> float:
     """The design effect the interval divides the sample count by (1 without clusters)."""
-    return design_effect([s for s, _ in clusters], [m for _, m in clusters], alpha) if clusters else 1.0
+    return design_effect([s for s, _ in clusters], [m for _, m in clusters], alpha, pseudo=True) if clusters else 1.0
 
 
 def case_means(rows: Iterable[ResultRow]) -> list[ResultRow]:
