@@ -19,6 +19,7 @@ import pytest
 from ctxprobe.analysis.adaptive_verdict import adaptive_intervals
 from ctxprobe.analysis.binomial import cp_lower, cp_upper
 from ctxprobe.analysis.efflength import effective_lengths
+from ctxprobe.analysis.floor import floors
 from ctxprobe.analysis.grid import cell_stats, length_stats, profile
 from ctxprobe.analysis.clustered import design_effect
 from ctxprobe.analysis.sampled import case_means, n_label, sampled_deff, sampled_families
@@ -192,3 +193,21 @@ def test_the_pseudo_case_counts_near_0_or_1_and_not_at_one_half() -> None:
     half = [(float(i % 2) * 2 + 1.5, 5) for i in range(20)]  # 1.5 or 3.5 of 5: mean 1/2
     assert sum(s for s, _ in half) / 100 == 0.5
     assert sampled_deff(half) == design_effect([s for s, _ in half], [m for _, m in half])
+
+
+def test_the_noise_floor_reads_a_sampled_family_at_its_effective_count() -> None:
+    """``--baseline``: the accuracy's lower bound against the floor counts a sampled
+    family's cases, not its samples: samples that agree within every case compare with the
+    floor exactly as the same cases sent once."""
+    right = [1] * 9 + [0]
+    floor_rows = [row(rep, float(rep == 0), None, family=f"{FAMILY}@no-context") for rep in range(10)]
+    sampled = [row(rep, r, s) for rep, r in enumerate(right) for s in range(5)]
+    once = [row(rep, r, None) for rep, r in enumerate(right)]
+    kinds = {FAMILY: "no-context"}
+    a = floors(sampled, floor_rows, {FAMILY: 1024}, kinds)[FAMILY]
+    b = floors(once, floor_rows, {FAMILY: 1024}, kinds)[FAMILY]
+    (la,), (lb,) = a.lengths, b.lengths
+    assert la.accuracy_lower == pytest.approx(lb.accuracy_lower, abs=1e-12)
+    assert (la.floor_upper, la.above) == (lb.floor_upper, lb.above)
+    flat = floors([replace(r, sample=None) for r in sampled], floor_rows, {FAMILY: 1024}, kinds)[FAMILY]
+    assert flat.lengths[0].accuracy_lower > la.accuracy_lower + 0.1  # 50 samples as independent cases: far too sure

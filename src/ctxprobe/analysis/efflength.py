@@ -24,6 +24,10 @@ length up to it clears the bar with the chosen confidence.
 length's pooled accuracy clears the bar, from a Jeffreys Beta(½, ½) prior on every cell's
 rate (cells pooled by their case counts, Monte Carlo with a fixed seed).
 
+A family whose cases were sent k times (a decoding variant's ``samples=k``) is counted at
+n/deff trials, its design effect clustered by case (:mod:`ctxprobe.analysis.sampled`): its
+k samples are not k independent cases. That coverage is measured, not guaranteed.
+
 Partial scores (F1, recall) enter as fractional successes; the bounds then treat a score
 of 0.5 like a coin flip, which over- rather than understates the spread. A length where
 any prompt was truncated by the server is *not measured*: it neither passes nor fails,
