@@ -90,7 +90,8 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
         path = plotted(lambda: runs_curve_png(family, [(v.label, p) for v, p in present],
                                               png_dir / f"compare-{slug(family)}-curve.png"))
         caption = ("All runs on one chart: accuracy over all depths, Wilson 95% bands (none for adaptively "
-                   "sampled runs), ring = effective length.")
+                   "sampled runs" + ("; clustered by case for runs that sent each case k times"
+                                     if any(p.sampled for _, p in present) else "") + "), ring = effective length.")
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
