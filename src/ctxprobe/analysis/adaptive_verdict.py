@@ -18,7 +18,9 @@ accuracies, by Ville's inequality (the same argument as the walk's own guarantee
 tests are recomputed at the bar asked for, not the one the walk ran with: Ville's bound
 holds at every time, so stopping by another bar's evidence leaves it valid.
 
-Only whole repetitions at the walk's depths count, as in the walk.
+Only whole repetitions at the walk's depths count, as in the walk; a case sent k times
+(``samples=k``) counts once, at the mean of its samples (a score in [0, 1] with the
+case's accuracy as its expectation, so the tests hold as they do for partial scores).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.grid import model_score
+from ctxprobe.analysis.sampled import case_means
 from ctxprobe.analysis.sequential import decide, levels
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
@@ -55,7 +58,7 @@ def is_adaptive(meta: RunMeta | Mapping[str, Any] | None) -> bool:
 def _rep_means(rows: Iterable[ResultRow], family: str, reps: Mapping[int, int], depths: list[float],
                ) -> dict[int, list[float]]:
     by_rep: dict[tuple[int, int], dict[float, float]] = {}
-    for r in rows:
+    for r in case_means(rows):  # a case sent k times counts once, at its samples' mean
         if (r.family == family and r.length in reps and r.rep < reps[r.length] and r.depth in depths
                 and (score := model_score(r)) is not None):
             by_rep.setdefault((r.length, r.rep), {})[r.depth] = float(score)

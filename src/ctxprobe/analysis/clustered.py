@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ctxprobe.analysis.efflength import cp_lower, cp_upper
+from ctxprobe.analysis.binomial import cp_lower, cp_upper
 
 
 def _gamma_p(a: float, x: float) -> float:
@@ -56,9 +56,13 @@ def chi2_ppf(q: float, df: int) -> float:
     return (lo + hi) / 2
 
 
-def design_effect(successes: Sequence[float], sizes: Sequence[int], alpha: float = 0.05) -> float:
+def design_effect(successes: Sequence[float], sizes: Sequence[int], alpha: float = 0.05, *,
+                  pseudo: bool = False) -> float:
     """Kish's design effect of clustered trials at its one-sided ``1 − alpha`` upper bound,
-    clamped to [1, mean cluster size]."""
+    clamped to [1, mean cluster size]. ``pseudo``: one pseudo-cluster of the mean size at
+    proportion 1/2 joins the spread (as Agresti–Coull add pseudo-observations), so a
+    proportion near 0 or 1 whose rare deviant clusters happen to be missing does not look
+    unclustered; it adds nothing at 1/2."""
     pairs = [(float(y), int(m)) for y, m in zip(successes, sizes, strict=True) if m > 0]
     k = len(pairs)
     if k == 0:
@@ -69,18 +73,22 @@ def design_effect(successes: Sequence[float], sizes: Sequence[int], alpha: float
     binomial = p * (1 - p) / n
     if k < 2 or binomial <= 0:
         return mean_size
-    clustered = k / (k - 1) * sum((y - p * m) ** 2 for y, m in pairs) / (n * n)
+    spread = sum((y - p * m) ** 2 for y, m in pairs)
+    if pseudo:
+        spread += ((0.5 - p) * mean_size) ** 2
+    clustered = k / (k - 1) * spread / (n * n)
     upper = clustered * (k - 1) / chi2_ppf(alpha, k - 1)
     return min(mean_size, max(1.0, upper / binomial))
 
 
 def clustered_interval(successes: Sequence[float], sizes: Sequence[int],
-                       alpha: float = 0.05) -> tuple[float, float, float]:
+                       alpha: float = 0.05, *, pseudo: bool = False) -> tuple[float, float, float]:
     """(p, lo, hi): the pooled proportion and its two-sided ``1 − alpha`` interval, for
-    ``successes[i]`` out of ``sizes[i]`` trials in cluster ``i``."""
+    ``successes[i]`` out of ``sizes[i]`` trials in cluster ``i`` (``pseudo``: see
+    :func:`design_effect`)."""
     n = sum(int(m) for m in sizes)
     if n == 0:
         return (float("nan"), 0.0, 1.0)
     p = sum(float(y) for y in successes) / n
-    n_eff = n / design_effect(successes, sizes, alpha)
+    n_eff = n / design_effect(successes, sizes, alpha, pseudo=pseudo)
     return (p, cp_lower(p * n_eff, n_eff, alpha / 2), cp_upper(p * n_eff, n_eff, alpha / 2))

@@ -24,6 +24,10 @@ length up to it clears the bar with the chosen confidence.
 length's pooled accuracy clears the bar, from a Jeffreys Beta(½, ½) prior on every cell's
 rate (cells pooled by their case counts, Monte Carlo with a fixed seed).
 
+A family whose cases were sent k times (a decoding variant's ``samples=k``) is counted at
+n/deff trials, its design effect clustered by case (:mod:`ctxprobe.analysis.sampled`): its
+k samples are not k independent cases. That coverage is measured, not guaranteed.
+
 Partial scores (F1, recall) enter as fractional successes; the bounds then treat a score
 of 0.5 like a coin flip, which over- rather than understates the spread. A length where
 any prompt was truncated by the server is *not measured*: it neither passes nor fails,
@@ -38,70 +42,19 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ctxprobe.analysis.binomial import beta_ppf, betainc, cp_lower, cp_upper  # noqa: F401 -- re-exported here
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, model_score
+from ctxprobe.analysis.sampled import sample_clusters, sampled_deff, sampled_families
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.units import fmt_length
 from ctxprobe.core.outcome import Outcome
 
 DEFAULT_DRAWS = 4000
-
-
-# -- exact binomial bounds (pure Python, no scipy: checked against scipy in the tests) ------
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta I_x(a, b) (continued fraction, Numerical Recipes §6.4)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast only below the mean
-        return 1.0 - betainc(b, a, 1.0 - x)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return math.exp(log_front) * h / a
-
-
-def beta_ppf(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b), by bisection on :func:`betainc` (monotone in x)."""
-    lo, hi = 0.0, 1.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if betainc(a, b, mid) < q:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-13:
-            break
-    return (lo + hi) / 2
-
-
-def cp_lower(successes: float, n: float, alpha: float) -> float:
-    """One-sided Clopper–Pearson lower bound: P(bound > true rate) ≤ alpha."""
-    if n == 0 or successes <= 0:
-        return 0.0
-    return beta_ppf(alpha, successes, n - successes + 1)
-
-
-def cp_upper(successes: float, n: float, alpha: float) -> float:
-    """One-sided Clopper–Pearson upper bound: P(bound < true rate) ≤ alpha."""
-    if n == 0 or successes >= n:
-        return 1.0
-    return beta_ppf(1.0 - alpha, successes + 1, n - successes)
+EXACT_METHOD = ("exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
+                "alpha/(2 x lengths); coverage >= confidence at any accuracy")
+SAMPLED_METHOD = ("cases sent k times counted at n/deff (clustered by case: Kish's design effect at its 95% upper "
+                  "bound, one pseudo-case at 1/2); coverage measured, not guaranteed")
 
 
 # -- per-length evidence -----------------------------------------------------------------------
@@ -116,6 +69,14 @@ class LengthEvidence:
     successes: float
     truncated: int  # cases the server truncated (input_truncated)
     cells: tuple[tuple[float, int], ...] = ()  # (successes, n) per depth
+    #: A sampled family's design effect at this length (its cases' k samples are clusters,
+    #: :mod:`ctxprobe.analysis.sampled`): the bounds and the posterior count n/deff trials.
+    deff: float = 1.0
+    sampled: bool = False
+
+    def effective(self, successes: float, n: float) -> tuple[float, float]:
+        """(successes, trials) as the bounds count them: divided by ``deff`` when sampled."""
+        return (successes, n) if self.deff == 1.0 else (successes / self.deff, n / self.deff)
 
     @property
     def measured(self) -> bool:
@@ -128,10 +89,15 @@ class LengthEvidence:
 
 
 def evidence_by_family(rows: Iterable[ResultRow]) -> dict[str, list[LengthEvidence]]:
+    rows = list(rows)
+    sampled = sampled_families(rows)
+    samples: dict[tuple[str, int], list[ResultRow]] = defaultdict(list)
     cells: dict[tuple[str, int], dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     truncated: dict[tuple[str, int], int] = defaultdict(int)
     for row in rows:
         key = (row.family, row.length)
+        if row.family in sampled:
+            samples[key].append(row)
         cells[key]  # noqa: B018 -- a length seen only through harness failures still exists
         if row.outcome == Outcome.INPUT_TRUNCATED:
             truncated[key] += 1
@@ -140,8 +106,10 @@ def evidence_by_family(rows: Iterable[ResultRow]) -> dict[str, list[LengthEviden
     out: dict[str, list[LengthEvidence]] = defaultdict(list)
     for (family, length), by_depth in sorted(cells.items()):
         per_cell = tuple((math.fsum(s), len(s)) for _, s in sorted(by_depth.items()))
+        deff = sampled_deff(sample_clusters(samples[(family, length)])) if family in sampled else 1.0
         out[family].append(LengthEvidence(length, sum(n for _, n in per_cell), math.fsum(s for s, _ in per_cell),
-                                          truncated[(family, length)], per_cell))
+                                          truncated[(family, length)], per_cell, deff,
+                                          family in sampled))
     return dict(out)
 
 
@@ -221,8 +189,7 @@ class EffectiveLength:
         return {
             "point": self.point, "lo": self.lo, "hi": self.hi, "confidence": self.confidence,
             "reliable_up_to": self.reliable_up_to, "line": self.line(), "threshold": self.threshold,
-            "method": self.method or ("exact binomial bounds (Clopper-Pearson): lower end at alpha/2, upper end at "
-                                      "alpha/(2 x lengths); coverage >= confidence at any accuracy"),
+            "method": self.method or EXACT_METHOD,
             "untested": list(self.untested),
             **({"states": {str(k): v for k, v in self.states.items()}} if self.states else {}),
             "p_clear": {str(k): v for k, v in self.p_clear.items()},
@@ -231,13 +198,18 @@ class EffectiveLength:
         }
 
 
+def _jeffreys(ev: LengthEvidence, s: float, n: int) -> tuple[float, float]:
+    s_eff, n_eff = ev.effective(s, n)
+    return (s_eff + 0.5, n_eff - s_eff + 0.5)
+
+
 def posterior_p_clear(ev: LengthEvidence, threshold: float, rng: random.Random, draws: int) -> float:
     """P(pooled rate ≥ bar) under independent Jeffreys posteriors per cell, weighted by case counts."""
     if ev.n == 0:
         return 0.0
     hits = 0
     for _ in range(draws):
-        pooled = sum(n * rng.betavariate(s + 0.5, n - s + 0.5) for s, n in ev.cells if n) / ev.n
+        pooled = sum(n * rng.betavariate(*_jeffreys(ev, s, n)) for s, n in ev.cells if n) / ev.n
         hits += clears(pooled, threshold)
     return hits / draws
 
@@ -248,8 +220,8 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
     evidence = sorted(evidence, key=lambda e: e.length)
     alpha = 1.0 - confidence
     k = max(1, len(evidence))
-    lower = {e.length: cp_lower(e.successes, e.n, alpha / 2) for e in evidence}
-    upper = {e.length: cp_upper(e.successes, e.n, alpha / (2 * k)) for e in evidence}
+    lower = {e.length: cp_lower(*e.effective(e.successes, e.n), alpha / 2) for e in evidence}
+    upper = {e.length: cp_upper(*e.effective(e.successes, e.n), alpha / (2 * k)) for e in evidence}
     point = _walk(evidence, [clears(e.mean, threshold) for e in evidence])
     lo = _walk(evidence, [clears(lower[e.length], threshold) for e in evidence])
     hi = _walk(evidence, [clears(upper[e.length], threshold) for e in evidence])
@@ -262,6 +234,7 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
         truncated=tuple(e.length for e in evidence if e.truncated),
         min_cell_n=min((n for e in evidence for _, n in e.cells), default=0),
         lower_bounds=lower, upper_bounds=upper, unit=unit,
+        method=f"{EXACT_METHOD}; {SAMPLED_METHOD}" if any(e.sampled for e in evidence) else None,
     )
 
 

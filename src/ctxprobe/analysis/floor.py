@@ -100,11 +100,12 @@ class Floor:
 
 
 def above_floor(acc: LengthEvidence | None, floor: LengthEvidence | None, alpha: float) -> tuple[bool | None, float, float]:
-    """The per-length rule: (above, the accuracy's lower bound, the floor's upper bound)."""
+    """The per-length rule: (above, the accuracy's lower bound, the floor's upper bound);
+    a family whose cases were sent k times is counted at n/deff (clustered by case)."""
     if acc is None or floor is None or not acc.measured or not floor.measured:
         return None, 0.0, 1.0
-    lower = cp_lower(acc.successes, acc.n, alpha / 2)
-    upper = cp_upper(floor.successes, floor.n, alpha / 2)
+    lower = cp_lower(*acc.effective(acc.successes, acc.n), alpha / 2)
+    upper = cp_upper(*floor.effective(floor.successes, floor.n), alpha / 2)
     return lower > upper, lower, upper
 
 

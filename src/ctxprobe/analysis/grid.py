@@ -2,7 +2,8 @@
 
 Input is a flat list of :class:`ResultRow` (one scored case each); output is, per task
 family, the accuracy of every (length, depth) cell and of every length pooled over depths,
-each with a Wilson 95% interval, plus the effective length: the longest length at which
+each with a Wilson 95% interval (clustered by case for a family whose cases were sent k
+times: :mod:`ctxprobe.analysis.sampled`), plus the effective length: the longest length at which
 the model still clears the bar, walking up from the shortest and stopping at the first
 failure (RULER's rule), so a lucky pass at a long length cannot hide a failure below it.
 
@@ -19,6 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ctxprobe.core.rows import ResultRow
+from ctxprobe.analysis.sampled import clustered_accuracy, sample_clusters, sampled_families
+from ctxprobe.analysis.sampled import n_label as _n_label
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, OUTCOMES, Outcome
 
@@ -47,6 +50,14 @@ class CellStat:
     hi: float
     outcomes: dict[str, int] = field(default_factory=dict)  # every case, harness ones too
     n_excluded: int = 0  # harness failures, not in n
+    #: A sampled family (``samples=k``): the cases ``n``'s samples belong to, and the
+    #: interval is clustered by case (:mod:`ctxprobe.analysis.sampled`); None: sent once.
+    cases: int | None = None
+
+    @property
+    def n_label(self) -> str:
+        """``n``, or cases × samples (``20×5``) for a sampled family."""
+        return _n_label(self.n, self.cases)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,11 @@ class LengthStat:
     hi: float
     outcomes: dict[str, int] = field(default_factory=dict)
     n_excluded: int = 0
+    cases: int | None = None  # as CellStat.cases
+
+    @property
+    def n_label(self) -> str:
+        return _n_label(self.n, self.cases)
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,11 @@ class Profile:
     #: Adaptively collected runs only: the walk's verdict per length ("pass", "fail", "open",
     #: "untested"); fixed-n intervals do not apply to such cells and are not shown.
     verdicts: dict[int, str] | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the family's cases were sent k times (intervals clustered by case)."""
+        return any(s.cases is not None for s in self.lengths)
 
     @property
     def depths(self) -> list[float]:
@@ -103,9 +124,11 @@ class _Acc:
     scores: list[float] = field(default_factory=list)
     n_excluded: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
+    rows: list[ResultRow] = field(default_factory=list)
 
     def add(self, row: ResultRow) -> None:
         self.outcomes[row.outcome] = self.outcomes.get(row.outcome, 0) + 1
+        self.rows.append(row)
         score = model_score(row)
         if score is None:
             self.n_excluded += 1
@@ -113,11 +136,18 @@ class _Acc:
             self.n += 1
             self.scores.append(float(score))
 
-    def summary(self) -> tuple[int, float | None, float, float, dict[str, int], int]:
+    def summary(self, sampled: bool = False,
+                ) -> tuple[int, float | None, float, float, dict[str, int], int, int | None]:
+        """The group's (n, mean, lo, hi, outcomes, n_excluded, cases); ``sampled``: the
+        interval is clustered by case, and ``cases`` counts them (else None)."""
         successes = math.fsum(self.scores)  # fsum: partial scores must not drift
         mean = successes / self.n if self.n else None
+        if sampled:
+            clusters = sample_clusters(self.rows)
+            _, lo, hi = clustered_accuracy(clusters)
+            return self.n, mean, lo, hi, _ordered(self.outcomes), self.n_excluded, len(clusters)
         lo, hi = wilson_interval(successes, self.n)
-        return self.n, mean, lo, hi, _ordered(self.outcomes), self.n_excluded
+        return self.n, mean, lo, hi, _ordered(self.outcomes), self.n_excluded, None
 
 
 def _ordered(counts: dict[str, int]) -> dict[str, int]:
@@ -128,11 +158,13 @@ def _ordered(counts: dict[str, int]) -> dict[str, int]:
 
 def cell_stats(rows: Iterable[ResultRow]) -> list[CellStat]:
     """Per-(family, length, depth) accuracy, sorted by family, length, depth."""
+    rows = list(rows)
+    sampled = sampled_families(rows)
     groups: dict[tuple[str, int, float], _Acc] = defaultdict(_Acc)
     for row in rows:
         groups[(row.family, row.length, row.depth)].add(row)
     return [
-        CellStat(family, length, depth, *acc.summary())
+        CellStat(family, length, depth, *acc.summary(family in sampled))
         for (family, length, depth), acc in sorted(groups.items())
     ]
 
@@ -143,11 +175,13 @@ def length_stats(rows: Iterable[ResultRow]) -> list[LengthStat]:
     Pooling weights each case equally, so a depth with more scored cases weighs more;
     sweeps run the same repetitions at every depth, so that is the plain average there.
     """
+    rows = list(rows)
+    sampled = sampled_families(rows)
     groups: dict[tuple[str, int], _Acc] = defaultdict(_Acc)
     for row in rows:
         groups[(row.family, row.length)].add(row)
     return [
-        LengthStat(family, length, *acc.summary())
+        LengthStat(family, length, *acc.summary(family in sampled))
         for (family, length), acc in sorted(groups.items())
     ]
 

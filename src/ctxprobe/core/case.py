@@ -95,6 +95,12 @@ def make_case_id(cell: Cell, rep: int, sample: int | None = None) -> str:
     return base if sample is None else f"{base}/s{sample}"
 
 
+def sample_of_id(case_id: str) -> int | None:
+    """The sample index a case id ends with (``…/r3/s4`` → 4; None: sent once)."""
+    head, sep, tail = case_id.rpartition("/s")
+    return int(tail) if sep and head and tail.isdigit() else None
+
+
 def prompt_hash(messages: list[Message]) -> str:
     blob = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -19,3 +19,5 @@ class ResultRow:
     reasoning_budget: int | None = None
     #: Reasoning tokens the response was billed for, when the provider reports them.
     reasoning_tokens: int | None = None
+    #: Which of the case's k samples (a decoding variant's ``samples=k``); None: sent once.
+    sample: int | None = None

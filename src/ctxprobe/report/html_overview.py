@@ -15,7 +15,7 @@ from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_len
                                     length_unit)
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.html_floor import floor_table
-from ctxprobe.report.html_parts import Cell, Figure, Table, figure, plotted, score_cell, td
+from ctxprobe.report.html_parts import Cell, Figure, Table, ci_name, figure, plotted, score_cell, td
 from ctxprobe.report.html_sections import PageViews, RunView, slug
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundata import family_names
@@ -185,7 +185,8 @@ def profile_section(views: list[RunView]) -> dict[str, Any]:
             mark = "" if clears(last.mean, prof.threshold) else " ✗"
             # a book's recall has one interval, in the phone-book section; not a second one here
             accuracy = (td("recall: see Phone book") if unit == "entries" else
-                        score_cell(last.mean, None if prof.verdicts else last.lo, last.hi, last.n, f" @ {fmt_length(last.length, unit)}{mark}"))
+                        score_cell(last.mean, None if prof.verdicts else last.lo, last.hi, last.n_label,
+                                   f" @ {fmt_length(last.length, unit)}{mark}", ci=ci_name(prof)))
             rows.append([td(fam), td(v.label), Cell(text, cls="num", bold=colour), td(interval, "num"), accuracy])
     note = ("Effective length = the longest length whose accuracy (all depths pooled) meets the bar, with every "
             "shorter length meeting it too. " + ("" if any(v.intervals for v in views) else

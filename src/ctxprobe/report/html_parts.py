@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.format import fmt_interval, fmt_score
 from ctxprobe.core.outcome import Outcome
 
@@ -115,16 +116,23 @@ def accuracy_colours(mean: float | None) -> tuple[str, str]:
     return f"rgb({r},{g},{b})", fg
 
 
-def score_cell(mean: float | None, lo: float | None = None, hi: float | None = None, n: int | None = None,
-               extra: str = "") -> Cell:
-    """A cell coloured by accuracy, with the interval and n as a tooltip; ``extra`` is plain text."""
+def score_cell(mean: float | None, lo: float | None = None, hi: float | None = None, n: int | str | None = None,
+               extra: str = "", ci: str = "Wilson 95% CI") -> Cell:
+    """A cell coloured by accuracy, with the interval (``ci`` names it) and n as a tooltip;
+    ``extra`` is plain text."""
     bg, fg = accuracy_colours(mean)
     tip = []
     if mean is not None and lo is not None and hi is not None:
-        tip.append(f"Wilson 95% CI {fmt_interval(lo, hi)}")
+        tip.append(f"{ci} {fmt_interval(lo, hi)}")
     if n is not None:
         tip.append(f"n={n}")
     return Cell(fmt_score(mean) + extra, cls="acc", style=f"background:{bg};color:{fg}", title=", ".join(tip))
+
+
+def ci_name(profile: Profile) -> str:
+    """What a profile's accuracy intervals are: Wilson, or clustered by case when its cases
+    were sent k times (:mod:`ctxprobe.analysis.sampled`)."""
+    return "95% CI clustered by case" if profile.sampled else "Wilson 95% CI"
 
 
 def td(value: object, cls: str = "") -> Cell:

@@ -18,7 +18,7 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, figure, plotted, score_cell, td
+from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, ci_name, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.report.runreport import Report
@@ -90,7 +90,8 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
         path = plotted(lambda: runs_curve_png(family, [(v.label, p) for v, p in present],
                                               png_dir / f"compare-{slug(family)}-curve.png"))
         caption = ("All runs on one chart: accuracy over all depths, Wilson 95% bands (none for adaptively "
-                   "sampled runs), ring = effective length.")
+                   "sampled runs" + ("; clustered by case for runs that sent each case k times"
+                                     if any(p.sampled for _, p in present) else "") + "), ring = effective length.")
         article["overlay"] = figure(path, f"{family}: runs compared", caption)
     for v, prof in present:
         base = png_dir / slug(v.run.run_id)
@@ -104,7 +105,7 @@ def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str
             figure(curve, f"{family} curve, {v.label}",
                    f"{v.label}: accuracy vs length with "
                    + ("no fixed-n band (adaptively sampled: the walk's verdicts decide)" if prof.verdicts
-                      else "Wilson 95% band") + ", threshold and effective length."),
+                      else "95% band clustered by case" if prof.sampled else "Wilson 95% band") + ", threshold and effective length."),
         ]
     for v, prof in present:
         who = f"{v.label}: " if len(present) > 1 else ""
@@ -124,7 +125,8 @@ def _outcome_table(prof: Profile, label: str) -> dict[str, Any]:
         fixed_n = not prof.verdicts  # adaptively sampled cells have no fixed-n interval
         ci = f"{c.lo:.2f}–{c.hi:.2f}" if c.mean is not None and fixed_n else "—" if fixed_n else "adaptive"
         rows.append([td(fmt_tokens(c.length), "num"), td(fmt_depth(c.depth), "num"),
-                     score_cell(c.mean, c.lo if fixed_n else None, c.hi, c.n), td(ci, "num"), td(c.n, "num"),
+                     score_cell(c.mean, c.lo if fixed_n else None, c.hi, c.n_label, ci=ci_name(prof)), td(ci, "num"),
+                     td(c.n_label, "num"),
                      *[td(c.outcomes.get(o, 0) or "·", "num") for o in columns]])
     caption = (f"{label + ': ' if label else ''}outcomes per cell ({len(prof.cells)} cells)"
                + ("; * harness failure, excluded from accuracy" if seen & HARNESS_OUTCOMES else ""))

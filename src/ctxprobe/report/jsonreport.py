@@ -9,12 +9,24 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from ctxprobe.analysis.grid import Profile
+from ctxprobe.analysis.grid import CellStat, LengthStat, Profile
+from ctxprobe.analysis.sampled import INTERVAL
 from ctxprobe.report.format import fmt_depth, fmt_tokens
 
 #: The effective-length rule in words, so a JSON consumer need not guess it.
 RULE = "mean >= threshold"
 WALK = "ascending lengths, stop at the first length that fails or has no scored case"
+
+
+def _stat(stat: CellStat | LengthStat, **labels: str) -> dict[str, Any]:
+    """A cell or length as JSON; ``cases`` (and ``n_label``: ``20×5``) only when the
+    family's cases were sent k times, so other runs read as they always did."""
+    d = asdict(stat)
+    if stat.cases is None:
+        d.pop("cases")
+    else:
+        d["n_label"] = stat.n_label
+    return {**d, **labels}
 
 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:
@@ -27,8 +39,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
                 "effective_length": eff, "effective_length_label": fmt_tokens(eff) if eff is not None else None,
                 "sampling": "adaptive: per-length verdicts of the walk's always-valid test; no fixed-n intervals",
                 "verdicts": {str(k): v for k, v in sorted(profile.verdicts.items())},
-                "lengths": [strip({**asdict(s), "length_label": fmt_tokens(s.length)}) for s in profile.lengths],
-                "cells": [strip({**asdict(c), "length_label": fmt_tokens(c.length), "depth_label": fmt_depth(c.depth)})
+                "lengths": [strip(_stat(s, length_label=fmt_tokens(s.length))) for s in profile.lengths],
+                "cells": [strip(_stat(c, length_label=fmt_tokens(c.length), depth_label=fmt_depth(c.depth)))
                           for c in profile.cells]}
     return {
         "family": profile.family,
@@ -37,17 +49,9 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
         "walk": WALK,
         "effective_length": eff,
         "effective_length_label": fmt_tokens(eff) if eff is not None else None,
-        "lengths": [
-            {**asdict(s), "length_label": fmt_tokens(s.length)} for s in profile.lengths
-        ],
-        "cells": [
-            {
-                **asdict(c),
-                "length_label": fmt_tokens(c.length),
-                "depth_label": fmt_depth(c.depth),
-            }
-            for c in profile.cells
-        ],
+        **({"interval": INTERVAL} if profile.sampled else {}),
+        "lengths": [_stat(s, length_label=fmt_tokens(s.length)) for s in profile.lengths],
+        "cells": [_stat(c, length_label=fmt_tokens(c.length), depth_label=fmt_depth(c.depth)) for c in profile.cells],
     }
 
 

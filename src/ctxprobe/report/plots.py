@@ -155,7 +155,7 @@ def curve_png(profile: Profile, path: str | Path, title: str = "", trained_conte
     fig, ax = plt.subplots(figsize=_FIGSIZE)
     if not profile.verdicts:  # adaptively sampled: no fixed-n band (the walk's verdicts are in the report)
         ax.fill_between(xs, los, his, color="tab:blue", alpha=0.18, linewidth=0,
-                        label="Wilson 95% CI")
+                        label="95% CI, clustered by case" if profile.sampled else "Wilson 95% CI")
     ax.plot(xs, means, color="tab:blue", marker="o", linewidth=2, markersize=6,
             label="mean accuracy (all depths)")
     ax.axhline(profile.threshold, color="tab:red", linestyle="--", linewidth=1.3,

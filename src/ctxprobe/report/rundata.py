@@ -11,6 +11,7 @@ from typing import Any
 from ctxprobe.analysis.diagnose import answer_tokens_needed
 from ctxprobe.analysis.natural import spec_family_names
 from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
+from ctxprobe.core.case import sample_of_id
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
@@ -135,5 +136,5 @@ def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
         metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
         score = None if r["score"] is None else match(metric, r["output"] or "", refs)
         rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"],
-                              r.get("reasoning_budget"), r.get("reasoning_tokens")))
+                              r.get("reasoning_budget"), r.get("reasoning_tokens"), sample_of_id(str(r["case_id"]))))
     return rows

@@ -53,21 +53,22 @@ def score_color(mean: float | None, truecolor: bool = True) -> str:
     return "rgb({},{},{})".format(*_STOPS[-1][1])  # unreachable: x <= 1.0
 
 
-def _typical_n(stats: list[CellStat] | list[LengthStat]) -> int | None:
-    """The most common n, so only cells that differ from it need to show theirs."""
-    counts = Counter(s.n for s in stats)
+def _typical_n(stats: list[CellStat] | list[LengthStat]) -> str | None:
+    """The most common n (``20×5``: cases × samples when sampled), so only cells that
+    differ from it need to show theirs."""
+    counts = Counter(s.n_label for s in stats)
     return counts.most_common(1)[0][0] if counts else None
 
 
 def _stat_text(
-    stat: CellStat | LengthStat, typical_n: int | None, truecolor: bool, interval: bool
+    stat: CellStat | LengthStat, typical_n: str | None, truecolor: bool, interval: bool
 ) -> Text:
     colour = score_color(stat.mean, truecolor)
     text = Text(fmt_score(stat.mean), style=f"bold {colour}")
     if interval and stat.mean is not None:
         text.append(" " + fmt_interval(stat.lo, stat.hi), style=colour)
-    if stat.n != typical_n:
-        text.append(f" n={stat.n}", style="dim")
+    if stat.n_label != typical_n:
+        text.append(f" n={stat.n_label}", style="dim")
     if stat.n_excluded:
         text.append(f" {stat.n_excluded} excl", style="magenta")
     return text
@@ -107,7 +108,8 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
     length_n = _typical_n(profile.lengths)
     by_coord = {(c.length, c.depth): c for c in profile.cells}
 
-    what = "mean [Wilson 95% CI]" if cell_intervals else "mean; pooled: mean [Wilson 95% CI]"
+    ci = "95% CI clustered by case" if profile.sampled else "Wilson 95% CI"
+    what = f"mean [{ci}]" if cell_intervals else f"mean; pooled: mean [{ci}]"
     verdicts = profile.verdicts
     if verdicts:
         what = "mean; adaptively sampled: the verdict is the walk's always-valid test"
@@ -155,7 +157,8 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
     note = effective_length_note(profile)
     if note:
         caption.append(f"\n{note}", style="italic")
-    legend = f"\nn = {cell_n} scored cases per cell" if cell_n is not None else ""
+    scored = "cases × samples" if profile.sampled else "scored cases"
+    legend = f"\nn = {cell_n} {scored} per cell" if cell_n is not None else ""
     legend += f", {length_n} per length" if length_n is not None else ""
     legend += " unless shown"
     if profile.effective_length is not None:
@@ -164,6 +167,8 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
         legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
     if any(s.outcomes.get(Outcome.INPUT_TRUNCATED) for s in profile.lengths):
         legend += "\nn/m = not measured: the server truncated prompts there (neither pass nor fail)"
+    if profile.sampled and not verdicts:
+        legend += "\neach case sent k times: its samples are one cluster in the interval"
     if verdicts:
         legend += "\npass/FAIL/open: the adaptive walk's always-valid test at 95%; open = not decided"
     elif not cell_intervals:

@@ -21,7 +21,7 @@ from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
 from ctxprobe.core.runmeta import RunMeta
-from ctxprobe.core.case import Case
+from ctxprobe.core.case import Case, sample_of_id
 
 DEFAULT_STORE = "ctxprobe.sqlite"
 
@@ -255,9 +255,11 @@ class Store:
 
     def result_rows(self, run_id: str) -> list[ResultRow]:
         q = ("SELECT c.family, c.length, c.depth, c.rep, s.outcome, s.score, c.token_count, c.reasoning_budget,"
-             " s.reasoning_tokens FROM cases c"
+             " s.reasoning_tokens, c.case_id FROM cases c"
              " JOIN responses s USING (run_id, case_id) WHERE c.run_id=? ORDER BY c.length, c.depth, c.rep")
-        return [ResultRow(*r) for r in self.db.execute(q, (run_id,))]
+        return [ResultRow(family, length, depth, rep, outcome, score, tokens, budget, reasoning, sample_of_id(case_id))
+                for family, length, depth, rep, outcome, score, tokens, budget, reasoning, case_id
+                in self.db.execute(q, (run_id,))]
 
     def iter_case_records(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Every case of a run with its prompt and (if any) response, for export."""

@@ -49,6 +49,7 @@ from rich.console import Console
 
 from ctxprobe.analysis.bootstrap import ThresholdRule, first_scored, walk
 from ctxprobe.analysis.grid import model_score
+from ctxprobe.analysis.sampled import case_means
 from ctxprobe.analysis.sequential import levels, next_reps
 from ctxprobe.core.case import Cell
 from ctxprobe.core.rows import ResultRow
@@ -101,9 +102,11 @@ def _rep_means(plan: AdaptivePlan, rows: list[ResultRow], family: str) -> dict[i
     """Per length, the mean score of each repetition scored at every coarse depth (by rep).
 
     Only whole repetitions count: each is one draw of the depth-averaged accuracy, which is
-    what the test's supermartingales need (a partial repetition would tilt the depth mix)."""
+    what the test's supermartingales need (a partial repetition would tilt the depth mix).
+    A case sent k times (``samples=k``) counts once, at the mean of its samples: still a
+    score in [0, 1] whose expectation is the case's accuracy, so the tests stay valid."""
     by_rep: dict[tuple[int, int], dict[float, float]] = {}
-    for r in rows:
+    for r in case_means(rows):
         if r.family == family and plan.contains(r) and (score := model_score(r)) is not None:
             by_rep.setdefault((r.length, r.rep), {})[r.depth] = float(score)
     out: dict[int, list[float]] = {length: [] for length in plan.reps[family]}
