@@ -32,7 +32,7 @@ from typing import Any, Literal
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.scores.longmemeval import QUESTION_TYPES, is_abstention
-from ctxprobe.sweep.published_natural import bin_edge
+from ctxprobe.sweep.published_natural import bin_edge, read_json_rows
 
 HistoryFormat = Literal["json", "nl"]
 Reading = Literal["con", "direct"]
@@ -95,17 +95,7 @@ def _check(p: Path, i: int, item: Any) -> None:
 
 def read_longmemeval(path: str | Path) -> list[dict[str, Any]]:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise CtxprobeError(f"cannot read {p}: {err.strerror or err}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:  # evaluate_qa.py also reads JSON lines
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            raise CtxprobeError(f"{p} is not LongMemEval's JSON ({err.msg}): a list of items") from None
+    data = read_json_rows(p, "LongMemEval's JSON: a list of items")  # evaluate_qa.py also reads JSON lines
     if not isinstance(data, list):
         raise CtxprobeError(f"{p} is not LongMemEval's JSON: expected a list of items")
     for i, item in enumerate(data):

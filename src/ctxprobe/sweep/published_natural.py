@@ -39,6 +39,22 @@ def bin_edge(tokens: int) -> int:
     return edge
 
 
+def read_json_rows(p: Path, what: str) -> Any:
+    """A local file as one JSON document, else as JSON lines (both originals' scripts read
+    either); ``what`` names the expected content in the one-line error."""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CtxprobeError(f"cannot read {p}: {err.strerror or err}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        except json.JSONDecodeError as err:
+            raise CtxprobeError(f"{p} is not {what} ({err.msg})") from None
+
+
 def longbench_prompt(item: dict[str, Any]) -> str:
     """pred.py's substitution, in its order."""
     return (TEMPLATE_0SHOT.replace("$DOC$", item["context"].strip()).replace("$Q$", item["question"].strip())

@@ -16,7 +16,6 @@ depth 0; the rows keep their file order.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from typing import Any, Literal
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.scores.oolong import check_synth_answer
-from ctxprobe.sweep.published_natural import bin_edge
+from ctxprobe.sweep.published_natural import bin_edge, read_json_rows
 
 OolongSplit = Literal["oolong-synth", "oolong-real"]
 SYSTEM = "You are a helpful assistant."
@@ -46,17 +45,7 @@ def _rows(p: Path) -> list[dict[str, Any]]:
         except Exception as err:  # pyarrow raises many types for a missing or bad file
             raise CtxprobeError(f"cannot read {p} as parquet: {err}") from None
         return rows
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise CtxprobeError(f"cannot read {p}: {err.strerror or err}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            data = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            raise CtxprobeError(f"{p} is neither Oolong's JSON lines nor a JSON list ({err.msg})") from None
+    data = read_json_rows(p, "Oolong's JSON lines or a JSON list of rows")
     if isinstance(data, dict):  # JSON lines of one row
         data = [data]
     if not isinstance(data, list):
