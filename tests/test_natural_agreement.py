@@ -83,3 +83,39 @@ def test_two_proportion_test_and_the_bonferroni_rule() -> None:
     assert not agreement(nat, syn).agree
     # with alpha 0.01 the Bonferroni bar is 0.005: 0.0084 no longer differs
     assert agreement(nat, syn, alpha=0.01).agree
+
+
+def test_agree_says_what_difference_could_go_unseen() -> None:
+    """"agree" over few cases is weak: the verdict gives the difference the test sees with
+    80% power at the smallest common case count. By hand: 6 cases a side, 3 lengths, alpha
+    0.05/3: z(1 - 0.05/6) = 2.394, z(0.8) = 0.8416, × sqrt(0.25 × (1/6 + 1/6)) = 0.2887 → 0.934."""
+    from ctxprobe.analysis.natural import detectable_difference
+
+    assert detectable_difference(6, 6, 0.05 / 3) == pytest.approx(0.934, abs=1e-3)
+    assert detectable_difference(200, 200, 0.05) == pytest.approx(0.140, abs=1e-3)
+    assert detectable_difference(1, 1, 0.05) == 1.0 and detectable_difference(0, 5, 0.05) == 1.0
+    nat = Profile("documents", 0.856, None, [_stat(L, 6, 1.0) for L in (1024, 2048, 4096)], [])
+    syn = Profile("niah", 0.856, None, [_stat(L, 6, 1.0) for L in (1024, 2048, 4096)], [])
+    verdict = agreement(nat, syn).verdict()
+    assert verdict.startswith("agree: no length differs") and "with 6 cases a side" in verdict
+    assert "under about 0.93 can go unseen" in verdict
+    many = agreement(Profile("documents", 0.856, None, [_stat(1024, 400, 1.0), _stat(2048, 6, 1.0)], []),
+                     Profile("niah", 0.856, None, [_stat(1024, 400, 1.0), _stat(2048, 400, 1.0)], []))
+    assert many.smallest_n == 6 and many.detectable == pytest.approx(detectable_difference(6, 400, 0.025))
+    assert agreement(nat, syn).to_dict()["detectable_difference"] == pytest.approx(0.934, abs=1e-3)
+
+
+@pytest.mark.parametrize("n", [30, 100])
+def test_the_detectable_difference_is_seen_four_times_in_five(n: int) -> None:
+    """Known truth: natural and synthetic accuracies d apart around 0.5, n cases a side,
+    one length: the test at alpha 0.05 flags the difference in about 80% of 4,000 draws."""
+    import numpy as np
+
+    from ctxprobe.analysis.natural import detectable_difference
+
+    d = detectable_difference(n, n, 0.05)
+    rng = np.random.default_rng(7)
+    a = rng.binomial(n, 0.5 - d / 2, 4000)
+    b = rng.binomial(n, 0.5 + d / 2, 4000)
+    power = float(np.mean([two_proportion_p(int(x), n, int(y), n) < 0.05 for x, y in zip(a, b)]))
+    assert 0.75 <= power <= 0.86, power

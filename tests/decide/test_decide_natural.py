@@ -57,7 +57,9 @@ def test_decide_reports_the_natural_check_of_a_run_holding_both(tmp_path: Path, 
     (row,) = [r for r in rows if "natural check" not in r and "agree: no length differs" in r]
     cells = [c.strip() for c in row.split("|") if c.strip()]
     assert cells == ["sim:decay?cliff=3000&width=0", both, "documents vs niah",
-                     "agree: no length differs (two-proportion test, Bonferroni alpha 0.05 over 3 lengths)",
+                     "agree: no length differs (two-proportion test, Bonferroni alpha 0.05 over 3 lengths); "
+                     # 10 cases a side: (z(1 - 0.05/6) + z(0.8)) × sqrt(0.25 × 0.2) = 0.72
+                     "with 10 cases a side, a difference under about 0.72 can go unseen",
                      "2K vs 2K"]
     assert "<td>sim:decay?cliff=3000&amp;width=0</td>" in raw and "cliff=3000&width" not in raw
     assert "natural check: each run&#39;s natural cases against its synthetic families" in raw

@@ -20,6 +20,11 @@ counts as its share). The rule:
   in effective length alone, with no length whose accuracies differ, is within noise.
 
 A length with no scored case on either side is left out of the test and listed.
+
+"Agree" is only as strong as the sample: with it the verdict gives the smallest difference
+the test would see 80% of the time at the smallest common length's case counts
+(:func:`detectable_difference`; at accuracies around 0.5, where it is largest), so that
+"no length differs" over 6 cases per side reads as the weak statement it is.
 """
 
 from __future__ import annotations
@@ -97,6 +102,19 @@ def two_proportion_p(s1: float, n1: int, s2: float, n2: int) -> float:
     return math.erfc(z / math.sqrt(2))
 
 
+def detectable_difference(n1: int, n2: int, alpha: float, power: float = 0.8) -> float:
+    """The accuracy difference the two-sided two-proportion test at level ``alpha`` detects
+    with probability ``power`` between ``n1`` and ``n2`` cases, at accuracies around 0.5
+    (the largest variance, so the largest such difference): (z(1 − alpha/2) + z(power)) ×
+    sqrt(0.25 (1/n1 + 1/n2)), at most 1 (normal approximation; 1 for an empty side)."""
+    from statistics import NormalDist
+
+    if n1 <= 0 or n2 <= 0:
+        return 1.0
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
+    return min(1.0, z * math.sqrt(0.25 * (1 / n1 + 1 / n2)))
+
+
 @dataclass(frozen=True)
 class LengthComparison:
     length: int
@@ -133,7 +151,8 @@ class FamilyAgreement:
             return "no common measured length"
         rule = f"(two-proportion test, Bonferroni alpha {self.alpha:g} over {len(self.lengths)} lengths)"
         if self.agree:
-            return f"agree: no length differs {rule}"
+            return (f"agree: no length differs {rule}; with {self.smallest_n} cases a side, a difference "
+                    f"under about {self.detectable:.2f} can go unseen")
         parts = []
         for word, below in (("lower", True), ("higher", False)):
             side = [c.length for c in self.lengths
@@ -142,8 +161,23 @@ class FamilyAgreement:
                 parts.append(f"natural {word} at {', '.join(fmt_tokens(L) for L in side)}")
         return f"disagree: {'; '.join(parts)} {rule}"
 
+    @property
+    def smallest_n(self) -> int:
+        """The fewest cases on one side at a tested length (0 with none tested)."""
+        tested = [min(c.natural_n, c.synthetic_n) for c in self.lengths if c.p_value is not None]
+        return min(tested) if tested else 0
+
+    @property
+    def detectable(self) -> float:
+        """The largest difference, over the tested lengths, that the Bonferroni test sees
+        with 80% power (:func:`detectable_difference`)."""
+        k = max(1, len(self.lengths))
+        return max((detectable_difference(c.natural_n, c.synthetic_n, self.alpha / k)
+                    for c in self.lengths if c.p_value is not None), default=1.0)
+
     def to_dict(self) -> dict[str, Any]:
         return {"natural": self.natural, "synthetic": self.synthetic, "agree": self.agree and bool(self.lengths),
+                "detectable_difference": round(self.detectable, 4),
                 "verdict": self.verdict(), "natural_effective_length": self.natural_effective_length,
                 "synthetic_effective_length": self.synthetic_effective_length, "alpha": self.alpha,
                 "rule": "two-sided pooled two-proportion z-test per length, Bonferroni over common lengths; "
