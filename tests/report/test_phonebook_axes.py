@@ -25,9 +25,10 @@ WINDOW = 8192
 
 
 def _run(store: Path, model: str, *extra: str) -> str:
+    """The run just stored (the last row: two runs made within one second tie on created_at)."""
     assert main([*GRID, "--model", model, "--store", str(store), *extra]) == 0
     with sqlite3.connect(store) as db:
-        return str(db.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()[0])
+        return str(db.execute("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1").fetchone()[0])
 
 
 @pytest.fixture(scope="module")
