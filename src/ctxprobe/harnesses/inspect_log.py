@@ -26,7 +26,7 @@ from ctxprobe.spec import make_spec
 #: inspect's StopReason -> the OpenAI finish_reason ctxprobe's labels read.
 _FINISH = {"stop": "stop", "max_tokens": "length", "model_length": "length", "content_filter": "content_filter",
            "tool_calls": "tool_calls"}
-#: The task metadata keys ``ctxprobe.inspect.tasks`` writes.
+#: The task metadata keys ``ctxprobe.inspect_tasks.tasks`` writes.
 SPEC_KEY, TOKENIZER_KEY, MODEL_KEY = "ctxprobe_spec", "ctxprobe_tokenizer", "ctxprobe_model"
 
 

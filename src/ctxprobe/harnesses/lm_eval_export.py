@@ -71,7 +71,7 @@ def _doc(rec: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     if roles not in (["user"], ["system", "user"]):
         raise CtxprobeError(f"case {rec['case_id']} is a {len(messages)}-message conversation ({', '.join(roles)}): "
                             "lm-eval sends one user message (and a system message), so it cannot send this case "
-                            "unchanged; run it with `ctxprobe run` or inspect (ctxprobe.inspect)")
+                            "unchanged; run it with `ctxprobe run` or inspect (ctxprobe.inspect_tasks)")
     return {"case_id": rec["case_id"], "run_id": rec["run_id"], "family": rec["family"], "length": rec["length"],
             "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"], "token_count": rec["token_count"],
             "prompt_hash": rec["prompt_hash"], "max_tokens": max_tokens,

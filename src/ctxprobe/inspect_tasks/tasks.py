@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.inspect import require_inspect
+from ctxprobe.inspect_tasks import require_inspect
 
 require_inspect()
 
@@ -33,7 +33,7 @@ from ctxprobe.core.case import Message  # noqa: E402
 from ctxprobe.harnesses.cases import harness_spec  # noqa: E402
 from ctxprobe.harnesses.models import inspect_model, spec_model, tokenizer_for  # noqa: E402
 from ctxprobe.harnesses.inspect_log import MODEL_KEY, SPEC_KEY, TOKENIZER_KEY  # noqa: E402
-from ctxprobe.inspect.scoring import ctxprobe_generate, ctxprobe_scorer, harness_cases  # noqa: E402
+from ctxprobe.inspect_tasks.scoring import ctxprobe_generate, ctxprobe_scorer, harness_cases  # noqa: E402
 
 
 def _message(m: Message) -> ChatMessage:
