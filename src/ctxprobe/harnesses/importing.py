@@ -54,6 +54,7 @@ class Imported:
     answered: int  # replies stored with a final outcome
     outcomes: dict[str, int] = field(default_factory=dict)
     resumed: bool = False  # the run was already in the store (this import stored only what was missing)
+    note: str | None = None  # how the cases were found, when not rebuilt from the spec
 
 
 def imported_run_id(harness: CaseSource, source: str, source_id: str) -> str:
