@@ -252,9 +252,16 @@ def open_existing(store_path: str | Path) -> Store:
     return Store(p)
 
 
+def iter_records(run_id: str, store_path: str | Path) -> Iterator[CaseRecord]:
+    """Every case record of a run (case, prompt, response), streamed: what reports read."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        yield from store.iter_case_records(run.run_id)
+
+
 def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
-    """Every case record of a run (case, response, score) with the run's model and tokenizer:
-    what exports, reports and checks read."""
+    """Every case record of a run as the export's JSON line, with the run's model and
+    tokenizer: what exports and checks read."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         for rec in store.iter_case_records(run.run_id):
