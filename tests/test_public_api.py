@@ -4,6 +4,7 @@ subpackage shadows a standard-library module (``ctxprobe/inspect`` once did)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -66,10 +67,16 @@ def test_the_inspect_entry_point_names_a_module_that_exists() -> None:
 
 
 @pytest.mark.slow
-def test_checkers_see_the_lazy_names_types() -> None:
-    api = pytest.importorskip("mypy.api")
-    code = "import ctxprobe\nreveal_type(ctxprobe.run_sweep)\nreveal_type(ctxprobe.load_report)\n" \
-           "reveal_type(ctxprobe.print_report)\nreveal_type(ctxprobe.Report)\n"
-    out, err, _ = api.run(["--no-incremental", "--follow-imports=silent", "-c", code])
-    assert "Any" not in out.replace("Mapping[str, Any]", ""), out
-    assert "def (spec: ctxprobe.spec.schema.Spec" in out and "ctxprobe.report.runreport.Report" in out, out
+def test_checkers_see_the_lazy_names_types(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    probe = tmp_path / "probe.py"
+    probe.write_text("import ctxprobe\nreveal_type(ctxprobe.run_sweep)\nreveal_type(ctxprobe.load_report)\n"
+                     "reveal_type(ctxprobe.print_report)\nreveal_type(ctxprobe.Report)\n")
+    done = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir", str(tmp_path / "c"),
+                           str(probe)], capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                          env={**os.environ, "MYPYPATH": str(ROOT / "src")})
+    revealed = [line for line in done.stdout.splitlines() if "Revealed type is" in line]
+    assert len(revealed) == 4, done.stdout + done.stderr
+    assert not any('Revealed type is "Any"' in line for line in revealed), revealed
+    assert 'Revealed type is "def (spec: ctxprobe.spec.schema.Spec' in revealed[0]
+    assert "-> ctxprobe.report.runreport.Report" in revealed[1] and "report: ctxprobe.report.runreport.Report" in revealed[2]
