@@ -29,6 +29,10 @@ def _examples() -> list[str]:
 def test_each_example_is_short_and_runs() -> None:
     blocks = _examples()
     assert len(blocks) == 4 and all(len(b.splitlines()) <= 30 for b in blocks)
+    # a plugin imports from ctxprobe.plugin alone, never from the deep modules
+    for block in blocks:
+        ours = re.findall(r"^(?:from|import) (ctxprobe\S*)", block, re.M)
+        assert ours == ["ctxprobe.plugin"], ours
     try:
         for block in blocks:
             exec(compile(block, str(DOC), "exec"), {"__name__": "docs_example"})

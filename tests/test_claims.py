@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ctxprobe.core.records import StoredResponse
 from ctxprobe.store import Store
 from ctxprobe.store.claims import Coordinator
 from ctxprobe.store.migrations import MIGRATIONS
@@ -33,11 +34,11 @@ def _store(tmp_path: Path) -> Store:
 
 
 def _respond(store: Store, case_id: str, outcome: str, output: str | None = "x") -> bool:
-    return store.save_response(RUN, case_id, output=output, finish_reason="stop", reported_prompt_tokens=10,
+    return store.save_response(RUN, case_id, StoredResponse(output=output, finish_reason="stop", reported_prompt_tokens=10,
                                completion_tokens=1, latency_s=0.1, attempts=1,
                                error="timed out" if outcome == "error" else None,
                                score=None if outcome == "error" else float(outcome == "correct"), outcome=outcome,
-                               detail={})
+                               detail={}))
 
 
 def _coord(store: Store, clock: Clock, host: str, pid: int = 1, dead: frozenset[int] = frozenset()) -> Coordinator:

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.sweep.packs import load_pack, run_pack
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.evidence import failure_of
 from ctxprobe.report.export import COLUMNS, write_csv, write_pack, write_parquet, write_ruler_jsonl
 from ctxprobe.report.failures import EVIDENCE_STYLE, excerpt_text, render_failures
@@ -117,7 +118,7 @@ def test_failures_terminal_highlights_evidence_and_keeps_output_plain(run) -> No
     text = console.export_text()
     assert shown > 0 and "[bold red]5[/] [link=x]y[/link]" in text
     assert rec["meta"]["key"] in text and "prompt around the target evidence" in text
-    failure = failure_of(rec)
+    failure = failure_of(CaseRecord.from_json(rec))
     styled = excerpt_text(failure.excerpts[0])
     marked = [styled.plain[s.start:s.end] for s in styled.spans if s.style == EVIDENCE_STYLE]
     assert rec["meta"]["needle"] in marked

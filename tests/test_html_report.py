@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from ctxprobe.core.records import StoredResponse
 from ctxprobe.report.html import build_html_report
 from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
@@ -142,9 +143,9 @@ def _inject_untrusted(store_path: Path, run_id: str) -> str:
             store.db.execute("DELETE FROM responses WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
             store.db.execute("DELETE FROM cases WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
         store.save_case(run_id, case)
-        store.save_response(run_id, rec["case_id"], output=EVIL_OUTPUT, finish_reason="stop",
+        store.save_response(run_id, rec["case_id"], StoredResponse(output=EVIL_OUTPUT, finish_reason="stop",
                             reported_prompt_tokens=rec["token_count"], completion_tokens=30, latency_s=0.01,
-                            attempts=1, error=None, score=0.0, outcome="wrong", detail={})
+                            attempts=1, error=None, score=0.0, outcome="wrong", detail={}))
     return rec["case_id"]
 
 

@@ -228,9 +228,9 @@ LAYERS: list[set[str]] = [
     {"decide"},
     {"sweep"},
     {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
-    {"inspect"},  # the inspect_ai tasks (the `inspect` extra)
+    {"inspect_tasks"},  # the inspect_ai tasks (the `inspect` extra)
     {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, tasks)
-    {"cli", ""},  # "" = the package itself (ctxprobe/__init__.py: the public API)
+    {"cli", "", "plugin"},  # "" = the package itself (ctxprobe/__init__.py: the public API); plugin: what plugins import
 ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from ctxprobe.analysis.overlap import USER_LIMIT, overlap_stats
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
@@ -71,8 +72,10 @@ def test_niah_and_multihop_are_shown_and_multihop_is_checked_on_its_second_hop(t
     assert "multihop 0.00 / 0.00 (second_hop)" in line
 
 
-def _rec(family: str, rows: list[dict]) -> dict:
-    return {"family": family, "meta": {"overlap": rows}}
+def _rec(family: str, rows: list[dict] | None = None) -> CaseRecord:
+    return CaseRecord(case_id=f"{family}/L1024/d0.5/r0", family=family, length=1024, depth=0.5, rep=0, seed=0,
+                      prompt_hash="p", token_count=1024, needle_token_pos=None, realised_depth=None, expected=[],
+                      distractors=[], meta={} if rows is None else {"overlap": rows}, messages=[])
 
 
 def test_limits_at_their_boundaries() -> None:
@@ -88,4 +91,4 @@ def test_limits_at_their_boundaries() -> None:
     # a label whose family is documents is judged as documents
     (named,) = overlap_stats([_rec("mydocs", [{"overlap": 0.9}])], {"mydocs": "documents"})
     assert named.flagged and named.name == "documents"
-    assert overlap_stats([{"family": "echo", "meta": {}}]) == []
+    assert overlap_stats([_rec("echo")]) == []

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ctxprobe.core.records import StoredResponse
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.models import resolve_provider
@@ -274,10 +275,10 @@ def test_servers_counting_more_than_built_are_noted(tmp_path) -> None:
                         token_count=1000)
             store.save_case("r1", case)
             cut = rep == 2  # one answer hit RULER's own output limit
-            store.save_response("r1", case.case_id, output="x", finish_reason="length" if cut else "stop",
+            store.save_response("r1", case.case_id, StoredResponse(output="x", finish_reason="length" if cut else "stop",
                                 reported_prompt_tokens=reported, completion_tokens=1, latency_s=0.1, attempts=1,
                                 error=None, score=0.0 if cut else 1.0, outcome="output_truncated" if cut else "correct",
-                                detail={})
+                                detail={}))
         assert store.prompt_overcounts("r1") == (1, 6)
     notes = load_report("r1", tmp_path / "s.sqlite").notes
     assert any(n.startswith("1 response reported more prompt tokens") and "+6" in n for n in notes)

@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from ctxprobe.core.records import StoredResponse
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.store import Store
 from ctxprobe.store.migrations import MIGRATIONS
@@ -33,12 +34,12 @@ def test_roundtrip_and_resume_set(tmp_path) -> None:
         a, b = _case(0.0), _case(1.0)
         store.save_case("abc123", a)
         store.save_case("abc123", b)
-        store.save_response("abc123", a.case_id, output="1234567", finish_reason="stop", reported_prompt_tokens=1000,
+        store.save_response("abc123", a.case_id, StoredResponse(output="1234567", finish_reason="stop", reported_prompt_tokens=1000,
                             completion_tokens=3, latency_s=0.1, attempts=1, error=None, score=1.0,
-                            outcome="correct", detail={})
-        store.save_response("abc123", b.case_id, output=None, finish_reason=None, reported_prompt_tokens=None,
+                            outcome="correct", detail={}))
+        store.save_response("abc123", b.case_id, StoredResponse(output=None, finish_reason=None, reported_prompt_tokens=None,
                             completion_tokens=None, latency_s=None, attempts=5, error="boom", score=None,
-                            outcome="error", detail={})
+                            outcome="error", detail={}))
         # errors are not final: they are retried on resume
         assert store.done_case_ids("abc123") == {a.case_id}
         rows = store.result_rows("abc123")
@@ -72,11 +73,11 @@ def _run(store: Store, run_id: str = "r", meta: dict | None = None) -> None:
 
 def _respond(store: Store, case: Case, outcome: str, *, reported: int | None = 1000, cached: int | None = None,
              cost: float | None = None) -> bool:
-    return store.save_response("r", case.case_id, output=None if outcome == "error" else "1234567",
+    return store.save_response("r", case.case_id, StoredResponse(output=None if outcome == "error" else "1234567",
                                finish_reason="stop", reported_prompt_tokens=reported, completion_tokens=1,
                                latency_s=0.0, attempts=1, error="boom" if outcome == "error" else None,
                                score=None if outcome == "error" else (1.0 if outcome == "correct" else 0.0),
-                               outcome=outcome, detail={}, cost_usd=cost, cached_prompt_tokens=cached)
+                               outcome=outcome, detail={}, cost_usd=cost, cached_prompt_tokens=cached))
 
 
 def test_run_record_counts_and_status(tmp_path) -> None:
@@ -192,9 +193,9 @@ def test_text_is_stored_as_itself_not_escaped(tmp_path) -> None:
         case = Case(cell=Cell("niah", 1024, 0.5), rep=0, seed=7, messages=[{"role": "user", "content": "café 東京"}],
                     expected=["1234567"], meta={"doc": "naïve"}, token_count=1000)
         store.save_case("r", case)
-        store.save_response("r", case.case_id, output="x", finish_reason="stop", reported_prompt_tokens=1000,
+        store.save_response("r", case.case_id, StoredResponse(output="x", finish_reason="stop", reported_prompt_tokens=1000,
                             completion_tokens=1, latency_s=0.0, attempts=1, error=None, score=0.0, outcome="wrong",
-                            detail={"note": "größer"})
+                            detail={"note": "größer"}))
         raw = store.db.execute("SELECT p.messages_json, c.meta_json, s.detail_json FROM prompts p JOIN cases c"
                                " USING (prompt_hash) JOIN responses s USING (run_id, case_id)").fetchone()
         assert "café 東京" in raw[0] and "naïve" in raw[1] and "größer" in raw[2]

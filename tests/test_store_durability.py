@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.store import Store
+from ctxprobe.store import Store, StoredResponse
 
 _WRITER = r"""
 import os, sys
-from ctxprobe.store import Store
+from ctxprobe.store import Store, StoredResponse
 from ctxprobe.core.case import Case, Cell
 
 store = Store(sys.argv[1])
@@ -35,9 +35,9 @@ if stop_after == "run":
 store.save_case("run1", case)
 if stop_after == "case":
     os._exit(0)
-store.save_response("run1", case.case_id, output="1234567", finish_reason="stop", reported_prompt_tokens=1000,
+store.save_response("run1", case.case_id, StoredResponse(output="1234567", finish_reason="stop", reported_prompt_tokens=1000,
                     completion_tokens=3, latency_s=0.1, attempts=1, error=None, score=1.0, outcome="correct",
-                    detail={"k": 1})
+                    detail={"k": 1}))
 if stop_after == "response":
     os._exit(0)
 store.update_run("run1", status="done", meta={"b": 2})
@@ -84,9 +84,9 @@ def test_a_second_connection_sees_a_response_while_the_writer_is_still_open(tmp_
     with Store(path) as store:
         store.ensure_run("r", model="m", tokenizer="t", family="niah", version="0", spec={}, meta={})
         store.save_case("r", case)
-        store.save_response("r", case.case_id, output="no", finish_reason="stop", reported_prompt_tokens=500,
+        store.save_response("r", case.case_id, StoredResponse(output="no", finish_reason="stop", reported_prompt_tokens=500,
                             completion_tokens=1, latency_s=0.0, attempts=1, error=None, score=0.0,
-                            outcome="wrong", detail={})
+                            outcome="wrong", detail={}))
         reader = sqlite3.connect(path)
         try:
             assert reader.execute("SELECT outcome FROM responses").fetchall() == [("wrong",)]
@@ -102,10 +102,10 @@ def _case(depth: float):
 
 
 def _respond(store: Store, run_id: str, case_id: str, outcome: str, cost: float | None = None) -> None:
-    store.save_response(run_id, case_id, output=None if outcome == "error" else "7654321", finish_reason="stop",
+    store.save_response(run_id, case_id, StoredResponse(output=None if outcome == "error" else "7654321", finish_reason="stop",
                         reported_prompt_tokens=500, completion_tokens=1, latency_s=0.0, attempts=1,
                         error="boom" if outcome == "error" else None, score=None if outcome == "error" else 1.0,
-                        outcome=outcome, detail={}, cost_usd=cost)
+                        outcome=outcome, detail={}, cost_usd=cost))
 
 
 def test_a_retried_error_is_replaced_by_its_answer(tmp_path) -> None:

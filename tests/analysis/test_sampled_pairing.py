@@ -5,22 +5,23 @@ per-case differences; k = 1 on both sides is the McNemar path, unchanged."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pytest
 
 from ctxprobe.analysis.compare import mcnemar_exact
 from ctxprobe.analysis.compare_samples import samples_test, case_value
 from ctxprobe.analysis.variants import compare_variants
+from ctxprobe.core.records import CaseRecord
 
 
 def rec(variant: str, rep: int, score: float, *, sample: int | None = None, outcome: str | None = None,
-        length: int = 1024, depth: float = 0.5) -> dict[str, Any]:
+        length: int = 1024, depth: float = 0.5) -> CaseRecord:
     base = f"niah~{variant}/L{length}/d{depth:g}/r{rep}"
-    return {"family": f"niah~{variant}", "length": length, "depth": depth, "rep": rep, "seed": 100 + rep,
-            "expected": f'["{rep}"]', "distractors": "[]", "score": score,
-            "outcome": outcome or ("correct" if score >= 1 else "wrong"),
-            "case_id": base if sample is None else f"{base}/s{sample}"}
+    return CaseRecord(case_id=base if sample is None else f"{base}/s{sample}", family=f"niah~{variant}",
+                      length=length, depth=depth, rep=rep, seed=100 + rep, prompt_hash=f"p{variant}{rep}",
+                      token_count=length, needle_token_pos=None, realised_depth=None, expected=[str(rep)],
+                      distractors=[], meta={}, messages=[], score=score,
+                      outcome=outcome or ("correct" if score >= 1 else "wrong"))
 
 
 def test_k1_on_both_sides_is_the_mcnemar_path_exactly() -> None:

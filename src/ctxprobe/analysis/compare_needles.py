@@ -14,31 +14,32 @@ discordant pairs), so the two families of results read the same way.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.outcome import Outcome
+from ctxprobe.core.records import CaseRecord
 
 #: Up to this many non-zero differences the test enumerates every sign pattern.
 EXACT_LIMIT = 16
 MONTE_CARLO_DRAWS = 20000
 
 
-def needle_verdicts(rec: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, bool], ...]] | None:
-    """(family label per N, (name, right) per needle) of a scored phone-book record, or None.
+def needle_verdicts(rec: CaseRecord, family: str | None = None) -> tuple[str, tuple[tuple[str, bool], ...]] | None:
+    """(family label per N, (name, right) per needle) of a scored phone-book record, or None;
+    ``family``: the label to read it under (a variant's base family; default: its own).
 
     "Right" is the verdict the case score was computed from: the post's exact match under
     ``method: post``, the lenient outcome otherwise."""
-    detail = rec.get("detail") or {}
+    detail = rec.detail or {}
     needles = detail.get("needles")
-    if rec.get("family") != "phonebook" or not needles:
+    if (family or rec.family) != "phonebook" or not needles:
         return None
     exact = detail.get("method") == "post"
     verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == Outcome.CORRECT) for d in needles)
-    return f"phonebook N={phonebook_meta(rec['meta'])['needles']}", verdicts
+    return f"phonebook N={phonebook_meta(rec.meta)['needles']}", verdicts
 
 
 def signflip_p(diffs: Sequence[float], seed: int = 0) -> float:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.tasks.overlap import max_overlap
 
 USER_LIMIT = 0.3
@@ -63,14 +64,14 @@ class OverlapStat:
         return asdict(self)
 
 
-def overlap_stats(records: Iterable[Mapping[str, Any]], names: Mapping[str, str] | None = None) -> list[OverlapStat]:
+def overlap_stats(records: Iterable[CaseRecord], names: Mapping[str, str] | None = None) -> list[OverlapStat]:
     """Per family label, from case records (``family`` label and ``meta``); ``names`` maps a
     label to its family name (a label is its name by default). Families whose cases store no
     overlap are left out."""
     by_family: dict[str, list[float]] = defaultdict(list)
     for rec in records:
-        label = str(rec["family"])
-        rows = (rec.get("meta") or {}).get("overlap")
+        label = rec.family
+        rows = (rec.meta or {}).get("overlap")
         if not isinstance(rows, list):
             continue
         claim = CLAIMS.get((names or {}).get(label, label))

@@ -1,7 +1,11 @@
 """Position bias stated: is the middle of the context weaker than its edges, and does the
 sag grow with length?
 
-Per family and length, over the scored cases (harness failures left out):
+Per family and length, over the scored cases (harness failures left out), each case
+counted once: a case sent k times (a decoding variant's ``samples=k``) is one case at the
+mean of its measured samples (:func:`ctxprobe.analysis.sampled.case_means`), since its k
+samples read one prompt and are no k independent cases. A case mean is in [0, 1], so its
+variance is at most p(1 − p) and the Wilson interval over cases keeps its coverage.
 
 - the **edges** are the shallowest and the deepest depth of the run (0 and 1 by default),
   the **middle** every depth within [0.25, 0.75] (0.25, 0.5 and 0.75 by default); a depth
@@ -34,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxprobe.analysis.sampled import case_means
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.rows import ResultRow
 
@@ -90,7 +95,8 @@ class PositionBias:
         return {
             "family": self.family, "edge_depths": list(self.edges), "middle_depths": list(self.middle),
             "deficit": "edge accuracy - middle accuracy (positive: the middle is weaker)",
-            "interval": "Newcombe paired square-and-add (method 10), Wilson per group, phi over repetitions, 95%",
+            "interval": "Newcombe paired square-and-add (method 10), Wilson per group over cases (a sampled case "
+                        "once, at its samples' mean), phi over repetitions, 95%",
             "lengths": [asdict(d) | {"verdict": d.verdict} for d in self.lengths],
             "growth": None if self.growth is None else asdict(self.growth) | {
                 "grows": self.growth.grows, "alpha": ALPHA,
@@ -101,7 +107,7 @@ class PositionBias:
 def position_bias(rows: Iterable[ResultRow]) -> list[PositionBias]:
     """One :class:`PositionBias` per family whose depths have both edges and a middle."""
     by_family: dict[str, list[ResultRow]] = defaultdict(list)
-    for r in rows:
+    for r in case_means(rows):
         if r.score is not None:
             by_family[r.family].append(r)
     out = []

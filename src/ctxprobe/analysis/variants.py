@@ -26,35 +26,35 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from ctxprobe.analysis.compare import CaseResult, Comparison, RunCases, compare_cases
 from ctxprobe.analysis.compare_needles import needle_verdicts
 from ctxprobe.analysis.compare_samples import sample_value
 from ctxprobe.core.baseline import is_baseline
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.core.variant import split_label
 
 
 _SAMPLE_ID = re.compile(r"/s\d+$")  # a sampled case's id (ctxprobe.core.case.make_case_id)
 
 
-def content_id(rec: Mapping[str, Any], family: str | None = None) -> str:
+def content_id(rec: CaseRecord, family: str | None = None) -> str:
     """What a case holds, whatever prompt asks it: same id ⇔ same seeded content."""
-    key = [family or split_label(str(rec["family"]))[0], rec["length"], rec["depth"], rec["rep"], rec.get("seed"),
-           rec.get("expected"), rec.get("distractors")]
+    key = [family or split_label(rec.family)[0], rec.length, rec.depth, rec.rep, rec.seed, rec.expected,
+           rec.distractors]
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def variant_cases(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, RunCases]]:
+def variant_cases(records: Iterable[CaseRecord]) -> dict[str, dict[str, RunCases]]:
     """Base family label → variant name → its cases keyed by content identity, in the
     order the variants first appear (the first is the reference). A case sent k times
     (``samples=k``) is one entry holding its k samples."""
-    grouped: dict[str, dict[str, dict[str, list[Mapping[str, Any]]]]] = defaultdict(dict)
+    grouped: dict[str, dict[str, dict[str, list[CaseRecord]]]] = defaultdict(dict)
     for rec in records:
-        label = str(rec["family"])
+        label = rec.family
         base, name = split_label(label)
         if name is None or is_baseline(label):
             continue
@@ -70,26 +70,25 @@ def unsampled_id(case_id: str) -> str:
     return _SAMPLE_ID.sub("", case_id)
 
 
-def sampled_case(cid: str, identity: str, base: str, recs: Sequence[Mapping[str, Any]]) -> CaseResult:
+def sampled_case(cid: str, identity: str, base: str, recs: Sequence[CaseRecord]) -> CaseResult:
     """One case from its stored records (``base``: the family label needles are read
     under): as stored when sent once; a sampled case is the mean over its measured samples."""
     first = recs[0]
-    multi = needle_verdicts({**first, "family": base})
+    multi = needle_verdicts(first, base)
     family, needles = multi if multi is not None else (base, None)
-    if len(recs) == 1 and not _SAMPLE_ID.search(str(first.get("case_id", ""))):
-        return CaseResult(cid, identity, family, first["length"], first["depth"], first["score"], first["outcome"],
-                          needles)
-    measured = [r for r in recs if r.get("outcome") is not None and r["outcome"] not in HARNESS_OUTCOMES
-                and r.get("score") is not None]
+    if len(recs) == 1 and not _SAMPLE_ID.search(first.case_id):
+        return CaseResult(cid, identity, family, first.length, first.depth, first.score, first.outcome, needles)
+    measured = [r for r in recs if r.outcome is not None and r.outcome not in HARNESS_OUTCOMES
+                and r.score is not None]
     if not measured:  # no sample measured: a harness failure, excluded from pairing
-        return CaseResult(cid, identity, family, first["length"], first["depth"], None, first.get("outcome"), needles)
+        return CaseResult(cid, identity, family, first.length, first.depth, None, first.outcome, needles)
     values = []
     for r in measured:
-        verdicts = needle_verdicts({**r, "family": base})
-        values.append(sample_value(float(r["score"]), verdicts[1] if verdicts is not None else None))
-    score = math.fsum(float(r["score"]) for r in measured) / len(measured)
-    kept = needle_verdicts({**measured[0], "family": base})
-    return CaseResult(cid, identity, family, first["length"], first["depth"], score, measured[0]["outcome"],
+        verdicts = needle_verdicts(r, base)
+        values.append(sample_value(float(r.score or 0.0), verdicts[1] if verdicts is not None else None))
+    score = math.fsum(float(r.score or 0.0) for r in measured) / len(measured)
+    kept = needle_verdicts(measured[0], base)
+    return CaseResult(cid, identity, family, first.length, first.depth, score, measured[0].outcome,
                       kept[1] if kept is not None else None, tuple(values))
 
 
@@ -98,7 +97,7 @@ def samples_per_case(cases: RunCases) -> int:
     return max((len(c.samples) for c in cases.cases.values() if c.samples), default=1)
 
 
-def compare_variants(records: Iterable[Mapping[str, Any]], *, order: Iterable[str] = (),
+def compare_variants(records: Iterable[CaseRecord], *, order: Iterable[str] = (),
                      alpha: float = 0.05, seed: int = 0) -> list[Comparison]:
     """Each variant against its family's reference variant (the first in ``order``, the
     spec's label order; else the first stored)."""

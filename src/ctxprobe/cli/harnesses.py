@@ -15,6 +15,8 @@ def _print_imported(done: list[Imported], store: str, out: Console) -> None:
         again = " (already stored: only what was missing was added)" if imp.resumed else ""
         out.print(f"run {imp.run_id}: {imp.answered}/{imp.planned} planned cases answered ({labels}){again}; "
                   f"`ctxprobe report {imp.run_id} --store {store}`", highlight=False)
+        if imp.note:
+            out.print(f"  {imp.note}", highlight=False)
 
 
 def cmd_import_inspect(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -295,14 +295,6 @@ def niah_meta(meta: Mapping[str, Any]) -> NiahMeta:
     return cast(NiahMeta, meta)
 
 
-def vartrack_meta(meta: Mapping[str, Any]) -> VartrackMeta:
-    return cast(VartrackMeta, meta)
-
-
-def aggregation_meta(meta: Mapping[str, Any]) -> AggregationMeta:
-    return cast(AggregationMeta, meta)
-
-
 def documents_meta(meta: Mapping[str, Any]) -> DocumentsMeta:
     return cast(DocumentsMeta, meta)
 

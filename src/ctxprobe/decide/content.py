@@ -14,9 +14,11 @@ and output tokens the cost at list price is computed from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ctxprobe.core.records import CaseRecord
 
 __all__ = ["UNITS", "Content", "RunTotals", "read_content"]
 
@@ -53,11 +55,11 @@ class RunTotals:
     chars: int = 0
 
 
-def _text(messages: Iterable[dict[str, Any]]) -> str:
+def _text(messages: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(str(m.get("content") or "") for m in messages)
 
 
-def read_content(records: Iterable[dict[str, Any]], token_sized: dict[str, bool],
+def read_content(records: Iterable[CaseRecord], token_sized: dict[str, bool],
                  ) -> tuple[dict[str, dict[int, Content]], RunTotals]:
     """Per family and length, the content of the stored cases; and the run's totals.
 
@@ -66,22 +68,22 @@ def read_content(records: Iterable[dict[str, Any]], token_sized: dict[str, bool]
     out: dict[str, dict[int, Content]] = {}
     totals = RunTotals()
     for rec in records:
-        family, length = str(rec["family"]), int(rec["length"])
-        text = _text(rec.get("messages") or [])
-        tokens = int(rec.get("token_count") or 0)
+        family, length = rec.family, rec.length
+        text = _text(rec.messages or [])
+        tokens = int(rec.token_count or 0)
         counts = {"tokens": length if token_sized.get(family, True) else tokens,
                   "words": len(text.split()), "chars": len(text)}
-        entries = (rec.get("meta") or {}).get("entries")
+        entries = (rec.meta or {}).get("entries")
         if isinstance(entries, int):
             counts["entries"] = entries
         out.setdefault(family, {}).setdefault(length, Content(length)).add(counts)
-        if rec.get("outcome") is not None and rec.get("outcome") != "error":
+        if rec.outcome is not None and rec.outcome != "error":
             totals.responses += 1
-            totals.prompt_tokens += int(rec.get("reported_prompt_tokens") or tokens)
-            totals.output_tokens += int(rec.get("completion_tokens") or 0)
+            totals.prompt_tokens += int(rec.reported_prompt_tokens or tokens)
+            totals.output_tokens += int(rec.completion_tokens or 0)
             totals.words += counts["words"]
             totals.chars += counts["chars"]
-            if rec.get("cost_usd") is not None:
-                totals.billed_usd += float(rec["cost_usd"])
+            if rec.cost_usd is not None:
+                totals.billed_usd += float(rec.cost_usd)
                 totals.billed_responses += 1
     return out, totals

@@ -108,14 +108,6 @@ async def agrade_call(judge: Provider | ModelClient, question: str, reference: s
     return Grade(parse_grade(done.result.text), done.result.text, None, done.attempts)
 
 
-async def agrade(judge: Provider | ModelClient, question: str, reference: str, answer: str,
-                 order: Order = "reference-first", also_accepted: tuple[str, ...] = (),
-                 max_tokens: int = 16) -> tuple[bool | None, str]:
-    """(grade or None when the judge gave none — no grade in its reply, or a failed call —, raw reply)."""
-    g = await agrade_call(judge, question, reference, answer, order, also_accepted, max_tokens)
-    return g.grade, g.reply
-
-
 async def agrade_longmemeval(judge: Provider | ModelClient, case: Case, output: str) -> Grade:
     """LongMemEval's grade of one reply (:mod:`ctxprobe.scores.longmemeval`): its prompt for
     the question's type, at its decoding (temperature 0, 10 tokens), read yes/no."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ctxprobe.redaction import scrub
 from ctxprobe.runner.execute import Attempted
 from ctxprobe.scores.outcome import score_response
-from ctxprobe.store import Store
+from ctxprobe.store import Store, StoredResponse
 from ctxprobe.core.family import Family
 from ctxprobe.core.outcome import Scored
 
@@ -20,7 +20,8 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
     ``exact_counts``: preflight showed exact token-count agreement (any shortfall is truncation).
 
     Whatever a server sent is scrubbed of API keys (whole, fragments, masked forms) before
-    it is scored or stored: a key echoed in an error or a reply never reaches the store."""
+    it is scored (and the store scrubs whatever it writes): a key echoed in an error or a
+    reply never reaches the store."""
     r = item.result
     text = scrub(r.text) if r and r.text is not None else None
     reasoning = r.extra.get("reasoning") if r else None
@@ -36,12 +37,11 @@ def record_response(store: Store, run_id: str, family: Family, item: Attempted, 
         exact_counts=exact_counts, thought=bool(reasoning) or bool(reasoning_tokens))
     cached = r.extra.get("cached_prompt_tokens") if r else None
     written = r.extra.get("cache_write_tokens") if r else None
-    store.save_response(
-        run_id, item.case.case_id, output=text, finish_reason=r.finish_reason if r else None,
+    store.save_response(run_id, item.case.case_id, StoredResponse(
+        output=text, finish_reason=r.finish_reason if r else None,
         reported_prompt_tokens=r.prompt_tokens if r else None, completion_tokens=r.completion_tokens if r else None,
         latency_s=round(item.latency_s, 4), attempts=item.attempts, error=error, score=score,
-        outcome=scored.outcome, detail=scored.detail, reasoning=scrub(str(reasoning)) if reasoning else None,
+        outcome=scored.outcome, detail=scored.detail, reasoning=str(reasoning) if reasoning else None,
         cost_usd=cost_usd, cached_prompt_tokens=cached if isinstance(cached, int) else None,
-        reasoning_tokens=reasoning_tokens,
-        cache_write_tokens=written if isinstance(written, int) else None)
+        reasoning_tokens=reasoning_tokens, cache_write_tokens=written if isinstance(written, int) else None))
     return score, scored

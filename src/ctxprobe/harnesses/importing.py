@@ -29,7 +29,7 @@ from ctxprobe.core.case import Case
 from ctxprobe.core.outcome import Scored
 from ctxprobe.harnesses.cases import Reply
 from ctxprobe.spec import Spec
-from ctxprobe.store import RunMeta, Store
+from ctxprobe.store import RunMeta, Store, StoredResponse
 
 
 class CaseSource(Protocol):
@@ -54,6 +54,7 @@ class Imported:
     answered: int  # replies stored with a final outcome
     outcomes: dict[str, int] = field(default_factory=dict)
     resumed: bool = False  # the run was already in the store (this import stored only what was missing)
+    note: str | None = None  # how the cases were found, when not rebuilt from the spec
 
 
 def imported_run_id(harness: CaseSource, source: str, source_id: str) -> str:
@@ -96,10 +97,11 @@ def import_replies(harness: CaseSource, replies: Iterable[Reply], store_path: st
         for case in cases.values():
             store.save_case(run_id, case)
         for case, reply, (score, label) in scored:
-            store.save_response(run_id, case.case_id, output=reply.output, finish_reason=reply.finish_reason,
-                                reported_prompt_tokens=reply.prompt_tokens,
-                                completion_tokens=reply.completion_tokens, latency_s=None, attempts=1,
-                                error=reply.error, score=score, outcome=label.outcome, detail=label.detail)
+            # the store's one write path scrubs the reply: a key a model echoed never lands in clear text
+            store.save_response(run_id, case.case_id, StoredResponse(
+                output=reply.output, finish_reason=reply.finish_reason, reported_prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens, latency_s=None, attempts=1, error=reply.error,
+                score=score, outcome=label.outcome, detail=label.detail))
         done = store.done_case_ids(run_id)
         store.update_run(run_id, status="complete" if not set(cases) - done else "incomplete")
         outcomes = store.outcome_counts(run_id)

@@ -5,6 +5,10 @@ A log (``.eval`` or ``.json``, read with ``inspect_ai.log.read_eval_log``) of a
 are rebuilt from them (:class:`ctxprobe.harnesses.cases.HarnessCases`), each sample's
 input is checked against its case's prompt (the prompt hash), and each sample's output is
 scored by ctxprobe's strict rule: a log scored by another scorer is re-scored the same way.
+When the cases cannot be rebuilt because the log's ``endpoint:`` tokenizer cannot be
+reached, they are read from the log (:mod:`ctxprobe.harnesses.logged`: the messages it
+holds, checked by their hash) and the import says so; a log too old to hold its answer
+keys is refused in one line.
 
 Usage: inspect reports prompt tokens less those read from or written to a prompt cache
 (``input_tokens``); the prompt the server counted is their sum, the inverse of inspect's
@@ -13,21 +17,25 @@ own ``openai_completion_usage``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.core.case import prompt_hash
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.harnesses.cases import HarnessCases, Reply
-from ctxprobe.harnesses.importing import Imported, import_replies
+from ctxprobe.harnesses.importing import CaseSource, Imported, import_replies
+from ctxprobe.harnesses.logged import LoggedCases, logged_case
 from ctxprobe.spec import make_spec
 
 #: inspect's StopReason -> the OpenAI finish_reason ctxprobe's labels read.
 _FINISH = {"stop": "stop", "max_tokens": "length", "model_length": "length", "content_filter": "content_filter",
            "tool_calls": "tool_calls"}
-#: The task metadata keys ``ctxprobe.inspect.tasks`` writes.
+#: The task metadata keys ``ctxprobe.inspect_tasks.tasks`` writes.
 SPEC_KEY, TOKENIZER_KEY, MODEL_KEY = "ctxprobe_spec", "ctxprobe_tokenizer", "ctxprobe_model"
+#: ... and the tokenizer's chat-template fingerprint and trained context, so a log's cases
+#: read back without the tokenizer make the same run.
+TEMPLATE_KEY, TRAINED_KEY = "ctxprobe_chat_template_hash", "ctxprobe_trained_context"
 
 
 def prompt_tokens_of(usage: Any) -> int | None:
@@ -54,19 +62,24 @@ def reply_of(sample_id: str, output: Any, error: Any, messages: list[Any] | None
                  prompt_hash=_hash(messages))
 
 
+def _messages(messages: list[Any]) -> list[dict[str, str]]:
+    return [{"role": str(m.role), "content": m.text} for m in messages]
+
+
 def _hash(messages: list[Any] | None) -> str | None:
     if messages is None:
         return None
-    return prompt_hash([{"role": str(m.role), "content": m.text} for m in messages])
+    return prompt_hash(_messages(messages))
 
 
 @dataclass(frozen=True)
 class InspectRun:
     path: str
-    harness: HarnessCases
+    harness: CaseSource
     replies: list[Reply]
     eval_id: str
     model: str
+    note: str | None = None  # the cases were read from the log, and why
 
 
 def read_inspect_log(path: str | Path) -> InspectRun:
@@ -93,11 +106,26 @@ def read_inspect_log(path: str | Path) -> InspectRun:
                             "other cases); run with -T reps=N instead of --epochs")
     if log.samples is None:
         raise CtxprobeError(f"{p} holds no samples (status {log.status})")
-    harness = HarnessCases(make_spec(meta[SPEC_KEY]), str(meta[TOKENIZER_KEY]))
+    spec, tok = make_spec(meta[SPEC_KEY]), str(meta[TOKENIZER_KEY])
+    note = None
+    harness: CaseSource
+    try:
+        harness = HarnessCases(spec, tok)
+        harness.cases  # noqa: B018  # built here: a tokenizer that cannot count fails now
+    except CtxprobeError as err:
+        if not tok.startswith("endpoint:"):
+            raise
+        reason = str(err).rstrip(".")
+        cases = [logged_case(str(p), s.metadata or {}, _messages(s.input))
+                 for s in log.samples if isinstance(s.input, list)]
+        harness = LoggedCases(spec, tok, cases, chat_template_hash=meta.get(TEMPLATE_KEY),
+                              trained_context=meta.get(TRAINED_KEY))
+        note = (f"cases read from the log, not rebuilt ({reason}): the {len(cases)} samples' messages, each checked "
+                "against the prompt hash ctxprobe wrote beside it")
     replies = [reply_of(str(s.id), s.output, s.error, s.input if isinstance(s.input, list) else None)
                for s in log.samples]
     return InspectRun(str(p), harness, replies, log.eval.eval_id or log.eval.run_id, str(meta.get(MODEL_KEY) or
-                                                                                        log.eval.model))
+                                                                                        log.eval.model), note)
 
 
 def import_inspect_logs(paths: list[str], store_path: str | Path) -> list[Imported]:
@@ -105,6 +133,8 @@ def import_inspect_logs(paths: list[str], store_path: str | Path) -> list[Import
     done = []
     for path in paths:
         run = read_inspect_log(path)
-        done.append(import_replies(run.harness, run.replies, store_path, source="inspect", source_id=run.eval_id,
-                                   harness_model=f"inspect:{run.model}", meta={"inspect_log": Path(path).name}))
+        imp = import_replies(run.harness, run.replies, store_path, source="inspect", source_id=run.eval_id,
+                             harness_model=f"inspect:{run.model}",
+                             meta={"inspect_log": Path(path).name, **({"cases_from_log": True} if run.note else {})})
+        done.append(replace(imp, note=run.note))
     return done

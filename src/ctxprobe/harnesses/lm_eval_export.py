@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.harnesses.stored import StoredCases
 
@@ -65,24 +67,24 @@ def load_cases(**kwargs):
 '''
 
 
-def _doc(rec: dict[str, Any], max_tokens: int) -> dict[str, Any]:
-    messages = rec["messages"]
+def _doc(rec: CaseRecord, run_id: str, family_params: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
+    messages = rec.messages
     roles = [m["role"] for m in messages]
     if roles not in (["user"], ["system", "user"]):
-        raise CtxprobeError(f"case {rec['case_id']} is a {len(messages)}-message conversation ({', '.join(roles)}): "
+        raise CtxprobeError(f"case {rec.case_id} is a {len(messages)}-message conversation ({', '.join(roles)}): "
                             "lm-eval sends one user message (and a system message), so it cannot send this case "
-                            "unchanged; run it with `ctxprobe run` or inspect (ctxprobe.inspect)")
-    return {"case_id": rec["case_id"], "run_id": rec["run_id"], "family": rec["family"], "length": rec["length"],
-            "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"], "token_count": rec["token_count"],
-            "prompt_hash": rec["prompt_hash"], "max_tokens": max_tokens,
+                            "unchanged; run it with `ctxprobe run` or inspect (ctxprobe.inspect_tasks)")
+    return {"case_id": rec.case_id, "run_id": run_id, "family": rec.family, "length": rec.length,
+            "depth": rec.depth, "rep": rec.rep, "seed": rec.seed, "token_count": rec.token_count,
+            "prompt_hash": rec.prompt_hash, "max_tokens": max_tokens,
             "system": messages[0]["content"] if roles[0] == "system" else "",
-            "prompt": messages[-1]["content"], "target": ", ".join(rec["expected"]),
+            "prompt": messages[-1]["content"], "target": ", ".join(rec.expected),
             # everything the scorer reads, as JSON text (one column type for every family)
-            "case_json": json.dumps({k: rec.get(k) for k in ("family", "length", "depth", "rep", "seed", "messages",
-                                                             "expected", "distractors", "meta", "token_count",
-                                                             "needle_token_pos", "realised_depth")},
+            "case_json": json.dumps({k: rec[k] for k in ("family", "length", "depth", "rep", "seed", "messages",
+                                                         "expected", "distractors", "meta", "token_count",
+                                                         "needle_token_pos", "realised_depth")},
                                     ensure_ascii=False),
-            "family_params_json": json.dumps(rec["family_params"], ensure_ascii=False)}
+            "family_params_json": json.dumps(family_params, ensure_ascii=False)}
 
 
 def _name(text: str) -> str:
@@ -98,10 +100,9 @@ def write_lm_eval_folder(run_id: str, store_path: str | Path, out_dir: str | Pat
                             "export a run without --reasoning-budgets")
     groups: dict[tuple[str, int], list[dict[str, Any]]] = defaultdict(list)
     for rec in stored.records:
-        case = stored.cases[rec["case_id"]]
+        case = stored.cases[rec.case_id]
         limit = stored.max_tokens(case)
-        full = {**rec, "run_id": stored.run_id, "family_params": spec.families.get(rec["family"], {})}
-        groups[(rec["family"], limit)].append(_doc(full, limit))
+        groups[(rec.family, limit)].append(_doc(rec, stored.run_id, spec.families.get(rec.family, {}), limit))
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

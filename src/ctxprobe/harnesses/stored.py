@@ -24,7 +24,8 @@ from ctxprobe.tasks import BuildContext
 
 
 def case_of(rec: Mapping[str, Any]) -> Case:
-    """A case from its stored record (``Store.iter_case_records`` or an exported doc)."""
+    """A case from its stored record (a ``CaseRecord``, or an exported doc: the lm-eval
+    task's ``case_json``, which holds the same keys)."""
     return Case(Cell(rec["family"], int(rec["length"]), float(rec["depth"])), int(rec["rep"]), int(rec["seed"]),
                 list(rec["messages"]), list(rec["expected"]), list(rec.get("distractors") or []),
                 dict(rec.get("meta") or {}), int(rec["token_count"]),
@@ -53,7 +54,7 @@ class StoredCases:
         self.chat_template_hash: str | None = run.meta.chat_template_hash
         self.trained_context: int | None = run.meta.trained_context
         self.records = records
-        self._cases = {rec["case_id"]: case_of(rec) for rec in records}
+        self._cases = {rec.case_id: case_of(rec) for rec in records}
         if not self._cases:
             raise CtxprobeError(f"run {run.run_id} has no stored cases")
         self._families: dict[str, Family] = {}

@@ -23,7 +23,6 @@ that applies (``qa.rejected.jsonl``):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +95,3 @@ def ambiguity_check(v: Verdict, answer: str, lines: list[str]) -> None:
     v.detail["answers_given"] = lines[:10]
     if len(lines) != 1 or not contains_answer(lines[0], answer):
         v.reasons.append("ambiguous")
-
-
-def slug_reason(reason: str) -> str:
-    return re.sub(r"[^a-z_]", "", reason)

@@ -66,7 +66,7 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
                      f"(filler {run.meta.prefix_sharing or 'shared'} across depths)")
     budgets = budget_stats(data.rows, profiles, bar) if has_budgets(data.rows) else []
     notes += budget_notes(budgets)
-    position, position_notes = position_report(rows, units)
+    position, position_notes = position_report(rows, units, adaptive=run.meta.adaptive is not None)
     notes += position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)

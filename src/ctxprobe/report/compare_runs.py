@@ -12,7 +12,7 @@ from ctxprobe.analysis.gate import CheckResult, check_cases
 from ctxprobe.analysis.reasoning import budget_family
 from ctxprobe.analysis.variants import content_id, sampled_case, samples_per_case, unsampled_id
 from ctxprobe.core.baseline import is_baseline
-from ctxprobe.store import RunRecord, open_existing
+from ctxprobe.store import CaseRecord, RunRecord, open_existing
 
 
 def load_run_cases(run_id: str, store_path: str | Path, *, by_content: bool = False) -> RunCases:
@@ -22,17 +22,18 @@ def load_run_cases(run_id: str, store_path: str | Path, *, by_content: bool = Fa
     in different prompts (prompt variants)."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        groups: dict[str, list[dict[str, Any]]] = {}
+        groups: dict[str, list[CaseRecord]] = {}
         for rec in store.iter_case_records(run.run_id):
-            if is_baseline(rec["family"]):
+            if is_baseline(rec.family):
                 continue  # a no-context twin measures the guess rate, not the model: never gated or compared
-            groups.setdefault(unsampled_id(rec["case_id"]), []).append(rec)  # a variant's k samples: one case
+            # a variant's k samples: one case (prompts are not read here)
+            groups.setdefault(unsampled_id(rec.case_id), []).append(rec.without_prompt())
         cases = {}
         for key, recs in groups.items():
             first = recs[0]
-            case = sampled_case(key, content_id(first) if by_content else first["prompt_hash"], first["family"], recs)
-            if first.get("reasoning_budget") is not None:  # each budget is its own curve, compared as such
-                case = replace(case, family=budget_family(case.family, int(first["reasoning_budget"])))
+            case = sampled_case(key, content_id(first) if by_content else first.prompt_hash, first.family, recs)
+            if first.reasoning_budget is not None:  # each budget is its own curve, compared as such
+                case = replace(case, family=budget_family(case.family, first.reasoning_budget))
             cases[key] = case
     return RunCases(run.run_id, run.model, cases, about(run))
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
+from ctxprobe.core.records import CaseRecord
 
 #: (text, kind) with kind None (plain), "evidence" or "distractor".
 Segment = tuple[str, "str | None"]
@@ -72,9 +73,9 @@ def _value_spans(text: str, value: str, lo: int, hi: int) -> list[tuple[int, int
     return [(m.start(), m.end()) for m in pattern.finditer(text, lo, hi)]
 
 
-def locate_evidence(text: str, rec: dict[str, Any]) -> tuple[int, int, str] | None:
+def locate_evidence(text: str, rec: CaseRecord) -> tuple[int, int, str] | None:
     """(start, end, located_by) of the target evidence in ``text``, or None."""
-    meta = case_meta(rec.get("meta") or {})
+    meta = case_meta(rec.meta or {})
     needle = meta.get("needle")
     for candidate in ([needle] if isinstance(needle, str) else list(needle or [])):
         pos = text.find(str(candidate)) if candidate else -1
@@ -82,11 +83,11 @@ def locate_evidence(text: str, rec: dict[str, Any]) -> tuple[int, int, str] | No
             return pos, pos + len(str(candidate)), "needle text"
     question = meta.get("question")
     search_end = text.rfind(question) if isinstance(question, str) and question in text else len(text)
-    for value in rec.get("expected") or []:
+    for value in rec.expected or []:
         spans = _value_spans(text, str(value), 0, search_end)
         if spans:
             return spans[0][0], spans[0][1], "expected value"
-    token_pos, count = rec.get("needle_token_pos"), rec.get("token_count")
+    token_pos, count = rec.needle_token_pos, rec.token_count
     if isinstance(token_pos, int) and isinstance(count, int) and count > 0:
         at = min(len(text), max(0, round(token_pos / count * len(text))))
         return at, at, "token position (approx.)"
@@ -127,39 +128,39 @@ def excerpt(text: str, span: tuple[int, int], label: str, located_by: str, *,
     return Excerpt(label, located_by, segments, lo, len(text))
 
 
-def failure_of(rec: dict[str, Any], window: int = DEFAULT_WINDOW) -> Failure:
+def failure_of(rec: CaseRecord, window: int = DEFAULT_WINDOW) -> Failure:
     """A case record (``Store.iter_case_records``) as a :class:`Failure` with excerpts."""
-    text = prompt_text(rec.get("messages") or [])
-    expected = [str(v) for v in rec.get("expected") or []]
-    distractors = [str(v) for v in rec.get("distractors") or []]
+    text = prompt_text(rec.messages or [])
+    expected = [str(v) for v in rec.expected or []]
+    distractors = [str(v) for v in rec.distractors or []]
     excerpts: list[Excerpt] = []
     found = locate_evidence(text, rec)
     if found is not None:
         excerpts.append(excerpt(text, found[:2], "target evidence", found[2], window=window,
                                 distractors=distractors, evidence_values=expected))
     # For a distractor hit, also show the distractor the model answered with.
-    output = rec.get("output") or ""
+    output = rec.output or ""
     for value in distractors:
-        if rec.get("outcome") == Outcome.DISTRACTOR and _value_spans(output, value, 0, len(output)):
+        if rec.outcome == Outcome.DISTRACTOR and _value_spans(output, value, 0, len(output)):
             spans = _value_spans(text, value, 0, len(text))
             if spans:
                 excerpts.append(excerpt(text, spans[0], f"distractor {value} (answered)", "distractor value",
                                         window=window, distractors=distractors, evidence_values=expected))
-    question = case_meta(rec.get("meta") or {}).get("question")
+    question = case_meta(rec.meta or {}).get("question")
     return Failure(
-        case_id=str(rec.get("case_id")), family=str(rec.get("family")), length=int(rec.get("length") or 0),
-        depth=float(rec.get("depth") or 0.0), rep=int(rec.get("rep") or 0), outcome=str(rec.get("outcome")),
-        score=rec.get("score"), expected=expected, distractors=distractors,
-        question=question if isinstance(question, str) else None, output=rec.get("output"),
-        error=rec.get("error"), finish_reason=rec.get("finish_reason"),
-        token_count=int(rec.get("token_count") or 0), reported_prompt_tokens=rec.get("reported_prompt_tokens"),
+        case_id=rec.case_id, family=rec.family, length=int(rec.length or 0),
+        depth=float(rec.depth or 0.0), rep=int(rec.rep or 0), outcome=str(rec.outcome),
+        score=rec.score, expected=expected, distractors=distractors,
+        question=question if isinstance(question, str) else None, output=rec.output,
+        error=rec.error, finish_reason=rec.finish_reason,
+        token_count=int(rec.token_count or 0), reported_prompt_tokens=rec.reported_prompt_tokens,
         excerpts=excerpts,
     )
 
 
-def is_failure(rec: dict[str, Any], outcome: str | None = None) -> bool:
+def is_failure(rec: CaseRecord, outcome: str | None = None) -> bool:
     """A scored case that is not fully correct (or, with ``outcome``, exactly that label)."""
-    got = rec.get("outcome")
+    got = rec.outcome
     if got is None:  # never answered: nothing to show
         return False
     if outcome is not None:
@@ -181,12 +182,12 @@ class FailureSampler:
         self.total = 0
         self.counts: dict[str, int] = defaultdict(int)
 
-    def add(self, rec: dict[str, Any]) -> None:
+    def add(self, rec: CaseRecord) -> None:
         if not is_failure(rec, self.outcome):
             return
         self.total += 1
-        self.counts[str(rec["outcome"])] += 1
-        bucket = self.by_cell[(str(rec["family"]), int(rec["length"]), float(rec["depth"]))]
+        self.counts[str(rec.outcome)] += 1
+        bucket = self.by_cell[(rec.family, rec.length, rec.depth)]
         if len(bucket) < self.n:
             bucket.append(failure_of(rec, self.window))
 

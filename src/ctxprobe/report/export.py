@@ -28,7 +28,7 @@ from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.rundata import family_names
-from ctxprobe.store import iter_export, open_existing
+from ctxprobe.store import CaseRecord, iter_export, iter_records, open_existing
 from ctxprobe.core.case import content_hash
 from ctxprobe.core.case_meta import case_meta
 
@@ -168,7 +168,7 @@ def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -
             fh.close()
 
 
-def ruler_line(index: int, rec: dict[str, Any]) -> dict[str, Any]:
+def ruler_line(index: int, rec: CaseRecord) -> dict[str, Any]:
     """A case in RULER's data format.
 
     ``input`` is the raw prompt before the chat template (what RULER stores; its runner
@@ -180,25 +180,25 @@ def ruler_line(index: int, rec: dict[str, Any]) -> dict[str, Any]:
     return {
         "index": index,
         "input": text,
-        "outputs": [str(v) for v in rec["expected"]],
-        "length": rec["token_count"],
-        "length_w_model_temp": rec["token_count"],
+        "outputs": [str(v) for v in rec.expected],
+        "length": rec.token_count,
+        "length_w_model_temp": rec.token_count,
         "answer_prefix": prefix,
-        "token_position_answer": rec["needle_token_pos"] if rec["needle_token_pos"] is not None else -1,
-        "others": {"case_id": rec["case_id"], "family": rec["family"], "target_length": rec["length"],
-                   "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"], "prompt_hash": rec["prompt_hash"],
-                   "distractors": rec["distractors"]},
+        "token_position_answer": rec.needle_token_pos if rec.needle_token_pos is not None else -1,
+        "others": {"case_id": rec.case_id, "family": rec.family, "target_length": rec.length,
+                   "depth": rec.depth, "rep": rec.rep, "seed": rec.seed, "prompt_hash": rec.prompt_hash,
+                   "distractors": rec.distractors},
     }
 
 
-def _input_and_prefix(rec: dict[str, Any]) -> tuple[str, str]:
+def _input_and_prefix(rec: CaseRecord) -> tuple[str, str]:
     """The prompt text without chat template, and the answer prefix (a trailing assistant
     message) separately — RULER's ``input`` and ``answer_prefix``."""
-    messages = list(rec["messages"])
+    messages = list(rec.messages)
     prefix = ""
     if len(messages) > 1 and messages[-1].get("role") == "assistant":
         prefix = str(messages.pop().get("content") or "")
-    if case_meta(rec.get("meta") or {}).get("ruler_task"):
+    if case_meta(rec.meta or {}).get("ruler_task"):
         # RULER's base rendering of a worked example's exchange (cwe): the reply follows
         # its question directly, a newline before the next question
         return "".join(str(m.get("content") or "") + ("\n" if m.get("role") == "assistant" else "")
@@ -206,7 +206,7 @@ def _input_and_prefix(rec: dict[str, Any]) -> tuple[str, str]:
     return "\n\n".join(str(m.get("content") or "") for m in messages), prefix
 
 
-def ruler_prediction(index: int, rec: dict[str, Any]) -> dict[str, Any]:
+def ruler_prediction(index: int, rec: CaseRecord) -> dict[str, Any]:
     """A scored case as RULER's ``pred/call_api.py`` writes it.
 
     ``input`` is the prompt with its answer prefix (what call_api sends, before any chat
@@ -214,16 +214,16 @@ def ruler_prediction(index: int, rec: dict[str, Any]) -> dict[str, Any]:
     accepted aliases, as ``report --scorer ruler`` uses them); ``length`` is RULER's
     length: prompt tokens (templated) plus the tokens the task generates."""
     text, prefix = _input_and_prefix(rec)
-    meta = case_meta(rec.get("meta") or {})
+    meta = case_meta(rec.meta or {})
     return {
         "index": index,
-        "pred": rec.get("output") or "",
+        "pred": rec.output or "",
         "input": text + prefix,
-        "outputs": [str(v) for v in [*rec["expected"], *meta.get("aliases", [])]],
-        "others": {"case_id": rec["case_id"], "depth": rec["depth"], "rep": rec["rep"], "seed": rec["seed"],
-                   "prompt_tokens": rec["token_count"], "outcome": rec["outcome"]},
+        "outputs": [str(v) for v in [*rec.expected, *meta.get("aliases", [])]],
+        "others": {"case_id": rec.case_id, "depth": rec.depth, "rep": rec.rep, "seed": rec.seed,
+                   "prompt_tokens": rec.token_count, "outcome": rec.outcome},
         "truncation": -1,
-        "length": rec["token_count"] + int(meta.get("tokens_to_generate") or 0),
+        "length": rec.token_count + int(meta.get("tokens_to_generate") or 0),
     }
 
 
@@ -235,11 +235,11 @@ def write_ruler_predictions(run_id: str, store_path: str | Path, out_dir: str | 
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         labels = family_names(run)
-    by_file: dict[tuple[int, str], list[dict[str, Any]]] = {}
-    for rec in iter_export(run.run_id, store_path):
-        if rec["outcome"] is None or rec["score"] is None:
+    by_file: dict[tuple[int, str], list[CaseRecord]] = {}
+    for rec in iter_records(run.run_id, store_path):
+        if rec.outcome is None or rec.score is None:
             continue
-        by_file.setdefault((int(rec["length"]), str(rec["family"])), []).append(rec)
+        by_file.setdefault((rec.length, rec.family), []).append(rec)
     root = Path(out_dir)
     n = 0
     for (length, task), recs in sorted(by_file.items()):
@@ -261,7 +261,7 @@ def write_ruler_jsonl(run_id: str, store_path: str | Path, out: str | Path | IO[
     fh = _open(out) if isinstance(out, (str, Path)) else out
     try:
         n = 0
-        for rec in iter_export(run_id, store_path):
+        for rec in iter_records(run_id, store_path):
             fh.write(json.dumps(ruler_line(n, rec), ensure_ascii=False) + "\n")
             n += 1
         return n

@@ -72,13 +72,13 @@ def render_failures(run_id: str, store_path: str | Path, console: Console, *, ou
                     n: int = 10) -> int:
     """Print up to ``n`` failures of a run, spread over its grid; returns how many were shown."""
     from ctxprobe.report.evidence import FailureSampler
-    from ctxprobe.store import iter_export
+    from ctxprobe.store import iter_records
 
     check_outcome(outcome)
     if n < 1:
         raise CtxprobeError("--n must be at least 1")
     sampler = FailureSampler(n, outcome)
-    for rec in iter_export(run_id, store_path):
+    for rec in iter_records(run_id, store_path):
         sampler.add(rec)
     shown = sampler.sample()
     what = f"'{outcome}' failures" if outcome else "failures"

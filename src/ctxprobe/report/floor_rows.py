@@ -14,6 +14,7 @@ from typing import Any
 from ctxprobe.analysis.grid import is_harness_failure
 from ctxprobe.core.baseline import baseline_label, is_baseline
 from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
 
@@ -44,19 +45,19 @@ def floor_kinds(spec: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def computed_floor_rows(records: Iterable[dict[str, Any]], labels: dict[str, str]) -> Iterator[ResultRow]:
+def computed_floor_rows(records: Iterable[CaseRecord], labels: dict[str, str]) -> Iterator[ResultRow]:
     """Rows of the computed floors: for each scored case of a ``random-instance`` label,
     its random-instance expectation (:func:`ctxprobe.tasks.mrcr.random_instance_floor`)."""
     from ctxprobe.tasks.mrcr import random_instance_floor
 
     for r in records:
-        if labels.get(r["family"]) != "random-instance" or r["outcome"] is None:
+        if labels.get(r.family) != "random-instance" or r.outcome is None:
             continue
-        row = ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], r["score"], r["token_count"])
+        row = ResultRow(r.family, r.length, r.depth, r.rep, r.outcome, r.score, r.token_count)
         if is_harness_failure(row):
             continue
-        case = Case(Cell(r["family"], r["length"], r["depth"]), r["rep"], r["seed"], r["messages"], r["expected"],
-                    r["distractors"], r["meta"], r["token_count"])
+        case = Case(Cell(r.family, r.length, r.depth), r.rep, r.seed, r.messages, r.expected,
+                    r.distractors, r.meta, r.token_count)
         score = random_instance_floor(case)
-        yield ResultRow(baseline_label(r["family"]), r["length"], r["depth"], r["rep"],
-                        Outcome.CORRECT if score >= 1.0 else Outcome.PARTIAL, score, r["token_count"])
+        yield ResultRow(baseline_label(r.family), r.length, r.depth, r.rep,
+                        Outcome.CORRECT if score >= 1.0 else Outcome.PARTIAL, score, r.token_count)

@@ -28,6 +28,9 @@ class FamilyReportHooks:
 
     #: Whether the family's cases go into RULER's prediction files (``export --ruler``).
     ruler_predictions: bool = True
+    #: Whether :meth:`json_extra` reads the records' prompts (``messages``): the report's
+    #: loader keeps them only for such families' cases (a run's prompts can be large).
+    json_reads_prompts: bool = False
 
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         """An object the JSON report carries under the family's name, from the run's case

@@ -32,7 +32,7 @@ from ctxprobe.report.rundata import family_names
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.report.runreport import Report
-from ctxprobe.store import iter_export
+from ctxprobe.store import iter_records
 
 Intervals = dict[str, tuple[int | None, int | None]]
 #: Where plugins' sections go among ctxprobe's own (a built-in entry's ``order``; plugins have none).
@@ -101,7 +101,7 @@ def build_html_report(run_ids: Sequence[str], store_path: str | Path, out_path: 
     seen = [r.run.run_id for r in reports]
     if len(set(seen)) != len(seen):
         raise CtxprobeError("the same run is given twice; give each run id once")
-    details = [collect_details(iter_export(r.run.run_id, store_path), failures=failures) for r in reports]
+    details = [collect_details(iter_records(r.run.run_id, store_path), failures=failures) for r in reports]
     data = family_data(reports, store_path, family_options)
     return write_html(reports, out_path, details, png_dir=png_dir, family_data=data)
 
@@ -119,7 +119,7 @@ def family_data(reports: Sequence[Report], store_path: str | Path,
             hooks = family_hooks(family)
             mine = {k: v for k, v in (options or {}).items() if k in hooks.html_options}
             taken |= set(mine)
-            data = hooks.html_run_data(iter_export(r.run.run_id, store_path), r.run, mine)
+            data = hooks.html_run_data(iter_records(r.run.run_id, store_path), r.run, mine)
             if data is not None:
                 out.setdefault(family, {})[run_label(r)] = data
     if unused := [k for k in (options or {}) if k not in taken]:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 class PhonebookHooks(FamilyReportHooks):
     ruler_predictions = False  # no RULER task reads a phone book
     own_terminal = True
+    json_reads_prompts = True  # the needles' token offsets are counted in the prompt
 
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         from ctxprobe.report.jsonreport import phonebook_to_dict

@@ -11,11 +11,21 @@ from ctxprobe.core.rows import ResultRow
 from ctxprobe.spec.units import fmt_depth, fmt_tokens
 
 
-def position_report(rows: Iterable[ResultRow], units: dict[str, str] | None = None) -> tuple[
-        list[PositionBias], list[str]]:
-    """The statistic per family and its sentences (``units``: family → ``tokens``/``entries``)."""
+def position_report(rows: Iterable[ResultRow], units: dict[str, str] | None = None, *,
+                    adaptive: bool = False) -> tuple[list[PositionBias], list[str]]:
+    """The statistic per family and its sentences (``units``: family → ``tokens``/``entries``).
+
+    ``adaptive``: the run's cells were sized by the walk of ``run --adaptive`` (a cell got
+    more cases while its own results were unclear), so an interval for a fixed count of
+    cases does not hold over them: none is stated, and one line says why."""
     found = position_bias(rows)
+    if adaptive:
+        return [], [ADAPTIVE_LINE.format(family=", ".join(b.family for b in found))] if found else []
     return found, [position_line(b, (units or {}).get(b.family, "tokens")) for b in found]
+
+
+ADAPTIVE_LINE = ("position ({family}): not stated for an adaptive run: its cells were sized by their own results, "
+                 "so an interval for a fixed number of cases would not hold; a run without --adaptive measures it")
 
 
 def _depths(depths: Iterable[float]) -> str:

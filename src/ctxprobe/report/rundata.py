@@ -20,7 +20,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.variants import variant_report
-from ctxprobe.store import RunRecord, Store, open_existing
+from ctxprobe.store import CaseRecord, RunRecord, Store, open_existing
 
 SCORERS = ("strict", "ruler")
 
@@ -71,40 +71,50 @@ class RunData:
 
 
 def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: str = "strict") -> RunData:
-    """The store read for one run (a unique prefix of its id is enough)."""
+    """The store read for one run (a unique prefix of its id is enough): its case records
+    are read once, each prompt dropped unless a family's report needs it (a computed
+    floor, a family's JSON extra), plus the store's light totals."""
     if scorer not in SCORERS:
         raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        ruler_tasks = ruler_task_labels(run)
-        ruler_rows = _ruler_rows(store, run) if scorer == "ruler" or ruler_tasks else []
-        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
         kinds = floor_kinds(run.spec)
+        names = family_names(run)
+        labels = sorted({str(label) for label in run.spec.get("families") or {}})
+        hooks = {label: family_hooks(names.get(label, label)) for label in labels}
+        records = _read_records(store, run, {label for label, k in kinds.items() if k == "random-instance"}
+                                | {label for label, h in hooks.items() if h.json_reads_prompts})
+        ruler_tasks = ruler_task_labels(run)
+        ruler_rows = _ruler_rows(records, run) if scorer == "ruler" or ruler_tasks else []
+        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
-            floor_rows += list(computed_floor_rows(store.iter_case_records(run.run_id), kinds))
-        names = family_names(run)
+            floor_rows += list(computed_floor_rows(records, kinds))
         extras = {}
         for label in sorted({r.family for r in rows}):
-            extra = family_hooks(names.get(label, label)).json_extra(store.iter_case_records(run.run_id))
+            extra = (hooks.get(label) or family_hooks(names.get(label, label))).json_extra(records)
             if extra is not None:
                 extras[label] = extra
         cut = any(r.outcome == Outcome.OUTPUT_TRUNCATED for r in rows)
-        leaks = overlap_stats((r for r in store.iter_case_records(run.run_id) if not is_baseline(r["family"])), names)
-        variants, variant_notes = (variant_report(store.iter_case_records(run.run_id), list(run.spec["families"]))
+        leaks = overlap_stats((r for r in records if not is_baseline(r.family)), names)
+        variants, variant_notes = (variant_report(records, list(run.spec["families"]))
                                    if any(SEP in label for label in run.spec.get("families") or {}) else ([], []))
         return RunData(run, scorer, rows, floor_rows, kinds, ruler_tasks, ruler_rows, store.cache_totals(run.run_id),
                        Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
-                       _answer_needs(store.iter_case_records(run.run_id)) if cut else {}, extras, leaks, variants,
-                       variant_notes)
+                       _answer_needs(records) if cut else {}, extras, leaks, variants, variant_notes)
 
 
-def _answer_needs(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+def _read_records(store: Store, run: RunRecord, keep_prompts: set[str]) -> list[CaseRecord]:
+    """The run's case records in one read; prompts kept only for the labels in ``keep_prompts``."""
+    return [r if r.family in keep_prompts else r.without_prompt() for r in store.iter_case_records(run.run_id)]
+
+
+def _answer_needs(records: Iterable[CaseRecord]) -> dict[str, int]:
     """Per family, the output tokens its longest correct answer needs (from the stored answers)."""
     needs: dict[str, int] = {}
     for r in records:
-        expected = [str(x) for x in (r.get("expected") or [])]
-        needs[r["family"]] = max(needs.get(r["family"], 0), answer_tokens_needed(expected))
+        expected = [str(x) for x in (r.expected or [])]
+        needs[r.family] = max(needs.get(r.family, 0), answer_tokens_needed(expected))
     return needs
 
 
@@ -124,17 +134,18 @@ def ruler_task_labels(run: RunRecord) -> list[str]:
     return list(TASKS)
 
 
-def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
+def _ruler_rows(records: Iterable[CaseRecord], run: RunRecord) -> list[ResultRow]:
     from ctxprobe.tasks.ruler import case_metric, match
 
     labels = family_names(run)
     rows = []
-    for r in store.iter_case_records(run.run_id):
-        if r["outcome"] is None:
+    for r in records:
+        if r.outcome is None:
             continue
-        refs = [*r["expected"], *case_meta(r["meta"]).get("aliases", [])]
-        metric = case_metric(labels.get(r["family"], r["family"]), r["meta"])
-        score = None if r["score"] is None else match(metric, r["output"] or "", refs)
-        rows.append(ResultRow(r["family"], r["length"], r["depth"], r["rep"], r["outcome"], score, r["token_count"],
-                              r.get("reasoning_budget"), r.get("reasoning_tokens"), sample_of_id(str(r["case_id"]))))
+        refs = [*r.expected, *case_meta(r.meta).get("aliases", [])]
+        metric = case_metric(labels.get(r.family, r.family), r.meta)
+        score = None if r.score is None else match(metric, r.output or "", refs)
+        rows.append(ResultRow(r.family, r.length, r.depth, r.rep, r.outcome, score, r.token_count,
+                              r.reasoning_budget, r.reasoning_tokens if r.reasoning_budget is not None else None,
+                              sample_of_id(r.case_id)))
     return rows

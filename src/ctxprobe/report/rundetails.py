@@ -15,6 +15,7 @@ from typing import Any
 
 from ctxprobe.report.evidence import DEFAULT_WINDOW, Failure, FailureSampler
 from ctxprobe.core.outcome import Outcome
+from ctxprobe.core.records import CaseRecord
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ class _Group:
     retried: int = 0
 
 
-def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, outcome: str | None = None,
+def collect_details(records: Iterable[CaseRecord], *, failures: int = 20, outcome: str | None = None,
                     window: int = DEFAULT_WINDOW) -> RunDetails:
     """Audit, latency and a failure sample from a run's case records, in one pass."""
     groups: dict[tuple[str, int], _Group] = defaultdict(_Group)
@@ -99,26 +100,26 @@ def collect_details(records: Iterable[dict[str, Any]], *, failures: int = 20, ou
     prompt_tokens = completion_tokens = answered = 0
     cached = cached_n = cached_of = 0
     for rec in records:
-        g = groups[(str(rec["family"]), int(rec["length"]))]
-        built = int(rec.get("token_count") or 0)
+        g = groups[(rec.family, rec.length)]
+        built = int(rec.token_count or 0)
         g.built.append(built)
-        reported = rec.get("reported_prompt_tokens")
+        reported = rec.reported_prompt_tokens
         if reported is not None:
             g.reported.append(int(reported))
             g.gaps.append(built - int(reported))
             prompt_tokens += int(reported)
-        completion_tokens += int(rec.get("completion_tokens") or 0)
-        if rec.get("cached_prompt_tokens") is not None:
-            cached += int(rec["cached_prompt_tokens"])
+        completion_tokens += int(rec.completion_tokens or 0)
+        if rec.cached_prompt_tokens is not None:
+            cached += int(rec.cached_prompt_tokens)
             cached_n += 1
             cached_of += int(reported if reported is not None else built)
-        if rec.get("outcome") == Outcome.INPUT_TRUNCATED:
+        if rec.outcome == Outcome.INPUT_TRUNCATED:
             g.truncated += 1
-        if rec.get("outcome") is not None:
+        if rec.outcome is not None:
             answered += 1
-            if rec.get("latency_s") is not None and rec.get("outcome") != Outcome.ERROR:
-                g.latency.append(float(rec["latency_s"]))
-            if (rec.get("attempts") or 1) > 1:
+            if rec.latency_s is not None and rec.outcome != Outcome.ERROR:
+                g.latency.append(float(rec.latency_s))
+            if (rec.attempts or 1) > 1:
                 g.retried += 1
         sampler.add(rec)
     audit = [AuditRow(fam, length, len(g.built), min(g.built), max(g.built), len(g.reported),

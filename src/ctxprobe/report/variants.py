@@ -3,18 +3,17 @@ on the same seeded cases (the statistic: :mod:`ctxprobe.analysis.variants`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.compare import Comparison
 from ctxprobe.analysis.variants import compare_variants
-from ctxprobe.store import open_existing
+from ctxprobe.store import CaseRecord, open_existing
 
 
-def variant_report(records: Iterable[Mapping[str, Any]], order: Iterable[str]) -> tuple[list[dict[str, Any]],
-                                                                                         list[str]]:
+def variant_report(records: Iterable[CaseRecord], order: Iterable[str]) -> tuple[list[dict[str, Any]], list[str]]:
     """(JSON per comparison, one line per comparison) for a run's case records."""
     found = compare_variants(records, order=order)
     return [variant_to_dict(c) for c in found], [variant_line(c) for c in found]
@@ -46,4 +45,5 @@ def stored_variant_lines(run_id: str, store_path: str | Path) -> list[str]:
     """The lines of a stored run (empty without variants)."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
-        return variant_report(store.iter_case_records(run.run_id), list(run.spec.get("families") or {}))[1]
+        records = (r.without_prompt() for r in store.iter_case_records(run.run_id))  # pairing reads no prompt
+        return variant_report(records, list(run.spec.get("families") or {}))[1]

@@ -74,10 +74,3 @@ def parse_bars(text: str) -> dict[str, Bar]:
             raise CtxprobeError(f"bad --bars entry {part!r}: use FAMILY=BAR, e.g. niah=0.9,vartrack=nolima")
         out[family.strip()] = check_bar(value)
     return out
-
-
-def bar_text(bar: Bar) -> str:
-    """How a bar reads in tables: ``0.856`` or ``0.85 x shortest``."""
-    if isinstance(bar, str):
-        return f"{bar.partition(':')[2]} x shortest"
-    return f"{bar:g}"

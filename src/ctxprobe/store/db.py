@@ -20,6 +20,8 @@ from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
 from ctxprobe.store.migrations import migrate
+from ctxprobe.store.records import read_case_records, write_response
+from ctxprobe.core.records import CaseRecord, StoredResponse
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.case import Case, sample_of_id
 
@@ -187,38 +189,14 @@ class Store:
                  json.dumps(case.distractors), json.dumps(case.meta, ensure_ascii=False), c.reasoning_budget),
             )
 
-    def save_response(self, run_id: str, case_id: str, *, output: str | None, finish_reason: str | None,
-                      reported_prompt_tokens: int | None, completion_tokens: int | None, latency_s: float | None,
-                      attempts: int, error: str | None, score: float | None, outcome: str,
-                      detail: dict[str, Any], reasoning: str | None = None, cost_usd: float | None = None,
-                      cached_prompt_tokens: int | None = None, reasoning_tokens: int | None = None,
-                      cache_write_tokens: int | None = None) -> bool:
-        """Store a response; return False when it was not stored.
+    def save_response(self, run_id: str, case_id: str, response: StoredResponse) -> bool:
+        """Store a response, scrubbed of API keys; return False when it was not stored.
 
-        Only an ``error`` is ever replaced: a stored final response (any other outcome, the
+        The one write path of every response (swept, batched, judged, imported). Only an
+        ``error`` is ever replaced: a stored final response (any other outcome, the
         model's answer as scored) is kept whatever arrives later for the same case — a
         late duplicate, or a timeout from another process."""
-        with self.db:
-            cur = self.db.execute(
-                "INSERT INTO responses (run_id, case_id, created_at, output, finish_reason,"
-                " reported_prompt_tokens, completion_tokens, latency_s, attempts, error, score, outcome,"
-                " detail_json, reasoning, cost_usd, cached_prompt_tokens, reasoning_tokens,"
-                " cache_write_tokens)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-                " ON CONFLICT(run_id, case_id) DO UPDATE SET created_at=excluded.created_at,"
-                " output=excluded.output, finish_reason=excluded.finish_reason,"
-                " reported_prompt_tokens=excluded.reported_prompt_tokens,"
-                " completion_tokens=excluded.completion_tokens, latency_s=excluded.latency_s,"
-                " attempts=excluded.attempts, error=excluded.error, score=excluded.score,"
-                " outcome=excluded.outcome, detail_json=excluded.detail_json, reasoning=excluded.reasoning,"
-                " cost_usd=excluded.cost_usd, cached_prompt_tokens=excluded.cached_prompt_tokens,"
-                " reasoning_tokens=excluded.reasoning_tokens, cache_write_tokens=excluded.cache_write_tokens"
-                " WHERE responses.outcome = 'error'",
-                (run_id, case_id, _now(), output, finish_reason, reported_prompt_tokens, completion_tokens,
-                 latency_s, attempts, error, score, outcome, json.dumps(detail, ensure_ascii=False), reasoning,
-                 cost_usd, cached_prompt_tokens, reasoning_tokens, cache_write_tokens),
-            )
-        return cur.rowcount > 0
+        return write_response(self.db, run_id, case_id, response, _now())
 
     def spent(self, run_id: str) -> float:
         row = self.db.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM responses WHERE run_id=?", (run_id,)).fetchone()
@@ -261,33 +239,9 @@ class Store:
                 for family, length, depth, rep, outcome, score, tokens, budget, reasoning, case_id
                 in self.db.execute(q, (run_id,))]
 
-    def iter_case_records(self, run_id: str) -> Iterator[dict[str, Any]]:
+    def iter_case_records(self, run_id: str) -> Iterator[CaseRecord]:
         """Every case of a run with its prompt and (if any) response, for export."""
-        q = ("SELECT c.case_id, c.family, c.length, c.depth, c.rep, c.seed, c.prompt_hash, c.token_count,"
-             " c.needle_token_pos, c.realised_depth, c.expected_json, c.distractors_json, c.meta_json,"
-             " p.messages_json, s.output, s.finish_reason, s.reported_prompt_tokens, s.completion_tokens,"
-             " s.latency_s, s.attempts, s.error, s.score, s.outcome, s.detail_json, s.reasoning, s.cost_usd,"
-             " s.cached_prompt_tokens, c.reasoning_budget, s.reasoning_tokens,"
-             " s.cache_write_tokens"
-             " FROM cases c JOIN prompts p USING (prompt_hash)"
-             " LEFT JOIN responses s ON s.run_id = c.run_id AND s.case_id = c.case_id"
-             " WHERE c.run_id=? ORDER BY c.length, c.rep, c.depth")
-        for r in self.db.execute(q, (run_id,)):
-            (case_id, fam, length, depth, rep, seed, ph, tc, pos, rd, exp, dis, meta, msgs, out, fr, rpt, ct,
-             lat, att, err, score, outcome, detail, reasoning, cost, cached, budget, reasoning_tokens,
-             written) = r
-            yield {
-                "case_id": case_id, "family": fam, "length": length, "depth": depth, "rep": rep, "seed": seed,
-                "prompt_hash": ph, "token_count": tc, "needle_token_pos": pos, "realised_depth": rd,
-                "expected": json.loads(exp), "distractors": json.loads(dis), "meta": json.loads(meta),
-                "messages": json.loads(msgs), "output": out, "finish_reason": fr,
-                "reported_prompt_tokens": rpt, "completion_tokens": ct, "latency_s": lat, "attempts": att,
-                "error": err, "score": score, "outcome": outcome,
-                "detail": json.loads(detail) if detail else None, "reasoning": reasoning, "cost_usd": cost,
-                "cached_prompt_tokens": cached, "cache_write_tokens": written,
-                # the budget axis, only in runs that have it (exports of other runs unchanged)
-                **({"reasoning_budget": budget, "reasoning_tokens": reasoning_tokens} if budget is not None else {}),
-            }
+        return read_case_records(self.db, run_id)
 
 
 def open_existing(store_path: str | Path) -> Store:
@@ -298,10 +252,17 @@ def open_existing(store_path: str | Path) -> Store:
     return Store(p)
 
 
+def iter_records(run_id: str, store_path: str | Path) -> Iterator[CaseRecord]:
+    """Every case record of a run (case, prompt, response), streamed: what reports read."""
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+        yield from store.iter_case_records(run.run_id)
+
+
 def iter_export(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
-    """Every case record of a run (case, response, score) with the run's model and tokenizer:
-    what exports, reports and checks read."""
+    """Every case record of a run as the export's JSON line, with the run's model and
+    tokenizer: what exports and checks read."""
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         for rec in store.iter_case_records(run.run_id):
-            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec}
+            yield {"run_id": run.run_id, "model": run.model, "tokenizer": run.tokenizer, **rec.to_json()}

@@ -269,6 +269,7 @@ class _StoreSource:
     def __init__(self, spec: Spec, store_path: Path, run_id: str, progress: bool, console: Console | None) -> None:
         self.spec, self.store_path, self.run_id = spec, store_path, run_id
         self.progress, self.console = progress, console
+        self.rounds = 0  # rounds sent: the tokenizer line is said in the first only
 
     def rows(self) -> list[ResultRow]:
         if not self.store_path.is_file():
@@ -283,7 +284,9 @@ class _StoreSource:
             return store.done_case_ids(self.run_id)
 
     def send(self, cases: list[PlannedCase]) -> None:
-        run_sweep(self.spec, self.store_path, progress=self.progress, console=self.console, planned=cases)
+        run_sweep(self.spec, self.store_path, progress=self.progress, console=self.console, planned=cases,
+                  announce=self.rounds == 0)
+        self.rounds += 1
 
 
 def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, confidence: float = 0.95,

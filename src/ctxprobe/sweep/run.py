@@ -120,21 +120,24 @@ def run_id_for(spec: Spec, tokenizer_name: str | None = None, tokenizer: Tokeniz
 
 def run_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
               console: Console | None = None, planned: list[PlannedCase] | None = None,
-              executor: Executor | None = None, confirm_cancel: Callable[[str], bool] | None = None) -> SweepResult:
+              executor: Executor | None = None, confirm_cancel: Callable[[str], bool] | None = None,
+              announce: bool = True) -> SweepResult:
     """Run (or resume) a sweep and store every response as it arrives.
 
     ``planned`` replaces the spec's full grid with chosen (cell, repetition) pairs — e.g.
     extra repetitions of a few cells — while the run identity stays the spec's, so they
     land in the same run and resume like any other case. ``confirm_cancel``: with
-    ``spec.batch``, asked once on Ctrl-C whether to cancel the provider's batches."""
+    ``spec.batch``, asked once on Ctrl-C whether to cancel the provider's batches.
+    ``announce``: say the inferred tokenizer and an approximate one's warning (False: a
+    later round of the same sweep, ``run --adaptive``'s, that has said them already)."""
     return asyncio.run(arun_sweep(spec, store_path, progress=progress, console=console, planned=planned,
-                                  executor=executor, confirm_cancel=confirm_cancel))
+                                  executor=executor, confirm_cancel=confirm_cancel, announce=announce))
 
 
 async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, progress: bool = True,
                      console: Console | None = None, planned: list[PlannedCase] | None = None,
                      executor: Executor | None = None,
-                     confirm_cancel: Callable[[str], bool] | None = None) -> SweepResult:
+                     confirm_cancel: Callable[[str], bool] | None = None, announce: bool = True) -> SweepResult:
     console = console or Console(stderr=True)
     check_model_form(spec.model)
     tokenizer_name = spec.tokenizer or infer_tokenizer(spec.model)
@@ -164,10 +167,10 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
             await session.open_judge([label for label, (family, params) in families.items()
                                       if family.uses_judge(params)])
             # said once everything is known to work, so a bad input stays a one-line error
-            if not spec.tokenizer:
+            if announce and not spec.tokenizer:
                 console.print(f"tokenizer: {tokenizer_name} (inferred from the model; name another with --tokenizer)",
                               highlight=False)
-            if is_approximate(tokenizer):
+            if announce and is_approximate(tokenizer):
                 warn(console, tokenizer.warning or "approximate token counts")
             builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
             return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),

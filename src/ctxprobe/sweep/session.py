@@ -105,12 +105,6 @@ class SessionResult:
     peak_live_tokens: int | None = None  # with spec.live_tokens: the most tokens held in built cases
 
 
-def call_policy(spec: Spec) -> CallPolicy:
-    """The spec's retries, timeout, concurrency and rate limits, for one model's calls."""
-    return CallPolicy(concurrency=spec.concurrency, timeout=spec.timeout, retries=spec.retries,
-                      requests_per_minute=spec.rpm, tokens_per_minute=spec.tpm)
-
-
 def warn(console: Console, message: str) -> None:
     console.print(Text.assemble(("warning: ", "bold yellow"), message))
 

@@ -338,12 +338,6 @@ def case_instances(case: Case) -> tuple[list[str], int, str]:
     return instances, asked, "openai"
 
 
-def score_published(case: Case, output: str) -> Scored:
-    """A row of the published ``openai/mrcr`` set, by OpenAI's rule (:func:`case_instances`)."""
-    instances, asked, rule = case_instances(case)
-    return grade(output, case.expected[0], str(mrcr_meta(case.meta)["random_string_to_prepend"]), instances, asked, rule)
-
-
 def random_instance_floor(case: Case) -> float:
     """Google MRCR v2's noise floor for one case: the expected case score of a reply that
     is the random string followed by an instance of the asked key drawn uniformly (the

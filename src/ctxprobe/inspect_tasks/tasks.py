@@ -7,14 +7,15 @@ for that spec: to exact token budgets of the tokenizer inferred for the model be
 evaluated as ctxprobe infers it (``openai-api/SERVICE/NAME`` counts with the server's own
 ``/tokenize`` at ``SERVICE_BASE_URL``), or the one named with ``-T tokenizer=``. Every
 sample carries its case id (the sample id), length, depth, repetition, token count and
-prompt hash in its metadata; ``ctxprobe import-inspect LOG`` stores a log as a run.
+prompt hash in its metadata, and its answer key and scorer settings (so a log's cases read
+back from it when its tokenizer cannot be reached); ``ctxprobe import-inspect LOG`` stores a log as a run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.inspect import require_inspect
+from ctxprobe.inspect_tasks import require_inspect
 
 require_inspect()
 
@@ -32,8 +33,9 @@ from inspect_ai.model import (  # noqa: E402
 from ctxprobe.core.case import Message  # noqa: E402
 from ctxprobe.harnesses.cases import harness_spec  # noqa: E402
 from ctxprobe.harnesses.models import inspect_model, spec_model, tokenizer_for  # noqa: E402
-from ctxprobe.harnesses.inspect_log import MODEL_KEY, SPEC_KEY, TOKENIZER_KEY  # noqa: E402
-from ctxprobe.inspect.scoring import ctxprobe_generate, ctxprobe_scorer, harness_cases  # noqa: E402
+from ctxprobe.harnesses.inspect_log import MODEL_KEY, SPEC_KEY, TEMPLATE_KEY, TOKENIZER_KEY, TRAINED_KEY  # noqa: E402
+from ctxprobe.harnesses.logged import CASE_KEY, case_content  # noqa: E402
+from ctxprobe.inspect_tasks.scoring import ctxprobe_generate, ctxprobe_scorer, harness_cases  # noqa: E402
 
 
 def _message(m: Message) -> ChatMessage:
@@ -59,12 +61,14 @@ def ctxprobe_task(family: str, lengths: Any = None, depths: Any = None, reps: An
     spec_json = spec.model_dump_json()
     cases = harness_cases(spec_json, tok)
     samples = [Sample(input=[_message(m) for m in case.messages], target=list(case.expected), id=case.case_id,
-                      metadata=cases.sample_metadata(case)) for case in cases.cases.values()]
+                      metadata={**cases.sample_metadata(case), CASE_KEY: case_content(case)})
+               for case in cases.cases.values()]
     decoding = spec.decoding
     config = GenerateConfig(temperature=decoding.temperature, top_p=decoding.top_p, seed=decoding.seed)
     return Task(dataset=MemoryDataset(samples, name=f"ctxprobe-{family}"), solver=[ctxprobe_generate()],
                 scorer=ctxprobe_scorer(spec_json, tok), config=config,
-                metadata={SPEC_KEY: spec.model_dump(mode="json"), TOKENIZER_KEY: tok, MODEL_KEY: harness.name})
+                metadata={SPEC_KEY: spec.model_dump(mode="json"), TOKENIZER_KEY: tok, MODEL_KEY: harness.name,
+                          TEMPLATE_KEY: cases.chat_template_hash, TRAINED_KEY: cases.trained_context})
 
 
 @task

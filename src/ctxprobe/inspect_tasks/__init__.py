@@ -2,7 +2,7 @@
 
 Installed with the ``inspect`` extra (``pip install 'ctxprobe[inspect]'``); inspect_ai
 finds the tasks through the ``inspect_ai`` entry point group (``ctxprobe._registry`` is
-``ctxprobe.inspect._registry``). This ``__init__`` imports nothing: importing a module of
+``ctxprobe.inspect_tasks._registry``). This ``__init__`` imports nothing: importing a module of
 the package without inspect_ai installed says which extra to install
 (:func:`require_inspect`).
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxprobe.inspect.tasks import (  # noqa: F401
+from ctxprobe.inspect_tasks.tasks import (  # noqa: F401
     aggregation,
     documents,
     graphwalks,

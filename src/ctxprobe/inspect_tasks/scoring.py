@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ctxprobe.inspect import require_inspect
+from ctxprobe.inspect_tasks import require_inspect
 
 require_inspect()
 

@@ -1,0 +1,42 @@
+"""What a plugin imports: everything a provider, tokenizer, family or report section needs,
+from one module (docs/architecture.md's examples import only from here).
+
+- registering: :func:`register`, :func:`unregister` (groups ``providers``, ``tokenizers``,
+  ``families``, ``report_sections``);
+- a provider: :class:`ProviderBase` (its optional members' defaults), the :class:`Provider`
+  protocol, :class:`GenerateRequest` / :class:`GenerateResult`, :class:`ModelRef` (what its
+  factory is handed), and its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`;
+- a tokenizer: :class:`TokenizerBase`, the :class:`Tokenizer` protocol, :class:`ApproxTokenizer`;
+- a family: :class:`FamilyBase`, the :class:`Family` protocol, :class:`BuildContext`,
+  :class:`Case`, :class:`Cell`, :class:`Message`, :class:`Scored`, :class:`Outcome`;
+- what a family adds to the reports: :class:`FamilyReportHooks`, reading the run's
+  :class:`CaseRecord` s (each with its :class:`StoredResponse`);
+- a report section: :class:`RunView` (what it is handed), :class:`ReportSection`,
+  :class:`Table`, :class:`Figure`.
+"""
+
+from __future__ import annotations
+
+from ctxprobe.core.case import Case, Cell, Message
+from ctxprobe.core.catalog import ModelInfo, Price, ProviderInfo
+from ctxprobe.core.declaration import FamilyDeclaration
+from ctxprobe.core.family import Family, FamilyBase
+from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.core.records import CaseRecord, StoredResponse
+from ctxprobe.core.registry import register, unregister
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider, ProviderBase
+from ctxprobe.report.hooks import FamilyReportHooks
+from ctxprobe.report.html_parts import Figure, ReportSection, Table
+from ctxprobe.report.html_sections import RunView
+from ctxprobe.spec.names import ModelRef
+from ctxprobe.tasks.base import BuildContext
+from ctxprobe.tokenizers.approx import ApproxTokenizer
+from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
+
+__all__ = [
+    "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
+    "FamilyDeclaration",    "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "Message", "ModelInfo", "ModelRef",
+    "Outcome", "Price", "Provider", "ProviderBase", "ProviderInfo", "ReportSection", "RunView", "Scored",
+    "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
+]
