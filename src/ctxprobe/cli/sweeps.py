@@ -204,10 +204,10 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models import resolve_provider
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    from ctxprobe.spec.names import canonical_model
+    from ctxprobe.spec.names import parse_model
 
-    model = canonical_model(args.model)
-    if not model.startswith("sim:"):
+    model = parse_model(args.model)
+    if model.provider != "sim":
         raise CtxprobeError("serve-sim serves simulated models only: "
                             "--model sim:perfect|echo|blind-middle|first-half|decay")
     tokenizer = resolve_tokenizer(args.tokenizer)

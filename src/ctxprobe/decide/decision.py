@@ -145,5 +145,5 @@ def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, 
     bands = sorted(set(bands))
     choices = choose(runs, families, uses, bands, unit, table)
     limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
-    notes = caveats(runs, families, unit) + price_age_notes([r.run.model for r in runs], table)
+    notes = caveats(runs, families, unit) + price_age_notes([r.model for r in runs], table)
     return Decision(runs, unit, bands, choices, limits, notes, uses, table)

@@ -24,7 +24,7 @@ __all__ = ["pareto_points", "pareto_png"]
 
 def pareto_points(d: Decision, family: str) -> list[tuple[str, int | None, int | None, int | None, float | None]]:
     """(model, lo, observed, hi, price per 1M at the observed length) of every run with ``family``."""
-    out = []
+    out: list[tuple[str, int | None, int | None, int | None, float | None]] = []
     for r in d.runs:
         facts = r.families.get(family)
         if facts is None:

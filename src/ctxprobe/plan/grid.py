@@ -152,9 +152,9 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
     tiers = getattr(price, "prices", ())
     if base is not None and len(tiers) > 1:
         note += "; " + ", ".join(f"over {t.above:,} prompt tokens ${t.input:g} / ${t.output:g}" for t in tiers[1:])
-    if spec.model.startswith("sim:"):
+    if spec.model.provider == "sim":
         seconds = None
-    elif spec.model == "local" or spec.model.startswith("llamacpp:"):
+    elif spec.model.provider in ("local", "llamacpp"):
         seconds = input_tokens / _LOCAL_PREFILL + output_tokens / _LOCAL_DECODE
     else:
         per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + (output_tokens / requests) / _REMOTE_DECODE
