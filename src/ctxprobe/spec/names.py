@@ -109,12 +109,16 @@ class ModelRef(str):
         """``provider:name``: no options, no URL (the catalog's key)."""
         return self.provider if self.bare else f"{self.provider}:{self.name}"
 
+    @property
+    def located(self) -> str:
+        """The spec without its options: ``provider:name[@BASE_URL]``."""
+        return self.plain + (f"@{self.base_url}" if self.base_url else "")
+
     def price_keys(self) -> tuple[str, ...]:
         """The keys a price table is searched by, most specific first: the spec itself (a
         price file may price one option set apart from another), without its options,
         without where it is served, then ``provider:name``."""
-        located = self.plain + (f"@{self.base_url}" if self.base_url else "")
-        return tuple(dict.fromkeys((self.spec, located, self.identity, self.plain)))
+        return tuple(dict.fromkeys((self.spec, self.located, self.identity, self.plain)))
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
