@@ -140,3 +140,21 @@ def test_a_stored_spec_loads_and_its_rerun_resumes_the_same_run(tmp_path) -> Non
     assert stored["model"] == "sim:decay?cliff=700&width=1"  # stored as the string it always was
     again = run_sweep(make_spec(json.loads(json.dumps(stored))), store, progress=False)
     assert again.run_id == first.run_id and again.resumed and again.sent == 0
+
+
+def test_the_type_survives_every_way_a_spec_is_made_and_copied() -> None:
+    import copy
+
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.spec import Spec
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    direct = Spec(model="sim/decay?cliff=3000&width=1")  # Python, without make_spec
+    assert isinstance(direct.model, ModelRef) and direct.model.spec == "sim:decay?cliff=3000&width=1"
+    for copied in (direct.model_copy(deep=True).model, copy.deepcopy(direct.model), copy.copy(direct.model)):
+        assert isinstance(copied, ModelRef) and copied.options == {"cliff": "3000", "width": "1"}
+    # the simulator is made from the parts the parser cut: its kind and options
+    sim = resolve_provider(direct.model, resolve_tokenizer("approx"))
+    assert sim.name == "sim:decay?cliff=3000&width=1"
+    with pytest.raises(CtxprobeError, match="given twice"):
+        resolve_provider(parse_model("sim:decay?cliff=1&cliff=2"), resolve_tokenizer("approx"))
