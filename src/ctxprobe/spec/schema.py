@@ -22,7 +22,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import (Decoding, PromptLayout, default_output_limit, parse_budgets, parse_depths,
                                   parse_length, parse_lengths)
 from ctxprobe.spec.threshold import Bar, check_bar, check_threshold
-from ctxprobe.spec.names import ModelRef, canonical_model, parse_model
+from ctxprobe.spec.names import ModelRef, as_ref, canonical_model, parse_model
 
 
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
@@ -275,7 +275,7 @@ class Spec(BaseModel):
         # A server model counts by what it is, not where it is served: the same server
         # reached at another address resumes the same run. Its tokenizer counts by its
         # fingerprint (token ids of a fixed chat) instead of the URL.
-        d["model"] = self.model.identity
+        d["model"] = as_ref(self.model).identity  # a ModelRef (a copy updated with a string: parsed here)
         d["tokenizer"] = _location_free_tokenizer(tokenizer, tokenizer_fingerprint)
         d["ctxprobe_version"] = version
         # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count
