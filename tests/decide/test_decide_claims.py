@@ -190,5 +190,6 @@ def test_the_json_limit_matches_the_line(two_families, capsys) -> None:
     capsys.readouterr()
     assert main(["decide", ids["sim:perfect"], "--store", str(store), "--use", "niah,multihop", "--json"]) == 0
     (limit,) = json.loads(capsys.readouterr().out)["limits"]
+    assert limit["limited_by"] == ["niah", "multihop"]  # equally weak (both 24/24 at 2K): both named
     assert limit["lo"] == 2048 and limit["content"]["words"] == min(
         _words_at(store, ids["sim:perfect"], f, 2048) for f in ("niah", "multihop"))

@@ -31,6 +31,8 @@ class Limit:
     unit: str
     window: int | None
     content: dict[str, int | None]  # the limit in words, chars (and entries) of content
+    #: Every family as weak as the weakest (``family`` names them joined by "and").
+    limited_by: tuple[str, ...] = ()
 
     def line(self) -> str:
         if self.family is None:
@@ -45,7 +47,8 @@ class Limit:
                 + (f"; as content: {extra}" if extra else ""))
 
     def to_dict(self) -> dict[str, object]:
-        return {"run_id": self.run_id, "model": self.model, "use": self.use, "family": self.family, "lo": self.lo,
+        return {"run_id": self.run_id, "model": self.model, "use": self.use, "family": self.family,
+                "limited_by": list(self.limited_by or ([self.family] if self.family else [])), "lo": self.lo,
                 "hi": self.hi, "unit": self.unit, "advertised_window": self.window,
                 "share_of_window": self.lo / self.window if self.lo and self.window and self.unit == "tokens" else None,
                 "content": self.content}
@@ -130,7 +133,7 @@ def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
             if u != unit and values and all(v is not None for v in values):
                 content[u] = min(v for v in values if v is not None)
     return Limit(run.run.run_id, run.model, name, " and ".join(ff.family for ff in weakest_all), lo, hi, unit,
-                 run.window, content)
+                 run.window, content, tuple(ff.family for ff in weakest_all))
 
 
 def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, bands: list[int] | None = None,
