@@ -106,6 +106,10 @@ def test_the_spec_carries_the_type_and_serialises_to_the_same_string() -> None:
     assert (served.model.provider, served.model.name, served.model.base_url) == \
         ("openai-compat", "org/m:tag", "http://127.0.0.1:8000/v1")
     assert isinstance(make_spec({}).model, ModelRef) and make_spec({}).model.bare  # the default: local
+    from ctxprobe.spec import Spec
+
+    assert Spec.model_json_schema()["properties"]["model"]["type"] == "string"  # a string to every schema reader
+    assert Spec.model_validate_json('{"model": "sim/perfect"}').model.provider == "sim"
     with pytest.raises(CtxprobeError):
         make_spec({"model": 3})
 

@@ -124,8 +124,10 @@ class ModelRef(str):
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         """A pydantic field typed ``ModelRef`` accepts any spelling (parsed by
         :func:`parse_model`) and serialises to the canonical string."""
-        return core_schema.no_info_plain_validator_function(
-            _validate, serialization=core_schema.plain_serializer_function_ser_schema(str.__str__))
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.no_info_after_validator_function(_validate, core_schema.str_schema()),
+            python_schema=core_schema.no_info_plain_validator_function(_validate),
+            serialization=core_schema.plain_serializer_function_ser_schema(str.__str__))
 
 
 def _validate(value: object) -> ModelRef:
