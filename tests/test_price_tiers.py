@@ -8,6 +8,8 @@ still the base tier, 200,001 is not."""
 
 from __future__ import annotations
 
+from ctxprobe.spec.names import as_ref
+
 import datetime as dt
 from pathlib import Path
 
@@ -77,7 +79,7 @@ def test_each_request_is_priced_at_its_own_tier() -> None:
 
 
 def test_the_ledger_bills_each_response_at_its_tier() -> None:
-    info = model_info("gemini:gemini-2.5-pro")
+    info = model_info(as_ref("gemini:gemini-2.5-pro"))
     ledger = Ledger("gemini:gemini-2.5-pro", price_for("gemini:gemini-2.5-pro"), max_cost=None, spent=0.0,
                     max_tokens=10, tiers=info)
     case = Case(Cell("niah", 256 * 1024, 0.5), 0, 0, [{"role": "user", "content": "x"}], ["a"], token_count=250_000)
@@ -98,8 +100,8 @@ def test_retired_models_are_refused_in_one_line(model: str, tmp_path: Path) -> N
 
 
 def test_a_deprecated_model_is_said_not_refused() -> None:
-    assert "deprecated" in (check_model("anthropic:claude-sonnet-4-5") or "")
-    assert check_model("anthropic:claude-haiku-4-5") is None and check_model("sim:perfect") is None
+    assert "deprecated" in (check_model(as_ref("anthropic:claude-sonnet-4-5")) or "")
+    assert check_model(as_ref("anthropic:claude-haiku-4-5")) is None and check_model(as_ref("sim:perfect")) is None
 
 
 def test_a_price_file_prices_any_model_with_tiers(tmp_path: Path) -> None:
@@ -116,7 +118,7 @@ def test_a_price_file_prices_any_model_with_tiers(tmp_path: Path) -> None:
     assert price_for("llamacpp:/m/x.gguf", table) == Price(0.25, 0.25)
     assert price_for("openai-compat:qwen@http://127.0.0.1:8000/v1", table) == Price(0.1, 0.2)
     assert price_for("sim:echo", table) == Price(0.0, 0.0)  # not in the file: free, as before
-    assert context_window("sim:perfect", table) == 4096
+    assert context_window(as_ref("sim:perfect"), table) == 4096
     report = plan_report(_spec("sim:perfect", "1k", prices=str(f)))  # type: ignore[arg-type]
     assert report.summary.cost_usd is not None and report.summary.cost_usd > 0
     assert "prices of your price file" in "\n".join(report.lines())
@@ -132,9 +134,9 @@ def test_lengths_past_the_window_are_refused_by_plan_and_run(tmp_path: Path) -> 
                   progress=False)
     with pytest.raises(CtxprobeError, match="window of 200,000 tokens \\(1,000,000 with \\?context_1m=true\\)"):
         plan_report(_spec("anthropic:claude-sonnet-4-5", "256k"))  # type: ignore[arg-type]
-    assert context_window("anthropic:claude-sonnet-4-5?context_1m=true") == 1_000_000
-    assert context_window("openai:gpt-4o") == 128_000 and context_window("openai:gpt-5") == 400_000
-    assert context_window("gemini:gemini-2.5-pro") == 1_048_576 and context_window("sim:perfect") is None
+    assert context_window(as_ref("anthropic:claude-sonnet-4-5?context_1m=true")) == 1_000_000
+    assert context_window(as_ref("openai:gpt-4o")) == 128_000 and context_window(as_ref("openai:gpt-5")) == 400_000
+    assert context_window(as_ref("gemini:gemini-2.5-pro")) == 1_048_576 and context_window(as_ref("sim:perfect")) is None
 
 
 def test_stale_prices_warn_past_90_days() -> None:

@@ -5,6 +5,8 @@ alone, through the same look-ups the sweep, ``plan`` and ``prices`` use."""
 
 from __future__ import annotations
 
+from ctxprobe.spec.names import as_ref
+
 import importlib
 import re
 import sys
@@ -57,7 +59,7 @@ def test_a_scratch_provider_is_known_from_its_registration_alone(scratch: object
     assert base is not None and long is not None and (base.input, long.input) == (1.0, 2.0)
     assert price_for("scratchword:any", prompt_tokens=100_000) == base  # "over 100,000": 100,000 is the base tier
     assert price_for("scratchword:other") is None  # an unpriced model of it is unknown, not free
-    assert context_window("scratchword:any") == 200_000
+    assert context_window(as_ref("scratchword:any")) == 200_000
     assert cache_rules("scratchword:any").mechanism == "none"
     provider = resolve_provider(parse_model("scratchword/any"), resolve_tokenizer("approx:4"))
     api = batch_api_for(provider)
@@ -103,7 +105,7 @@ def test_an_entry_point_factory_carries_its_profile() -> None:
     registry.register("providers", "epolder", older, origin="some-dist")
     try:
         assert infer_tokenizer("epfactory/m") == "approx:3" and infer_tokenizer("epolder/x") == "approx:2"
-        assert price_for("epfactory:m") == Price(0.5, 1.5) and context_window("epfactory:m") == 1000
+        assert price_for("epfactory:m") == Price(0.5, 1.5) and context_window(as_ref("epfactory:m")) == 1000
     finally:
         registry.unregister("providers", "epfactory")
         registry.unregister("providers", "epolder")
@@ -118,11 +120,11 @@ def test_every_model_the_anthropic_sdk_calls_deprecated_is_marked_so() -> None:
 
     from ctxprobe.core.catalog import check_model, model_info
 
-    known = [m for m in DEPRECATED_MODELS if model_info(f"anthropic:{m}") is not None]
+    known = [m for m in DEPRECATED_MODELS if model_info(as_ref(f"anthropic:{m}")) is not None]
     assert "claude-opus-4-5" in known or "claude-opus-4-5" not in DEPRECATED_MODELS
     for name in known:
-        info = model_info(f"anthropic:{name}")
+        info = model_info(as_ref(f"anthropic:{name}"))
         assert info is not None and (info.deprecated or info.retired), name
         if not info.retired:
-            note = check_model(f"anthropic:{name}")
+            note = check_model(as_ref(f"anthropic:{name}"))
             assert note is not None and "deprecated" in note, name

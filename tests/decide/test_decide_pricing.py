@@ -4,30 +4,31 @@ from __future__ import annotations
 
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.decide.pricing import advertised_window, input_price, price_table
+from ctxprobe.spec.names import as_ref
 
 
-def test_the_file_is_read_before_the_free_default(tmp_path) -> None:
+def test_the_price_file_prices_any_model_and_nothing_else_is_free(tmp_path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text('"sim:decay?cliff=3000&width=1": {input: 1.0, output: 2.0}\n'
                     '"sim:perfect": {input: 10, output: 10}\n'
                     '"openai-compat:my-model-awq": {input: 0.2, output: 0.2}\n'
                     'local: {input: 0.05, output: 0.05}\n', encoding="utf-8")
     table = price_table(path)
-    assert input_price("sim:decay?cliff=3000&width=1", table) == 1.0  # the options pick the price
-    assert input_price("sim:decay?cliff=6000&width=1", table) == 0.0  # unpriced sim: free, as before
-    assert input_price("sim:perfect", table) == 10.0
-    assert input_price("local", table) == 0.05
-    assert input_price("openai-compat:my-model-awq@http://127.0.0.1:8001/v1", table) == 0.2
-    assert input_price("openai-compat:other@http://127.0.0.1:8001/v1", table) is None  # unknown: no guess
-    assert input_price("openai:gpt-4o-mini", table) == 0.15  # the built-ins stay
+    assert input_price(as_ref("sim:decay?cliff=3000&width=1"), table) == 1.0  # the options pick the price
+    assert input_price(as_ref("sim:decay?cliff=6000&width=1"), table) is None  # not in the file: unpriced, not free
+    assert input_price(as_ref("sim:perfect"), table) == 10.0
+    assert input_price(as_ref("local"), table) == 0.05
+    assert input_price(as_ref("openai-compat:my-model-awq@http://127.0.0.1:8001/v1"), table) == 0.2
+    assert input_price(as_ref("openai-compat:other@http://127.0.0.1:8001/v1"), table) is None  # unknown: no guess
+    assert input_price(as_ref("openai:gpt-4o-mini"), table) == 0.15  # the built-ins stay
 
 
 def test_advertised_window_from_what_the_run_knows() -> None:
-    assert advertised_window("x", RunMeta.from_json({"preflight": {"context_window": 32768}})) == 32768
-    assert advertised_window("x", RunMeta.from_json({"trained_context": 8192})) == 8192
-    assert advertised_window("sim:perfect?ctx=4096", RunMeta.from_json({})) == 4096
-    assert advertised_window("openai:gpt-4o", RunMeta.from_json({})) == 128_000  # the catalog's published window
-    assert advertised_window("openai-compat:mine@http://127.0.0.1:1/v1", RunMeta.from_json({})) is None  # unknown: no guess
+    assert advertised_window(as_ref("x"), RunMeta.from_json({"preflight": {"context_window": 32768}})) == 32768
+    assert advertised_window(as_ref("x"), RunMeta.from_json({"trained_context": 8192})) == 8192
+    assert advertised_window(as_ref("sim:perfect?ctx=4096"), RunMeta.from_json({})) == 4096
+    assert advertised_window(as_ref("openai:gpt-4o"), RunMeta.from_json({})) == 128_000  # the catalog's published window
+    assert advertised_window(as_ref("openai-compat:mine@http://127.0.0.1:1/v1"), RunMeta.from_json({})) is None  # unknown: no guess
 
 
 def test_decide_says_how_old_the_built_in_prices_are(tmp_path) -> None:
@@ -40,7 +41,7 @@ def test_decide_says_how_old_the_built_in_prices_are(tmp_path) -> None:
     table = price_table(None)
     as_of = prices_as_of("openai:gpt-4o-mini", table)
     assert as_of is not None
-    notes = price_age_notes(["openai:gpt-4o-mini", "openai:gpt-4o-mini", "sim:perfect"], table)
+    notes = price_age_notes([as_ref("openai:gpt-4o-mini"), as_ref("openai:gpt-4o-mini"), as_ref("sim:perfect")], table)
     days = age_days(as_of)
     assert days is not None
     if days > STALE_DAYS:
@@ -50,4 +51,17 @@ def test_decide_says_how_old_the_built_in_prices_are(tmp_path) -> None:
         assert notes == []
     priced = tmp_path / "prices.yaml"
     priced.write_text("openai:gpt-4o-mini: {input: 0.1, output: 0.4}\n")
-    assert price_age_notes(["openai:gpt-4o-mini"], price_table(priced)) == []  # the user's own price: undated
+    assert price_age_notes([as_ref("openai:gpt-4o-mini")], price_table(priced)) == []  # the user's own price: undated
+
+
+def test_an_at_sign_inside_a_path_is_part_of_the_name_not_a_server(tmp_path) -> None:
+    """``llamacpp:/m/x@v2.gguf`` is the file ``/m/x@v2.gguf``: a price of ``llamacpp:/m/x``
+    (another file) must not price it; a served model's price key drops only its ``@URL``."""
+    path = tmp_path / "p.yaml"
+    path.write_text('"llamacpp:/m/x": {input: 9.0, output: 9.0}\n'
+                    '"llamacpp:/m/y@v2.gguf": {input: 3.0, output: 3.0}\n'
+                    '"openai-compat:org/m@8bit": {input: 0.5, output: 0.5}\n', encoding="utf-8")
+    table = price_table(path)
+    assert input_price(as_ref("llamacpp:/m/x@v2.gguf"), table) is None
+    assert input_price(as_ref("llamacpp:/m/y@v2.gguf"), table) == 3.0
+    assert input_price(as_ref("openai-compat:org/m@8bit@http://127.0.0.1:9/v1?x=1"), table) == 0.5

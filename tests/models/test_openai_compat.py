@@ -17,7 +17,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, TransientError
-from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
+from ctxprobe.models.openai_compat import OpenAICompatProvider
 from ctxprobe.sim.model import make_sim
 from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers.base import Message
@@ -58,15 +58,16 @@ def request(messages: list[Message] | None = None, seed: int | None = None) -> G
 # -- against the sim server ----------------------------------------------------------------
 
 
-def test_parse_model_spec() -> None:
-    assert parse_model_spec("openai-compat:qwen2.5@http://127.0.0.1:8000/v1/") == (
-        "qwen2.5",
-        "http://127.0.0.1:8000/v1",
-    )
-    assert parse_model_spec("openai-compat:org/model@8bit@https://x.example/v1")[0] == "org/model@8bit"
-    for bad in ("openai-compat:qwen", "openai-compat:@http://x/v1", "openai-compat:m@ftp://x", "openai-compat:m@http://u:p@h/v1"):
+def test_the_provider_is_made_from_the_one_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``from_spec`` reads the name and URL the model parser cut (no grammar of its own)."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    provider = OpenAICompatProvider.from_spec("openai-compat:qwen2.5@http://127.0.0.1:8000/v1/")
+    assert (provider.model, provider.base_url) == ("qwen2.5", "http://127.0.0.1:8000/v1")
+    assert OpenAICompatProvider.from_spec("openai-compat:org/model@8bit@https://x.example/v1").model == "org/model@8bit"
+    for bad in ("openai-compat:qwen", "openai-compat:@http://x/v1", "openai-compat:m@ftp://x",
+                "openai-compat:m@http://u:p@h/v1", "sim:perfect"):
         with pytest.raises(CtxprobeError) as info:
-            parse_model_spec(bad)
+            OpenAICompatProvider.from_spec(bad)
         assert "\n" not in str(info.value) and "p@h" not in str(info.value)
 
 

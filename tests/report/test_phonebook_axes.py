@@ -7,6 +7,8 @@ tokenizer counting the prompt up to each needle's book line), never from the cod
 
 from __future__ import annotations
 
+from ctxprobe.spec.names import as_ref
+
 import json
 import sqlite3
 from pathlib import Path
@@ -126,7 +128,7 @@ def test_window_sources(runs) -> None:
     from ctxprobe.core.catalog import context_window
 
     hosted = run_window("openai:gpt-4o", None)
-    assert hosted is not None and hosted.tokens == context_window("openai:gpt-4o") and hosted.source == "catalog"
+    assert hosted is not None and hosted.tokens == context_window(as_ref("openai:gpt-4o")) and hosted.source == "catalog"
 
 
 def _png_text(path: Path) -> dict[str, str]:

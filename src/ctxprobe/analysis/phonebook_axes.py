@@ -33,6 +33,7 @@ from ctxprobe.core.catalog import context_window
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.variant import split_label
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.names import as_ref
 from ctxprobe.tasks.phonebook_score import ENTRY
 from ctxprobe.tokenizers.base import Tokenizer
 
@@ -172,5 +173,5 @@ def run_window(model: str, meta: RunMeta | None) -> Window | None:
             return Window(served, "served, found by the pre-run probe")
         if meta.context_window:
             return Window(meta.context_window, "recorded with the run")
-    known = context_window(model)
+    known = context_window(as_ref(model))
     return Window(known, "catalog") if known else None

@@ -44,13 +44,13 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")
     if not args.model:
         raise CtxprobeError("--cases needs --model: the model to send the pack's prompts to")
-    from ctxprobe.spec.names import canonical_model
+    from ctxprobe.spec.names import parse_model
 
     transport = {k: getattr(args, k, None) for k in ("concurrency", "timeout", "retries", "rpm", "tpm", "max_cost",
                                                      "prices", "judge", "judge_labels", "force_judge",
                                                      "allow_beyond_window", "batch", "batch_poll",
                                                      "cache_prompt", "pricing")}
-    r = run_pack(args.cases, canonical_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
+    r = run_pack(args.cases, parse_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
     print_run_report(r.run_id, args.store, out, out_dir=args.out, plots=not args.no_plots)
@@ -139,10 +139,10 @@ def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
         layout["post_normalise"] = True
     extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window", *COST_KEYS)
              if getattr(args, k) is not None}
-    from ctxprobe.spec.names import canonical_model
+    from ctxprobe.spec.names import parse_model
 
     spec = phonebook_spec(
-        model=canonical_model(args.model, args.base_url), entries=_split(args.entries),
+        model=parse_model(args.model, args.base_url), entries=_split(args.entries),
         lengths=_split(args.lengths),
         needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
         tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
@@ -205,10 +205,10 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.models import resolve_provider
     from ctxprobe.tokenizers import resolve_tokenizer
 
-    from ctxprobe.spec.names import canonical_model
+    from ctxprobe.spec.names import parse_model
 
-    model = canonical_model(args.model)
-    if not model.startswith("sim:"):
+    model = parse_model(args.model)
+    if model.provider != "sim":
         raise CtxprobeError("serve-sim serves simulated models only: "
                             "--model sim:perfect|echo|blind-middle|first-half|decay")
     tokenizer = resolve_tokenizer(args.tokenizer)

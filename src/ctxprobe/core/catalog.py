@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 from urllib.parse import quote
 
 from ctxprobe.errors import CtxprobeError
@@ -166,16 +166,15 @@ def provider_info(provider: str) -> ProviderInfo:
     return info if isinstance(info, ProviderInfo) else EMPTY
 
 
-def split_model(model: str) -> tuple[str, str, dict[str, str]]:
-    """``provider:name?k=v`` (canonical) → (provider, name without a served URL, options)."""
-    from urllib.parse import parse_qsl
+class ModelKey(Protocol):
+    """What the catalog reads of a model reference (:class:`ctxprobe.spec.names.ModelRef`,
+    parsed where the model entered): the catalog never cuts a model string itself."""
 
-    body, _, query = model.strip().partition("?")
-    provider, sep, name = body.partition(":")
-    if not sep:
-        return body, "", {}
-    name = name.split("@http", 1)[0]
-    return provider, name, dict(parse_qsl(query, keep_blank_values=True))
+    @property
+    def plain(self) -> str: ...  # ``provider:name``, no options, no URL
+
+    @property
+    def options(self) -> dict[str, str]: ...
 
 
 def builtin_models() -> dict[str, ModelInfo]:
@@ -190,22 +189,20 @@ def builtin_models() -> dict[str, ModelInfo]:
     return table
 
 
-def model_info(model: str, table: Mapping[str, object] | None = None) -> ModelInfo | None:
+def model_info(model: ModelKey, table: Mapping[str, object] | None = None) -> ModelInfo | None:
     """What the catalog (or ``table``, a price table) knows of ``model``; None: nothing."""
-    provider, name, _ = split_model(model)
-    key = f"{provider}:{name}" if name else provider
-    found = (table if table is not None else builtin_models()).get(key)
+    found = (table if table is not None else builtin_models()).get(model.plain)
     return found if isinstance(found, ModelInfo) else None
 
 
-def context_window(model: str, table: Mapping[str, object] | None = None) -> int | None:
+def context_window(model: ModelKey, table: Mapping[str, object] | None = None) -> int | None:
     """The model's window in tokens (prompt and output) as the catalog knows it, the
     long-context option (``?context_1m=true`` on Claude Sonnet 4/4.5) included; None: unknown."""
     info = model_info(model, table)
-    return info.window_for(split_model(model)[2]) if info is not None else None
+    return info.window_for(model.options) if info is not None else None
 
 
-def check_model(model: str, table: Mapping[str, object] | None = None) -> str | None:
+def check_model(model: ModelKey, table: Mapping[str, object] | None = None) -> str | None:
     """Refuse a retired model in one line; a deprecated one's note (None: nothing to say)."""
     info = model_info(model, table)
     if info is None:

@@ -90,8 +90,26 @@ def status_at(facts: FamilyFacts, start: int, band: int, unit: str) -> tuple[str
     if any(v == "untested" for v in needed.values()):
         return "untested", "the adaptive walk never sent " + ", ".join(
             f"{facts.value(L, unit):,}" for L, v in needed.items() if v == "untested") + f" {unit}", lo, hi
-    return "maybe", "not shown at " + ", ".join(f"{facts.value(L, unit):,}" for L, v in sorted(needed.items())
-                                                 if v != "pass") + f" {unit}: more cases would tell", lo, hi
+    return "maybe", _maybe_why(facts, needed, cover, unit), lo, hi
+
+
+def _maybe_why(facts: FamilyFacts, needed: dict[int, str], cover: int, unit: str) -> str:
+    """Why a band is a maybe, and what would settle it: more cases only where a length is
+    open; a confident failure past the band's end is settled already, and only a length
+    tested inside the band (up to its end) can tell."""
+    def at(lengths: list[int]) -> str:
+        return ", ".join(f"{facts.value(L, unit):,}" for L in lengths) + f" {unit}"
+
+    parts = []
+    opened = sorted(L for L, v in needed.items() if v == "open")
+    if opened:
+        parts.append(f"not shown at {at(opened)}: more cases would tell")
+    if needed.get(cover) == "fail":
+        inside = sorted(L for L in needed if L != cover)
+        parts.append(f"fails the bar at {at([cover])}, past the band's end ({facts.interval.confidence:.0%} "
+                     "confidence): " + ("a length between its last pass and that one would tell" if inside else
+                                        "no length inside the band was tested; testing one would tell"))
+    return "; ".join(parts)
 
 
 def price_at(run: RunFacts, band: int, unit: str, table: dict[str, Price]) -> float | None:

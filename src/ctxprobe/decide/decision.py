@@ -31,6 +31,8 @@ class Limit:
     unit: str
     window: int | None
     content: dict[str, int | None]  # the limit in words, chars (and entries) of content
+    #: Every family as weak as the weakest (``family`` names them joined by "and").
+    limited_by: tuple[str, ...] = ()
 
     def line(self) -> str:
         if self.family is None:
@@ -45,7 +47,8 @@ class Limit:
                 + (f"; as content: {extra}" if extra else ""))
 
     def to_dict(self) -> dict[str, object]:
-        return {"run_id": self.run_id, "model": self.model, "use": self.use, "family": self.family, "lo": self.lo,
+        return {"run_id": self.run_id, "model": self.model, "use": self.use, "family": self.family,
+                "limited_by": list(self.limited_by or ([self.family] if self.family else [])), "lo": self.lo,
                 "hi": self.hi, "unit": self.unit, "advertised_window": self.window,
                 "share_of_window": self.lo / self.window if self.lo and self.window and self.unit == "tokens" else None,
                 "content": self.content}
@@ -92,25 +95,45 @@ def _run_dict(r: RunFacts, table: dict[str, Price]) -> dict[str, Any]:
             **({"natural_vs_synthetic": [a.to_dict() for a in r.natural]} if r.natural else {})}
 
 
+def _weakness(ff: FamilyFacts, unit: str) -> tuple[float, ...]:
+    """How weak a family is for a use, lowest first: its reliable length (the interval's
+    lower end; -1 below the shortest length) in ``unit``, then the interval's upper end,
+    then the mean over its tested lengths of the accuracy's upper and lower confidence
+    bounds (two families unreliable everywhere are told apart by how far below the bar
+    their answers are)."""
+    iv = ff.interval
+    lo = ff.value(iv.lo, unit) if iv.lo is not None else None
+    hi = ff.value(iv.hi, unit, high=iv.hi != iv.lo) if iv.hi is not None else None
+    tested = ff.tested() or [0]
+    upper = sum(iv.upper_bounds.get(L, 1.0) for L in tested) / len(tested)
+    lower = sum(iv.lower_bounds.get(L, 0.0) for L in tested) / len(tested)
+    return (-1 if lo is None else lo, -1 if hi is None else hi, upper, lower)
+
+
 def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
     name = "+".join(use)
     facts = [run.families[f] for f in use if f in run.families]
     if len(facts) < len(use):
         return Limit(run.run.run_id, run.model, name, None, None, None, unit, run.window, {})
-
-    def lo_of(ff: FamilyFacts) -> int:
-        v = ff.value(ff.interval.lo, unit) if ff.interval.lo is not None else None
-        return -1 if v is None else v
-
-    weakest = min(facts, key=lo_of)
+    keys = {ff.family: _weakness(ff, unit) for ff in facts}
+    least = min(keys.values())
+    weakest_all = [ff for ff in facts if keys[ff.family] == least]  # equally weak: all named
+    weakest = weakest_all[0]
     iv = weakest.interval
     lo = weakest.value(iv.lo, unit) if iv.lo is not None else None
     his = [(ff.value(ff.interval.hi, unit, high=ff.interval.hi != ff.interval.lo) if ff.interval.hi is not None
             else None) for ff in facts]
     hi = None if any(h is None for h in his) else min(h for h in his if h is not None)
-    content = {u: weakest.value(iv.lo, u) if iv.lo is not None else None for u in UNITS if u != unit}
-    return Limit(run.run.run_id, run.model, name, weakest.family, lo, hi, unit, run.window,
-                 {u: v for u, v in content.items() if v is not None})
+    # In content units the limit is what every family of the use holds at its own
+    # reliable length: the fewest over the families, not the token-weakest one's.
+    content: dict[str, int | None] = {}
+    if lo is not None:
+        for u in UNITS:
+            values = [ff.value(ff.interval.lo, u) for ff in facts if ff.interval.lo is not None]
+            if u != unit and values and all(v is not None for v in values):
+                content[u] = min(v for v in values if v is not None)
+    return Limit(run.run.run_id, run.model, name, " and ".join(ff.family for ff in weakest_all), lo, hi, unit,
+                 run.window, content, tuple(ff.family for ff in weakest_all))
 
 
 def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, bands: list[int] | None = None,
@@ -145,5 +168,5 @@ def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, 
     bands = sorted(set(bands))
     choices = choose(runs, families, uses, bands, unit, table)
     limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
-    notes = caveats(runs, families, unit) + price_age_notes([r.run.model for r in runs], table)
+    notes = caveats(runs, families, unit) + price_age_notes([r.model for r in runs], table)
     return Decision(runs, unit, bands, choices, limits, notes, uses, table)

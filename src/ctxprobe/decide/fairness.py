@@ -5,10 +5,11 @@ stand beside the others'."""
 from __future__ import annotations
 
 import json
+from urllib.parse import quote
 
 from ctxprobe.decide.runs import RunFacts
 
-__all__ = ["caveats"]
+__all__ = ["caveats", "counts_as"]
 
 
 def _scorer(run: RunFacts, family: str) -> str:
@@ -53,7 +54,7 @@ def caveats(runs: list[RunFacts], families: list[str], unit: str) -> list[str]:
     if priced and unpriced:
         out.append(f"no price for {', '.join(r.model for r in unpriced)}: ranked after every priced model; "
                    "give its USD per 1M tokens in a --prices file")
-    if unit == "tokens" and len({r.run.tokenizer for r in runs}) > 1:
+    if unit == "tokens" and len({counts_as(r) for r in runs}) > 1:
         out.append("the runs count tokens with different tokenizers ("
                    + ", ".join(sorted({r.run.tokenizer for r in runs}))
                    + "): the same text is a different number of tokens; compare in --unit words")
@@ -66,6 +67,22 @@ def caveats(runs: list[RunFacts], families: list[str], unit: str) -> list[str]:
                    "collected (the walk's always-valid verdict, or exact bounds); an adaptive run's unsent "
                    "lengths are untested")
     return out
+
+
+def counts_as(run: RunFacts) -> str:
+    """What decides how a run's tokens were counted. A server's tokenizer (``endpoint``,
+    ``endpoint:URL``) counts by what the server is, not where it was reached: by its
+    fingerprint (token ids of a fixed chat) where the run recorded one, else by its URL,
+    the bare ``endpoint`` read as the model's own server (``endpoint:BASE_URL?model=NAME``,
+    as :func:`ctxprobe.tokenizers.resolve_tokenizer` reads it). Other tokenizers by name."""
+    name = run.run.tokenizer
+    if name != "endpoint" and not name.startswith("endpoint:"):
+        return name
+    if run.run.meta.chat_template_hash:
+        return f"endpoint#{run.run.meta.chat_template_hash}"
+    if name == "endpoint" and run.model.base_url is not None:
+        return f"endpoint:{run.model.base_url}?model={quote(run.model.name, safe='')}"
+    return name
 
 
 def _params(run: RunFacts, family: str) -> dict[str, object]:

@@ -29,7 +29,7 @@ def _eff(value: int | None) -> str:
 def decision_section(d: Decision, png_dir: Path) -> ReportSection:
     """Choices, runs, limits, the runs' natural checks and caveats as tables, and one Pareto
     plot per family."""
-    from ctxprobe.decide.plot import pareto_png
+    from ctxprobe.decide.plot import left_out, pareto_png
 
     choices = Table(["need", "band", "choice", "price / 1M", "maybe", "untested", "fails"], [
         [c.family, band_text(c.start, c.band, c.unit),
@@ -61,9 +61,11 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
         def draw(fam: str = fam) -> Path:
             return pareto_png(d, fam, png_dir / f"pareto-{fam}.png")
 
+        missing = left_out(d, fam)
         figures.append(figure(plotted(draw), f"{fam} Pareto plot",
                               f"{fam}: input price per 1M {d.unit} against effective length (bars: 95% interval); "
-                              "stars: chosen for a band"))
+                              "stars: chosen for a band"
+                              + (f"; not plotted: {'; '.join(missing)}" if missing else "")))
     return ReportSection("Decision: which model for which need", tables,
                          f"bands in {d.unit}; a band longer than a run's tested lengths is untested, never a pass",
                          figures)

@@ -19,12 +19,12 @@ from ctxprobe.report.plots import _pyplot, _save
 if TYPE_CHECKING:
     from ctxprobe.decide.decision import Decision
 
-__all__ = ["pareto_points", "pareto_png"]
+__all__ = ["left_out", "pareto_points", "pareto_png"]
 
 
 def pareto_points(d: Decision, family: str) -> list[tuple[str, int | None, int | None, int | None, float | None]]:
     """(model, lo, observed, hi, price per 1M at the observed length) of every run with ``family``."""
-    out = []
+    out: list[tuple[str, int | None, int | None, int | None, float | None]] = []
     for r in d.runs:
         facts = r.families.get(family)
         if facts is None:
@@ -35,6 +35,18 @@ def pareto_points(d: Decision, family: str) -> list[tuple[str, int | None, int |
         lo = facts.value(iv.lo, d.unit) if iv.lo is not None else None
         hi = facts.value(iv.hi, d.unit, high=iv.hi != iv.lo) if iv.hi is not None else None
         out.append((r.model, lo, point, hi, price_at(r, point or 1, d.unit, d.table)))
+    return out
+
+
+def left_out(d: Decision, family: str) -> list[str]:
+    """The runs with ``family`` that the plot cannot place, each with why (said beside the
+    plot, never dropped silently): no price (no height), or no observed effective length."""
+    out = []
+    for model, _lo, point, _hi, price in pareto_points(d, family):
+        if point is None:
+            out.append(f"{model} (below the shortest tested length)")
+        elif price is None:
+            out.append(f"{model} (no price per 1M {d.unit})")
     return out
 
 
@@ -75,6 +87,9 @@ def pareto_png(d: Decision, family: str, path: str | Path) -> Path:
     ax.set_xlabel(f"effective length ({d.unit}; bar: 95% interval)")
     ax.set_ylabel(f"input price, USD per 1M {d.unit}")
     ax.set_title(f"{family}: price against effective length")
+    missing = left_out(d, family)
+    if missing:
+        fig.text(0.01, 0.01, "not plotted: " + "; ".join(missing), fontsize=7, wrap=True)
     ax.grid(True, alpha=0.3)
     return _save(fig, Path(path))
 

@@ -2,10 +2,13 @@
 
 :func:`price_lookup` is the one place a model's price is found: a price file may price any
 model, local and simulated ones included (a decision rehearsed on sims, or on a user's own
-servers at their cost per 1M tokens), so the table is read before any free default; a key
-with the model's ``?k=v`` options is matched before the bare name (two sims of one kind
-can have two prices), and a served model's name before its ``@URL``
-(``openai-compat:my-model-awq`` prices ``vllm/my-model-awq`` on any server).
+servers at their cost per 1M tokens); a key with the model's ``?k=v`` options is matched
+before the bare name (two sims of one kind can have two prices), and a served model's
+name before its ``@URL`` (``openai-compat:my-model-awq`` prices ``vllm/my-model-awq`` on
+any server) (:meth:`ctxprobe.spec.names.ModelRef.price_keys`). A model the price table
+does not hold has no price here, free provider or not: a decision ranks it after every
+priced one and says so, rather than counting it as costing nothing (a run missing from
+the price file would otherwise win every band).
 :func:`advertised_window` is the one place a model's window is found.
 """
 
@@ -13,10 +16,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.core.runmeta import RunMeta
-
 from ctxprobe.core.catalog import age_note, context_window
+from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for, prices_as_of
+from ctxprobe.spec.names import ModelRef
 
 __all__ = ["Price", "advertised_window", "input_price", "price_age_notes", "price_lookup", "price_table"]
 
@@ -26,24 +29,22 @@ def price_table(path: str | Path | None = None) -> PriceTable:
     return load_prices(path)
 
 
-def price_lookup(model: str, table: PriceTable, *, prompt_tokens: int | None = None) -> Price | None:
+def price_lookup(model: ModelRef, table: PriceTable, *, prompt_tokens: int | None = None) -> Price | None:
     """The price of ``model`` for a prompt of ``prompt_tokens`` (its long-context tier where
-    the table has one), or None when unknown. The table first: a user's file may price a
-    model that is free by default."""
-    bare = model.split("?", 1)[0]
-    for key in (model, bare, bare.split("@", 1)[0]):  # exact, without options, without the server's URL
-        if key in table:
-            return price_for(key, table, prompt_tokens=prompt_tokens)  # the tier that bills that prompt
-    return price_for(model, table, prompt_tokens=prompt_tokens)
+    the table has one), or None when the table holds no price for it (a local or simulated
+    model included: the table is where a decision's prices come from)."""
+    if not any(key in table for key in model.price_keys()):
+        return None
+    return price_for(model, table, prompt_tokens=prompt_tokens)  # the tier that bills that prompt
 
 
-def input_price(model: str, table: PriceTable, *, prompt_tokens: int | None = None) -> float | None:
+def input_price(model: ModelRef, table: PriceTable, *, prompt_tokens: int | None = None) -> float | None:
     """USD per 1M input tokens for a prompt of ``prompt_tokens`` (None: no price known)."""
     price = price_lookup(model, table, prompt_tokens=prompt_tokens)
     return None if price is None else price.input
 
 
-def advertised_window(model: str, meta: RunMeta) -> int | None:
+def advertised_window(model: ModelRef, meta: RunMeta) -> int | None:
     """The model's advertised context window in tokens, where known: what its server
     reported at preflight, its trained context (GGUF/HF files, or the server's), the
     catalog's published window, a sim's ``ctx=`` option."""
@@ -54,16 +55,11 @@ def advertised_window(model: str, meta: RunMeta) -> int | None:
     known = context_window(model)  # the provider's profile: a hosted model's published window
     if known:
         return known
-    if model.startswith("sim:") and "?" in model:
-        from urllib.parse import parse_qsl
-
-        ctx = dict(parse_qsl(model.split("?", 1)[1])).get("ctx")
-        if ctx and ctx.isdigit():
-            return int(ctx)
-    return None
+    ctx = model.options.get("ctx", "") if model.provider == "sim" else ""
+    return int(ctx) if ctx.isdigit() else None
 
 
-def price_age_notes(models: list[str], table: PriceTable) -> list[str]:
+def price_age_notes(models: list[ModelRef], table: PriceTable) -> list[str]:
     """How old the built-in prices a decision reads are, one line per model whose dated
     table entry is past the catalog's staleness limit (a price file's undated entries, and
     free models, say nothing)."""

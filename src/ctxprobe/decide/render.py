@@ -9,6 +9,7 @@ from ctxprobe.report.format import fmt_tokens
 from ctxprobe.report.natural_terminal import verdict_line
 
 if TYPE_CHECKING:
+    from ctxprobe.decide.choose import Candidate
     from ctxprobe.decide.decision import Decision
 
 __all__ = ["band_text", "decision_lines", "fmt_amount"]
@@ -30,6 +31,15 @@ def band_text(start: int, band: int, unit: str) -> str:
 
 def _usd(x: float | None) -> str:
     return "unpriced" if x is None else f"${x:,.2f}" if x >= 0.01 or x == 0 else f"${x:.4f}"
+
+
+def _also_meets(price: float | None, cands: list[Candidate], letters: dict[str, str]) -> list[str]:
+    """The other runs that meet a band, by how their price stands to the choice's: at the
+    same price (the choice is the longer reliable one), dearer, or with no price at all."""
+    groups = {"at the same price": [x for x in cands if x.price is not None and x.price == price],
+              "dearer": [x for x in cands if x.price is not None and price is not None and x.price > price],
+              "unpriced": [x for x in cands if x.price is None]}
+    return [f"   also meets it, {how}: " + ", ".join(letters[x.run_id] for x in xs) for how, xs in groups.items() if xs]
 
 
 def decision_lines(d: Decision) -> list[str]:
@@ -70,7 +80,7 @@ def decision_lines(d: Decision) -> list[str]:
         for status, cands in by.items():
             if cands:
                 if status == "yes":
-                    out.append("   also meets it, dearer: " + ", ".join(letters[x.run_id] for x in cands))
+                    out += _also_meets(c.choice.price if c.choice else None, cands, letters)
                 else:
                     out.append(f"   {status}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands))
         fails = [letters[x.run_id] for x in c.candidates if x.status == "no"]

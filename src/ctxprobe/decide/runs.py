@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ctxprobe.decide.content import Content, RunTotals, read_content
 from ctxprobe.decide.pricing import Price, advertised_window, price_lookup
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.report.format import length_unit
+from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.store import RunRecord, open_existing
 
@@ -92,9 +94,10 @@ class RunFacts:
     #: budget), when it holds both.
     natural: list[FamilyAgreement] = field(default_factory=list)
 
-    @property
-    def model(self) -> str:
-        return self.run.model
+    @cached_property
+    def model(self) -> ModelRef:
+        """The run's model as stored, parsed once (prices, windows and tokenizers read its parts)."""
+        return as_ref(self.run.model)
 
     @property
     def tokens_per(self) -> dict[str, float]:
@@ -137,7 +140,8 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
         missing = sorted(set(run.spec.get("families", {})) - {r.family for r in rows} - {f for f in units if "@" in f})
         if missing:
             notes.append(f"run {run.run_id} has no scored case of {', '.join(missing)}")
-    return RunFacts(run, families, totals, price_lookup(run.model, table), advertised_window(run.model, run.meta),
+    model = as_ref(run.model)
+    return RunFacts(run, families, totals, price_lookup(model, table), advertised_window(model, run.meta),
                     is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
                     max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes,
                     natural)
@@ -176,5 +180,6 @@ def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> Run
     table = table if table is not None else price_table(None)
     families = {f: FamilyFacts(f, iv.threshold, iv, {}, iv.unit) for f, iv in sorted(intervals.items())
                 if "@" not in f and iv.unit == "tokens"}
-    return RunFacts(run, families, RunTotals(), price_lookup(run.model, table),
-                    advertised_window(run.model, run.meta), is_adaptive(run.meta))
+    model = as_ref(run.model)
+    return RunFacts(run, families, RunTotals(), price_lookup(model, table), advertised_window(model, run.meta),
+                    is_adaptive(run.meta))

@@ -20,7 +20,7 @@ from ctxprobe.models.base import (
     TransientError,
     with_provider_defaults,
 )
-from ctxprobe.models.openai_compat import OpenAICompatProvider, parse_model_spec
+from ctxprobe.models.openai_compat import OpenAICompatProvider
 from ctxprobe.tokenizers.base import Tokenizer
 
 def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: int | None = None,
@@ -78,6 +78,5 @@ __all__ = [
     "ProviderBase",
     "TransientError",
     "ids_policy",
-    "parse_model_spec",
     "resolve_provider",
 ]

@@ -8,13 +8,14 @@ from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch_base import BatchAPI
+from ctxprobe.spec.names import as_ref
 
 
 def batch_api_for(provider: Provider, model: str | None = None) -> BatchAPI:
     """The batch API the provider of ``model`` (default: the provider's own name,
     ``provider:name``) declares (:attr:`ctxprobe.core.catalog.ProviderInfo.batch`), made
     with ``provider``; or a one-line error naming the providers that have one."""
-    name = (model or provider.name).partition(":")[0]
+    name = as_ref(model or provider.name).provider
     target = provider_info(name).batch
     if target is None:
         have = [e.name + ":" for e in registry.entries("providers") if provider_info(e.name).batch]

@@ -17,8 +17,7 @@ from ctxprobe.tokenizers.base import Tokenizer
 def make_openai_compat(ref: ModelRef, **_: Any) -> Provider:
     from ctxprobe.models.openai_compat import OpenAICompatProvider
 
-    assert ref.base_url is not None  # parse_model gives served refs their URL
-    return OpenAICompatProvider(ref.name, ref.base_url)
+    return OpenAICompatProvider.from_spec(ref)
 
 
 def _sdk(module: str, cls: str, ref: ModelRef, options: dict[str, object] | None) -> Provider:
@@ -53,7 +52,7 @@ def make_llamacpp(ref: ModelRef, *, tokenizer: Tokenizer, n_ctx: int | None = No
     if ref.bare:
         path = embedded_model_path()
     else:
-        path = Path(ref.spec.split(":", 1)[1]).expanduser()
+        path = Path(ref.name).expanduser()
         if not path.is_file():
             raise CtxprobeError(f"no GGUF file at {path}: give llamacpp:/path/to/model.gguf")
     from ctxprobe.embedded.gguf_meta import gguf_trained_context

@@ -27,6 +27,7 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.options import HFModelOptions, parse_options, split_options
+from ctxprobe.spec.names import as_ref
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
 
@@ -43,8 +44,8 @@ def _import_backend() -> tuple[Any, Any]:
 
 
 def model_path_from_spec(spec: str) -> tuple[Path, dict[str, str]]:
-    base, query = split_options(spec)
-    path = Path(base[len(PREFIX):]).expanduser()
+    _, query = split_options(spec)
+    path = Path(as_ref(spec).name).expanduser()
     if not (path / "config.json").is_file():
         raise CtxprobeError(f"no Hugging Face model at {path}: hf: needs a local folder holding config.json and weights")
     return path, query

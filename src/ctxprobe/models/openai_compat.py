@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.names import served_ref
+from ctxprobe.spec.names import ModelRef, parse_model
 from ctxprobe.redaction import register_secret, scrub
 from ctxprobe.models.base import (
     GenerateRequest,
@@ -54,15 +54,6 @@ from ctxprobe.tokenizers.base import split_prefill
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
 PREFIX = "openai-compat:"
 _MAX_REASON = 200
-
-
-def parse_model_spec(spec: str) -> tuple[str, str]:
-    """``openai-compat:NAME@BASE_URL`` → ``(NAME, BASE_URL)`` (trailing ``/`` dropped), by
-    the one grammar of served models (:func:`ctxprobe.spec.names.served_ref`)."""
-    body = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
-    ref = served_ref(spec, PREFIX[:-1], body)
-    assert ref.base_url is not None
-    return ref.name, ref.base_url
 
 
 def api_key_from_env() -> str | None:
@@ -157,9 +148,13 @@ class OpenAICompatProvider(ProviderBase):
         self._server_json: dict[str, object] = {}  # GET path -> its JSON (None: no answer)
 
     @classmethod
-    def from_spec(cls, spec: str, **kwargs: Any) -> OpenAICompatProvider:
-        name, base_url = parse_model_spec(spec)
-        return cls(name, base_url, **kwargs)
+    def from_spec(cls, spec: str | ModelRef, **kwargs: Any) -> OpenAICompatProvider:
+        """The provider of ``openai-compat:NAME@BASE_URL``, read by the one model parser."""
+        ref = spec if isinstance(spec, ModelRef) else parse_model(spec)
+        if ref.provider != PREFIX[:-1] or ref.base_url is None:
+            raise CtxprobeError(f"bad model spec '{ref.raw}': expected openai-compat:NAME@BASE_URL, "
+                                "e.g. openai-compat:qwen2.5@http://127.0.0.1:8000/v1")
+        return cls(ref.name, ref.base_url, **kwargs)
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAICompatProvider({self.name!r})"

@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.names import as_ref
 
 T = TypeVar("T", bound="ProviderOptions")
 
@@ -76,10 +77,13 @@ class HFModelOptions(BaseModel):
 
 
 def split_options(spec: str) -> tuple[str, dict[str, str]]:
-    """``provider:name?k=v&k2=v2`` → (``provider:name``, ``{k: v, k2: v2}``)."""
-    base, sep, query = spec.partition("?")
-    if not sep:
-        return spec, {}
+    """``provider:name?k=v&k2=v2`` → (``provider:name``, ``{k: v, k2: v2}``): the options the
+    model parser cut (:class:`ctxprobe.spec.names.ModelRef`), checked here (none given twice,
+    each ``name=value``)."""
+    ref = as_ref(spec)
+    base, query = ref.located, ref.query
+    if not query:
+        return base, {}
     pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=False)
     options: dict[str, str] = {}
     for key, value in pairs:

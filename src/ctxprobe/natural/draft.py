@@ -177,7 +177,7 @@ def plan_drafting(cfg: DraftConfig, tokenizer: Tokenizer | None = None) -> Draft
     for model, inp, outp in ((cfg.model, draft_tokens + cfg.n * (closed + largest), len(chunks) * cfg.draft_tokens
                               + cfg.n * 2 * CHECK_TOKENS),
                              (cfg.closed_book_model, cfg.n * closed, cfg.n * CHECK_TOKENS)):
-        price = price_for(parse_model(model).spec) if model else None
+        price = price_for(parse_model(model)) if model else None
         if price is not None:
             cost = (cost or 0.0) + price.cost(inp, outp)
     return DraftPlan(len(chunks), len(chunks), draft_tokens, check_calls, check_tokens, output, cost)

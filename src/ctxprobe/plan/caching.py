@@ -33,7 +33,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from ctxprobe.core.catalog import NO_CACHE, CacheRules, Mechanism, Price, provider_info, split_model
+from ctxprobe.core.catalog import NO_CACHE, CacheRules, Mechanism, Price, provider_info
+from ctxprobe.spec.names import as_ref
 
 Pricing = Literal["on-demand", "cached", "batch"]
 PRICING_MODES: tuple[Pricing, ...] = ("on-demand", "cached", "batch")
@@ -46,7 +47,8 @@ def cache_rules(model: str, *, explicit: bool = False) -> CacheRules:
     (:attr:`ctxprobe.core.catalog.ProviderInfo.caching`, first matching pattern);
     ``explicit`` asks a provider that has explicit caches (Gemini) for them even where
     implicit caching exists."""
-    provider, name, _ = split_model(model)
+    ref = as_ref(model)
+    provider, name = ref.provider, ref.name
     info = provider_info(provider)
     for pattern, rules in info.caching:
         if re.search(pattern, name):
@@ -57,7 +59,7 @@ def cache_rules(model: str, *, explicit: bool = False) -> CacheRules:
 
 
 def _explicit_provider(model: str) -> bool:
-    return provider_info(split_model(model)[0]).explicit_caching
+    return provider_info(as_ref(model).provider).explicit_caching
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ def _part_cost(part: _Part, output: float, price: Price, mode: Pricing, rules: C
 def hour_ttl(price: Price, model: str) -> Price:
     """``price`` with its writes at the 1-hour price when the model asks for that TTL
     (``anthropic:…?cache_ttl=1h``)."""
-    if "cache_ttl=1h" in model.partition("?")[2] and price.cache_write_1h is not None:
+    if as_ref(model).options.get("cache_ttl") == "1h" and price.cache_write_1h is not None:
         return replace(price, cache_write=price.cache_write_1h)
     return price
 

@@ -9,6 +9,7 @@ from typing import Any
 from ctxprobe.plan.caching import Tiered
 from ctxprobe.plan.prices import Price
 from ctxprobe.spec import Spec
+from ctxprobe.spec.names import as_ref
 from ctxprobe.core.case import Cell, make_case_id
 from ctxprobe.core.variant import decoding_of, samples_of
 
@@ -152,9 +153,10 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
     tiers = getattr(price, "prices", ())
     if base is not None and len(tiers) > 1:
         note += "; " + ", ".join(f"over {t.above:,} prompt tokens ${t.input:g} / ${t.output:g}" for t in tiers[1:])
-    if spec.model.startswith("sim:"):
+    provider = as_ref(spec.model).provider
+    if provider == "sim":
         seconds = None
-    elif spec.model == "local" or spec.model.startswith("llamacpp:"):
+    elif provider in ("local", "llamacpp"):
         seconds = input_tokens / _LOCAL_PREFILL + output_tokens / _LOCAL_DECODE
     else:
         per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + (output_tokens / requests) / _REMOTE_DECODE

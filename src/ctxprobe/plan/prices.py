@@ -31,8 +31,9 @@ from typing import Any
 
 import yaml
 
-from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, provider_info, split_model
+from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, provider_info
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.spec.names import as_ref
 
 __all__ = ["Price", "PriceTable", "load_prices", "price_for", "prices_as_of", "user_prices_path"]
 
@@ -54,7 +55,7 @@ def _price(entry: dict[str, Any], above: int = 0) -> Price:
 def _entry(model: str, entry: dict[str, Any], path: Path) -> ModelInfo:
     tiers = [_price(entry)] + [_price(t, int(t["above"])) for t in entry.get("tiers") or ()]
     window = entry.get("window")
-    name = split_model(model)[1] or model
+    name = as_ref(model).name or model
     return ModelInfo(name, tuple(sorted(tiers, key=lambda p: p.above)), window=int(window) if window else None,
                      as_of=str(entry.get("as_of", "")), source=str(entry.get("source", f"price file {path}")))
 
@@ -79,14 +80,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 
 
 def _lookup(model: str, table: PriceTable) -> Any:
-    full = model.strip()
-    if full in table:  # a price file may price one option set (sim:decay?cliff=3000) apart from another
-        return table[full]
-    base = full.split("?", 1)[0]
-    if base in table:
-        return table[base]
-    provider, name, _ = split_model(model)
-    return table.get(f"{provider}:{name}") if name else None
+    # a price file may price one option set (sim:decay?cliff=3000) apart from another
+    return next((table[key] for key in as_ref(model).price_keys() if key in table), None)
 
 
 def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int | None = None) -> Price | None:
@@ -101,7 +96,7 @@ def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int
         return found
     if isinstance(found, ModelInfo):
         return found.price_at(prompt_tokens)
-    if provider_info(split_model(model)[0]).free:
+    if provider_info(as_ref(model).provider).free:
         return Price(0.0, 0.0)
     return None
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import planned_cases, prefix_chain
 from ctxprobe.spec import Spec
-from ctxprobe.spec.names import parse_model
+from ctxprobe.spec.names import as_ref
 
 __all__ = ["Dispatch", "dispatch", "chain_lanes", "reports_slots"]
 
@@ -83,7 +82,4 @@ def dispatch(spec: Spec) -> Dispatch:
 
 
 def _provider(model: str) -> str:
-    try:
-        return parse_model(model).provider
-    except CtxprobeError:
-        return model.split(":", 1)[0]
+    return as_ref(model).provider

@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import parse_qsl
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, ProviderBase
-from ctxprobe.spec.names import ModelRef
+from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.tasks.documents import contains_answer
 
 JUDGE_KINDS = ("fair", "length-biased", "position-biased")
@@ -75,8 +74,9 @@ class SimJudge(ProviderBase):
 
     @classmethod
     def from_spec(cls, spec: str) -> SimJudge:
-        kind, _, query = spec.removeprefix("sim-judge:").partition("?")
-        params = dict(parse_qsl(query)) if query else {}
+        """``sim-judge:KIND[?words=N]``, as the model parser cut it."""
+        ref = as_ref(spec if isinstance(spec, ModelRef) or spec.startswith("sim-judge:") else f"sim-judge:{spec}")
+        kind, params = ref.name, ref.options
         unknown = set(params) - ({"words"} if kind == "length-biased" else set())
         if unknown:
             raise CtxprobeError(f"unknown parameter '{sorted(unknown)[0]}' for sim-judge:{kind}")
@@ -123,9 +123,9 @@ class SimJudge(ProviderBase):
 
 def check_sim_judge(ref: ModelRef) -> None:
     """The ``sim-judge`` provider's name check: the error :func:`make_sim_judge` would raise."""
-    SimJudge.from_spec(ref.spec)
+    SimJudge.from_spec(ref)
 
 
 def make_sim_judge(ref: ModelRef, **_: Any) -> SimJudge:
     """The ``sim-judge`` provider's factory (registered in :mod:`ctxprobe.core.builtins`)."""
-    return SimJudge.from_spec(ref.spec)
+    return SimJudge.from_spec(ref)

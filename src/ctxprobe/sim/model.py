@@ -81,7 +81,7 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.sim.sampling import DEFAULT_TNOISE, misses
 from ctxprobe.sim.skills.reader import NIAH_READER, Reader
-from ctxprobe.spec.names import ModelRef
+from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
 NOT_FOUND = "I could not find it."
@@ -143,9 +143,9 @@ def view_prompt(messages: list[Message]) -> PromptView:
 
 
 def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """``sim:decay?cliff=4096`` → ``("decay", {"cliff": "4096"})``, or a one-line error."""
-    body = spec[len("sim:") :] if spec.startswith("sim:") else spec
-    kind, _, query = body.partition("?")
+    """``sim:decay?cliff=4096`` (or ``decay?…``) → ``("decay", {"cliff": "4096"})`` by the model parser."""
+    ref = as_ref(spec if isinstance(spec, ModelRef) or spec.startswith("sim:") else f"sim:{spec}")
+    kind, query = ref.name, ref.query
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
     except ValueError:
@@ -397,9 +397,9 @@ def make_sim(spec: str, tokenizer: Tokenizer) -> SimModel:
 def check_sim(ref: ModelRef) -> None:
     """The ``sim`` provider's name check (no tokenizer needed): the error
     :func:`make_sim_provider` would raise for a bad kind or parameter."""
-    _checked_params(*parse_sim_spec(ref.spec))
+    _checked_params(*parse_sim_spec(ref))
 
 
 def make_sim_provider(ref: ModelRef, *, tokenizer: Tokenizer, **_: Any) -> SimModel:
     """The ``sim`` provider's factory (registered in :mod:`ctxprobe.core.builtins`)."""
-    return make_sim(ref.spec, tokenizer)
+    return make_sim(ref, tokenizer)

@@ -22,7 +22,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import (Decoding, PromptLayout, default_output_limit, parse_budgets, parse_depths,
                                   parse_length, parse_lengths)
 from ctxprobe.spec.threshold import Bar, check_bar, check_threshold
-from ctxprobe.spec.names import canonical_model, location_free
+from ctxprobe.spec.names import ModelRef, as_ref, canonical_model, parse_model
 
 
 #: Settings that change how a sweep is sent or read, never its results: not hashed.
@@ -48,7 +48,9 @@ class Spec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = "local"  # any accepted form; stored canonical (openai/gpt-4o → openai:gpt-4o)
+    #: Any accepted spelling, parsed once into the typed reference; serialised (and
+    #: stored, and hashed into the run id) as its canonical string (openai/gpt-4o → openai:gpt-4o).
+    model: ModelRef = Field(default_factory=lambda: parse_model("local"))
     #: Where an OpenAI-compatible server is (``--base-url``; else ``OPENAI_BASE_URL``) for
     #: ``vllm/NAME``, ``openai-api/NAME``…: transport, not identity.
     base_url: str | None = None
@@ -113,9 +115,18 @@ class Spec(BaseModel):
     batch: bool = False  # send the sweep as provider batches (OpenAI, Anthropic, Gemini)
     batch_poll: float = Field(30.0, gt=0, description="seconds between two polls of a waiting batch")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _parse_model(cls, data: Any) -> Any:
+        """The model is parsed here, where the spec is made, with ``base_url`` beside it
+        (``vllm/NAME`` needs it); the field then holds the :class:`ModelRef`."""
+        if isinstance(data, dict) and isinstance(data.get("model"), str) and not isinstance(data["model"], ModelRef):
+            base_url = data.get("base_url")
+            data = {**data, "model": parse_model(data["model"], base_url if isinstance(base_url, str) else None)}
+        return data
+
     @model_validator(mode="after")
-    def _canonical_model(self) -> Spec:
-        self.model = canonical_model(self.model, self.base_url)
+    def _canonical_judge(self) -> Spec:
         if self.judge:
             try:  # openai/gpt-4o-mini works as a judge too; judge-only forms (sim-judge:) are the judge's to check
                 self.judge = canonical_model(self.judge)
@@ -264,7 +275,7 @@ class Spec(BaseModel):
         # A server model counts by what it is, not where it is served: the same server
         # reached at another address resumes the same run. Its tokenizer counts by its
         # fingerprint (token ids of a fixed chat) instead of the URL.
-        d["model"] = location_free(self.model)
+        d["model"] = as_ref(self.model).identity  # a ModelRef (a copy updated with a string: parsed here)
         d["tokenizer"] = _location_free_tokenizer(tokenizer, tokenizer_fingerprint)
         d["ctxprobe_version"] = version
         # Files the cases are built from (--haystack DIR, a documents family's docs/qa) count

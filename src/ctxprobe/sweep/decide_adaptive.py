@@ -145,7 +145,7 @@ def adaptive_decision(models: list[str], bands: list[int], store_path: str | Pat
     out_of_race: set[str] = set()  # models that confidently failed a band: nothing longer
     for band in sorted(set(bands)):
         def price(m: str, band: int = band) -> tuple[bool, float, str]:
-            p = input_price(m, table, prompt_tokens=band)
+            p = input_price(specs[m].model, table, prompt_tokens=band)
             return p is None, p or 0.0, m
 
         for model in sorted((m for m in models if m not in out_of_race), key=price):

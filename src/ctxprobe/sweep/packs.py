@@ -38,7 +38,7 @@ from typing import Any
 
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.names import location_free
+from ctxprobe.spec.names import as_ref
 from ctxprobe.core.case import Case, Cell, make_case_id
 from ctxprobe.core.case_meta import case_meta
 
@@ -164,7 +164,7 @@ def load_pack(path: str | Path, *, allow_edited: bool = False) -> list[PackCase]
 
 def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> str:
     """Identity of a pack run: the exact content of its cases (recomputed, not as claimed),
-    the model (where a server is does not change what it is: ``location_free``) and
+    the model (where a server is does not change what it is: ``ModelRef.identity``) and
     decoding, the ctxprobe version.
 
     Rerunning the same pack against the same model resumes instead of starting over; an
@@ -173,7 +173,7 @@ def pack_run_id(cases: list[PackCase], model: str, decoding: dict[str, Any]) -> 
     digest = hashlib.sha256()
     for c in sorted(cases, key=lambda c: c.case.case_id):
         digest.update(f"{c.case.case_id}\0{c.case.content_hash}\n".encode())
-    blob = json.dumps({"pack": digest.hexdigest(), "model": location_free(model), "decoding": decoding,
+    blob = json.dumps({"pack": digest.hexdigest(), "model": as_ref(model).identity, "decoding": decoding,
                        "ctxprobe_version": __version__}, sort_keys=True)
     return "p" + hashlib.sha256(blob.encode()).hexdigest()[:11]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from ctxprobe.core import registry
 from ctxprobe.core.catalog import provider_info
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.names import model_ref
+from ctxprobe.spec.names import ModelRef, as_ref, model_ref
 from ctxprobe.tokenizers.base import Message, SupportsCountMany, Tokenizer, TokenizerBase, with_tokenizer_defaults
 
 __all__ = [
@@ -100,7 +100,7 @@ def infer_tokenizer(model: str) -> str:
     ``gemini-count:MODEL`` to have their counting APIs give exact per-case counts instead.
     """
     try:
-        ref = model_ref(model.strip())
+        ref = model if isinstance(model, ModelRef) else model_ref(model.strip())
     except CtxprobeError:
         raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
                             f"({ACCEPTED_FORMS})") from None
@@ -134,7 +134,7 @@ def resolve_tokenizer(name: str, model: str | None = None) -> Tokenizer:
     ``model`` resolves the bare ``endpoint`` form to the model's own server."""
     name = name.strip()
     if name == "endpoint":
-        if not model or not model.strip().startswith("openai-compat:"):
+        if not model or as_ref(model.strip()).provider != "openai-compat":
             raise bad_tokenizer(name, "bare 'endpoint' means the model's own server: use an openai-compat: model "
                              "or give endpoint:BASE_URL")
         name = _endpoint_for(model.strip())
