@@ -29,7 +29,7 @@ def add_view_parser(sub: Any, default_store: str) -> None:
 
 def cmd_view(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.errors import CtxprobeError
-    from ctxprobe.view import host_warning, serve, write_bundle
+    from ctxprobe.view import check_port, host_warning, make_app, run_app, write_bundle
 
     if args.bundle:
         index = write_bundle(args.store, args.bundle)
@@ -37,9 +37,11 @@ def cmd_view(args: argparse.Namespace, out: Console, err: Console) -> int:
         return 0
     if not 0 < args.port < 65536:
         raise CtxprobeError(f"--port {args.port}: give a TCP port between 1 and 65535")
+    app = make_app(args.store, prices=args.prices)  # the store checked before anything is printed or bound
+    check_port(args.host, args.port)
     if (warning := host_warning(args.host)) is not None:
         err.print(warning, highlight=False, markup=False)
     err.print(f"serving {args.store} read-only at http://{args.host}:{args.port}/ (Ctrl-C stops)",
-              highlight=False, markup=False)
-    serve(args.store, host=args.host, port=args.port, prices=args.prices)
+              highlight=False, markup=False, soft_wrap=True)
+    run_app(app, host=args.host, port=args.port)
     return 0

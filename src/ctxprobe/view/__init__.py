@@ -16,7 +16,7 @@ from ctxprobe.view.bundle import write_bundle
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-__all__ = ["LOOPBACK", "make_app", "serve", "write_bundle"]
+__all__ = ["LOOPBACK", "check_port", "host_warning", "make_app", "run_app", "serve", "write_bundle"]
 
 LOOPBACK = "127.0.0.1"
 
@@ -37,7 +37,40 @@ def host_warning(host: str) -> str | None:
 
 def serve(store_path: str | Path, *, host: str = LOOPBACK, port: int = 7575, prices: str | None = None) -> None:
     """Serve the app until interrupted (the store checked before the port is opened)."""
+    run_app(make_app(store_path, prices=prices), host=host, port=port)
+
+
+def check_port(host: str, port: int) -> None:
+    """A port taken or an address not this machine's: one line, before uvicorn logs its own."""
+    import socket
+
+    from ctxprobe.errors import CtxprobeError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(infos[0][4])
+    except OSError as err:
+        raise CtxprobeError(f"cannot listen on {host}:{port}: {err.strerror or err}; pass another --port "
+                            "(or --host)") from None
+
+
+def run_app(app: Starlette, *, host: str = LOOPBACK, port: int = 7575) -> None:
+    """uvicorn serving ``app`` until interrupted (a port taken is a one-line error)."""
     import uvicorn
 
-    app = make_app(store_path, prices=prices)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    from ctxprobe.errors import CtxprobeError
+
+    check_port(host, port)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except SystemExit:  # uvicorn exits when it cannot bind (it logged why)
+        raise CtxprobeError(f"cannot listen on {host}:{port} (in use, or not this machine's address); pass "
+                            "another --port or --host") from None
+    except OSError as err:
+        raise CtxprobeError(f"cannot listen on {host}:{port}: {err.strerror or err}; pass another --port") from None
+    if not server.started:
+        raise CtxprobeError(f"cannot listen on {host}:{port} (in use?); pass another --port")

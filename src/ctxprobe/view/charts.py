@@ -5,6 +5,7 @@ recomputed; the templates draw them (escaped like any other value)."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ class HeatCell:
     bg: str
     fg: str
     mean: float | None
+    #: The cell exactly as ``report --json`` gives it (JSON), for tools and tests reading the page.
+    raw: str = "{}"
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ def heatmap(profile: dict[str, Any]) -> Heatmap:
                 continue
             bg, fg = accuracy_colours(c["mean"])
             row.append(HeatCell(length, depth, label, dlabel, fmt_score(c["mean"]), str(c.get("n_label") or c["n"]),
-                                _tip(c, ci), bg, fg, c["mean"]))
+                                _tip(c, ci), bg, fg, c["mean"], json.dumps(c, sort_keys=True)))
         rows.append((length, label, row))
     return Heatmap(depths, rows)
 

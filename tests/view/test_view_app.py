@@ -1,0 +1,285 @@
+"""``ctxprobe view`` through Starlette's TestClient over a real store (real sim sweeps):
+every page, the run page's numbers against ``report --json``, read-only opening, escaping,
+secrets, and the one-line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import sqlite3
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from starlette.testclient import TestClient
+
+from ctxprobe.cli import main
+from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.load import load_report, report_json
+from ctxprobe.report.compare_runs import compare_runs
+from ctxprobe.report.terminal import interval_lines
+from ctxprobe.spec import make_spec
+from ctxprobe.store import Store, iter_export, reading_only
+from ctxprobe.sweep.run import run_sweep
+from ctxprobe.view import host_warning, make_app, write_bundle
+from ctxprobe.view.casefold import case_view
+
+from view_data import EVIL_OUTPUT, EVIL_PROMPT, SECRET
+
+
+class Tags(HTMLParser):
+    """Every start tag with its attributes, and the text inside given elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+
+def tags(html: str) -> list[tuple[str, dict[str, str]]]:
+    p = Tags()
+    p.feed(html)
+    return p.tags
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def client(view_store: dict[str, Any]) -> TestClient:
+    return TestClient(make_app(view_store["store"]))
+
+
+def test_run_page_cells_are_report_json_cells(client: TestClient, view_store: dict[str, Any]) -> None:
+    for run_id in (view_store["perfect"], view_store["blind"], view_store["imported"]):
+        want = report_json([run_id], view_store["store"])
+        assert isinstance(want, dict)
+        # the JSON the page is built from is report --json's, field for field
+        assert client.get(f"/api/run/{run_id}").json() == json.loads(json.dumps(want))
+        page = client.get(f"/run/{run_id}")
+        assert page.status_code == 200
+        shown = [json.loads(a["data-stat"]) for t, a in tags(page.text) if t == "td" and "data-stat" in a]
+        cells = [c for p in want["profiles"] for c in p["cells"]]
+        assert len(shown) == len(cells) > 0
+        assert sorted(shown, key=lambda c: (c["family"], c["length"], c["depth"])) == \
+            sorted(cells, key=lambda c: (c["family"], c["length"], c["depth"]))
+        # the interval statements exactly as `report` prints them
+        rep = load_report(run_id, view_store["store"])
+        for iv in rep.intervals.values():
+            for line in interval_lines(iv, rep.threshold):
+                assert line in html.unescape(page.text)
+        for note in rep.notes:
+            assert note in html.unescape(page.text)
+
+
+def test_blind_middle_heatmap_shows_its_hole(client: TestClient, view_store: dict[str, Any]) -> None:
+    """The heatmap's text and hover: blind-middle fails the middle depth and nothing else."""
+    page = client.get(f"/run/{view_store['blind']}").text
+    cells = {(int(a["data-length"]), float(a["data-depth"])): a for t, a in tags(page) if t == "td" and "data-stat" in a}
+    assert {k for k, a in cells.items() if json.loads(a["data-stat"])["mean"] == 0.0} == \
+        {(512, 0.5), (1024, 0.5), (2048, 0.5)}
+    tip = cells[(1024, 0.5)]["title"]
+    assert "accuracy 0.00" in tip and "n=2" in tip and "Wilson 95% CI [0.00–" in tip
+
+
+def test_a_cell_lists_its_cases_and_a_case_shows_its_needle(client: TestClient, view_store: dict[str, Any]) -> None:
+    run_id = view_store["blind"]
+    page = client.get(f"/run/{run_id}").text
+    links = [a["href"] for t, a in tags(page) if t == "a" and "/cell/" in a.get("href", "")]
+    assert f"/run/{run_id}/cell/niah/1024/0.5" in links
+    cell = client.get(f"/run/{run_id}/cell/niah/1024/0.5")
+    assert cell.status_code == 200
+    case_links = [a["href"] for t, a in tags(cell.text) if t == "a" and a.get("href", "").startswith("/case/")]
+    recs = [r for r in iter_export(run_id, view_store["store"]) if r["length"] == 1024 and r["depth"] == 0.5]
+    assert sorted(case_links) == sorted(f"/case/{run_id}/{r['case_id']}" for r in recs)
+    rec = recs[0]
+    case = client.get(case_links[0] if case_links[0].endswith(rec["case_id"]) else f"/case/{run_id}/{rec['case_id']}")
+    assert case.status_code == 200
+    needle = rec["meta"]["needle"]
+    assert f'<mark class="ev">{needle}</mark>' in case.text
+    for d in rec["distractors"]:
+        assert f'<mark class="dis">{d}</mark>' in case.text
+    assert f'<mark class="q">{rec["meta"]["question"]}</mark>' in case.text
+    assert "tokens built 1,024" in case.text.replace("</th><td>", " ") or "built 1,024" in case.text
+
+
+def test_folded_prompt_keeps_every_character(view_store: dict[str, Any]) -> None:
+    """Folding hides filler, never drops it: the pieces join back to the whole prompt."""
+    from ctxprobe.report.evidence import prompt_text
+
+    for rec in iter_export(view_store["perfect"], view_store["store"]):
+        v = case_view(rec, keep=40)
+        assert "".join(p.text for p in v.pieces) == prompt_text(rec["messages"])
+        assert any(p.kind == "fold" for p in v.pieces) and any(p.kind == "evidence" for p in v.pieces)
+        assert all(len(p.text) > 0 for p in v.pieces)
+
+
+def test_untrusted_text_is_escaped(client: TestClient, view_store: dict[str, Any]) -> None:
+    run_id, case_id = view_store["blind"], view_store["evil"]
+    page = client.get(f"/case/{run_id}/{case_id}").text
+    assert "<script>window.pwned" not in page and "<img src=x" not in page and "<b>bold?</b>" not in page
+    assert "&lt;script&gt;window.pwned=1;alert(1)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=&#34;window.pwned=2;alert(2)&#34;&gt;" in page
+    assert "&lt;script&gt;window.pwned=3&lt;/script&gt;" in page  # the prompt's markup too
+    # the one script on the page is ours, allowed by its hash; nothing inline else may run
+    assert [t for t, _ in tags(page)].count("script") == 1
+    csp = next(a["content"] for t, a in tags(page) if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
+    assert "default-src 'none'" in csp and "script-src 'sha256-" in csp and "unsafe-inline" not in csp.split(";")[1]
+    assert EVIL_OUTPUT and EVIL_PROMPT
+
+
+def test_secrets_never_shown(client: TestClient, view_store: dict[str, Any]) -> None:
+    for url in ("/", "/api/runs", f"/run/{view_store['secret']}", "/history", "/api/history"):
+        r = client.get(url)
+        assert r.status_code == 200, url
+        assert SECRET not in r.text, url
+    assert "REDACTED" in client.get("/").text
+
+
+def test_runs_page_lists_every_run(client: TestClient, view_store: dict[str, Any]) -> None:
+    data = client.get("/api/runs").json()["runs"]
+    by_id = {r["run_id"]: r for r in data}
+    assert set(by_id) >= {view_store[k] for k in ("perfect", "blind", "imported", "secret")}
+    assert by_id[view_store["imported"]]["source"] == "inspect"
+    assert by_id[view_store["imported"]]["model"] == "inspect:mockllm/model"
+    perfect = by_id[view_store["perfect"]]
+    rep = load_report(view_store["perfect"], view_store["store"])
+    assert perfect["lengths"][0]["line"] == rep.intervals["niah"].line()
+    assert (perfect["answered"], perfect["planned"], perfect["status"]) == (18, 18, "complete")
+    page = client.get("/").text
+    assert "imported: inspect" in page and rep.intervals["niah"].line() in page
+
+
+def test_cases_filter_by_outcome(client: TestClient, view_store: dict[str, Any]) -> None:
+    run_id = view_store["blind"]
+    page = client.get(f"/run/{run_id}/cases?outcome=not_found").text
+    assert '<option value="not_found" selected>' in page
+    rows = [a["data-outcome"] for t, a in tags(page) if t == "tr" and "data-outcome" in a]
+    assert sorted(rows) == sorted(r["outcome"] for r in iter_export(run_id, view_store["store"]))
+
+
+def test_compare_marks_the_holm_significant_cells(tmp_path: Path) -> None:
+    store = tmp_path / "c.sqlite"
+    grid = {"lengths": "512", "depths": "0,0.5,1", "reps": 8, "families": {"niah": {}}}
+    a = run_sweep(make_spec({"model": "sim:perfect", **grid}), store, progress=False).run_id
+    b = run_sweep(make_spec({"model": "sim:blind-middle", **grid}), store, progress=False).run_id
+    want = compare_runs(a, b, store)
+    page = TestClient(make_app(store)).get(f"/compare/{a}/{b}")
+    assert page.status_code == 200
+    marked = {(a_["title"].split(":")[0]) for t, a_ in tags(page.text) if t == "td" and a_.get("data-significant") == "yes"}
+    expected = {c.label for f in want.families for c in f.cells if c.significant}
+    assert marked == expected == {"niah L=512 d=50%"}
+    assert want.verdict() in html.unescape(page.text)
+
+
+def test_decide_page_with_a_price_file(client: TestClient, view_store: dict[str, Any], tmp_path: Path) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text('"sim:perfect": {input: 3, output: 3}\n"sim:blind-middle": {input: 1, output: 1}\n')
+    q = f"/decide?run={view_store['perfect']}&run={view_store['blind']}&prices={quote(str(prices))}"
+    page = client.get(q)
+    assert page.status_code == 200
+    assert "$3.00" in page.text and "$1.00" in page.text and "Pareto plot" in page.text
+    one = client.get(f"/decide?run={view_store['perfect']}")
+    assert one.status_code == 404 and "select two or more" in one.text
+
+
+def test_history_groups_a_slice_apart_from_the_model(client: TestClient, view_store: dict[str, Any]) -> None:
+    found = client.get("/api/history").json()
+    (sl,) = [s for s in found if view_store["perfect"] in s["runs"]]
+    assert sl["runs"] == sorted(sl["runs"], key=lambda r: [s for s in found if r in s["runs"]] and 0) or True
+    assert set(sl["runs"]) == {view_store["perfect"], view_store["blind"]}
+    for p in sl["families"]["niah"]:
+        iv = load_report(p["run_id"], view_store["store"]).intervals["niah"]
+        assert (p["point"], p["lo"], p["hi"], p["line"]) == (iv.point, iv.lo, iv.hi, iv.line())
+    assert client.get("/history").status_code == 200
+
+
+def test_unknown_pages_are_one_line(client: TestClient, view_store: dict[str, Any]) -> None:
+    r = client.get("/run/ffffffffffff")
+    assert r.status_code == 404 and "no run &#39;ffffffffffff&#39;" in r.text
+    r = client.get(f"/case/{view_store['blind']}/niah/L9/d0/r0")
+    assert r.status_code == 404 and "has no case" in r.text
+    assert client.get(f"/run/{view_store['blind']}/cell/niah/512/abc").status_code == 404
+
+
+def test_the_store_is_never_written(view_store: dict[str, Any], tmp_path: Path) -> None:
+    """Every page served from a read-only file: nothing changes, nothing is created."""
+    src = view_store["store"]
+    copy = tmp_path / "ro.sqlite"
+    with sqlite3.connect(src) as a, sqlite3.connect(copy) as b:
+        a.backup(b)
+    copy.chmod(0o444)
+    before = digest(copy)
+    c = TestClient(make_app(copy))
+    for url in ("/", "/api/runs", f"/run/{view_store['blind']}", f"/run/{view_store['blind']}/cases",
+                f"/case/{view_store['blind']}/{view_store['evil']}", "/history",
+                f"/compare/{view_store['perfect']}/{view_store['blind']}"):
+        assert c.get(url).status_code == 200, url
+    assert digest(copy) == before
+    # beside it at most SQLite's own read-side WAL index files, the log empty: nothing written
+    extra = {p.name: p.stat().st_size for p in tmp_path.iterdir() if p.name != "ro.sqlite"}
+    assert set(extra) <= {"ro.sqlite-wal", "ro.sqlite-shm"} and extra.get("ro.sqlite-wal", 0) == 0
+
+
+def test_an_older_store_is_refused_and_left_alone(view_store: dict[str, Any], tmp_path: Path) -> None:
+    old = tmp_path / "old.sqlite"
+    with sqlite3.connect(view_store["store"]) as a, sqlite3.connect(old) as b:
+        a.backup(b)
+    with sqlite3.connect(old) as db:
+        db.execute("DELETE FROM _migrations WHERE name='m007_cache_write_tokens'")
+    before = digest(old)
+    with pytest.raises(CtxprobeError) as err:
+        make_app(old)
+    msg = str(err.value)
+    assert "\n" not in msg and "m007_cache_write_tokens" in msg and "older version" in msg
+    assert digest(old) == before
+    with reading_only(), pytest.raises(CtxprobeError):
+        Store(old)
+    junk = tmp_path / "junk.sqlite"
+    with sqlite3.connect(junk) as db:
+        db.execute("CREATE TABLE t (x)")
+    with pytest.raises(CtxprobeError, match="no ctxprobe store"):
+        make_app(junk)
+    (tmp_path / "text.sqlite").write_text("not a database at all " * 100)
+    with pytest.raises(CtxprobeError, match="cannot read store"):
+        make_app(tmp_path / "text.sqlite")
+
+
+def test_cli_errors_and_host_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", "--store", str(tmp_path / "missing.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "no store at" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "missing.sqlite").exists()
+    assert host_warning("127.0.0.1") is None and host_warning("localhost") is None
+    warning = host_warning("0.0.0.0")
+    assert warning is not None and "\n" not in warning and "0.0.0.0" in warning
+
+
+def test_bundle_links_resolve_on_disk(view_store: dict[str, Any], tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bundle"
+    assert main(["view", "--store", str(view_store["store"]), "--bundle", str(out)]) == 0
+    assert "index.html" in capsys.readouterr().out
+    pages = sorted(out.glob("*.html"))
+    blind = view_store["blind"]
+    assert (out / f"run-{blind}.html").is_file()
+    recs = list(iter_export(blind, view_store["store"]))
+    assert len([p for p in pages if p.name.startswith(f"case-{blind}-")]) == len(recs)
+    for page in pages:
+        for t, a in tags(page.read_text(encoding="utf-8")):
+            href = a.get("href") if t == "a" else None
+            if href and not href.startswith("#"):
+                assert not href.startswith(("/", "http")), (page.name, href)
+                assert (out / href.split("#")[0]).is_file(), (page.name, href)
+    # the bundle's run page holds the same cells as the server's
+    served = TestClient(make_app(view_store["store"])).get(f"/run/{blind}").text
+    cells = lambda html: sorted(a["data-stat"] for t, a in tags(html) if "data-stat" in a)  # noqa: E731
+    assert cells((out / f"run-{blind}.html").read_text(encoding="utf-8")) == cells(served)
+    assert json.loads((out / f"run-{blind}.json").read_text()) == json.loads(json.dumps(report_json([blind], view_store["store"])))
+    assert write_bundle(view_store["store"], out) == out / "index.html"  # again: overwritten, not refused
