@@ -283,3 +283,28 @@ def test_bundle_links_resolve_on_disk(view_store: dict[str, Any], tmp_path: Path
     assert cells((out / f"run-{blind}.html").read_text(encoding="utf-8")) == cells(served)
     assert json.loads((out / f"run-{blind}.json").read_text()) == json.loads(json.dumps(report_json([blind], view_store["store"])))
     assert write_bundle(view_store["store"], out) == out / "index.html"  # again: overwritten, not refused
+
+
+def test_templates_and_script_ship_as_package_data() -> None:
+    """Every file the pages read is declared package data (the wheel carries it) and found
+    as a resource; every template compiles."""
+    import fnmatch
+    from importlib import resources
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        from pip._vendor import tomli as tomllib
+
+    from ctxprobe.view.pages import environment
+
+    root = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxprobe.view"]
+    pkg = root / "src" / "ctxprobe" / "view"
+    files = sorted(str(p.relative_to(pkg)) for d in ("templates", "static") for p in (pkg / d).iterdir())
+    assert len(files) >= 12
+    assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
+    for f in files:
+        assert (resources.files("ctxprobe.view") / f).is_file()
+        if f.endswith(".j2"):
+            environment().get_template(f.removeprefix("templates/"))

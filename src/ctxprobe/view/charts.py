@@ -121,7 +121,7 @@ def curve(profile: dict[str, Any], width: int = 560, height: int = 260) -> Curve
     path = " ".join(f"{'M' if i == 0 else 'L'}{p.x},{p.y}" for i, p in enumerate(q for q in points if q.y is not None))
     threshold = float(profile["threshold"])
     return Curve(width, height, left, top, pw, ph, points, round(y_of(threshold), 1), threshold, path,
-                 [(round(y_of(v), 1), f"{v:.1f}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)])
+                 [(round(y_of(v), 1), f"{v:g}") for v in (0.0, 0.25, 0.5, 0.75, 1.0)])
 
 
 @dataclass(frozen=True)
