@@ -201,3 +201,52 @@ def test_the_bundle_opens_from_disk(browser: Chromium, view_store: dict[str, Any
                        ".map(r => r.dataset.outcome)")
     assert shown and set(shown) == {"not_found"}
     _clean(browser, "bundle pages")
+
+
+def test_a_log_imported_from_inspect_is_listed(browser: Chromium, server: str, view_store: dict[str, Any],
+                                               tmp_path: Path) -> None:
+    """A real inspect_ai log (``ctxprobe/niah`` run by inspect with mockllm, whose replies a
+    sim writes by reading each prompt), stored by ``ctxprobe import-inspect``, is a row of
+    the runs page (the page picks it up while open) and its run page renders."""
+    pytest.importorskip("inspect_ai")
+    import asyncio
+    import concurrent.futures
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from ctxprobe.cli import main
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.models.base import GenerateRequest
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    sim = resolve_provider("sim:first-half", resolve_tokenizer("local"))
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+
+    def reply(messages: Any, tools: Any, tool_choice: Any, config: Any) -> Any:
+        chat = [{"role": m.role, "content": m.text} for m in messages]
+        got = pool.submit(asyncio.run, sim.generate(GenerateRequest(messages=chat, max_tokens=48))).result()
+        out = ModelOutput.from_content(model="mockllm", content=got.text)
+        out.usage = ModelUsage(input_tokens=got.prompt_tokens or 0, output_tokens=got.completion_tokens or 0,
+                               total_tokens=(got.prompt_tokens or 0) + (got.completion_tokens or 0))
+        return out
+
+    browser.goto(server + "/")
+    browser.js("window.sameDocument = 'yes'")
+    model = get_model("mockllm/model", custom_outputs=reply, memoize=False)
+    (log,) = inspect_eval("ctxprobe/niah", model=model, log_dir=str(tmp_path / "logs"), display="none",
+                          task_args={"lengths": "1k", "depths": "0,1", "reps": 2, "tokenizer": "local"})
+    pool.shutdown()
+    assert log.status == "success", log.error
+    assert main(["import-inspect", log.location, "--store", str(view_store["store"])]) == 0
+    with open_existing(view_store["store"]) as s:
+        (run,) = [r for r in s.list_runs() if r.meta.extra.get("inspect_log") == Path(log.location).name]
+    deadline = time.monotonic() + 30
+    row = f"document.querySelector('#runs tr[data-run=\"{run.run_id}\"]')"
+    while not browser.js(f"!!{row}") and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert browser.js(f"{row}.textContent").count(run.model) == 1
+    assert browser.js("window.sameDocument") == "yes"
+    browser.goto(server + f"/run/{run.run_id}")
+    assert browser.js("document.querySelectorAll('table.heat td.hc').length") == 2
+    _clean(browser, "imported inspect run")

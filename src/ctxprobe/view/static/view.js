@@ -105,7 +105,16 @@
           a.textContent = r.short;
           td.className = "mono";
           td.appendChild(a);
-        } else if (name === "model") { td.textContent = r.model; }
+        } else if (name === "model") {
+          td.textContent = r.model;
+          if (r.source) {
+            var tag = document.createElement("span");
+            tag.className = "tag";
+            tag.textContent = "imported: " + r.source;
+            td.appendChild(document.createTextNode(" "));
+            td.appendChild(tag);
+          }
+        }
         else if (name === "families") { td.textContent = r.families.join(", "); }
         else if (name === "status") {
           td.className = "status";
