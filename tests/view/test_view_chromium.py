@@ -100,6 +100,29 @@ def test_every_page_renders_without_console_errors(browser: Chromium, server: st
         _clean(browser, path)
         assert browser.js("document.querySelector('h1').innerText"), path
         assert browser.js("document.documentElement.scrollWidth") <= 1300, path
+    # select two runs: compare; select them and decide (buttons enabled only then)
+    browser.goto(server + "/")
+    assert browser.js("document.getElementById('compare').disabled")
+    browser.js(f"document.querySelector('input.pick[value=\"{perfect}\"]').click()")
+    assert browser.js("document.getElementById('decide').disabled")
+    browser.js(f"document.querySelector('input.pick[value=\"{blind}\"]').click()")
+    browser.click_and_wait("#compare")
+    assert browser.js("location.pathname") == f"/compare/{perfect}/{blind}"
+    assert browser.js("document.querySelectorAll('td.hc').length") == 9
+    browser.goto(server + "/")
+    for rid in (perfect, blind):
+        browser.js(f"document.querySelector('input.pick[value=\"{rid}\"]').click()")
+    browser.click_and_wait("#decide")
+    assert browser.js("location.pathname") == "/decide"
+    assert browser.js("new URLSearchParams(location.search).getAll('run')") == [perfect, blind]
+    assert "Decision" in browser.js("document.getElementById('decide').innerText")
+    _clean(browser, "compare and decide from the runs page")
+    # filter
+    browser.goto(server + "/")
+    browser.js("const f = document.getElementById('filter'); f.value = 'blind-middle'; "
+               "f.dispatchEvent(new Event('input'))")
+    visible = browser.js("[...document.querySelectorAll('#runs tbody tr')].filter(r => !r.hidden).map(r => r.dataset.run)")
+    assert visible == [blind]
     browser.goto(server + f"/run/{blind}")
     browser.screenshot(ARTIFACTS / "run.png")
     assert (ARTIFACTS / "run.png").stat().st_size > 10_000

@@ -11,6 +11,7 @@ Routes (stable, so a CI log can point at a failing cell):
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from ctxprobe.view.runs import run_rows
 from ctxprobe.view.source import StoreSource
 
 LINKS = ServerLinks()
+#: pyplot's state is global: one decide page draws its Pareto plots at a time.
+_PLOTTING = threading.Lock()
 #: Sent with every response: nothing may frame the page, nothing sniffed, no referrer.
 HEADERS = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
            "Cache-Control": "no-store"}
@@ -138,7 +141,7 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
             if len(run_ids) < 2:
                 raise CtxprobeError("decide compares runs: select two or more on the runs page")
             decision = source.read(lambda: choose(run_ids, source.path, prices=price_file or None))
-            with tempfile.TemporaryDirectory(prefix="ctxprobe-view-") as tmp:
+            with _PLOTTING, tempfile.TemporaryDirectory(prefix="ctxprobe-view-") as tmp:
                 section = decision_section(decision, Path(tmp))
             return _html(pages.decide_page(section, run_ids, price_file, LINKS))
         return await _guarded(request, build)

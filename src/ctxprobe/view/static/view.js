@@ -37,8 +37,12 @@
     var compare = document.getElementById("compare");
     var decide = document.getElementById("decide");
     var form = document.getElementById("decide-form");
+    var order = [];  // runs in the order they were ticked: the first is compare's reference (A)
     function picked() {
-      return Array.prototype.map.call(table.querySelectorAll("input.pick:checked"), function (b) { return b.value; });
+      var on = Array.prototype.map.call(table.querySelectorAll("input.pick:checked"), function (b) { return b.value; });
+      order = order.filter(function (id) { return on.indexOf(id) >= 0; });
+      on.forEach(function (id) { if (order.indexOf(id) < 0) { order.push(id); } });
+      return order.slice();
     }
     function onPick() {
       var n = picked().length;
