@@ -137,10 +137,11 @@ class Trend:
     points: list[tuple[float, float, float, float, str]]  # x, y, y_lo, y_hi, tip
     path: str
     yticks: list[tuple[float, str]]
+    xticks: list[tuple[float, str]]  # the first and the last run's date
 
 
 def trend(values: list[tuple[int | None, int | None, int | None, str]], lengths: list[int],
-          labels: dict[int, str], width: int = 640, height: int = 240) -> Trend:
+          labels: dict[int, str], width: int = 640, height: int = 240, dates: list[str] | None = None) -> Trend:
     """``values``: per run in time order (point, lo, hi, tip); ``lengths``: the tested ones
     (the axis). A value below the shortest length sits under the axis's first tick."""
     left, top, right, bottom = 60, 14, 16, 30
@@ -160,4 +161,5 @@ def trend(values: list[tuple[int | None, int | None, int | None, str]], lengths:
         pts.append((x, y_of(point), y_of(lo), y_of(hi) if hi is not None else float(top), tip))
     path = " ".join(f"{'M' if i == 0 else 'L'}{x},{y}" for i, (x, y, _, _, _) in enumerate(pts))
     ticks = [(y_of(L), labels.get(L, str(L))) for L in axis]
-    return Trend(width, height, left, top, pw, ph, pts, path, ticks)
+    shown = sorted({0, len(pts) - 1}) if pts and dates else []
+    return Trend(width, height, left, top, pw, ph, pts, path, ticks, [(pts[i][0], (dates or [])[i]) for i in shown])

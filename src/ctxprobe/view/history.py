@@ -84,7 +84,7 @@ def slices(source: StoreSource, min_runs: int = 1) -> list[Slice]:
         for fam, pts in per.items():
             axis = sorted(set(lengths[fam]))
             chart = trend([(p.point, p.lo, p.hi, f"{p.created} · {p.model} · {p.run_id}: {p.line}") for p in pts],
-                          axis, {L: fmt_tokens(L) for L in axis})
+                          axis, {L: fmt_tokens(L) for L in axis}, dates=[p.created for p in pts])
             fams.append(FamilyTrend(fam, pts, chart))
         out.append(Slice(key, _about(runs[0]), runs, fams))
     return sorted(out, key=lambda s: (-len(s.runs), s.key))
