@@ -223,6 +223,8 @@ def test_the_store_is_never_written(view_store: dict[str, Any], tmp_path: Path) 
                 f"/compare/{view_store['perfect']}/{view_store['blind']}"):
         assert c.get(url).status_code == 200, url
     assert digest(copy) == before
+    with reading_only(), Store(copy) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.db.execute("DELETE FROM runs")  # opened mode=ro: a write is refused by SQLite itself
     # beside it at most SQLite's own read-side WAL index files, the log empty: nothing written
     extra = {p.name: p.stat().st_size for p in tmp_path.iterdir() if p.name != "ro.sqlite"}
     assert set(extra) <= {"ro.sqlite-wal", "ro.sqlite-shm"} and extra.get("ro.sqlite-wal", 0) == 0
@@ -309,3 +311,30 @@ def test_templates_and_script_ship_as_package_data() -> None:
         assert (resources.files("ctxprobe.view") / f).is_file()
         if f.endswith(".j2"):
             environment().get_template(f.removeprefix("templates/"))
+
+
+def test_a_running_run_is_live_until_its_process_is_gone(view_store: dict[str, Any], tmp_path: Path) -> None:
+    """A run a live session holds is ``running`` (live: the page keeps polling) and shows
+    its progress; the same run with its session gone reads ``interrupted``, not live."""
+    import os
+    import socket
+    import time as _time
+
+    store = tmp_path / "live.sqlite"
+    with sqlite3.connect(view_store["store"]) as a, sqlite3.connect(store) as b:
+        a.backup(b)
+    with Store(store) as s:
+        s.ensure_run("11ve00000000", model="sim:perfect", tokenizer="local", family="niah", version="0",
+                     spec={"model": "sim:perfect", "families": {"niah": {}}, "lengths": [512]},
+                     meta={"planned_cases": 6})
+        with s.db:
+            s.db.execute("INSERT INTO sessions VALUES ('s1', '11ve00000000', ?, ?, ?, ?, NULL)",
+                         (socket.gethostname(), os.getpid(), _time.time(), _time.time() + 600))
+    c = TestClient(make_app(store))
+    row = next(r for r in c.get("/api/runs").json()["runs"] if r["run_id"] == "11ve00000000")
+    assert (row["status"], row["live"], row["progress"], row["percent"]) == ("running", True, "0/6", 0)
+    assert '<span class="state running">running</span>' in c.get("/").text
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE sessions SET ended_at=? WHERE session_id='s1'", (_time.time(),))
+    row = next(r for r in c.get("/api/runs").json()["runs"] if r["run_id"] == "11ve00000000")
+    assert (row["status"], row["live"]) == ("interrupted", False)

@@ -39,6 +39,7 @@ class RunRow:
     created: str
     cost: str
     source: str  # "" for a ctxprobe sweep, else the harness it was imported from
+    batch: str = ""  # a batch run: the provider's status of its waiting batches
     lengths: list[FamilyLength] = field(default_factory=list)
 
     @property
@@ -71,7 +72,7 @@ def run_row(source: StoreSource, run: RunRecord, short: str) -> RunRow:
     imported = run.meta.extra.get("imported_from")
     return RunRow(run.run_id, short, redact(run.model), fams + (["noise floor"] if baseline else []), run.status,
                   run.n_final, run.n_planned, run.created_at[:16].replace("T", " "),
-                  _cost(billing.usd, billing.responses), str(imported) if imported else "", lengths)
+                  _cost(billing.usd, billing.responses), str(imported) if imported else "", run.batch or "", lengths)
 
 
 def run_rows(source: StoreSource) -> list[RunRow]:

@@ -77,6 +77,7 @@
       var bar = tr.querySelector("progress");
       if (bar) { bar.max = r.planned || 1; bar.value = r.answered; }
       text(tr.querySelector(".progress"), r.progress);
+      text(tr.querySelector(".batch"), r.batch);
       text(tr.querySelector(".cost"), r.cost);
       var eff = tr.querySelector(".eff");
       if (eff) {
@@ -125,8 +126,10 @@
           var s = document.createElement("span"); s.className = "state";
           var p = document.createElement("progress");
           var t = document.createElement("span"); t.className = "progress";
+          var w = document.createElement("span"); w.className = "batch sub";
           td.appendChild(s); td.appendChild(document.createTextNode(" "));
           td.appendChild(p); td.appendChild(document.createTextNode(" ")); td.appendChild(t);
+          td.appendChild(document.createTextNode(" ")); td.appendChild(w);
         } else if (name === "when") { td.textContent = r.created; td.className = "when"; }
         else { td.className = name; }
         tr.appendChild(td);
