@@ -338,3 +338,17 @@ def test_a_running_run_is_live_until_its_process_is_gone(view_store: dict[str, A
         db.execute("UPDATE sessions SET ended_at=? WHERE session_id='s1'", (_time.time(),))
     row = next(r for r in c.get("/api/runs").json()["runs"] if r["run_id"] == "11ve00000000")
     assert (row["status"], row["live"]) == ("interrupted", False)
+
+
+def test_the_noise_floor_as_report_prints_it(tmp_path: Path) -> None:
+    store = tmp_path / "floor.sqlite"
+    rid = run_sweep(make_spec({"model": "sim:perfect", "families": {"niah": {}, "mrcr": {}}, "tokenizer": "local",
+                               "lengths": "1k,2k", "reps": 2, "baseline": "no-context"}), store, progress=False).run_id
+    rep = load_report(rid, store)
+    assert rep.floors
+    page = html.unescape(TestClient(make_app(store)).get(f"/run/{rid}").text)
+    for fam, fl in rep.floors.items():
+        assert f"{fam}: {fl.line()}" in page
+    # the floor twins are no profiles of their own: the heatmaps are the run's families only
+    assert {json.loads(a["data-stat"])["family"] for t, a in tags(page) if "data-stat" in a} == \
+        {p.family for p in rep.profiles}

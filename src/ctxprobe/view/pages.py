@@ -74,6 +74,22 @@ class FamilyPart:
     statements: list[str]
     outcomes: list[str]  # outcome labels seen in the family, in the taxonomy's order
     by_length: list[tuple[str, dict[str, int]]]
+    #: The noise floor as ``report`` prints it: its title, rows (length, accuracy, floor, above it?) and line.
+    floor: tuple[str, list[tuple[str, str, str, str]], str] | None = None
+
+
+def _floor(rep: Any, family: str) -> tuple[str, list[tuple[str, str, str, str]], str] | None:
+    from ctxprobe.analysis.floor import KIND_WORDS
+    from ctxprobe.report.floor_table import verdict
+    from ctxprobe.report.format import fmt_interval, fmt_score
+
+    fl = rep.floors.get(family)
+    if fl is None:
+        return None
+    rows = [(fmt_tokens(x.length), fmt_score(x.mean),
+             fmt_score(x.floor_mean) + (f" {fmt_interval(x.floor_lo, x.floor_hi)}" if x.floor_mean is not None else ""),
+             verdict(x.above, fl.confidence)) for x in fl.lengths]
+    return f"noise floor ({KIND_WORDS.get(fl.kind, fl.kind)})", rows, f"{fl.family}: {fl.line()}"
 
 
 def run_page(loaded: LoadedRun, links: ServerLinks) -> str:
@@ -89,7 +105,8 @@ def run_page(loaded: LoadedRun, links: ServerLinks) -> str:
         outcomes = [o for o in OUTCOMES if seen.get(o)] + sorted(o for o in seen if o not in OUTCOMES)
         parts.append(FamilyPart(fam, prof, heatmap(prof), curve(prof),
                                 interval_lines(iv, rep.threshold) if iv is not None else [],
-                                outcomes, [(s["length_label"], s["outcomes"]) for s in prof["lengths"]]))
+                                outcomes, [(s["length_label"], s["outcomes"]) for s in prof["lengths"]],
+                                _floor(rep, fam)))
     natural = [a["verdict"] for a in data.get("natural_vs_synthetic", [])]
     summary = [(p.family, iv.line(), iv.interval_text()) for p in rep.profiles
                if (iv := rep.intervals.get(p.family)) is not None]
