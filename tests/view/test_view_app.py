@@ -346,9 +346,10 @@ def test_the_noise_floor_as_report_prints_it(tmp_path: Path) -> None:
                                "lengths": "1k,2k", "reps": 2, "baseline": "no-context"}), store, progress=False).run_id
     rep = load_report(rid, store)
     assert rep.floors
-    page = html.unescape(TestClient(make_app(store)).get(f"/run/{rid}").text)
+    raw = TestClient(make_app(store)).get(f"/run/{rid}").text
+    page = html.unescape(raw)
     for fam, fl in rep.floors.items():
         assert f"{fam}: {fl.line()}" in page
     # the floor twins are no profiles of their own: the heatmaps are the run's families only
-    assert {json.loads(a["data-stat"])["family"] for t, a in tags(page) if "data-stat" in a} == \
+    assert {json.loads(a["data-stat"])["family"] for t, a in tags(raw) if "data-stat" in a} == \
         {p.family for p in rep.profiles}
