@@ -353,3 +353,38 @@ def test_the_noise_floor_as_report_prints_it(tmp_path: Path) -> None:
     # the floor twins are no profiles of their own: the heatmaps are the run's families only
     assert {json.loads(a["data-stat"])["family"] for t, a in tags(raw) if "data-stat" in a} == \
         {p.family for p in rep.profiles}
+
+
+def test_another_host_is_served_with_a_one_line_warning(view_store: dict[str, Any]) -> None:
+    """``--host 0.0.0.0``: the warning is the first line, then the server answers; stopped after."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time as _time
+    import urllib.request
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    src = Path(__file__).resolve().parents[2] / "src"
+    proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", "view", "--store", str(view_store["store"]),
+                             "--host", "0.0.0.0", "--port", str(port)], stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(src), "COLUMNS": "80"})
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.startswith("warning: listening on 0.0.0.0") and "127.0.0.1" in first
+        assert proc.stderr.readline().startswith("serving ")
+        deadline = _time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/runs", timeout=5) as r:
+                    assert r.status == 200
+                break
+            except OSError:
+                assert _time.monotonic() < deadline and proc.poll() is None
+                _time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

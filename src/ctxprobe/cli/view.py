@@ -40,7 +40,7 @@ def cmd_view(args: argparse.Namespace, out: Console, err: Console) -> int:
     app = make_app(args.store, prices=args.prices)  # the store checked before anything is printed or bound
     check_port(args.host, args.port)
     if (warning := host_warning(args.host)) is not None:
-        err.print(warning, highlight=False, markup=False)
+        err.print(warning, highlight=False, markup=False, soft_wrap=True)
     err.print(f"serving {args.store} read-only at http://{args.host}:{args.port}/ (Ctrl-C stops)",
               highlight=False, markup=False, soft_wrap=True)
     run_app(app, host=args.host, port=args.port)

@@ -31,8 +31,8 @@ def host_warning(host: str) -> str | None:
     """The one line printed when the app listens beyond this machine's loopback."""
     if host in (LOOPBACK, "localhost", "::1"):
         return None
-    return (f"warning: listening on {host}: anyone who can reach this address can read every prompt and output "
-            "in the store (no login); the default --host 127.0.0.1 keeps it on this machine")
+    return (f"warning: listening on {host}: anyone who reaches it can read every prompt and output in the store "
+            "(no login); the default --host 127.0.0.1 keeps it on this machine")
 
 
 def serve(store_path: str | Path, *, host: str = LOOPBACK, port: int = 7575, prices: str | None = None) -> None:
