@@ -187,6 +187,8 @@ def test_decide_page_with_a_price_file(client: TestClient, view_store: dict[str,
     assert "$3.00" in page.text and "$1.00" in page.text and "Pareto plot" in page.text
     one = client.get(f"/decide?run={view_store['perfect']}")
     assert one.status_code == 404 and "select two or more" in one.text
+    other = client.get(f"/decide?run={view_store['perfect']}&run={view_store['blind']}&prices=/etc/passwd")
+    assert other.status_code == 404 and "give a YAML price file" in other.text and "root:" not in other.text
 
 
 def test_history_groups_a_slice_apart_from_the_model(client: TestClient, view_store: dict[str, Any]) -> None:

@@ -140,6 +140,9 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
 
             if len(run_ids) < 2:
                 raise CtxprobeError("decide compares runs: select two or more on the runs page")
+            if price_file and not price_file.endswith((".yaml", ".yml")):
+                # a page asks the server to read this path: only price files, never any file it names
+                raise CtxprobeError(f"prices '{price_file}': give a YAML price file (.yaml or .yml)")
             decision = source.read(lambda: choose(run_ids, source.path, prices=price_file or None))
             with _PLOTTING, tempfile.TemporaryDirectory(prefix="ctxprobe-view-") as tmp:
                 section = decision_section(decision, Path(tmp))
