@@ -11,6 +11,7 @@ per run until the run changes (its responses, status or last update)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,11 @@ from ctxprobe.report.runreport import Report
 from ctxprobe.store import RunRecord, iter_export, open_existing, reading_only
 
 T = TypeVar("T")
+
+#: A run still being written is analysed again at most this often (its progress, read
+#: from the run's record, is always current; its intervals may lag by this much).
+LIVE_REFRESH_S = 3.0
+_LIVE = ("running", "waiting")
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ class StoreSource:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._runs: dict[str, tuple[tuple[str, str, int, int], LoadedRun]] = {}
+        self._runs: dict[str, tuple[tuple[str, str, int, int], LoadedRun, float]] = {}
         self._records: dict[str, tuple[tuple[str, str, int, int], list[dict[str, Any]]]] = {}
 
     def read(self, fn: Callable[[], T]) -> T:
@@ -79,7 +85,8 @@ class StoreSource:
         key = _version(record)
         with self._lock:
             hit = self._runs.get(record.run_id)
-        if hit is not None and hit[0] == key:
+        if hit is not None and (hit[0] == key or (record.status in _LIVE and hit[0][0] in _LIVE
+                                                  and time.monotonic() - hit[2] < LIVE_REFRESH_S)):
             return hit[1]
 
         def go() -> LoadedRun:
@@ -87,7 +94,7 @@ class StoreSource:
             return LoadedRun(data, analyse_run(data, None, None))
         found = self.read(go)
         with self._lock:
-            self._runs[record.run_id] = (_version(found.data.run), found)
+            self._runs[record.run_id] = (_version(found.data.run), found, time.monotonic())
         return found
 
     def records(self, run_id: str) -> list[dict[str, Any]]:
