@@ -390,3 +390,37 @@ def test_another_host_is_served_with_a_one_line_warning(view_store: dict[str, An
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def test_the_curve_is_the_json_lengths(view_store: dict[str, Any]) -> None:
+    """Each curve point: its length's pooled mean and interval from ``report --json``,
+    placed on the plot's 0–1 scale (the bar at the threshold), nothing recomputed."""
+    from ctxprobe.view.charts import curve
+
+    want = report_json([view_store["blind"]], view_store["store"])
+    assert isinstance(want, dict)
+    (prof,) = want["profiles"]
+    c = curve(prof)
+
+    def y(v: float) -> float:
+        return round(c.top + (1 - v) * c.plot_h, 1)
+
+    assert [p.label for p in c.points] == [s["length_label"] for s in prof["lengths"]]
+    for p, s in zip(c.points, prof["lengths"]):
+        assert (p.y, p.y_lo, p.y_hi) == (y(s["mean"]), y(s["lo"]), y(s["hi"]))
+        assert f"accuracy {s['mean']:.2f}, n={s['n']}, 95% interval [{s['lo']:.2f}–{s['hi']:.2f}]" in p.tip
+    assert c.bar_y == y(prof["threshold"]) and c.bar == prof["threshold"]
+    xs = [p.x for p in c.points]
+    assert xs == sorted(xs) and xs[0] == c.left and xs[-1] == c.left + c.plot_w
+
+
+def test_urls_round_trip(view_store: dict[str, Any]) -> None:
+    from ctxprobe.view.links import BundleLinks, ServerLinks, depth_text
+
+    for d in (0.0, 0.5, 1.0, 1 / 3, 0.1 + 0.2):
+        assert float(depth_text(d)) == d
+    s, b = ServerLinks(), BundleLinks()
+    assert s.case("r1", "niah/L1024/d0.5/r0") == "/case/r1/niah/L1024/d0.5/r0"
+    assert s.cell("r1", "niah@no-context", 1024, 0.5) == "/run/r1/cell/niah%40no-context/1024/0.5"
+    assert b.case("r1", "a/b") != b.case("r1", "a/c") and "/" not in b.case("r1", "a/b")
+    assert b.cell("r1", "niah", 1024, 0.5) != b.cell("r1", "niah", 1024, 1.0)
