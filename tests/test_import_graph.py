@@ -230,6 +230,7 @@ LAYERS: list[set[str]] = [
     {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
     {"inspect_tasks"},  # the inspect_ai tasks (the `inspect` extra)
     {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, tasks)
+    {"view"},  # ctxprobe view: the read-only web app over a store (reads report, decide, compare)
     {"cli", "", "plugin"},  # "" = the package itself (ctxprobe/__init__.py: the public API); plugin: what plugins import
 ]
 

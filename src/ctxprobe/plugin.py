@@ -36,7 +36,7 @@ from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 
 __all__ = [
     "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
-    "FamilyDeclaration",    "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "Message", "ModelInfo", "ModelRef",
+    "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "Message", "ModelInfo", "ModelRef",
     "Outcome", "Price", "Provider", "ProviderBase", "ProviderInfo", "ReportSection", "RunView", "Scored",
     "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
 ]

@@ -25,6 +25,7 @@ from ctxprobe.cli.reading import (
 from ctxprobe.cli.imports import add_import_parsers
 from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.decide import add_decide_parser
+from ctxprobe.cli.view import add_view_parser
 from ctxprobe.cli.natural import add_natural_commands
 from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
@@ -347,7 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
                 add_import_parsers, add_prices_parser,
-                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands, _family_commands):
+                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,
+                lambda s: add_view_parser(s, DEFAULT_STORE), _family_commands):
         add(sub)
     return parser
 

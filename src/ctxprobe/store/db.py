@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,13 +21,28 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
-from ctxprobe.store.migrations import migrate
+from ctxprobe.store.migrations import migrate, unapplied
 from ctxprobe.store.records import read_case_records, write_response
 from ctxprobe.core.records import CaseRecord, StoredResponse
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.case import Case, sample_of_id
 
 DEFAULT_STORE = "ctxprobe.sqlite"
+
+#: Set by :func:`reading_only`: every store opened meanwhile (by any reader) is read-only.
+_READ_ONLY: ContextVar[bool] = ContextVar("ctxprobe_store_read_only", default=False)
+
+
+@contextmanager
+def reading_only() -> Iterator[None]:
+    """Every :class:`Store` opened inside (the report's loaders included) is opened
+    read-only (``mode=ro``: never created, migrated or written; WAL lets it read while a
+    sweep writes); a store whose schema is not this version's is refused in one line."""
+    token = _READ_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _READ_ONLY.reset(token)
 
 
 def _now() -> str:
@@ -59,6 +76,9 @@ def _meta(meta: RunMeta | Mapping[str, Any]) -> RunMeta:
 class Store:
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = Path(path)
+        if _READ_ONLY.get():
+            self._open_read_only()
+            return
         try:
             if self.path.exists() and not self.path.is_file():
                 raise sqlite3.OperationalError("not a file")
@@ -73,6 +93,27 @@ class Store:
             raise CtxprobeError(
                 f"cannot open store {self.path}: {err}; pass --store with a writable SQLite file path"
             ) from None
+
+    def _open_read_only(self) -> None:
+        where = self.path
+        try:
+            if not where.is_file():
+                raise CtxprobeError(f"no store at {where}; run a sweep first or pass --store PATH")
+            self.db = sqlite3.connect(f"{where.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+            self.db.execute("PRAGMA query_only=ON")
+            missing = unapplied(self.db)
+        except sqlite3.DatabaseError as err:
+            raise CtxprobeError(f"cannot read store {where}: {err}; pass --store with a readable ctxprobe "
+                                "SQLite file") from None
+        if missing and not self.db.execute("SELECT 1 FROM sqlite_master WHERE name='runs'").fetchone():
+            self.db.close()
+            raise CtxprobeError(f"{where} is no ctxprobe store (it has no runs table); pass --store with the "
+                                "SQLite file a sweep wrote")
+        if missing:
+            self.db.close()
+            raise CtxprobeError(f"store {where} is not at this ctxprobe's schema (missing "
+                                f"{', '.join(missing)}: written by an older version, or mid-upgrade); it is "
+                                f"left as is: `ctxprobe runs --store {where}` upgrades it, then read it again")
 
     def close(self) -> None:
         self.db.close()

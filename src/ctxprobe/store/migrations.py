@@ -121,6 +121,14 @@ def migrate(db: sqlite3.Connection) -> list[str]:
     return applied
 
 
+def unapplied(db: sqlite3.Connection) -> list[str]:
+    """The migrations a store lacks, read without writing (a store with no migration
+    table at all is not a ctxprobe store: every migration is missing)."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='_migrations'").fetchone() is None:
+        return [name for name, _ in MIGRATIONS]
+    return [name for name, _ in _pending(db)]
+
+
 def _pending(db: sqlite3.Connection) -> list[tuple[str, Migration]]:
     done = {r[0] for r in db.execute("SELECT name FROM _migrations")}
     return [(name, fn) for name, fn in MIGRATIONS if name not in done]
