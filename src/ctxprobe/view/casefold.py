@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.core.case_meta import case_meta
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.evidence import excerpt, locate_evidence, prompt_text
 from ctxprobe.report.redact import redact
 
@@ -84,7 +85,7 @@ def case_view(rec: dict[str, Any], keep: int = KEEP) -> CaseView:
     distractors = [str(v) for v in rec.get("distractors") or []]
     meta = case_meta(rec.get("meta") or {})
     question = meta.get("question") if isinstance(meta.get("question"), str) else None
-    found = locate_evidence(text, rec)
+    found = locate_evidence(text, CaseRecord.from_json(rec))
     if found is not None:
         ex = excerpt(text, found[:2], "target evidence", found[2], window=len(text), distractors=distractors,
                      evidence_values=expected)
