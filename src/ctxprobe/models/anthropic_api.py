@@ -43,7 +43,6 @@ API_KEY_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 MIN_THINKING = 1024
 #: The 1M window's beta header value (https://docs.anthropic.com/en/docs/build-with-claude/context-windows)
-CONTEXT_1M_BETA = "context-1m-2025-08-07"
 
 #: Anthropic stop reasons in the OpenAI vocabulary the scoring layer reads.
 STOP_REASONS: dict[str, str] = {
@@ -209,10 +208,6 @@ class AnthropicProvider(SDKProvider):
         rest = [{"role": m["role"], "content": blocks(i)} for i, m in enumerate(messages) if m["role"] != "system"]
         return system, rest
 
-    def _beta_headers(self) -> dict[str, Any]:
-        """``?context_1m=true``: the 1M window's beta header (a header, not a body field)."""
-        return {"extra_headers": {"anthropic-beta": CONTEXT_1M_BETA}} if self.options.context_1m else {}
-
     def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` as ``messages.create`` keyword arguments: fields the SDK's ``create``
         does not name (``temperature``/``top_p`` since anthropic 1.0, which removed them
@@ -232,8 +227,7 @@ class AnthropicProvider(SDKProvider):
         secrets = (self._api_key,)
         try:
             async with self._gate.enter(request.cache if self.cache_rules.mechanism == "breakpoints" else None):
-                response = await client.messages.create(**self._create_kwargs(self.request_body(request)),
-                                                        **self._beta_headers())
+                response = await client.messages.create(**self._create_kwargs(self.request_body(request)))
         except Exception as exc:
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:

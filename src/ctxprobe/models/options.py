@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ctxprobe.errors import CtxprobeError
 
@@ -54,9 +54,18 @@ class AnthropicOptions(ProviderOptions):
     #: Prompt-cache lifetime of the breakpoints: 5 minutes (the API's default, refreshed
     #: on use) or 1h (writes cost 2× input instead of 1.25×).
     cache_ttl: Literal["5m", "1h"] | None = None
-    #: The 1M-token window of Claude Sonnet 4 / 4.5 (the ``context-1m-2025-08-07`` beta
-    #: header); prompts over 200K tokens are then billed at the long-context price.
+    #: The 1M-token window beta of Claude Sonnet 4 / 4.5 (``context-1m-2025-08-07``), retired
+    #: on 2026-04-30 (genai-prices 0.2.3's note on claude-sonnet-4-5, from Anthropic's release
+    #: notes): named only to refuse it in one line; the 1M window of newer models needs no option.
     context_1m: bool | None = None
+
+    @field_validator("context_1m")
+    @classmethod
+    def _retired_beta(cls, value: bool | None) -> bool | None:
+        if value:
+            raise ValueError("the 1M-window beta (context-1m) was retired on 2026-04-30 and requests over 200K "
+                             "tokens fail; drop ?context_1m (Opus 4.6+ and Sonnet 4.6+ have a 1M window without it)")
+        return value
 
 
 class GeminiOptions(ProviderOptions):
@@ -112,3 +121,17 @@ def parse_options(
         else:
             why = f"option '{name}': {first.get('msg', 'invalid value')}"
         raise CtxprobeError(f"bad model spec '{spec}': {why} (accepted: {accepted})") from None
+
+
+def _check(cls: type[ProviderOptions]) -> Any:
+    def check(ref: Any) -> None:
+        """The provider's options checked from the name alone (no SDK, no key): ``plan`` refuses
+        what ``run`` would, in the same one line."""
+        parse_options(cls, ref.raw or ref.spec, ref.options)
+
+    return check
+
+
+check_openai = _check(OpenAIOptions)
+check_anthropic = _check(AnthropicOptions)
+check_gemini = _check(GeminiOptions)
