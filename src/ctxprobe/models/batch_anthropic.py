@@ -17,8 +17,8 @@ from ctxprobe.models.anthropic_api import AnthropicProvider, parse_message
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 
-#: 100,000 requests or 256 MB per batch.
-LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
+#: 100,000 requests or 256 MB per batch (MB: 10^6 bytes, as the batch-processing page writes it).
+LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 10**6)
 
 
 class AnthropicBatch:

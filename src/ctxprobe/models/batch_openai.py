@@ -22,8 +22,8 @@ from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json
 from ctxprobe.models.openai_api import OpenAIProvider, parse_chat_completion
 
 ENDPOINT = "/v1/chat/completions"
-#: 50,000 requests and a 200 MB input file per batch.
-LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+#: 50,000 requests and a 200 MB input file per batch (MB: 10^6 bytes, as the Batch guide writes it).
+LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 10**6)
 ENDED = {"completed", "failed", "expired", "cancelled"}
 TAG = "ctxprobe_key"
 

@@ -36,7 +36,10 @@ INFO = ProviderInfo(
     remote_counter="anthropic-count:{name}",
     batch="ctxprobe.models.batch_anthropic:AnthropicBatch",
     caching=(
-        (r"claude-(opus-4-5|haiku-4-5)", CacheRules("breakpoints", 4096)),
+        # 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5: the minimum "increased from 1,024 to 4,096"
+        # (docs.aihubmix.com/en/api/Claude-Cache, a relay quoting Anthropic's prompt-caching page;
+        # docs.orq.ai/docs/proxy/prompt-caching's table agrees), read 2026-12-03
+        (r"claude-(opus-4-6|opus-4-5|haiku-4-5)", CacheRules("breakpoints", 4096)),
         (r"claude-(3-haiku|3-5-haiku)", CacheRules("breakpoints", 2048)),
         (r"claude-", CacheRules("breakpoints", 1024)),
     ),

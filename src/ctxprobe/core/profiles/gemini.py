@@ -23,6 +23,10 @@ INFO = ProviderInfo(
     # Flash 2,048, 3.x Pro 4,096; its 2026-05-07 version: 3 Flash Preview 1,024)
     caching=(
         (r"gemini-3(\.\d+)?-pro", CacheRules("automatic", 4096)),
+        # Gemini 3.5 Flash 4,096: the caching page's table (a copy of ai.google.dev/gemini-api/docs/caching
+        # dated 2026-06-26 on techdevnotes.com, read 2026-12-03); 3.6-3.8 Flash taken to be the same
+        # (the caching page copies read here predate them; issue 41's reading of the page)
+        (r"gemini-3\.[5-8]-flash(?!-lite)", CacheRules("automatic", 4096)),
         (r"gemini-3(\.\d+)?-flash", CacheRules("automatic", 1024)),
         (r"gemini-2\.5", CacheRules("automatic", 2048)),
         (r"gemini-2\.0", CacheRules("explicit", 4096)),
