@@ -51,6 +51,9 @@ class OpenAIOptions(ProviderOptions):
 
 class AnthropicOptions(ProviderOptions):
     effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    #: ``thinking: {"type": "adaptive"}`` (the model decides how much to think), on the models
+    #: that take it (Claude 4.6 and later; the only thinking Opus 4.7 and later take)
+    adaptive: bool | None = None
     #: Prompt-cache lifetime of the breakpoints: 5 minutes (the API's default, refreshed
     #: on use) or 1h (writes cost 2× input instead of 1.25×).
     cache_ttl: Literal["5m", "1h"] | None = None
@@ -133,5 +136,17 @@ def _check(cls: type[ProviderOptions]) -> Any:
 
 
 check_openai = _check(OpenAIOptions)
-check_anthropic = _check(AnthropicOptions)
+
+
+def check_anthropic(ref: Any) -> None:
+    """Anthropic's options, then what the model's family takes (effort levels, adaptive thinking)."""
+    from ctxprobe.models.claude_rules import options_refusal
+
+    options = parse_options(AnthropicOptions, ref.raw or ref.spec, ref.options)
+    why = options_refusal(ref.name, options.effort, options.adaptive)
+    if why:
+        raise CtxprobeError(f"bad model spec '{ref.raw or ref.spec}': {why}")
+
+
+
 check_gemini = _check(GeminiOptions)

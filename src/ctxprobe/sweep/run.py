@@ -154,6 +154,12 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         check_reasoning_budgets(spec, provider)
         check_decoding_variants(spec, provider)
         await session.preflight()
+        axis_note = getattr(provider, "reasoning_axis_note", None)  # how the budget axis is sent (adaptive-only Claude)
+        note = axis_note() if spec.reasoning_budgets and callable(axis_note) else None
+        if note:
+            warn(console, note)
+            if session.checked is not None:
+                session.checked.warnings.append(note)  # stored with the preflight: the report says it too
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
         if beyond:
