@@ -46,7 +46,11 @@ OPENAI = [("gpt-4o-mini", {}), ("gpt-4o-mini", {"temperature": 0.3, "top_p": 0.9
           ("gpt-5", {"reasoning_budget": 0}), ("gpt-5.1", {"reasoning_budget": 0}),
           ("gpt-5.2?reasoning_effort=xhigh", {"reasoning_budget": 16384}), ("gpt-4o-mini", {"cache": HINT}),
           ("gpt-4o-mini", {"max_tokens": 1}),
-          ("gpt-4o-mini", {"temperature": 0.7, "seed": sample_nonce(None, 4)})]  # a decoding variant's sample
+          ("gpt-4o-mini", {"temperature": 0.7, "seed": sample_nonce(None, 4)}),  # a decoding variant's sample
+          # through the Responses API (reasoning models; pro models there only, effort high)
+          ("gpt-5-pro", {"reasoning_budget": 4096}), ("o3-pro", {}), ("gpt-5.4-pro", {"cache": HINT}),
+          ("gpt-5.5?reasoning_effort=max", {}), ("gpt-5.2", {"reasoning_budget": 0}),
+          ("o4-mini?api=chat", {"reasoning_budget": 1024})]
 ANTHROPIC = [("claude-sonnet-4-5", {}), ("claude-sonnet-4-5", {"top_p": 0.9}),
              ("claude-haiku-4-5", {"temperature": 0.7, "top_p": 0.9, "seed": 3}),
              ("claude-sonnet-4-5", {"reasoning_budget": 0}), ("claude-sonnet-4-5", {"reasoning_budget": 4096}),
@@ -189,11 +193,13 @@ def check_batch_answer(name: str, answer: dict[str, Any]) -> None:
     """An answer line by the SDK's own type: OpenAI's output line body a ``ChatCompletion``
     (https://platform.openai.com/docs/api-reference/batch/request-output), Anthropic's a
     ``MessageBatchIndividualResponse``, Gemini's an ``InlinedResponse``."""
-    if name == "openai":
+    if name == "openai":  # a Response for the lines sent to /v1/responses
         from openai.types.chat import ChatCompletion
+        from openai.types.responses import Response
 
         assert set(answer) == {"id", "custom_id", "response", "error"}
-        ChatCompletion.model_validate(answer["response"]["body"])
+        body = answer["response"]["body"]
+        (Response if body.get("object") == "response" else ChatCompletion).model_validate(body)
     elif name == "anthropic":
         from anthropic.types.messages import MessageBatchIndividualResponse
 

@@ -43,7 +43,11 @@ class ProviderOptions(BaseModel):
 
 
 class OpenAIOptions(ProviderOptions):
-    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    #: openai-python's ``ReasoningEffort`` values; which a model takes: :mod:`ctxprobe.models.openai_responses`
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = None
+    #: ``responses`` (the default for reasoning models; the only one for pro models) or ``chat``
+    #: (chat completions, the default for the others)
+    api: Literal["responses", "chat"] | None = None
     #: Force (True) or forbid (False) the reasoning-model request shape (no temperature,
     #: ``max_completion_tokens``); ``None`` guesses from the model name (o1/o3/o4/gpt-5).
     reasoning: bool | None = None
@@ -135,7 +139,14 @@ def _check(cls: type[ProviderOptions]) -> Any:
     return check
 
 
-check_openai = _check(OpenAIOptions)
+def check_openai(ref: Any) -> None:
+    """OpenAI's options, then the effort levels and API the model takes."""
+    from ctxprobe.models.openai_responses import options_refusal
+
+    options = parse_options(OpenAIOptions, ref.raw or ref.spec, ref.options)
+    why = options_refusal(ref.name, options.reasoning_effort, options.api)
+    if why:
+        raise CtxprobeError(f"bad model spec '{ref.raw or ref.spec}': {why}")
 
 
 def check_anthropic(ref: Any) -> None:
