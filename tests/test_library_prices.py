@@ -111,7 +111,7 @@ def test_every_model_the_library_prices_is_priced_as_calc_price_does(provider: s
     checked = 0
     for found in models:
         model = f"{provider}:{found.name}"
-        starts = sorted({0, *(t.above for t in found.prices)})
+        starts = sorted({0, *(t["above"] for t in found.tiers)})
         for prompt in {1_000, 100_000, 300_000, *(s + 1 for s in starts), *(s for s in starts if s)}:
             price = price_for(model, prompt_tokens=prompt)
             assert price is not None, model

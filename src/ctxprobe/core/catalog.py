@@ -214,7 +214,8 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
 
     info = provider_info(provider)
     note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
-    found = library_model(info.price_library, name) if info.price_library else None
+    entry = library_model(info.price_library, name) if info.price_library else None
+    found = from_library(entry) if entry is not None and entry.tiers else None
     if found is None:
         return note
     storage = next(((usd, src) for pattern, usd, src in info.cache_storage if re.match(pattern, name)), None)
@@ -227,6 +228,17 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
         return found
     return replace(found, retired=note.retired, deprecated=note.deprecated or found.deprecated,
                    aliases=note.aliases, window=found.window or note.window)
+
+
+def from_library(entry: Any) -> ModelInfo:
+    """A :class:`ctxprobe.core.library_prices.LibraryModel` as a catalog entry."""
+    def price(fields: dict[str, Any]) -> Price:
+        batch = fields.get("batch_tier")
+        return Price(**{**fields, "batch_tier": price(batch) if batch else None})
+
+    return ModelInfo(entry.name, tuple(price(t) for t in entry.tiers), window=entry.window, as_of=entry.as_of,
+                     source=entry.source, deprecated=f"marked deprecated in {entry.library}" if entry.deprecated else "",
+                     library=entry.library, library_id=entry.library_id)
 
 
 def model_info(model: str, table: Mapping[str, object] | None = None) -> ModelInfo | None:

@@ -4,7 +4,8 @@ dependency): its bundled data only, read offline.
 The library is never asked to fetch: its ``UpdatePrices`` (the only code in it that goes
 to the network) is never started here, and :func:`snapshot` refuses a snapshot that came
 from an auto-update, so a price is always the installed version's. Each price is turned
-into ctxprobe's :class:`ctxprobe.core.catalog.Price` tiers exactly as the library applies
+into the fields of ctxprobe's :class:`ctxprobe.core.catalog.Price` tiers (the catalog
+builds them: nothing here imports it) exactly as the library applies
 them: a tier bills a request whose whole prompt (cache reads and writes included) is over
 its ``start``; cache reads, 5-minute and 1-hour writes at their own prices; the batch
 variant (``processing: batch``) as its own prices, not a factor, so a batch price the
@@ -17,12 +18,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 
-__all__ = ["BATCH", "library_model", "library_models", "library_version", "snapshot"]
+__all__ = ["BATCH", "LibraryModel", "library_model", "library_models", "library_version", "snapshot"]
 
 #: The price context genai-prices selects its batch variants with.
 BATCH = {"processing": "batch"}
@@ -78,19 +80,34 @@ def _starts(*prices: Any) -> list[int]:
     return sorted(starts)
 
 
-def _tier(model_price: Any, above: int, batch: Any = None) -> Any:
-    from ctxprobe.core.catalog import Price
-
+def _tier(model_price: Any, above: int, batch: Any = None) -> dict[str, Any] | None:
+    """One tier as :class:`ctxprobe.core.catalog.Price`'s fields (``batch_tier``: the batch
+    variant's own tier; ``batch``: its factor on the input price, for display)."""
     fields = {ours: _value(getattr(model_price, key, None), above + 1) for key, ours in _KEYS.items()}
     if fields["input"] is None or fields["output"] is None:
         return None
-    extra = {k: v for k, v in fields.items() if k not in ("input", "output") and v is not None}
+    out: dict[str, Any] = {k: v for k, v in fields.items() if v is not None}
+    out["above"] = above
     batch_tier = _tier(batch, above) if batch is not None else None
-    factor = None
-    if batch_tier is not None and fields["input"]:
-        factor = batch_tier.input / fields["input"]
-    return Price(fields["input"], fields["output"], above=above, batch=factor, batch_tier=batch_tier,
-                 **extra)
+    if batch_tier is not None:
+        out["batch_tier"] = batch_tier
+        out["batch"] = batch_tier["input"] / fields["input"] if fields["input"] else None
+    return out
+
+
+@dataclass(frozen=True)
+class LibraryModel:
+    """What genai-prices knows of one model, as plain data (made into a
+    :class:`ctxprobe.core.catalog.ModelInfo` by the catalog)."""
+
+    name: str
+    tiers: tuple[dict[str, Any], ...]
+    window: int | None
+    as_of: str  # the date the price in force took effect ("" undated)
+    source: str
+    deprecated: bool
+    library: str  # genai-prices X.Y.Z
+    library_id: str  # provider/model in the library
 
 
 def _since(model: Any, when: _dt.datetime) -> str:
@@ -103,9 +120,7 @@ def _since(model: Any, when: _dt.datetime) -> str:
     return ""
 
 
-def _convert(provider: Any, model: Any, name: str, when: _dt.datetime) -> Any:
-    from ctxprobe.core.catalog import ModelInfo
-
+def _convert(provider: Any, model: Any, name: str, when: _dt.datetime) -> LibraryModel:
     standard = model.get_prices(when)
     batched = model.get_prices(when, BATCH)
     has_batch = any(v.when == BATCH and (v.constraint is None or v.constraint.active(when))
@@ -119,13 +134,12 @@ def _convert(provider: Any, model: Any, name: str, when: _dt.datetime) -> Any:
     source = f"{library_version()} ({provider.id}/{model.id}; {pages[0] if pages else 'no page named'})"
     if model.price_comments:
         source += f": {model.price_comments.strip()}"
-    return ModelInfo(name, tuple(tiers), window=model.context_window, as_of=_since(model, when), source=source,
-                     deprecated=f"marked deprecated in {library_version()}" if model.deprecated else "",
-                     library=library_version(), library_id=f"{provider.id}/{model.id}")
+    return LibraryModel(name, tuple(tiers), model.context_window, _since(model, when), source, bool(model.deprecated),
+                        library_version(), f"{provider.id}/{model.id}")
 
 
 @functools.lru_cache(maxsize=512)
-def _cached(library: str, name: str, day: str) -> Any:
+def _cached(library: str, name: str, day: str) -> LibraryModel | None:
     snap = snapshot()
     try:
         provider, model = snap.find_provider_model(name, None, library, None)
@@ -134,16 +148,15 @@ def _cached(library: str, name: str, day: str) -> Any:
     return _convert(provider, model, name, _now())
 
 
-def library_model(library: str, name: str) -> Any:
+def library_model(library: str, name: str) -> LibraryModel | None:
     """What genai-prices knows of model ``name`` of its provider ``library`` (``openai``,
-    ``anthropic``, ``google``), as a :class:`ctxprobe.core.catalog.ModelInfo`; None when it
-    does not know the model or prices it in no tokens."""
+    ``anthropic``, ``google``); None when it does not know the model."""
     if not library or not name:
         return None
     return _cached(library, name.lower(), _now().date().isoformat())
 
 
-def library_models(library: str) -> list[Any]:
+def library_models(library: str) -> list[LibraryModel]:
     """Every model of the library's provider ``library`` priced in input and output tokens."""
     snap = snapshot()
     try:
@@ -156,6 +169,6 @@ def library_models(library: str) -> list[Any]:
         if provider.find_model(model.id) is not model:
             continue  # its id is no name it answers to (``ft:gpt-4o`` matches ``ft:gpt-4o:…``), or another model's
         info = _convert(provider, model, model.id, when)
-        if info.prices:
+        if info.tiers:
             out.append(info)
     return out

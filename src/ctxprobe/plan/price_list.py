@@ -13,7 +13,7 @@ import textwrap
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days, known_model, provider_info
+from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days, from_library, known_model, provider_info
 from ctxprobe.plan.prices import Price, PriceTable
 
 __all__ = ["PriceRow", "price_lines", "price_problems", "price_rows"]
@@ -70,7 +70,7 @@ def library_rows() -> list[PriceRow]:
         for found in library_models(info.price_library):
             if info.bare_hints and not found.name.startswith(info.bare_hints):
                 continue  # Vertex's Claude models under google: another provider's
-            merged = known_model(entry.name, found.name) or found
+            merged = known_model(entry.name, found.name) or from_library(found)
             rows += _rows(f"{entry.name}:{found.name}", merged)
     return sorted(rows, key=lambda r: r.model)
 
