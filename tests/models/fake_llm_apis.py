@@ -172,6 +172,12 @@ def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str
 
 def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
+    got = re.fullmatch(r"/v1/models/([^/?]+)(\?.*)?", path)
+    if method == "GET" and got:  # models.retrieve: anthropic's types.ModelInfo (max_input_tokens)
+        name = got.group(1)
+        return 200, {"id": name, "type": "model", "display_name": name, "created_at": "2026-04-16T00:00:00Z",
+                     "lifecycle": "active", "max_input_tokens": FAKE_WINDOWS.get(name, 1_000_000),
+                     "max_tokens": 128_000}, {}
     if path.startswith("/v1/messages/count_tokens"):
         chars = sum(len(m["content"]) for m in body["messages"]) + len(body.get("system", ""))
         return 200, {"input_tokens": 10 + chars // 4}, {}
@@ -200,7 +206,16 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
 
 # -- Gemini ---------------------------------------------------------------------------------
 
+#: The windows the fakes' model endpoints state (a model named ``tiny`` states 500 tokens).
+FAKE_WINDOWS = {"tiny": 500}
+
+
 def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+    got = re.fullmatch(r"/v1(?:beta)?/models/([^/:?]+)(\?.*)?", path)
+    if method == "GET" and got:  # models.get: google-genai's types.Model (inputTokenLimit, outputTokenLimit)
+        name = got.group(1)
+        return 200, {"name": f"models/{name}", "displayName": name, "inputTokenLimit": FAKE_WINDOWS.get(name, 1_048_576),
+                     "outputTokenLimit": 65_536}, {}
     match = re.search(r"/models/([^/:]+):(\w+)", path)
     model, action = (match.group(1), match.group(2)) if match else ("", "")
     if action == "countTokens":

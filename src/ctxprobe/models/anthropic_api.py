@@ -169,6 +169,20 @@ class AnthropicProvider(SDKProvider):
         """What the model's family takes (:mod:`ctxprobe.models.claude_rules`)."""
         return claude_rules(self.model)
 
+    async def advertised_window(self) -> int | None:
+        """The input limit Anthropic's Models API states (``models.retrieve``: ``max_input_tokens``),
+        read when neither the library nor a price file gives a window."""
+        client = self._client_for_loop()
+        try:
+            info = await client.models.retrieve(self.model)
+        except Exception as exc:
+            mapped = classify_stainless_error(exc, self._sdk, self._where, (self._api_key,))
+            if mapped is None:
+                raise
+            raise mapped from None
+        limit = getattr(info, "max_input_tokens", None)
+        return limit if isinstance(limit, int) and limit > 0 else None
+
     def reasoning_axis_note(self) -> str | None:
         """How a reasoning-budget axis is sent to this model, where not as asked (adaptive-only)."""
         return reasoning_note(self.model)
