@@ -128,3 +128,23 @@ def test_plan_says_how_the_budget_axis_is_sent_to_an_adaptive_only_model() -> No
     spec = make_spec({"model": "anthropic:claude-sonnet-4-5", "lengths": "1k", "depths": [0.5], "reps": 1,
                       "reasoning_budgets": [0, 4096]})
     assert not [w for w in plan_report(spec).warnings if "adaptive thinking only" in w]
+
+
+def test_the_run_and_its_report_say_how_the_budget_axis_was_sent(tmp_path: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.report.load import load_report
+    from ctxprobe.spec.schema import make_spec
+    from ctxprobe.sweep.run import run_sweep
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(anthropic_route) as server:  # type: ignore[arg-type]
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        spec = make_spec({"model": "anthropic:claude-opus-4-7", "tokenizer": "approx", "lengths": "1k",
+                          "depths": [0.5], "reps": 1, "reasoning_budgets": [0, 2048]})
+        result = run_sweep(spec, tmp_path / "s.sqlite", progress=False)
+    bodies = [body for path, _, body in server.requests if path == "/v1/messages"]
+    assert {str(b.get("thinking")) for b in bodies} == {"None", "{'type': 'adaptive'}"}
+    for body in bodies:
+        anthropic_params(body)
+    report = load_report(result.run_id, tmp_path / "s.sqlite")
+    assert any("takes adaptive thinking only" in n for n in report.notes)

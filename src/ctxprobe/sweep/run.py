@@ -171,8 +171,11 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         note = axis_note() if spec.reasoning_budgets and callable(axis_note) else None
         if note:
             warn(console, note)
-            if session.checked is not None:
-                session.checked.warnings.append(note)  # stored with the preflight: the report says it too
+            if session.checked is None:  # a hosted API has no probe: the note alone is kept
+                from ctxprobe.core.runmeta import Preflight
+
+                session.checked = Preflight()
+            session.checked.warnings.append(note)  # stored with the preflight: the report says it too
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
         if beyond:
