@@ -177,3 +177,14 @@ def test_prices_json_names_the_library_its_date_and_source(capsys: pytest.Captur
     # Vertex's Claude models (the library's google provider) are not listed as gemini models
     assert not any(m.startswith("gemini:claude") for m in rows)
     assert "gemini:gemini-3.8-flash" in rows and "openai:gpt-5.5" in rows
+
+
+def test_prices_lists_served_models_before_deprecated_and_retired_ones() -> None:
+    from ctxprobe.plan.price_list import library_rows
+
+    rows = library_rows()
+    rank = [(r.status.startswith("retired"), r.status.startswith("deprecated")) for r in rows]
+    assert rank == sorted(rank)  # no retired model before a served one
+    assert rows[0].status == "" and rows[-1].status.startswith("retired")
+    names = [r.model for r in rows]
+    assert names.index("anthropic:claude-opus-4-7") < names.index("anthropic:claude-3-5-haiku-latest")

@@ -58,7 +58,8 @@ def _rows(model: str, info: ModelInfo) -> list[PriceRow]:
 def library_rows() -> list[PriceRow]:
     """Every model genai-prices prices for each registered provider naming a library
     provider, under the provider's own name (``anthropic:claude-opus-4-7``), with the
-    provider profile's notes (retired, deprecated) on top."""
+    provider profile's notes (retired, deprecated) on top: served models first, the
+    deprecated then, the retired last."""
     from ctxprobe.core import registry
     from ctxprobe.core.library_prices import library_models
 
@@ -72,7 +73,8 @@ def library_rows() -> list[PriceRow]:
                 continue  # Vertex's Claude models under google: another provider's
             merged = known_model(entry.name, found.name) or from_library(found)
             rows += _rows(f"{entry.name}:{found.name}", merged)
-    return sorted(rows, key=lambda r: r.model)
+    # served models first, then the deprecated, the retired last; in name order within each
+    return sorted(rows, key=lambda r: (r.status.startswith("retired"), r.status.startswith("deprecated"), r.model))
 
 
 def price_rows(table: PriceTable, *, library: bool = True) -> list[PriceRow]:
