@@ -92,8 +92,10 @@ def main() -> None:
     parser.add_argument("--write", metavar="MD", help="rewrite the table block of this markdown file")
     args = parser.parse_args()
     rows = table()
-    dates = ", ".join(sorted({f"`{m}` {info.as_of}" for m in MODELS if (info := model_info(m)) is not None}))
-    block = "\n".join([START, f"List prices read on: {dates}; prompts counted with `{TOKENIZER}`.", "", *rows, END])
+    from ctxprobe.core.library_prices import library_version
+
+    block = "\n".join([START, f"Prices: {library_version()}'s (today's); prompts counted with `{TOKENIZER}`.", "",
+                        *rows, END])
     print(block)
     if args.write:
         path = Path(args.write)

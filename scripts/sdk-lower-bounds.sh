@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 PY=${PY:-python3}
 VENV=${SDK_LOWER_BOUNDS_VENV:-/tmp/ctxprobe-sdk-lower-bounds}
 
-# "openai>=2.9" in an extra -> "openai==2.9": the oldest release the extra allows
+# "openai>=2.45" in an extra -> "openai==2.45": the oldest release the extra allows
 PINS=$("$PY" - <<'EOF'
 import re
 

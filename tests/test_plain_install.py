@@ -256,7 +256,11 @@ def test_each_extra_refuses_in_one_line_then_works_once_installed(plain: Env, se
 def test_plain_install_plans_an_openai_model(plain: Env) -> None:
     """o200k counting needs no extra: the plan of a hosted OpenAI model, offline."""
     proc = plain.cli("plan", "--model", "openai/gpt-4o-mini", "--lengths", "8k", "--reps", "1")
-    assert "prices (list prices of" in proc.stdout and "on demand" in proc.stdout, proc.stdout
+    assert "prices (genai-prices" in proc.stdout and "on demand" in proc.stdout, proc.stdout
+    # every provider's models are priced from genai-prices' bundled data on the plain install
+    for model in ("anthropic/claude-opus-4-7", "gemini/gemini-3.8-flash", "openai/gpt-5.5"):
+        plan = json.loads(plain.cli("plan", "--model", model, "--lengths", "8k", "--reps", "1", "--json").stdout)
+        assert plan["prices"]["on_demand"] > 0 and plan["prices"]["library"].startswith("genai-prices"), plan
 
 
 def test_local_extra_needs_no_compiler(plain: Env, tmp_path: Path) -> None:

@@ -28,25 +28,48 @@ from ctxprobe.sweep.run import run_sweep
 DEC_3 = dt.date(2026, 12, 3)
 
 
-@pytest.mark.parametrize("model, base, long", [
-    ("gemini:gemini-2.5-pro", (1.25, 10.0), (2.50, 15.0)),
-    ("anthropic:claude-sonnet-4-5", (3.0, 15.0), (6.0, 22.50)),
-    ("gemini:gemini-3-pro-preview", (2.0, 12.0), (4.0, 18.0)),
-])
-def test_tier_boundary_is_over_200k(model: str, base: tuple[float, float], long: tuple[float, float]) -> None:
+def rates(model: str, prompt: int) -> tuple[float, float]:
+    """USD per 1M input / output tokens genai-prices bills a request of ``prompt`` prompt
+    tokens at (its own calc_price, the oracle: ctxprobe's tiers are read from its data)."""
+    from genai_prices import Usage, calc_price
+
+    provider, name = model.split(":", 1)
+    library = {"gemini": "google"}.get(provider, provider)
+    got = calc_price(Usage(input_tokens=prompt, output_tokens=1_000_000), name.split("?")[0], provider_id=library)
+    return float(got.input_price) * 1e6 / prompt, float(got.output_price)
+
+
+@pytest.mark.parametrize("model", ["gemini:gemini-2.5-pro", "anthropic:claude-sonnet-4-5",
+                                   "gemini:gemini-3-pro-preview", "openai:gpt-5.5"])
+def test_tier_boundary_is_where_the_library_puts_it(model: str) -> None:
+    """Each tier bills a prompt over its start (the library's rule, and the providers'):
+    the start itself is still the lower tier, one token more is not."""
+    info = model_info(as_ref(model))
+    assert info is not None and len(info.prices) == 2, info
+    start = info.prices[1].above
+    assert start in (200_000, 272_000)  # Google's and Anthropic's 200K, OpenAI's 272K (GPT-5.5)
+
     def at(n: int | None) -> tuple[float, float]:
         price = price_for(model, prompt_tokens=n)
         assert price is not None
         return price.input, price.output
 
-    assert at(None) == at(1) == at(199_999) == at(200_000) == base
-    assert at(200_001) == at(1_000_000) == long
-    assert price_for(model, prompt_tokens=200_001).above == 200_000  # type: ignore[union-attr]
+    assert at(None) == at(1) == at(start - 1) == at(start) == pytest.approx(rates(model, start))
+    assert at(start + 1) == at(1_000_000) == pytest.approx(rates(model, start + 1))
+    assert at(start + 1) != at(start)
+    assert price_for(model, prompt_tokens=start + 1).above == start  # type: ignore[union-attr]
 
 
-def test_long_tier_caching_prices_follow_its_input_price() -> None:
+def test_long_tier_caching_prices_are_the_librarys() -> None:
+    from genai_prices import Usage, calc_price
+
     long = price_for("anthropic:claude-sonnet-4-5", prompt_tokens=300_000)
-    assert long is not None and (long.cached_input, long.cache_write, long.cache_write_1h) == (0.6, 7.5, 12.0)
+    assert long is not None
+    # a request of 300K prompt tokens, 100K of them read from the cache and 100K written to it
+    got = calc_price(Usage(input_tokens=300_000, cache_read_tokens=100_000, cache_write_tokens=100_000),
+                     "claude-sonnet-4-5", provider_id="anthropic")
+    assert long.cost(300_000, 0, cached=100_000, written=100_000) == pytest.approx(float(got.total_price))
+    assert long.cached_input is not None and long.cache_write is not None and long.cache_write_1h is not None
     assert price_for("openai:gpt-4.1", prompt_tokens=900_000) == price_for("openai:gpt-4.1")  # no tiers
 
 
@@ -54,37 +77,40 @@ def _spec(model: str, lengths: str, **extra: object) -> object:
     return make_spec({"model": model, "lengths": lengths, "depths": [0.5], "reps": 1, **extra})
 
 
-@pytest.mark.parametrize("model, tier", [("gemini:gemini-2.5-pro", (2.50, 15.0)),
-                                          ("anthropic:claude-sonnet-4-5?context_1m=true", (6.0, 22.50))])
-def test_a_256k_grid_is_priced_at_the_long_context_tier(model: str, tier: tuple[float, float]) -> None:
-    report = plan_report(_spec(model, "256k"))  # type: ignore[arg-type]
+@pytest.mark.parametrize("model", ["gemini:gemini-2.5-pro", "openai:gpt-5.5"])
+def test_a_256k_or_300k_grid_is_priced_at_the_long_context_tier(model: str) -> None:
+    length = 300_000
+    report = plan_report(_spec(model, str(length)))  # type: ignore[arg-type]
     out = 48  # the default output limit
-    assert report.summary.input_tokens == 262_144
-    assert report.summary.cost_usd == pytest.approx((262_144 * tier[0] + out * tier[1]) / 1e6)
+    tier = rates(model, length)
+    assert report.summary.input_tokens == length
+    assert report.summary.cost_usd == pytest.approx((length * tier[0] + out * tier[1]) / 1e6)
     totals = report.prices.totals
-    assert totals is not None and 200_000 < totals.prompt <= 262_144
+    assert totals is not None and 272_000 < totals.prompt <= length
     assert report.prices.costs["on-demand"] == pytest.approx((totals.prompt * tier[0] + out * tier[1]) / 1e6)
-    assert report.prices.costs["batch"] == pytest.approx(report.prices.costs["on-demand"] / 2)  # type: ignore[operator]
 
 
 def test_each_request_is_priced_at_its_own_tier() -> None:
     """A 128K + 256K grid: the 128K case at the base price, the 256K one at the long one."""
-    report = plan_report(_spec("gemini:gemini-2.5-pro", "128k,256k"))  # type: ignore[arg-type]
-    assert report.summary.cost_usd == pytest.approx((131_072 * 1.25 + 48 * 10 + 262_144 * 2.50 + 48 * 15) / 1e6)
+    model = "gemini:gemini-2.5-pro"
+    report = plan_report(_spec(model, "128k,256k"))  # type: ignore[arg-type]
+    lo, hi = rates(model, 131_072), rates(model, 262_144)
+    assert lo != hi
+    assert report.summary.cost_usd == pytest.approx((131_072 * lo[0] + 48 * lo[1] + 262_144 * hi[0] + 48 * hi[1]) / 1e6)
     totals = report.prices.totals
     assert totals is not None and len(totals.parts) == 2
-    want = sum(size * (2.50 if size > 200_000 else 1.25) + 48 * (15 if size > 200_000 else 10)
-               for size in totals.parts) / 1e6
+    want = sum(size * rates(model, size)[0] + 48 * rates(model, size)[1] for size in totals.parts) / 1e6
     assert report.prices.costs["on-demand"] == pytest.approx(want)
 
 
 def test_the_ledger_bills_each_response_at_its_tier() -> None:
-    info = model_info(as_ref("gemini:gemini-2.5-pro"))
-    ledger = Ledger("gemini:gemini-2.5-pro", price_for("gemini:gemini-2.5-pro"), max_cost=None, spent=0.0,
-                    max_tokens=10, tiers=info)
+    model = "gemini:gemini-2.5-pro"
+    info = model_info(as_ref(model))
+    ledger = Ledger(model, price_for(model), max_cost=None, spent=0.0, max_tokens=10, tiers=info)
     case = Case(Cell("niah", 256 * 1024, 0.5), 0, 0, [{"role": "user", "content": "x"}], ["a"], token_count=250_000)
-    assert ledger.settle(case, 200_000, 10) == pytest.approx((200_000 * 1.25 + 10 * 10) / 1e6)
-    assert ledger.settle(case, 200_001, 10) == pytest.approx((200_001 * 2.50 + 10 * 15) / 1e6)
+    lo, hi = rates(model, 200_000), rates(model, 200_001)
+    assert ledger.settle(case, 200_000, 10) == pytest.approx((200_000 * lo[0] + 10 * lo[1]) / 1e6)
+    assert ledger.settle(case, 200_001, 10) == pytest.approx((200_001 * hi[0] + 10 * hi[1]) / 1e6)
 
 
 @pytest.mark.parametrize("model", ["anthropic:claude-3-5-haiku-latest", "anthropic:claude-3-5-sonnet-latest",
@@ -132,26 +158,38 @@ def test_lengths_past_the_window_are_refused_by_plan_and_run(tmp_path: Path) -> 
     with pytest.raises(CtxprobeError, match="exceeds sim:perfect's window of 2000 tokens"):
         run_sweep(_spec("sim:perfect", "4k", prices=str(f)), tmp_path / "s.sqlite",  # type: ignore[arg-type]
                   progress=False)
-    with pytest.raises(CtxprobeError, match="window of 200,000 tokens \\(1,000,000 with \\?context_1m=true\\)"):
-        plan_report(_spec("anthropic:claude-sonnet-4-5", "256k"))  # type: ignore[arg-type]
-    assert context_window(as_ref("anthropic:claude-sonnet-4-5?context_1m=true")) == 1_000_000
+    # Sonnet 4.5's window is the library's 200K: its 1M beta is retired (refused as an option)
+    with pytest.raises(CtxprobeError, match="^length 307,200 \\+ 48 output tokens exceeds "
+                                            "anthropic:claude-sonnet-4-5's window of 200,000 tokens; [^\n]+$"):
+        plan_report(_spec("anthropic:claude-sonnet-4-5", "300k"))  # type: ignore[arg-type]
+    with pytest.raises(CtxprobeError, match="context_1m.*retired on 2026-04-30"):
+        plan_report(_spec("anthropic:claude-sonnet-4-5?context_1m=true", "100k"))  # type: ignore[arg-type]
     assert context_window(as_ref("openai:gpt-4o")) == 128_000 and context_window(as_ref("openai:gpt-5")) == 400_000
-    assert context_window(as_ref("gemini:gemini-2.5-pro")) == 1_048_576 and context_window(as_ref("sim:perfect")) is None
+    assert context_window(as_ref("anthropic:claude-opus-4-7")) == 1_000_000 and context_window(as_ref("sim:perfect")) is None
+    assert context_window(as_ref("gemini:gemini-2.5-pro")) is None  # the library gives none: the run asks the server
 
 
-def test_stale_prices_warn_past_90_days() -> None:
+def test_stale_prices_warn_past_90_days(tmp_path: Path) -> None:
+    """A price file's dated entries go stale; the library's are as current as the installed
+    genai-prices (their date is when the price took effect, not when it was read)."""
     day = DEC_3 - dt.timedelta(days=STALE_DAYS)
     assert age_note(day.isoformat(), today=DEC_3) is None
     late = age_note((day - dt.timedelta(days=1)).isoformat(), today=DEC_3)
     assert late is not None and f"{STALE_DAYS + 1} days old" in late
-    rows = price_rows(load_prices())
+    f = tmp_path / "prices.yaml"
+    f.write_text("openai:my-old: {input: 1, output: 2, as_of: '2025-11-15'}\n")
+    rows = price_rows(load_prices(f))
     problems = price_problems(rows, today=DEC_3)
-    assert "gemini:gemini-2.5-flash-lite: read 2025-11-15, 383 days ago" in problems
+    assert "openai:my-old: read 2025-11-15, 383 days ago" in problems
     assert any(p.startswith("gemini:gemini-2.0-flash:") and p.endswith("retired") for p in problems)
-    assert not any(p.startswith("gemini:gemini-2.5-pro") for p in problems)
+    assert not any(p.startswith("gemini:gemini-2.5-pro:") for p in problems)
     assert all(len(line) <= 80 for line in price_lines(rows))
 
 
-def test_plan_warns_of_a_stale_table() -> None:
-    report = plan_report(_spec("gemini:gemini-2.5-flash-lite", "1k"))  # type: ignore[arg-type]
+def test_plan_warns_of_a_stale_price_file(tmp_path: Path) -> None:
+    f = tmp_path / "prices.yaml"
+    f.write_text("gemini:gemini-2.5-flash-lite: {input: 1, output: 2, as_of: '2025-11-15'}\n")
+    report = plan_report(_spec("gemini:gemini-2.5-flash-lite", "1k", prices=str(f)))  # type: ignore[arg-type]
     assert any("prices read on 2025-11-15 are" in w and "days old (over 90)" in w for w in report.warnings)
+    report = plan_report(_spec("gemini:gemini-2.5-flash-lite", "1k"))  # type: ignore[arg-type]
+    assert not any("days old" in w for w in report.warnings)

@@ -31,24 +31,24 @@ def test_advertised_window_from_what_the_run_knows() -> None:
     assert advertised_window(as_ref("openai-compat:mine@http://127.0.0.1:1/v1"), RunMeta.from_json({})) is None  # unknown: no guess
 
 
-def test_decide_says_how_old_the_built_in_prices_are(tmp_path) -> None:
-    """A hosted model priced from the dated table: its age is said once the table is past the
-    catalog's limit; a model priced by an undated price file, or a free one, says nothing."""
-    from ctxprobe.core.catalog import STALE_DAYS, age_days
+def test_decide_says_how_old_a_dated_price_file_is(tmp_path) -> None:
+    """A model priced by a dated price file entry past the catalog's limit: its age is said
+    once; the library's prices (as current as the installed genai-prices), an undated price
+    file's and a free model's say nothing."""
+    import datetime as dt
+
+    from ctxprobe.core.catalog import STALE_DAYS
     from ctxprobe.decide.pricing import price_age_notes
     from ctxprobe.plan.prices import prices_as_of
 
-    table = price_table(None)
-    as_of = prices_as_of("openai:gpt-4o-mini", table)
-    assert as_of is not None
-    notes = price_age_notes([as_ref("openai:gpt-4o-mini"), as_ref("openai:gpt-4o-mini"), as_ref("sim:perfect")], table)
-    days = age_days(as_of)
-    assert days is not None
-    if days > STALE_DAYS:
-        assert notes == [f"openai:gpt-4o-mini: prices read on {as_of} are {days} days old (over {STALE_DAYS}): "
-                         "check the provider's page or give current ones in a price file (--prices FILE)"]
-    else:
-        assert notes == []
+    assert prices_as_of("openai:gpt-4o-mini", price_table(None)) is None  # the library's
+    assert price_age_notes([as_ref("openai:gpt-4o-mini"), as_ref("sim:perfect")], price_table(None)) == []
+    old = (dt.date.today() - dt.timedelta(days=STALE_DAYS + 1)).isoformat()
+    dated = tmp_path / "dated.yaml"
+    dated.write_text(f"openai:gpt-4o-mini: {{input: 0.1, output: 0.4, as_of: '{old}'}}\n")
+    notes = price_age_notes([as_ref("openai:gpt-4o-mini"), as_ref("openai:gpt-4o-mini"), as_ref("sim:perfect")], price_table(dated))
+    assert notes == [f"openai:gpt-4o-mini: prices read on {old} are {STALE_DAYS + 1} days old (over {STALE_DAYS}): "
+                     "check the provider's page or give current ones in a price file (--prices FILE)"]
     priced = tmp_path / "prices.yaml"
     priced.write_text("openai:gpt-4o-mini: {input: 0.1, output: 0.4}\n")
     assert price_age_notes([as_ref("openai:gpt-4o-mini")], price_table(priced)) == []  # the user's own price: undated

@@ -56,12 +56,21 @@ def openai_body(body: dict[str, Any], *, server_fields: bool = False) -> None:
     check_typed_dict(CompletionCreateParamsNonStreaming, own)
 
 
+def openai_responses_body(body: dict[str, Any]) -> None:
+    """openai-python's ``ResponseCreateParamsNonStreaming``, every field (``input`` as its
+    ``EasyInputMessageParam`` items)."""
+    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+
+    check_typed_dict(ResponseCreateParamsNonStreaming, body)
+
+
 def openai_batch_line(line: dict[str, Any]) -> None:
     if set(line) != {"custom_id", "method", "url", "body"}:
         raise ContractError(f"batch input line fields {sorted(line)}")
-    if not (isinstance(line["custom_id"], str) and line["method"] == "POST" and line["url"] == "/v1/chat/completions"):
+    if not (isinstance(line["custom_id"], str) and line["method"] == "POST"
+            and line["url"] in ("/v1/chat/completions", "/v1/responses")):
         raise ContractError(f"batch input line envelope {dict((k, line[k]) for k in ('custom_id', 'method', 'url'))}")
-    openai_body(line["body"])
+    (openai_responses_body if line["url"] == "/v1/responses" else openai_body)(line["body"])
 
 
 def anthropic_params(body: dict[str, Any], td: Any = None) -> None:
@@ -137,6 +146,9 @@ def check_request(path: str, body: Any, *, server_fields: bool = False) -> str:
     if path.endswith("/chat/completions"):
         openai_body(body, server_fields=server_fields)
         return "openai chat completion"
+    if path.endswith("/v1/responses") or path == "/responses":
+        openai_responses_body(body)
+        return "openai response"
     if path == "/v1/batches":
         from openai.types.batch_create_params import BatchCreateParams
 
@@ -183,6 +195,11 @@ def check_response(path: str, status: int, payload: Any) -> str:
 
         ChatCompletion.model_validate(payload)
         return "openai chat completion"
+    if path.endswith("/v1/responses"):
+        from openai.types.responses import Response
+
+        Response.model_validate(payload)
+        return "openai response"
     if path == "/v1/messages":
         from anthropic.types import Message
 

@@ -219,7 +219,7 @@ class OpenAIBatchFake(BatchFake):
             body = json.loads(raw)
             purpose, data = self.files[body["input_file_id"]]
             lines = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
-            assert body["endpoint"] == "/v1/chat/completions" and body["completion_window"] == "24h"
+            assert body["endpoint"] in ("/v1/chat/completions", "/v1/responses") and body["completion_window"] == "24h"
             assert all(x["url"] == body["endpoint"] and x["method"] == "POST" for x in lines)
             assert len({x["custom_id"] for x in lines}) == len(lines), "custom ids must be unique"
             bid = f"batch_{len(self.batches) + 1}"
@@ -272,7 +272,9 @@ class OpenAIBatchFake(BatchFake):
                 errors.append({"id": f"req_{i}", "custom_id": cid, "response": None,
                                "error": {"code": code, "message": f"request not run: {code}"}})
                 continue
-            kind = self.decide(body["messages"], i)
+            responses = b["endpoint"] == "/v1/responses"
+            messages = body["input"] if responses else body["messages"]
+            kind = self.decide(messages, i)
             if kind in ("transient", "permanent", "expired"):
                 status, etype = {"transient": (500, "server_error"), "permanent": (400, "invalid_request_error"),
                                  "expired": (None, "batch_expired")}[kind]
@@ -282,7 +284,17 @@ class OpenAIBatchFake(BatchFake):
                                if status else None,
                                "error": None if status else {"code": etype, "message": "expired"}})
                 continue
-            text, finish, p, c = self.answer(body["messages"], body.get("max_tokens") or 48, kind)
+            cap = body.get("max_output_tokens") if responses else body.get("max_tokens")
+            text, finish, p, c = self.answer(messages, cap or 48, kind)
+            if responses:  # a Response, as openai-python's types.responses.Response declares it
+                from fake_llm_apis import responses_reply
+
+                reply = responses_reply(body["model"], text, status="completed" if finish == "stop" else "incomplete",
+                                        reason=None if finish == "stop" else "max_output_tokens")
+                reply["usage"].update(input_tokens=p, output_tokens=c, total_tokens=p + c)
+                out.append({"id": f"req_{i}", "custom_id": cid, "error": None,
+                            "response": {"status_code": 200, "request_id": f"r{i}", "body": reply}})
+                continue
             message: dict[str, Any] = {"role": "assistant", "content": text}
             out.append({"id": f"req_{i}", "custom_id": cid, "error": None, "response": {
                 "status_code": 200, "request_id": f"r{i}",

@@ -100,8 +100,42 @@ def _key_of(headers: dict[str, str]) -> str:
 
 # -- OpenAI ---------------------------------------------------------------------------------
 
+def responses_reply(model: str, text: str, *, status: str = "completed", reason: str | None = None,
+                    reasoning_tokens: int = 0, cached: int = 0, summary: str | None = None) -> dict[str, Any]:
+    """A ``Response`` as openai-python's ``openai.types.responses.Response`` declares it (its
+    required fields: id, created_at, model, object, output, parallel_tool_calls, tool_choice,
+    tools; usage with ``input_tokens_details.cached_tokens``/``cache_write_tokens`` and
+    ``output_tokens_details.reasoning_tokens``), validated with it by the contract tests."""
+    output: list[dict[str, Any]] = []
+    if summary is not None:
+        output.append({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": summary}]})
+    if text:
+        output.append({"type": "message", "id": "msg_1", "role": "assistant", "status": status,
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    return {"id": "resp_1", "object": "response", "created_at": 1741569952, "model": model, "status": status,
+            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "error": None,
+            "incomplete_details": {"reason": reason} if reason else None, "instructions": None, "metadata": {},
+            "usage": {"input_tokens": 21, "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
+                      "output_tokens": 5 + reasoning_tokens,
+                      "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+                      "total_tokens": 26 + reasoning_tokens}}
+
+
+def _responses_route(body: dict[str, Any]) -> Reply:
+    model = body.get("model", "")
+    if model == "cutoff":  # thought until the cap: no answer, status incomplete
+        return 200, responses_reply(model, "", status="incomplete", reason="max_output_tokens",
+                                    reasoning_tokens=body.get("max_output_tokens", 64)), {}
+    thought = 77 if body.get("reasoning") else 0
+    cached = 1024 if body.get("prompt_cache_key") else 0
+    return 200, responses_reply(model, "The code is 4819203.", reasoning_tokens=thought, cached=cached,
+                                summary="Looking for the key... 1111111 is a distractor." if thought else None), {}
+
+
 def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
+    if path.split("?")[0].endswith("/responses") and model not in ("rate", "boom", "auth", "bad"):
+        return _responses_route(body)
     usage: dict[str, Any] = {"prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26,
                              "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0}}
 
@@ -138,6 +172,12 @@ def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str
 
 def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
+    got = re.fullmatch(r"/v1/models/([^/?]+)(\?.*)?", path)
+    if method == "GET" and got:  # models.retrieve: anthropic's types.ModelInfo (max_input_tokens)
+        name = got.group(1)
+        return 200, {"id": name, "type": "model", "display_name": name, "created_at": "2026-04-16T00:00:00Z",
+                     "lifecycle": "active", "max_input_tokens": FAKE_WINDOWS.get(name, 1_000_000),
+                     "max_tokens": 128_000}, {}
     if path.startswith("/v1/messages/count_tokens"):
         chars = sum(len(m["content"]) for m in body["messages"]) + len(body.get("system", ""))
         return 200, {"input_tokens": 10 + chars // 4}, {}
@@ -166,7 +206,16 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
 
 # -- Gemini ---------------------------------------------------------------------------------
 
+#: The windows the fakes' model endpoints state (a model named ``tiny`` states 500 tokens).
+FAKE_WINDOWS = {"tiny": 500}
+
+
 def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+    got = re.fullmatch(r"/v1(?:beta)?/models/([^/:?]+)(\?.*)?", path)
+    if method == "GET" and got:  # models.get: google-genai's types.Model (inputTokenLimit, outputTokenLimit)
+        name = got.group(1)
+        return 200, {"name": f"models/{name}", "displayName": name, "inputTokenLimit": FAKE_WINDOWS.get(name, 1_048_576),
+                     "outputTokenLimit": 65_536}, {}
     match = re.search(r"/models/([^/:]+):(\w+)", path)
     model, action = (match.group(1), match.group(2)) if match else ("", "")
     if action == "countTokens":

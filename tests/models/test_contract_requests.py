@@ -46,7 +46,11 @@ OPENAI = [("gpt-4o-mini", {}), ("gpt-4o-mini", {"temperature": 0.3, "top_p": 0.9
           ("gpt-5", {"reasoning_budget": 0}), ("gpt-5.1", {"reasoning_budget": 0}),
           ("gpt-5.2?reasoning_effort=xhigh", {"reasoning_budget": 16384}), ("gpt-4o-mini", {"cache": HINT}),
           ("gpt-4o-mini", {"max_tokens": 1}),
-          ("gpt-4o-mini", {"temperature": 0.7, "seed": sample_nonce(None, 4)})]  # a decoding variant's sample
+          ("gpt-4o-mini", {"temperature": 0.7, "seed": sample_nonce(None, 4)}),  # a decoding variant's sample
+          # through the Responses API (reasoning models; pro models there only, effort high)
+          ("gpt-5-pro", {"reasoning_budget": 4096}), ("o3-pro", {}), ("gpt-5.4-pro", {"cache": HINT}),
+          ("gpt-5.5?reasoning_effort=max", {}), ("gpt-5.2", {"reasoning_budget": 0}),
+          ("o4-mini?api=chat", {"reasoning_budget": 1024})]
 ANTHROPIC = [("claude-sonnet-4-5", {}), ("claude-sonnet-4-5", {"top_p": 0.9}),
              ("claude-haiku-4-5", {"temperature": 0.7, "top_p": 0.9, "seed": 3}),
              ("claude-sonnet-4-5", {"reasoning_budget": 0}), ("claude-sonnet-4-5", {"reasoning_budget": 4096}),
@@ -189,11 +193,13 @@ def check_batch_answer(name: str, answer: dict[str, Any]) -> None:
     """An answer line by the SDK's own type: OpenAI's output line body a ``ChatCompletion``
     (https://platform.openai.com/docs/api-reference/batch/request-output), Anthropic's a
     ``MessageBatchIndividualResponse``, Gemini's an ``InlinedResponse``."""
-    if name == "openai":
+    if name == "openai":  # a Response for the lines sent to /v1/responses
         from openai.types.chat import ChatCompletion
+        from openai.types.responses import Response
 
         assert set(answer) == {"id", "custom_id", "response", "error"}
-        ChatCompletion.model_validate(answer["response"]["body"])
+        body = answer["response"]["body"]
+        (Response if body.get("object") == "response" else ChatCompletion).model_validate(body)
     elif name == "anthropic":
         from anthropic.types.messages import MessageBatchIndividualResponse
 
@@ -238,31 +244,24 @@ def test_the_check_refuses_what_the_sdks_types_do_not_declare() -> None:
 
 # -- the 1M window's beta header, live and in a batch ---------------------------------------
 
-#: Anthropic's header for Claude Sonnet 4/4.5's 1M window. The Messages and the Message
-#: Batches create endpoints both take ``anthropic-beta``
-#: (platform.claude.com/docs/en/api/http/beta/messages/batches/create: "anthropic-beta:
-#: optional array of AnthropicBeta"); ``context-1m-2025-08-07`` is one of the SDK's own
-#: ``AnthropicBetaParam`` literals (checked below).
+#: The 1M-window beta of Claude Sonnet 4 / 4.5 (``context-1m-2025-08-07``) was retired on
+#: 2026-04-30: genai-prices 0.2.3's note on claude-sonnet-4-5 ("The 1M context beta was
+#: retired on 2026-04-30; requests over 200k now error", citing
+#: platform.claude.com/docs/en/release-notes/overview). ctxprobe refuses ``?context_1m`` in
+#: one line before anything is sent, and no call carries the header.
 BETA_1M = "context-1m-2025-08-07"
 
 
-def _beta_is_the_sdks() -> None:
-    import typing
-
-    from anthropic.types.anthropic_beta_param import AnthropicBetaParam
-
-    literals = [a for arg in typing.get_args(AnthropicBetaParam) for a in typing.get_args(arg)]
-    assert BETA_1M in literals, literals
-
-
-@pytest.mark.parametrize("option, sent", [("?context_1m=true", True), ("", False)])
-def test_the_1m_beta_header_rides_on_live_calls(option: str, sent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_retired_1m_beta_is_refused_before_anything_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("anthropic")
-    _beta_is_the_sdks()
+    from ctxprobe.errors import CtxprobeError
+
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-contract-test-000000000000")
     with FakeServer(anthropic_route) as server:  # type: ignore[arg-type]
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        provider = resolve_provider(f"anthropic:claude-sonnet-4-5{option}", None)  # type: ignore[arg-type]
+        with pytest.raises(CtxprobeError, match="^bad model spec [^\n]*context_1m[^\n]*retired on 2026-04-30[^\n]*$"):
+            resolve_provider("anthropic:claude-sonnet-4-5?context_1m=true", None)  # type: ignore[arg-type]
+        provider = resolve_provider("anthropic:claude-sonnet-4-5", None)  # type: ignore[arg-type]
 
         async def go() -> None:
             try:
@@ -272,34 +271,4 @@ def test_the_1m_beta_header_rides_on_live_calls(option: str, sent: bool, monkeyp
 
         asyncio.run(go())
     (headers,) = [h for p, h, _ in server.requests if p == "/v1/messages"]
-    assert (headers.get("anthropic-beta") == BETA_1M) is sent, headers.get("anthropic-beta")
-
-
-@pytest.mark.parametrize("option, sent", [("?context_1m=true", True), ("", False)])
-def test_the_1m_beta_header_rides_on_the_batch(option: str, sent: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ``--batch`` run past 200K on Claude needs the header on the batch's create call,
-    or every item fails at the provider."""
-    pytest.importorskip("anthropic")
-    from ctxprobe.models.batch import batch_api_for
-
-    fake_cls, key, url_var = FAKES["anthropic"]
-    monkeypatch.setenv(key, "sk-contract-batch-0000000000")
-    with fake_cls() as fake:
-        monkeypatch.setenv(url_var, fake.url + fake.suffix)
-        provider = resolve_provider(f"anthropic:claude-sonnet-4-5{option}", None)  # type: ignore[arg-type]
-
-        async def go() -> None:
-            try:
-                api = batch_api_for(provider)
-                batch_id, _ = await api.submit([("r0", request())], tag="beta")
-                while not (await api.poll(batch_id)).ended:
-                    pass
-                (item,) = await api.results(batch_id)
-                assert item.result is not None, item
-            finally:
-                await provider.aclose()
-
-        asyncio.run(go())
-    creates = [h for m, p, h in fake.headers if m == "POST" and p.rstrip("/").endswith("/messages/batches")]
-    assert len(creates) == 1
-    assert (creates[0].get("anthropic-beta") == BETA_1M) is sent, creates[0].get("anthropic-beta")
+    assert headers.get("anthropic-beta") != BETA_1M

@@ -81,9 +81,16 @@ def sent(model: str, budget: int | None, server: FakeServer) -> tuple[dict[str, 
 ])
 def test_openai_reasoning_model_gets_effort_and_a_hard_cap(openai_api: FakeServer, model: str, budget: int,
                                                            effort: str) -> None:
+    # through the Responses API by default (ResponseCreateParams: reasoning.effort, max_output_tokens)
     body, result = sent(f"openai:{model}", budget, openai_api)
+    assert body["reasoning"] == {"effort": effort}
+    assert body["max_output_tokens"] == ANSWER + budget  # reasoning + answer, a hard cap
+    assert "max_tokens" not in body and "temperature" not in body and "reasoning_effort" not in body
+    assert result.extra["reasoning_tokens"] == 77
+    # ?api=chat: chat completions, the same controls in its own fields
+    body, result = sent(f"openai:{model}?api=chat", budget, openai_api)
     assert body["reasoning_effort"] == effort
-    assert body["max_completion_tokens"] == ANSWER + budget  # reasoning + answer, a hard cap
+    assert body["max_completion_tokens"] == ANSWER + budget
     assert "max_tokens" not in body and "temperature" not in body
     assert result.extra["reasoning_tokens"] == 77
 
@@ -96,6 +103,8 @@ def test_effort_ceilings_are_the_documented_mapping() -> None:
 
 def test_openai_explicit_effort_wins_and_the_budget_still_caps(openai_api: FakeServer) -> None:
     body, _ = sent("openai:o4-mini?reasoning_effort=high", 1024, openai_api)
+    assert body["reasoning"] == {"effort": "high"} and body["max_output_tokens"] == ANSWER + 1024
+    body, _ = sent("openai:o4-mini?reasoning_effort=high&api=chat", 1024, openai_api)
     assert body["reasoning_effort"] == "high" and body["max_completion_tokens"] == ANSWER + 1024
 
 
@@ -107,8 +116,10 @@ def test_openai_plain_model_budget_zero_is_a_plain_request(openai_api: FakeServe
 
 
 def test_openai_without_the_axis_sends_what_it_sent_before(openai_api: FakeServer) -> None:
-    body, _ = sent("openai:o4-mini", None, openai_api)
+    body, _ = sent("openai:o4-mini?api=chat", None, openai_api)
     assert body["max_completion_tokens"] == ANSWER and "reasoning_effort" not in body
+    body, _ = sent("openai:o4-mini", None, openai_api)  # Responses: no effort said, the model's default
+    assert body["max_output_tokens"] == ANSWER and "reasoning" not in body
 
 
 def test_openai_refusals(keys: None) -> None:

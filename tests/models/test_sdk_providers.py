@@ -121,7 +121,13 @@ def test_openai_reasoning_model_request_shape(monkeypatch: pytest.MonkeyPatch) -
     with FakeServer(openai_route) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         run("openai", "o4-mini?reasoning_effort=low&thinking=200", max_tokens=40)
-        body = server.requests[-1][2]
+        path, _, body = server.requests[-1]
+        assert path == "/v1/responses"  # a reasoning model: the Responses API
+        assert body["max_output_tokens"] == 240 and body["reasoning"] == {"effort": "low"}
+        assert "temperature" not in body and "max_tokens" not in body
+        run("openai", "o4-mini?reasoning_effort=low&thinking=200&api=chat", max_tokens=40)
+        path, _, body = server.requests[-1]
+        assert path == "/v1/chat/completions"
         assert body["max_completion_tokens"] == 240 and body["reasoning_effort"] == "low"
         assert "temperature" not in body and "max_tokens" not in body
 

@@ -270,6 +270,8 @@ def _plan_parser(sub: Any) -> None:
     p = sub.add_parser("plan", help="print the grid size and token cost of a spec without sending anything")
     _add_spec_flags(p)
     _add_adaptive_flags(p, run=False)
+    p.add_argument("--json", action="store_true",
+                   help="print the plan as JSON: requests, tokens, the three prices in USD, their source, the window")
     p.set_defaults(func=cmd_plan)
 
 

@@ -192,6 +192,11 @@ def _print_plan(spec: Any, out: Console, err: Console, args: argparse.Namespace 
                                 token_budget=parse_length(args.token_budget) if args.token_budget else None)
     report = plan_report(spec, adaptive=adaptive,
                          progress=lambda line: err.print(line, highlight=False))
+    if args is not None and getattr(args, "json", False):
+        import json
+
+        print(json.dumps(report.to_dict(), indent=1))
+        return 0
     for line in report.lines():
         out.print(line, highlight=False, markup=False)
     for line in report.warnings:

@@ -34,11 +34,14 @@ def register_builtins(register: Callable[..., Any]) -> None:
     register("providers", "local", p + "make_llamacpp", bare=True, form="local (embedded SmolLM2-135M-Instruct)",
              info=i + "local:LOCAL")
     register("providers", "openai", p + "make_openai", url_fallback="openai-compat",
-             form="openai:MODEL[?reasoning_effort=low&thinking=N]", info=i + "openai:INFO")
+             form="openai:MODEL[?reasoning_effort=low&thinking=N]", info=i + "openai:INFO",
+             check="ctxprobe.models.options:check_openai")
     register("providers", "anthropic", p + "make_anthropic", form="anthropic:MODEL[?thinking=N]",
-             info=i + "anthropic:INFO")
+             info=i + "anthropic:INFO",
+             check="ctxprobe.models.options:check_anthropic")
     register("providers", "gemini", p + "make_gemini", aliases=("google",), form="gemini:MODEL[?thinking=N]",
-             info=i + "gemini:INFO")
+             info=i + "gemini:INFO",
+             check="ctxprobe.models.options:check_gemini")
     register("providers", "hf", p + "make_hf", form="hf:/path/to/model-folder[?dtype=float32&thinking=N]",
              info=i + "local:HF")
 

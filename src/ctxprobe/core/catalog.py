@@ -10,6 +10,7 @@ Nothing here imports a provider or an SDK.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -35,6 +36,9 @@ class Price:
     cache_storage: float | None = None  # USD per 1M cached tokens per hour (Gemini explicit caches)
     batch: float | None = None  # the batch API's factor on every price (0.5: half)
     above: int = 0  # this tier bills prompts of more than this many tokens (0: the base tier)
+    #: the batch API's own prices for this tier (genai-prices' batch variant), used in place
+    #: of the factor: a provider may leave some price (cached input) at its standard rate
+    batch_tier: Price | None = None
 
     def cost(self, input_tokens: int, output_tokens: int, *, cached: int = 0, written: int = 0) -> float:
         """USD for one response: ``input_tokens`` is every prompt token, of which ``cached``
@@ -48,6 +52,8 @@ class Price:
 
     def as_batch(self) -> Price | None:
         """Every price at the batch factor; None when the provider has no batch API."""
+        if self.batch_tier is not None:
+            return self.batch_tier
         if self.batch is None:
             return None
         f = self.batch
@@ -86,6 +92,8 @@ class ModelInfo:
     retired: str = ""  # non-empty: the model is gone; plan and run refuse it with this note
     deprecated: str = ""  # non-empty: still served, said by plan; ``prices --check`` lists it
     aliases: tuple[str, ...] = ()
+    library: str = ""  # ``genai-prices X.Y.Z`` when the prices and window are that library's
+    library_id: str = ""  # the library's ``provider/model`` the entry was read from
 
     def price_at(self, prompt_tokens: int | None = None) -> Price | None:
         """The tier billing a request of ``prompt_tokens`` prompt tokens (the base tier when None)."""
@@ -123,7 +131,13 @@ class ProviderInfo:
     caching: tuple[tuple[str, CacheRules], ...] = ()
     explicit_caching: bool = False  # caches can be asked for explicitly (--cache-prompt explicit)
     reasoning: str = ""  # the reasoning controls, as a model option: ``?thinking=N``
+    #: ctxprobe's own notes on models (retired, aliases): no prices, the library has them
     models: tuple[ModelInfo, ...] = ()
+    #: the genai-prices provider id whose prices and windows its models take (""): none
+    price_library: str = ""
+    #: (regex on the model name, USD per 1M cached tokens per hour, source): an explicit
+    #: cache's storage price, which genai-prices does not have (first match wins)
+    cache_storage: tuple[tuple[str, float, str], ...] = ()
     free: bool = False
     bare_hints: tuple[str, ...] = ()  # bare model names starting so belong to this provider
     help: str = ""  # how the model is named, for the CLI's --model help
@@ -174,11 +188,21 @@ class ModelKey(Protocol):
     def plain(self) -> str: ...  # ``provider:name``, no options, no URL
 
     @property
+    def provider(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...  # the model as its provider knows it
+
+    @property
+    def bare(self) -> bool: ...  # spelled by the provider's name alone (``local``)
+
+    @property
     def options(self) -> dict[str, str]: ...
 
 
 def builtin_models() -> dict[str, ModelInfo]:
-    """Every registered provider's models, as ``provider:name`` (aliases included)."""
+    """Every registered provider's own model notes, as ``provider:name`` (aliases included);
+    the library's models are looked up one at a time (:func:`known_model`)."""
     from ctxprobe.core import registry
 
     table: dict[str, ModelInfo] = {}
@@ -189,15 +213,53 @@ def builtin_models() -> dict[str, ModelInfo]:
     return table
 
 
+def known_model(provider: str, name: str) -> ModelInfo | None:
+    """What ctxprobe knows of ``provider:name`` without a price file: genai-prices' prices
+    and window (its provider :attr:`ProviderInfo.price_library`), with the provider
+    profile's own notes (retired, deprecated) on top; None: nothing known."""
+    from ctxprobe.core.library_prices import library_model
+
+    info = provider_info(provider)
+    note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
+    entry = library_model(info.price_library, name) if info.price_library else None
+    found = from_library(entry) if entry is not None and entry.tiers else None
+    if found is None:
+        return note
+    storage = next(((usd, src) for pattern, usd, src in info.cache_storage if re.match(pattern, name)), None)
+    if storage is not None:
+        tiers = tuple(replace(t, cache_storage=storage[0],
+                              batch_tier=t.batch_tier and replace(t.batch_tier, cache_storage=storage[0]))
+                      for t in found.prices)
+        found = replace(found, prices=tiers, source=f"{found.source}; cache storage ${storage[0]:g}/1M/h: {storage[1]}")
+    if note is None:
+        return found
+    return replace(found, retired=note.retired, deprecated=note.deprecated or found.deprecated,
+                   aliases=note.aliases, window=found.window or note.window)
+
+
+def from_library(entry: Any) -> ModelInfo:
+    """A :class:`ctxprobe.core.library_prices.LibraryModel` as a catalog entry."""
+    def price(fields: dict[str, Any]) -> Price:
+        batch = fields.get("batch_tier")
+        return Price(**{**fields, "batch_tier": price(batch) if batch else None})
+
+    return ModelInfo(entry.name, tuple(price(t) for t in entry.tiers), window=entry.window, as_of=entry.as_of,
+                     source=entry.source, deprecated=f"marked deprecated in {entry.library}" if entry.deprecated else "",
+                     library=entry.library, library_id=entry.library_id)
+
+
 def model_info(model: ModelKey, table: Mapping[str, object] | None = None) -> ModelInfo | None:
-    """What the catalog (or ``table``, a price table) knows of ``model``; None: nothing."""
-    found = (table if table is not None else builtin_models()).get(model.plain)
-    return found if isinstance(found, ModelInfo) else None
+    """What ``table`` (a price file's entries) knows of ``model``, else the built-in
+    knowledge (:func:`known_model`); None: nothing."""
+    found = table.get(model.plain) if table is not None else None
+    if isinstance(found, ModelInfo):
+        return found
+    return known_model(model.provider, model.name) if model.name and not model.bare else None
 
 
 def context_window(model: ModelKey, table: Mapping[str, object] | None = None) -> int | None:
-    """The model's window in tokens (prompt and output) as the catalog knows it, the
-    long-context option (``?context_1m=true`` on Claude Sonnet 4/4.5) included; None: unknown."""
+    """The model's window in tokens (prompt and output) as a price file or the library
+    knows it (a price file's long-context option included); None: unknown."""
     info = model_info(model, table)
     return info.window_for(model.options) if info is not None else None
 

@@ -6,10 +6,14 @@ the runner retries; errors are classified like the OpenAI provider's (the two SD
 their exception hierarchy), and 529 "overloaded" is transient like any 5xx.
 
 The Messages API takes the system prompt as a separate ``system`` parameter, so system
-messages are lifted out of the list. Extended thinking (``?thinking=N``, N ≥ 1024 per the
-API) is sent as ``thinking={"type": "enabled", "budget_tokens": N}`` with
-``max_tokens = answer budget + N``; the API then requires the default sampling, so
-neither ``temperature`` nor ``top_p`` is sent. Without thinking, one of the two is sent,
+messages are lifted out of the list. What each model takes (thinking shapes, sampling,
+effort levels) is :mod:`ctxprobe.models.claude_rules`' table. Extended thinking
+(``?thinking=N``, N ≥ 1024 per the API) is sent as ``thinking={"type": "enabled",
+"budget_tokens": N}`` with ``max_tokens = answer budget + N`` where the model takes that;
+``?adaptive=true`` sends ``thinking={"type": "adaptive"}`` (Claude 4.6 and later), the only
+shape Opus 4.7 and later take: there a budget N (``?thinking=N`` or the sweep's axis) is
+sent as adaptive thinking with ``max_tokens = answer budget + N``, and 0 leaves thinking
+out. Thinking takes the default sampling, so neither ``temperature`` nor ``top_p`` is sent. Without thinking, one of the two is sent,
 never both (:func:`sampling`), and neither to models that take none (Claude Opus 4.7
 and later); SDKs from 1.0 on no longer name them in ``create``, so they ride in
 ``extra_body`` (the SDK's migration guide's way), while a batch's ``params`` carry them
@@ -18,20 +22,21 @@ as they are.
 are stored as reasoning.
 
 A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) replaces
-``?thinking``: N ≥ 1024 is sent as ``thinking={"type": "enabled", "budget_tokens": N}``
-with ``max_tokens = answer budget + N`` (always above N, as the API requires), and 0 as
-``thinking={"type": "disabled"}``; 1–1023 is refused before anything is sent.
+``?thinking``: on a model that takes ``enabled``, N ≥ 1024 is sent as
+``thinking={"type": "enabled", "budget_tokens": N}`` with ``max_tokens = answer budget + N``
+(always above N, as the API requires), and 0 as ``thinking={"type": "disabled"}``; 1–1023
+is refused before anything is sent. On an adaptive-only model, as above (said by ``plan``).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.caching import PrefixGate, anthropic_blocks
+from ctxprobe.models.claude_rules import ClaudeRules, claude_rules, options_refusal, reasoning_note
 from ctxprobe.models.options import AnthropicOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
@@ -42,8 +47,6 @@ PREFIX = "anthropic:"
 API_KEY_ENV: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
 BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 MIN_THINKING = 1024
-#: The 1M window's beta header value (https://docs.anthropic.com/en/docs/build-with-claude/context-windows)
-CONTEXT_1M_BETA = "context-1m-2025-08-07"
 
 #: Anthropic stop reasons in the OpenAI vocabulary the scoring layer reads.
 STOP_REASONS: dict[str, str] = {
@@ -65,18 +68,11 @@ def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, st
     return ("\n\n".join(system) if system else None), rest
 
 
-_CLAUDE_VERSION = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?!\d)")
-
-
 def takes_sampling(model: str) -> bool:
-    """Whether the model takes ``temperature``/``top_p`` at all: Claude Opus 4.7 removed
-    them (any value but the default is a 400, "What's new in Claude Opus 4.7": sampling
-    parameters removed), as do the Claude models after it; unknown names are sent them."""
-    found = _CLAUDE_VERSION.search(model.lower())
-    if found is None:
-        return True
-    family, major, minor = found.group(1), int(found.group(2)), int(found.group(3) or 0)
-    return major < 5 and not (family == "opus" and (major, minor) >= (4, 7))
+    """Whether the model takes ``temperature``/``top_p`` at all, by family
+    (:mod:`ctxprobe.models.claude_rules`: Opus 4.7 removed them, as did the models after
+    it; a family the table does not name gets the newest rules: none)."""
+    return claude_rules(model).sampling
 
 
 def sampling(model: str, temperature: float, top_p: float | None) -> dict[str, float]:
@@ -140,6 +136,9 @@ class AnthropicProvider(SDKProvider):
             raise CtxprobeError(
                 f"bad model spec '{name or PREFIX + model}': thinking budget must be 0 (off) or ≥ {MIN_THINKING} tokens"
             )
+        why = options_refusal(model, options.effort, options.adaptive)
+        if why:
+            raise CtxprobeError(f"bad model spec '{name or PREFIX + model}': {why}")
         super().__init__(model, options, name=name, context_window=context_window)
         self.cache_rules = cache_rules(self.name)
         self._gate = PrefixGate(self.cache_rules.ttl_s if options.cache_ttl != "1h" else 3600.0)
@@ -157,7 +156,7 @@ class AnthropicProvider(SDKProvider):
         if not takes_sampling(self.model):
             return (f"{self.name} takes no temperature or top_p (any but the default is refused), so {asks} "
                     "would not be sent: drop it")
-        if self.options.thinking or thinking:
+        if self.options.thinking or getattr(self.options, "adaptive", None) or thinking:
             return (f"{self.name} thinks (?thinking or a reasoning budget above 0), and thinking takes the default "
                     f"sampling: {asks} would not be sent; drop the thinking or the decoding")
         if top_p is not None and temperature != 0:
@@ -165,8 +164,31 @@ class AnthropicProvider(SDKProvider):
                     "were asked: give one of them (top_p with temperature=0)")
         return None
 
+    @property
+    def rules(self) -> ClaudeRules:
+        """What the model's family takes (:mod:`ctxprobe.models.claude_rules`)."""
+        return claude_rules(self.model)
+
+    async def advertised_window(self) -> int | None:
+        """The input limit Anthropic's Models API states (``models.retrieve``: ``max_input_tokens``),
+        read when neither the library nor a price file gives a window."""
+        client = self._client_for_loop()
+        try:
+            info = await client.models.retrieve(self.model)
+        except Exception as exc:
+            mapped = classify_stainless_error(exc, self._sdk, self._where, (self._api_key,))
+            if mapped is None:
+                raise
+            raise mapped from None
+        limit = getattr(info, "max_input_tokens", None)
+        return limit if isinstance(limit, int) and limit > 0 else None
+
+    def reasoning_axis_note(self) -> str | None:
+        """How a reasoning-budget axis is sent to this model, where not as asked (adaptive-only)."""
+        return reasoning_note(self.model)
+
     def reasoning_refusal(self, budget: int) -> str | None:
-        if 0 < budget < MIN_THINKING:
+        if 0 < budget < MIN_THINKING and not self.rules.adaptive_only:  # adaptive: the budget only caps max_tokens
             return (f"{self.name}: a reasoning budget of {budget:,} tokens is below Anthropic's minimum thinking "
                     f"budget of {MIN_THINKING:,}: use 0 (thinking off) or at least {MIN_THINKING // 1024}k")
         return None
@@ -184,11 +206,15 @@ class AnthropicProvider(SDKProvider):
                                 "max_tokens": request.max_tokens + budget}
         if system is not None:
             body["system"] = system
-        if budget:
+        adaptive = self.rules.adaptive_only or bool(getattr(self.options, "adaptive", None))
+        if adaptive and (budget or getattr(self.options, "adaptive", None)):
+            # adaptive thinking (ThinkingConfigAdaptiveParam): the model decides; a budget only raises max_tokens
+            body["thinking"] = {"type": "adaptive"}
+        elif budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        elif request.reasoning_budget == 0:  # the budget axis's 0: said, not left to the model's default
-            body["thinking"] = {"type": "disabled"}
-        if not budget:  # thinking takes the default sampling
+        elif request.reasoning_budget == 0 and not self.rules.adaptive_only:
+            body["thinking"] = {"type": "disabled"}  # the budget axis's 0: said, not left to the model's default
+        if "thinking" not in body or body["thinking"]["type"] == "disabled":  # thinking takes the default sampling
             body.update(sampling(self.model, request.temperature, request.top_p))
         if self.options.effort is not None:
             body["output_config"] = {"effort": self.options.effort}
@@ -209,10 +235,6 @@ class AnthropicProvider(SDKProvider):
         rest = [{"role": m["role"], "content": blocks(i)} for i, m in enumerate(messages) if m["role"] != "system"]
         return system, rest
 
-    def _beta_headers(self) -> dict[str, Any]:
-        """``?context_1m=true``: the 1M window's beta header (a header, not a body field)."""
-        return {"extra_headers": {"anthropic-beta": CONTEXT_1M_BETA}} if self.options.context_1m else {}
-
     def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
         """``body`` as ``messages.create`` keyword arguments: fields the SDK's ``create``
         does not name (``temperature``/``top_p`` since anthropic 1.0, which removed them
@@ -232,8 +254,7 @@ class AnthropicProvider(SDKProvider):
         secrets = (self._api_key,)
         try:
             async with self._gate.enter(request.cache if self.cache_rules.mechanism == "breakpoints" else None):
-                response = await client.messages.create(**self._create_kwargs(self.request_body(request)),
-                                                        **self._beta_headers())
+                response = await client.messages.create(**self._create_kwargs(self.request_body(request)))
         except Exception as exc:
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:

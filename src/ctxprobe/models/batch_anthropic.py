@@ -1,6 +1,5 @@
 """Anthropic Message Batches: ``messages.batches.create`` with one ``{custom_id, params}``
-per request (params: what a live ``messages.create`` gets; the batch carries the live
-call's ``anthropic-beta`` header, so ``?context_1m=true`` reaches 1M there too), polled until
+per request (params: what a live ``messages.create`` gets), polled until
 ``processing_status`` is ``ended``, results read as JSONL from ``results_url``.
 
 Result types: ``succeeded`` (a message, parsed as a live one), ``errored`` (an error
@@ -18,8 +17,8 @@ from ctxprobe.models.anthropic_api import AnthropicProvider, parse_message
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 
-#: 100,000 requests or 256 MB per batch.
-LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
+#: 100,000 requests or 256 MB per batch (MB: 10^6 bytes, as the batch-processing page writes it).
+LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 10**6)
 
 
 class AnthropicBatch:
@@ -41,9 +40,7 @@ class AnthropicBatch:
     async def submit(self, requests: list[tuple[str, GenerateRequest]], tag: str) -> tuple[str, str]:
         client = self.p._client_for_loop()
         body = [self._request(cid, r) for cid, r in requests]
-        # the 1M window's beta rides on the batch's header, as on a live call: the create
-        # endpoint takes ``anthropic-beta`` (platform.claude.com/docs/en/api/http/beta/messages/batches/create)
-        batch = await self._call(lambda: client.messages.batches.create(requests=body, **self.p._beta_headers()))
+        batch = await self._call(lambda: client.messages.batches.create(requests=body))
         return str(batch.id), str(batch.processing_status)
 
     async def find(self, tag: str) -> str | None:

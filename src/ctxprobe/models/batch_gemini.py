@@ -19,8 +19,8 @@ from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 from ctxprobe.models.gemini_api import GeminiProvider, parse_response
 
-#: Inlined requests: 20 MB a job (some room kept for the envelope).
-LIMITS = BatchLimits(max_requests=50_000, max_bytes=19 * 1024 * 1024)
+#: Inlined requests: 20 MB a job (MB: 10^6 bytes; 19 MB, some room kept for the envelope).
+LIMITS = BatchLimits(max_requests=50_000, max_bytes=19 * 10**6)
 ENDED = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"}
 
 #: ``google.rpc.Code`` (googleapis ``google/rpc/code.proto``): an inlined response's

@@ -1,9 +1,10 @@
 """OpenAI Batch: a JSONL file uploaded with purpose ``batch``, one batch over
-``/v1/chat/completions`` with a 24 h window, its results and errors read back as files.
+``/v1/responses`` (the models sent through the Responses API) or ``/v1/chat/completions``
+with a 24 h window, its results and errors read back as files.
 
-Each input line is ``{"custom_id", "method": "POST", "url": "/v1/chat/completions",
-"body"}`` with the body a live request sends (:meth:`OpenAIProvider.request_body`). Output
-lines carry ``response.body`` (a chat completion, parsed as a live one) or, in the error
+Each input line is ``{"custom_id", "method": "POST", "url": ENDPOINT, "body"}`` with the
+body a live request sends (:meth:`OpenAIProvider.request_body`). Output lines carry
+``response.body`` (a Response or a chat completion, parsed as a live one) or, in the error
 file, ``error`` (``batch_expired``, ``batch_cancelled``…) or a non-200 ``response``.
 The batch is tagged with ``metadata.ctxprobe_key`` so a batch created just before a kill
 is found again (:meth:`OpenAIBatch.find`). Once its results are stored, the batch's input,
@@ -20,10 +21,11 @@ from ctxprobe.models._sdk import one_line, stainless_call
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 from ctxprobe.models.openai_api import OpenAIProvider, parse_chat_completion
+from ctxprobe.models.openai_responses import ENDPOINT as RESPONSES, parse_response
 
 ENDPOINT = "/v1/chat/completions"
-#: 50,000 requests and a 200 MB input file per batch.
-LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+#: 50,000 requests and a 200 MB input file per batch (MB: 10^6 bytes, as the Batch guide writes it).
+LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 10**6)
 ENDED = {"completed", "failed", "expired", "cancelled"}
 TAG = "ctxprobe_key"
 
@@ -36,8 +38,13 @@ class OpenAIBatch:
         self.p = provider
         self._files: dict[str, tuple[str, ...]] = {}  # batch id -> its file ids, as results() read them
 
+    @property
+    def endpoint(self) -> str:
+        """``/v1/responses`` for a model sent through the Responses API, else chat completions."""
+        return RESPONSES if self.p.responses else ENDPOINT
+
     def _line(self, custom_id: str, request: GenerateRequest) -> dict[str, Any]:
-        return {"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": self.p.request_body(request)}
+        return {"custom_id": custom_id, "method": "POST", "url": self.endpoint, "body": self.p.request_body(request)}
 
     def request_bytes(self, custom_id: str, request: GenerateRequest) -> int:
         return json_bytes(self._line(custom_id, request))
@@ -51,7 +58,7 @@ class OpenAIBatch:
         upload = await self._call(lambda: client.files.create(
             file=(f"ctxprobe-{tag}.jsonl", data.encode("utf-8"), "application/jsonl"), purpose="batch"))
         batch = await self._call(lambda: client.batches.create(
-            input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h", metadata={TAG: tag}))
+            input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h", metadata={TAG: tag}))
         return str(batch.id), str(batch.status)
 
     async def find(self, tag: str) -> str | None:
@@ -95,7 +102,8 @@ class OpenAIBatch:
         status = response.get("status_code") if response else None
         if response and status == 200 and not error:
             try:
-                return ItemResult(cid, result=parse_chat_completion(response.get("body") or {}))
+                parse = parse_response if self.p.responses else parse_chat_completion
+                return ItemResult(cid, result=parse(response.get("body") or {}))
             except PermanentError as exc:
                 return ItemResult(cid, error=str(exc))
         if error is None and response:

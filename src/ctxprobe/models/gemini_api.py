@@ -197,6 +197,14 @@ class GeminiProvider(SDKProvider):
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
         return contents, self._types.GenerateContentConfig(**config)
 
+    async def advertised_window(self) -> int | None:
+        """The prompt limit the model endpoint states (``models.get``: ``input_token_limit``),
+        read when neither the library nor a price file gives a window."""
+        client = self._client_for_loop()
+        model = await self._call(lambda: client.aio.models.get(model=self.model))
+        limit = getattr(model, "input_token_limit", None)
+        return limit if isinstance(limit, int) and limit > 0 else None
+
     async def _call(self, coro_factory: Any) -> Any:
         secrets = (self._api_key,)
         try:

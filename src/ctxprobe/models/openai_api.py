@@ -11,17 +11,21 @@ group (:class:`~ctxprobe.core.prefix.CacheHint`) sends the group's ``prompt_cach
 its requests land where the prefix is cached, and the cached share comes back as
 ``usage.prompt_tokens_details.cached_tokens`` (stored, billed at the cached price).
 
-Reasoning models (o1/o3/o4, gpt-5…; or ``?reasoning=true``) reject ``temperature`` and
-``max_tokens``: they get ``max_completion_tokens = max_tokens + thinking`` (the thinking
-budget sits on top of the answer budget) and the optional ``reasoning_effort``.
+Reasoning models (o1/o3/o4, gpt-5…; or ``?reasoning=true``) go through the Responses API
+(:mod:`ctxprobe.models.openai_responses`; ``?api=chat`` keeps chat completions, except for
+the pro models, served there only): ``max_output_tokens = max_tokens + thinking`` (the
+thinking budget sits on top of the answer budget), ``reasoning.effort`` (the levels each
+model takes are checked before anything is sent), no ``temperature``. On chat completions
+they get ``max_completion_tokens`` and ``reasoning_effort`` the same way.
 
 A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) maps to
 the two controls OpenAI has, since its API takes no token budget for thinking itself:
 ``max_completion_tokens = max_tokens + budget`` (a hard cap on reasoning + answer: a reply
 that runs out while thinking comes back empty with ``finish_reason="length"``) and
 ``reasoning_effort`` from the budget (:func:`effort_for`) unless ``?reasoning_effort=`` is
-given. A model that does not reason (gpt-4o, gpt-4.1…) takes budget 0 only (a plain
-request); an o-series model cannot turn reasoning off, so it takes no budget 0.
+given (the level nearest to it that the model takes: a pro model's is always ``high``). A
+model that does not reason (gpt-4o, gpt-4.1…) takes budget 0 only (a plain request); an
+o-series or pro model cannot turn reasoning off, so it takes no budget 0.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import (
     GenerateRequest,
@@ -36,6 +41,14 @@ from ctxprobe.models.base import (
     PermanentError,
     TransientError,
     cached_prompt_tokens,
+)
+from ctxprobe.models.openai_responses import (
+    efforts_for,
+    is_pro,
+    nearest_effort,
+    options_refusal,
+    parse_response,
+    responses_body,
 )
 from ctxprobe.models.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
@@ -121,6 +134,9 @@ class OpenAIProvider(SDKProvider):
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
+        why = options_refusal(model, options.reasoning_effort, options.api)
+        if why:
+            raise CtxprobeError(f"bad model spec '{name or PREFIX + model}': {why}")
         super().__init__(model, options, name=name, context_window=context_window)
         self._cache_key = True  # send prompt_cache_key (False once the endpoint refused it)
 
@@ -134,6 +150,12 @@ class OpenAIProvider(SDKProvider):
         if self.options.reasoning is not None:
             return self.options.reasoning
         return is_reasoning_model(self.model) or self.options.reasoning_effort is not None
+
+    @property
+    def responses(self) -> bool:
+        """Whether requests go through the Responses API (reasoning models, unless ``?api=chat``)."""
+        api = getattr(self.options, "api", None)
+        return api == "responses" or (api is None and self.reasons) or is_pro(self.model)
 
     def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
         """A reasoning model is sent no temperature or top_p (:meth:`request_body`): a
@@ -149,15 +171,23 @@ class OpenAIProvider(SDKProvider):
             return None if budget == 0 else (
                 f"{self.name} is not a reasoning model, so a reasoning budget of {budget:,} tokens would change "
                 "nothing: give --reasoning-budgets 0 (or add ?reasoning=true to the model if it does reason)")
-        if budget == 0 and self.model.lower().split("/")[-1].startswith(("o1", "o3", "o4")):
+        if budget == 0 and (self.model.lower().split("/")[-1].startswith(("o1", "o3", "o4")) or is_pro(self.model)):
             return (f"{self.name} cannot turn reasoning off (its lowest effort is 'low'): start "
                     "--reasoning-budgets above 0")
         return None
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` for one request."""
+        """The keyword arguments of ``responses.create`` (:attr:`responses`) or
+        ``chat.completions.create`` for one request."""
         reasoning = self.reasons
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
+        if self.responses:
+            effort: str | None = self.options.reasoning_effort
+            if effort is None and request.reasoning_budget is not None:
+                effort = nearest_effort(self.model, effort_for(self.model, request.reasoning_budget))
+            elif effort is None and is_pro(self.model):
+                effort = efforts_for(self.model)[0][0]  # said, not left to a default the model may not take
+            return responses_body(self.model, request, effort=effort, budget=budget, cache_key=self._cache_key)
         # no prefill in OpenAI's API: an answer prefix joins the user turn (as RULER's client sends it)
         body: dict[str, Any] = {"model": self.model, "messages": fold_prefill(list(request.messages))}
         if reasoning:
@@ -183,7 +213,9 @@ class OpenAIProvider(SDKProvider):
         secrets = (self._api_key,)
         try:
             async with self._gate.enter(request.cache):
-                response = await client.chat.completions.create(**self.request_body(request))
+                body = self.request_body(request)
+                create = client.responses.create if self.responses else client.chat.completions.create
+                response = await create(**body)
         except Exception as exc:  # classify SDK errors; anything else is a bug: re-raise
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:
@@ -197,7 +229,7 @@ class OpenAIProvider(SDKProvider):
             data = response.model_dump(mode="json", exclude_unset=False)
         except Exception as exc:  # a 2xx the SDK could not make sense of
             raise PermanentError(f"malformed response from {self._where}: {one_line(str(exc), secrets)}") from None
-        return parse_chat_completion(data)
+        return parse_response(data) if self.responses else parse_chat_completion(data)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None

@@ -214,7 +214,8 @@ def hour_ttl(price: Price, model: str) -> Price:
     """``price`` with its writes at the 1-hour price when the model asks for that TTL
     (``anthropic:…?cache_ttl=1h``)."""
     if as_ref(model).options.get("cache_ttl") == "1h" and price.cache_write_1h is not None:
-        return replace(price, cache_write=price.cache_write_1h)
+        batch = price.batch_tier and hour_ttl(price.batch_tier, model)
+        return replace(price, cache_write=price.cache_write_1h, batch_tier=batch)
     return price
 
 

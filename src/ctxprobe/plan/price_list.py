@@ -1,6 +1,10 @@
 """``ctxprobe prices``: the price table as rows (one per model and tier), printed at 80
-columns, and the entries to check (older than :data:`ctxprobe.core.catalog.STALE_DAYS`
-days, deprecated or retired)."""
+columns, and the entries to check (a price file's older than
+:data:`ctxprobe.core.catalog.STALE_DAYS` days, deprecated or retired).
+
+Rows come from the user's price file, then from genai-prices for every provider that
+names a library provider (each model the library prices in input and output tokens, with
+the library's version, the date the price took effect where it dates it, and its page)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import textwrap
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days
+from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days, from_library, known_model, provider_info
 from ctxprobe.plan.prices import Price, PriceTable
 
 __all__ = ["PriceRow", "price_lines", "price_problems", "price_rows"]
@@ -28,6 +32,9 @@ class PriceRow:
     as_of: str
     source: str
     status: str  # "", "deprecated: …" or "retired: …"
+    library: str = ""  # "genai-prices X.Y.Z": as_of is the date the price took effect ("" undated)
+    batch_input: float | None = None  # the batch API's prices (None: no batch API known)
+    batch_output: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,8 +44,42 @@ def _status(info: ModelInfo) -> str:
     return f"retired: {info.retired}" if info.retired else f"deprecated: {info.deprecated}" if info.deprecated else ""
 
 
-def price_rows(table: PriceTable) -> list[PriceRow]:
-    """One row per model and price tier, models in name order (aliases left out)."""
+def _rows(model: str, info: ModelInfo) -> list[PriceRow]:
+    rows = []
+    for tier in info.prices:
+        batch = tier.as_batch()
+        rows.append(PriceRow(model, "base" if not tier.above else f"> {tier.above:,}", tier.input, tier.output,
+                             tier.cached_input, tier.batch, info.window, info.long_window, info.as_of,
+                             info.source, _status(info), info.library,
+                             batch.input if batch else None, batch.output if batch else None))
+    return rows
+
+
+def library_rows() -> list[PriceRow]:
+    """Every model genai-prices prices for each registered provider naming a library
+    provider, under the provider's own name (``anthropic:claude-opus-4-7``), with the
+    provider profile's notes (retired, deprecated) on top: served models first, the
+    deprecated then, the retired last."""
+    from ctxprobe.core import registry
+    from ctxprobe.core.library_prices import library_models
+
+    rows: list[PriceRow] = []
+    for entry in registry.entries("providers"):
+        info = provider_info(entry.name)
+        if not info.price_library:
+            continue
+        for found in library_models(info.price_library):
+            if info.bare_hints and not found.name.startswith(info.bare_hints):
+                continue  # Vertex's Claude models under google: another provider's
+            merged = known_model(entry.name, found.name) or from_library(found)
+            rows += _rows(f"{entry.name}:{found.name}", merged)
+    # served models first, then the deprecated, the retired last; in name order within each
+    return sorted(rows, key=lambda r: (r.status.startswith("retired"), r.status.startswith("deprecated"), r.model))
+
+
+def price_rows(table: PriceTable, *, library: bool = True) -> list[PriceRow]:
+    """One row per model and price tier: the price file's models first, in name order
+    (aliases left out), then the library's (:func:`library_rows`) that the file does not override."""
     rows: list[PriceRow] = []
     for model in sorted(table):
         info = table[model]
@@ -46,10 +87,9 @@ def price_rows(table: PriceTable) -> list[PriceRow]:
             info = ModelInfo(model, (info,))
         if not isinstance(info, ModelInfo) or model.split(":", 1)[-1] in info.aliases:
             continue
-        for tier in info.prices:
-            rows.append(PriceRow(model, "base" if not tier.above else f"> {tier.above:,}", tier.input, tier.output,
-                                 tier.cached_input, tier.batch, info.window, info.long_window, info.as_of,
-                                 info.source, _status(info)))
+        rows += _rows(model, info)
+    if library:
+        rows += [r for r in library_rows() if r.model not in table]
     return rows
 
 
@@ -57,8 +97,8 @@ def price_problems(rows: list[PriceRow], today: _dt.date | None = None) -> list[
     """One line per model to check: its prices older than STALE_DAYS days, or retired or deprecated."""
     out: dict[str, str] = {}
     for row in rows:
-        days = age_days(row.as_of, today)
-        why = [f"read {row.as_of}, {days} days ago" if days is not None and days > STALE_DAYS
+        days = None if row.library else age_days(row.as_of, today)
+        why = ["" if row.library else f"read {row.as_of}, {days} days ago" if days is not None and days > STALE_DAYS
                else "undated" if days is None else ""]
         why.append(row.status.split(":", 1)[0] if row.status else "")
         said = "; ".join(w for w in why if w)
@@ -94,7 +134,10 @@ def price_lines(rows: list[PriceRow]) -> list[str]:
                    f"{(_num(row.batch) + 'x') if row.batch else '—':>5} {_window(row) if first else '':>7}")
         last = i == len(rows) - 1 or rows[i + 1].model != row.model
         if last:
-            note = f"as of {row.as_of or '?'}: {row.source}" + (f" [{row.status}]" if row.status else "")
+            when = (f"in effect since {row.as_of}" if row.as_of else "undated") if row.library \
+                else f"as of {row.as_of or '?'}"
+            note = f"{when}: {row.source}" + (f" [{row.status}]" if row.status else "")
             out += textwrap.wrap(note, 80, initial_indent="  ", subsequent_indent="    ")
-    out.append("USD per 1M tokens; tier: prompts over that many tokens; batch: the batch factor")
+    out.append("USD per 1M tokens; tier: prompts over that many tokens; batch: the batch API's")
+    out.append("factor on the input price (its own prices: --json)")
     return out

@@ -1,11 +1,11 @@
 """Prices per million tokens, for plans and ``--max-cost``.
 
-Built-in prices are the providers' list prices, declared with each provider
-(:class:`ctxprobe.core.catalog.ProviderInfo`, data in :mod:`ctxprobe.core.profiles`), each
-model with the date and page it was read from and, where the provider tiers them, a
-price per prompt length (Gemini 2.5 Pro and Claude Sonnet 4.5 bill a prompt of more than
-200,000 tokens at a higher price, the whole request). They go stale, so a user file
-extends or overrides them: ``~/.config/ctxprobe/prices.yaml`` (or ``--prices FILE``) with
+Built-in prices are genai-prices' (:mod:`ctxprobe.core.library_prices`, the installed
+version's bundled data, offline), for the providers that name a library provider
+(:attr:`ctxprobe.core.catalog.ProviderInfo.price_library`): its tiers (a prompt over a
+tier's start is billed entirely at that tier, as the library applies them), cache read
+and write prices and batch prices. ``pip install -U genai-prices`` updates them; a user
+file extends or overrides them: ``~/.config/ctxprobe/prices.yaml`` (or ``--prices FILE``) with
 lines such as ``openai:gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}``
 (optional keys: ``cached_input``, ``cache_write``, ``cache_write_1h``, ``cache_storage``,
 ``batch``, ``window``, ``as_of``, ``source`` and ``tiers``: a list of the same prices, each
@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, provider_info
+from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, known_model, provider_info
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import as_ref
 
@@ -48,7 +48,7 @@ def user_prices_path() -> Path:
 
 
 def _price(entry: dict[str, Any], above: int = 0) -> Price:
-    extra = {k: float(entry[k]) for k in _OPTIONAL if entry.get(k) is not None}
+    extra: dict[str, Any] = {k: float(entry[k]) for k in _OPTIONAL if entry.get(k) is not None}
     return Price(float(entry["input"]), float(entry["output"]), above=above, **extra)
 
 
@@ -61,8 +61,10 @@ def _entry(model: str, entry: dict[str, Any], path: Path) -> ModelInfo:
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """The built-in table, extended (and overridden) by the user's price file."""
-    table: PriceTable = dict(builtin_models())
+    """The prices a provider profile declares itself (a plugin's), extended and overridden
+    by the user's price file: each look-up reads this table first, then the library
+    (:func:`ctxprobe.core.catalog.known_model`)."""
+    table: PriceTable = {k: v for k, v in builtin_models().items() if v.prices}
     p = Path(path) if path else user_prices_path()
     if not p.is_file():
         if path:
@@ -81,7 +83,11 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 
 def _lookup(model: str, table: PriceTable) -> Any:
     # a price file may price one option set (sim:decay?cliff=3000) apart from another
-    return next((table[key] for key in as_ref(model).price_keys() if key in table), None)
+    ref = as_ref(model)
+    found = next((table[key] for key in ref.price_keys() if key in table), None)
+    if found is not None or ref.bare or not ref.name:
+        return found
+    return known_model(ref.provider, ref.name)
 
 
 def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int | None = None) -> Price | None:
@@ -102,6 +108,7 @@ def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int
 
 
 def prices_as_of(model: str, table: PriceTable | None = None) -> str | None:
-    """When ``model``'s price was read (None: not in the table, or undated)."""
+    """When ``model``'s hand-written price was read (None: not in the table, undated, or
+    the library's, which is as current as the installed genai-prices)."""
     found = _lookup(model, table if table is not None else load_prices())
-    return found.as_of or None if isinstance(found, ModelInfo) else None
+    return found.as_of or None if isinstance(found, ModelInfo) and not found.library else None

@@ -20,10 +20,11 @@ from ctxprobe.plan.grid import PlanSummary, summarize
 from ctxprobe.plan.prices import PriceTable, load_prices, price_for
 from ctxprobe.plan.scheduling import dispatch
 from ctxprobe.spec import Spec
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.sweep.adaptive_cost import AdaptiveCost
 from ctxprobe.sweep.pricing import PricePlan, price_plan
 
-__all__ = ["AdaptivePlan", "PlanReport", "plan_report", "window_refusal"]
+__all__ = ["AdaptivePlan", "PlanReport", "plan_report", "window_refusal", "window_source"]
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,37 @@ class PlanReport:
     prices: PricePlan
     adaptive: AdaptiveCost | None = None
     warnings: list[str] = field(default_factory=list)
+    table: PriceTable = field(default_factory=dict)  # the price file's entries the plan read
+
+    def to_dict(self) -> dict[str, Any]:
+        """``plan --json``: the grid, its three prices and where they and the window came from."""
+        s = self.summary
+        window, source = window_source(self.spec.model, self.table)
+        return {"model": self.spec.model, "requests": s.requests, "cells": s.cells,
+                "input_tokens": s.input_tokens, "output_tokens": s.max_output_tokens,
+                "reasoning_tokens": s.reasoning_tokens, "cost_at_most": s.cost_usd,
+                "prices": self.prices.plan_json(), "window": {"tokens": window, "source": source},
+                "dispatch": self.dispatch, "warnings": list(self.warnings),
+                "adaptive": self.adaptive.lines() if self.adaptive is not None else None}
 
     def lines(self) -> list[str]:
         out = [*self.summary.lines(), self.dispatch, *self.prices.lines()]
         if self.adaptive is not None:
             out += self.adaptive.lines()
         return out
+
+
+def window_source(model: ModelRef, table: PriceTable | None = None) -> tuple[int | None, str | None]:
+    """The model's window as the plan knows it, and where it came from: a price file's
+    entry, genai-prices (with its version), or a provider profile's note; (None, None):
+    unknown until the run asks the model's server."""
+    info = model_info(model, table)
+    window = context_window(model, table)
+    if info is None or window is None:
+        return None, None
+    if info.library and window == info.window:
+        return window, f"{info.library} ({info.library_id})"
+    return window, info.source or "price file"
 
 
 def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = None) -> str | None:
@@ -119,11 +145,17 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
 
         cost = adaptive_cost(spec, confidence=adaptive.confidence, bisect=adaptive.bisect,
                              token_budget=adaptive.token_budget)
-    if info is not None and price is not None and (price.input or price.output):
+    if info is not None and not info.library and price is not None and (price.input or price.output):
         stale = age_note(info.as_of)
         if stale:
             warnings.append(f"{spec.model}: {stale}")
+    if spec.reasoning_budgets and spec.model.startswith("anthropic:"):
+        from ctxprobe.models.claude_rules import reasoning_note
+
+        note = reasoning_note(spec.model.split(":", 1)[1].split("?", 1)[0])
+        if note:
+            warnings.append(note)
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         warnings.append(beyond)
-    return PlanReport(spec, summary, dispatch(spec).line(), prices, cost, warnings)
+    return PlanReport(spec, summary, dispatch(spec).line(), prices, cost, warnings, table)

@@ -45,7 +45,7 @@ class PricePlan:
         if self.price is None or self.totals is None:
             return []
         p, t = self.price, self.totals
-        when = f"list prices of {self.as_of}" if self.as_of else "prices of your price file"
+        when = self._when()
         out = [f"prices ({when}; ${p.input:g} / ${p.output:g} per 1M in / out{self._tiers()}):"]
         for mode in PRICING_MODES:
             cost = self.costs.get(mode)
@@ -63,6 +63,12 @@ class PricePlan:
             out.append(f"--max-cost ${self.max_cost:,.2f} caps the {_LABELS[self.mode]} price: {verdict}")
         return out
 
+    def _when(self) -> str:
+        if self.info is not None and self.info.library:
+            since = f", in effect since {self.as_of}" if self.as_of else ""
+            return f"{self.info.library}'s {self.info.library_id}{since}"
+        return f"list prices of {self.as_of}" if self.as_of else "prices of your price file"
+
     def _how(self) -> str:
         r = self.rules
         if r.mechanism == "breakpoints":
@@ -79,6 +85,24 @@ class PricePlan:
         return {"mode": self.mode, "costs": dict(self.costs), "as_of": self.as_of or "?",
                 "prompt_tokens": t.prompt if t else None, "read_tokens": t.read if t else None,
                 "written_tokens": t.written if t else None, "mechanism": self.rules.mechanism}
+
+    def plan_json(self) -> dict[str, Any]:
+        """``plan --json``'s prices: the three in USD (None: unknown, or no batch API), the
+        requests by prompt size they were priced from, and where the price came from."""
+        t, info = self.totals, self.info
+        requests = sum(p.requests for p in t.parts.values()) if t else 0
+        by_size = [{"prompt_tokens": size, "requests": part.requests, "read_tokens": part.read,
+                    "written_tokens": part.written} for size, part in sorted(t.parts.items())] if t else []
+        return {"on_demand": self.costs.get("on-demand"), "cached": self.costs.get("cached"),
+                "batch": self.costs.get("batch"), "mode": self.mode, "max_cost": self.max_cost,
+                "requests": requests, "prompt_tokens": t.prompt if t else None,
+                "output_tokens": t.output if t else None, "by_prompt_size": by_size,
+                "caching": self.rules.mechanism, "cache_min_tokens": self.rules.min_tokens,
+                "source": info.source if info is not None else None,
+                "as_of": self.as_of or None,
+                "library": info.library or None if info is not None else None,
+                "library_model": info.library_id or None if info is not None else None,
+                "deprecated": info.deprecated or None if info is not None else None}
 
 
 def rules_for(spec: Spec) -> CacheRules:

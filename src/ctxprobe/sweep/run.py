@@ -16,7 +16,7 @@ from rich.console import Console
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_form
-from ctxprobe.models.base import Provider
+from ctxprobe.models.base import PermanentError, Provider, TransientError
 from ctxprobe.plan.grid import PlannedCase, planned_cases, prefix_chain, summarize
 from ctxprobe.cases.builder import INDEPENDENT, SHARED, BuildSettings, CaseBuilder, build_cases
 from ctxprobe.cases.memory import IdsPolicy, slim_case
@@ -71,6 +71,18 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
             family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
 
 
+
+
+async def _endpoint_window(provider: Provider, console: Console) -> None:
+    """Where neither genai-prices nor a price file gives the window, the one the model's own
+    endpoint states (Gemini ``models.get``, Anthropic's Models API), before lengths are checked."""
+    ask = getattr(provider, "advertised_window", None)
+    if provider.context_window is not None or not callable(ask):
+        return
+    try:
+        provider.context_window = await ask()
+    except (CtxprobeError, PermanentError, TransientError) as exc:  # the run goes on, the window unknown
+        warn(console, f"the model's endpoint did not state its window: {exc}")
 
 
 def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
@@ -157,6 +169,16 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
         check_reasoning_budgets(spec, provider)
         check_decoding_variants(spec, provider)
         await session.preflight()
+        await _endpoint_window(provider, console)
+        axis_note = getattr(provider, "reasoning_axis_note", None)  # how the budget axis is sent (adaptive-only Claude)
+        note = axis_note() if spec.reasoning_budgets and callable(axis_note) else None
+        if note:
+            warn(console, note)
+            if session.checked is None:  # a hosted API has no probe: the note alone is kept
+                from ctxprobe.core.runmeta import Preflight
+
+                session.checked = Preflight()
+            session.checked.warnings.append(note)  # stored with the preflight: the report says it too
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
         if beyond:

@@ -1,43 +1,18 @@
-"""Gemini: counted by its API, implicit or explicit caches, Batch Mode, list prices with
-the long-prompt tier (prompts over 200K tokens) of the Pro models."""
+"""Gemini: counted by its API, implicit or explicit caches, Batch Mode; prices, tiers and
+windows from genai-prices (``price_library="google"``), but for the explicit caches'
+storage price, which the library does not have."""
 
 from __future__ import annotations
 
-from ctxprobe.core.catalog import CacheRules, ModelInfo, Price, ProviderInfo
+from ctxprobe.core.catalog import CacheRules, ModelInfo, ProviderInfo
 
 PAGE = "https://ai.google.dev/gemini-api/docs/pricing"
 CACHING = "https://ai.google.dev/gemini-api/docs/caching"
-TODAY = "2026-12-03"
-WINDOW = 1_048_576
-
-
-def _tier(inp: float, out: float, cached: float, storage: float, above: int = 0) -> Price:
-    # an explicit cache's creation is billed as input tokens, its storage by the hour
-    return Price(inp, out, cached_input=cached, cache_write=inp, cache_storage=storage, batch=0.5, above=above)
-
-
+#: ctxprobe's own notes, not prices: prices and windows are genai-prices' (google).
 MODELS = (
-    ModelInfo("gemini-2.5-pro", (_tier(1.25, 10.00, 0.125, 4.50), _tier(2.50, 15.00, 0.25, 4.50, above=200_000)),
-              window=WINDOW, as_of=TODAY,
-              source=f"{PAGE} not read itself; quoted in discuss.ai.google.dev threads (cache $0.125 / $0.25 "
-                     "over 200K, storage $4.50) and deploybase.ai (March 2026: $1.25/$10, > 200K $2.50/$15)"),
-    ModelInfo("gemini-2.5-flash", (_tier(0.30, 2.50, 0.03, 1.00),), window=WINDOW, as_of=TODAY,
-              source=f"{PAGE} not read itself; deploybase.ai's copy (March 2026) gives $0.30/$2.50"),
-    ModelInfo("gemini-2.5-flash-lite", (_tier(0.10, 0.40, 0.01, 1.00),), window=WINDOW, as_of="2025-11-15",
-              source=f"{PAGE}, written 2025-11-15, not re-read"),
-    ModelInfo("gemini-3-pro-preview", (_tier(2.00, 12.00, 0.20, 4.50), _tier(4.00, 18.00, 0.40, 4.50, above=200_000)),
-              window=WINDOW, as_of=TODAY,
-              source=f"{PAGE} not read itself; aifreeapi.com (from AI Studio, 2026-02-04) gives $2/$12, "
-                     "> 200K $4/$18; cached (10% of input) and storage not verified"),
-    ModelInfo("gemini-3-flash-preview", (_tier(0.50, 3.00, 0.05, 1.00),), window=WINDOW, as_of=TODAY,
-              source=f"{PAGE} as quoted by factquire.com (accessed 2026-07-04): $0.50/$3, cached $0.05; "
-                     "storage not verified"),
-    ModelInfo("gemini-2.0-flash", (_tier(0.10, 0.40, 0.025, 1.00),), window=WINDOW, as_of="2025-11-15",
-              source=f"{PAGE}, 2025-11-15", retired="retired by Google; use gemini-2.5-flash or newer"),
-    ModelInfo("gemini-1.5-flash", (_tier(0.075, 0.30, 0.01875, 1.00),), window=WINDOW, as_of="2025-11-15",
-              source=f"{PAGE}, 2025-11-15", retired="retired by Google; use gemini-2.5-flash or newer"),
-    ModelInfo("gemini-1.5-pro", (_tier(1.25, 5.00, 0.3125, 4.50),), window=2_097_152, as_of="2025-11-15",
-              source=f"{PAGE}, 2025-11-15", retired="retired by Google; use gemini-2.5-pro or newer"),
+    ModelInfo("gemini-2.0-flash", retired="retired by Google; use gemini-2.5-flash or newer"),
+    ModelInfo("gemini-1.5-flash", retired="retired by Google; use gemini-2.5-flash or newer"),
+    ModelInfo("gemini-1.5-pro", retired="retired by Google; use gemini-2.5-pro or newer"),
 )
 
 INFO = ProviderInfo(
@@ -48,6 +23,10 @@ INFO = ProviderInfo(
     # Flash 2,048, 3.x Pro 4,096; its 2026-05-07 version: 3 Flash Preview 1,024)
     caching=(
         (r"gemini-3(\.\d+)?-pro", CacheRules("automatic", 4096)),
+        # Gemini 3.5 Flash 4,096: the caching page's table (a copy of ai.google.dev/gemini-api/docs/caching
+        # dated 2026-06-26 on techdevnotes.com, read 2026-12-03); 3.6-3.8 Flash taken to be the same
+        # (the caching page copies read here predate them; issue 41's reading of the page)
+        (r"gemini-3\.[5-8]-flash(?!-lite)", CacheRules("automatic", 4096)),
         (r"gemini-3(\.\d+)?-flash", CacheRules("automatic", 1024)),
         (r"gemini-2\.5", CacheRules("automatic", 2048)),
         (r"gemini-2\.0", CacheRules("explicit", 4096)),
@@ -56,6 +35,12 @@ INFO = ProviderInfo(
     explicit_caching=True,
     reasoning="?thinking=N (thinking cannot be turned off on the Pro models)",
     models=MODELS,
+    price_library="google",
+    # USD per 1M cached tokens per hour of an explicit cache (genai-prices has no storage price).
+    # Written 2026-12-03 from the entries ctxprobe had: Pro $4.50 as quoted in discuss.ai.google.dev
+    # threads from the pricing page; Flash $1.00 from the pricing page as written 2025-11-15, not re-read.
+    cache_storage=((r"gemini-[\d.]+-pro", 4.50, f"{PAGE} as quoted in discuss.ai.google.dev threads"),
+                   (r"gemini-[\d.]+-flash", 1.00, f"{PAGE}, written 2025-11-15, not re-read")),
     bare_hints=("gemini",),
     help="gemini/MODEL",
     sources=(PAGE, CACHING, "https://ai.google.dev/gemini-api/docs/batch-mode"),

@@ -1,0 +1,139 @@
+"""OpenAI's Responses API (``responses.create``) for its reasoning models: the request
+body, the answer, and the effort levels each model takes.
+
+OpenAI recommends Responses for its reasoning models, and its pro models are served there
+only (openai-python lists ``o1-pro``, ``o3-pro``, ``gpt-5-pro``, ``gpt-5.5-pro`` in
+``types/shared/responses_model.py``, not in ``chat_model.py``). Fields, as openai-python's
+``ResponseCreateParams`` (installed SDK) declares them: ``input`` (a list of
+``EasyInputMessageParam``: role and a string content; the system prompt is a ``system``
+message, as chat completions sends it), ``max_output_tokens`` (answer + thinking, a hard
+cap), ``reasoning.effort``, ``prompt_cache_key``, ``store: false`` (nothing is kept at
+OpenAI for later turns). The answer is a ``Response``: ``output`` items of type
+``message`` (``output_text`` parts) and ``reasoning`` (``summary_text`` parts); ``usage``
+has ``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens`` and
+``output_tokens_details.reasoning_tokens``; ``status: "incomplete"`` with
+``incomplete_details.reason == "max_output_tokens"`` is an output cut at the cap
+(finish reason ``length``, scored ``output_truncated``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
+from ctxprobe.models.reasoning import finalize
+from ctxprobe.tokenizers.base import fold_prefill
+
+__all__ = ["ENDPOINT", "EFFORT_TABLE", "efforts_for", "is_pro", "nearest_effort", "options_refusal", "parse_response", "responses_body"]
+
+ENDPOINT = "/v1/responses"
+#: openai-python's ``ReasoningEffort`` literals, lowest first.
+ORDER = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+_SDK = "openai-python 3.60's Reasoning.effort docstring (\"Not all reasoning models support every value\")"
+
+#: (pattern on the model name, effort levels it takes, source); first match wins.
+EFFORT_TABLE: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    (r"^(o1-pro|o3-pro|gpt-5(\.\d+)?-pro)", ("high",),
+     "issue 41's reading of OpenAI's model pages: pro models take reasoning.effort high only"),
+    (r"^gpt-5\.1(?!\d)", ("none", "low", "medium", "high"), "gpt-5.1 added none and dropped minimal; " + _SDK),
+    (r"^gpt-5\.[2-4](?!\d)", ("none", "low", "medium", "high", "xhigh"), "gpt-5.2 added xhigh; " + _SDK),
+    (r"^(gpt-5\.([5-9]|\d\d)|gpt-[6-9])", ORDER[:1] + ORDER[2:],
+     "the SDK's newest values (xhigh, max) taken for gpt-5.5 and later: which models take max is not "
+     "stated by the SDK, so it is sent where asked and an API refusal is the model's word; " + _SDK),
+    (r"^gpt-5(?![.\d])", ("minimal", "low", "medium", "high"), "gpt-5's launch values; " + _SDK),
+    (r"^o\d", ("low", "medium", "high"), "the o-series' values (no none: reasoning cannot be turned off)"),
+)
+
+
+def _bare(model: str) -> str:
+    return model.lower().split("/")[-1]
+
+
+def is_pro(model: str) -> bool:
+    return bool(re.match(EFFORT_TABLE[0][0], _bare(model)))
+
+
+def efforts_for(model: str) -> tuple[tuple[str, ...], str]:
+    """The effort levels ``model`` takes and where that was read (every SDK value when the
+    table has no row for it)."""
+    name = _bare(model)
+    for pattern, efforts, source in EFFORT_TABLE:
+        if re.match(pattern, name):
+            return efforts, source
+    return ORDER, "not in ctxprobe's table: every value the SDK has"
+
+
+def nearest_effort(model: str, wanted: str) -> str:
+    """``wanted`` where the model takes it, else the taken level nearest to it (pro: high)."""
+    efforts, _ = efforts_for(model)
+    if wanted in efforts:
+        return wanted
+    rank = ORDER.index(wanted)
+    return min(efforts, key=lambda e: (abs(ORDER.index(e) - rank), -ORDER.index(e)))
+
+
+def options_refusal(model: str, effort: str | None, api: str | None) -> str | None:
+    """Why ``?reasoning_effort`` / ``?api`` cannot be sent to ``model`` (None: they can)."""
+    if api == "chat" and is_pro(model):
+        return f"{model} is served through the Responses API only: drop ?api=chat"
+    efforts, source = efforts_for(model)
+    if effort is not None and effort not in efforts:
+        return f"{model} takes reasoning effort {'|'.join(efforts)}, not {effort} ({source.split(';')[0]})"
+    return None
+
+
+def responses_body(model: str, request: GenerateRequest, *, effort: str | None, budget: int,
+                   cache_key: bool) -> dict[str, Any]:
+    """The keyword arguments of ``responses.create`` for one request."""
+    messages = fold_prefill(list(request.messages))  # no prefill: an answer prefix joins the user turn
+    body: dict[str, Any] = {"model": model, "input": [{"role": m["role"], "content": m["content"]} for m in messages],
+                            "max_output_tokens": request.max_tokens + budget, "store": False}
+    if effort is not None:
+        body["reasoning"] = {"effort": effort}
+    if request.cache is not None and cache_key:
+        body["prompt_cache_key"] = request.cache.key
+    return body
+
+
+def parse_response(data: dict[str, Any]) -> GenerateResult:
+    """A ``Response`` (as a dict) → GenerateResult, reasoning summaries kept apart."""
+    output = data.get("output")
+    if not isinstance(output, list):
+        raise PermanentError("malformed response from openai: no output list")
+    if data.get("status") == "failed":
+        error = e if isinstance(e := data.get("error"), dict) else {}
+        raise PermanentError(f"openai response failed: {error.get('code', '?')}: {error.get('message', '')}")
+    text, summary, refusal = [], [], []
+    for item in output:
+        if not isinstance(item, dict):
+            continue
+        for part in item.get("content") or [] if item.get("type") == "message" else []:
+            if isinstance(part, dict) and part.get("type") == "output_text":
+                text.append(str(part.get("text", "")))
+            elif isinstance(part, dict) and part.get("type") == "refusal":
+                refusal.append(str(part.get("refusal", "")))
+        if item.get("type") == "reasoning":
+            summary += [str(s.get("text", "")) for s in item.get("summary") or [] if isinstance(s, dict)]
+    usage = u if isinstance(u := data.get("usage"), dict) else {}
+    extra: dict[str, object] = {k: data[k] for k in ("id", "model") if data.get(k)}
+    out_details = d if isinstance(d := usage.get("output_tokens_details"), dict) else {}
+    in_details = d if isinstance(d := usage.get("input_tokens_details"), dict) else {}
+    if isinstance(out_details.get("reasoning_tokens"), int) and out_details["reasoning_tokens"]:
+        extra["reasoning_tokens"] = out_details["reasoning_tokens"]
+    if isinstance(in_details.get("cached_tokens"), int):
+        extra["cached_prompt_tokens"] = in_details["cached_tokens"]
+    if refusal:
+        extra["refusal"] = " ".join(refusal)
+    finish = "stop"
+    if data.get("status") == "incomplete":
+        reason = (data.get("incomplete_details") or {}).get("reason")
+        finish = "length" if reason == "max_output_tokens" else "content_filter" if reason == "content_filter" \
+            else str(reason or "incomplete")
+    return finalize("".join(text), finish,
+                    prompt_tokens=_int(usage.get("input_tokens")), completion_tokens=_int(usage.get("output_tokens")),
+                    api_reasoning="\n".join(s for s in summary if s) or None, extra=extra)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
