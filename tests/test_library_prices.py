@@ -15,6 +15,7 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from ctxprobe.cli import main
+from ctxprobe.spec.names import as_ref
 from ctxprobe.core.catalog import check_model, model_info
 from ctxprobe.core.library_prices import BATCH, library_models, library_version, snapshot
 from ctxprobe.errors import CtxprobeError
@@ -36,7 +37,7 @@ def _oracle(model: str, prompt: int, output: int, *, batch: bool = False, cached
 
 
 def _has_batch(model: str) -> bool:
-    return model_info(model).prices[0].batch_tier is not None  # type: ignore[union-attr]
+    return model_info(as_ref(model)).prices[0].batch_tier is not None  # type: ignore[union-attr]
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def test_plan_json_prices_100k_and_300k_as_calc_price_does(model: str, capsys: p
                                                            offline: list[Any]) -> None:
     """Done-when of the issue: 4 prompts of 100K and 4 of 300K tokens, 16 output tokens each,
     priced at what calc_price gives for the same requests (within 1%)."""
-    info = model_info(model)
+    info = model_info(as_ref(model))
     assert info is not None and info.library == library_version()
     lengths = "100k,300k" if (info.window or 0) >= 300 * 1024 + 16 else "100k"
     code, plan, err = _plan_json(capsys, model, lengths)
@@ -94,7 +95,7 @@ def test_plan_json_prices_100k_and_300k_as_calc_price_does(model: str, capsys: p
 @pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-5", "openai:gpt-4o", "anthropic:claude-haiku-4-5"])
 def test_a_length_past_the_librarys_window_is_refused_in_one_line(model: str, capsys: pytest.CaptureFixture[str]
                                                                    ) -> None:
-    window = model_info(model).window  # type: ignore[union-attr]
+    window = model_info(as_ref(model)).window  # type: ignore[union-attr]
     assert window is not None and window < 300 * 1024
     code, _, err = _plan_json(capsys, model, "100k,300k")
     assert code == 2
@@ -154,15 +155,15 @@ def test_a_price_file_still_overrides_the_library(tmp_path: Any) -> None:
     assert price_for("openai:gpt-5.5").input != 1  # type: ignore[union-attr]
     from ctxprobe.core.catalog import context_window
 
-    assert context_window("openai:gpt-5.5", table) == 50_000
+    assert context_window(as_ref("openai:gpt-5.5"), table) == 50_000
 
 
 def test_a_model_the_library_marks_deprecated_is_named_so() -> None:
     deprecated = [m for m in library_models("google") if m.deprecated and m.name.startswith("gemini")
-                  and not model_info(f"gemini:{m.name}").retired]  # type: ignore[union-attr]
+                  and not model_info(as_ref(f"gemini:{m.name}")).retired]  # type: ignore[union-attr]
     assert deprecated  # gemini-2.0-flash-lite and gemini-3-pro-preview in 0.2.3
     name = deprecated[0].name
-    note = check_model(f"gemini:{name}")
+    note = check_model(as_ref(f"gemini:{name}"))
     assert note == f"gemini:{name} is deprecated: marked deprecated in {library_version()}"
 
 

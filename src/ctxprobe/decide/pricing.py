@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxprobe.core.catalog import age_note, context_window
+from ctxprobe.core.catalog import age_note, context_window, model_info
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for, prices_as_of
 from ctxprobe.spec.names import ModelRef
@@ -32,9 +32,11 @@ def price_table(path: str | Path | None = None) -> PriceTable:
 def price_lookup(model: ModelRef, table: PriceTable, *, prompt_tokens: int | None = None) -> Price | None:
     """The price of ``model`` for a prompt of ``prompt_tokens`` (its long-context tier where
     the table has one), or None when the table holds no price for it (a local or simulated
-    model included: the table is where a decision's prices come from)."""
+    model included: a decision's prices come from the price file, then genai-prices)."""
     if not any(key in table for key in model.price_keys()):
-        return None
+        known = model_info(model)  # the library's price of a hosted model; a provider's own note prices nothing
+        if known is None or not known.library:
+            return None
     return price_for(model, table, prompt_tokens=prompt_tokens)  # the tier that bills that prompt
 
 
