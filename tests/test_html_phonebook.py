@@ -8,7 +8,7 @@ import re
 
 from ctxprobe.report.html import build_html_report
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 def _run(store, model: str) -> str:

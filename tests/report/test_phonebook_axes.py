@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.analysis.phonebook_axes import run_window
+from ctxprobe.families.phonebook.analysis_axes import run_window
 from ctxprobe.cli import main
-from ctxprobe.report.phonebook_plots import msweep_figure, phonebook_report, position_figure
+from ctxprobe.families.phonebook.report_plots import msweep_figure, phonebook_report, position_figure
 
 pytest.importorskip("matplotlib")
 
@@ -264,7 +264,7 @@ def _only_run(store: Path) -> str:
 
 def test_without_a_tokenizer_the_token_places_are_an_estimate_and_say_so(runs) -> None:
     """The HTML/JSON hooks read no tokenizer: token places spread over characters, labelled."""
-    from ctxprobe.report.phonebook_hooks import HOOKS
+    from ctxprobe.families.phonebook.report import HOOKS
     from ctxprobe.store import iter_export
 
     an = HOOKS.html_data(iter_export(runs["known"], runs["store"]))

@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
-    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
+    from ctxprobe.families.phonebook.task_grid import refuse_plain_phonebook
 
     refuse_plain_phonebook(spec, "run")
     from ctxprobe.models import check_model_name
@@ -126,10 +126,10 @@ def _ask(err: Console) -> Any:
 
 
 def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.report.phonebook_plots import phonebook_report
-    from ctxprobe.report.phonebook_xaxis import PlotOptions
+    from ctxprobe.families.phonebook.report_plots import phonebook_report
+    from ctxprobe.families.phonebook.report_xaxis import PlotOptions
     from ctxprobe.sweep.run import run_sweep
-    from ctxprobe.tasks.phonebook_grid import phonebook_spec
+    from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
     options = PlotOptions.from_flags(args.trend_degree, args.all_panels, args.x_axis)
     layout = parse_params(args.param or []).get("phonebook", {})
@@ -173,7 +173,7 @@ def _split(text: str | None) -> list[str] | None:
 
 
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
+    from ctxprobe.families.phonebook.task_grid import refuse_plain_phonebook
 
     spec = _spec_from_args(args)
     refuse_plain_phonebook(spec, "plan")

@@ -55,7 +55,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
     # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
-    from ctxprobe.families import nolima
+    from ctxprobe.families import nolima, phonebook
 
     def family(name: str, cls: str, **parts: Any) -> FamilyDeclaration:  # one still in tasks/ and sim/skills/
         return FamilyDeclaration(name, "ctxprobe.tasks." + cls, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill",
@@ -65,7 +65,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
             family("niah", "niah:Niah"),
             family("multihop", "multihop:Multihop"),
             family("documents", "documents:Documents"),
-            family("phonebook", "phonebook:Phonebook", report_hooks="ctxprobe.report.phonebook_hooks:HOOKS"),
+            phonebook.FAMILY,
             family("vartrack", "vartrack:Vartrack"),
             family("aggregation", "aggregation:Aggregation"),
             family("ruler", "ruler.family:Ruler", presets={"ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}),

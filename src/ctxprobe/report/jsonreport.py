@@ -68,7 +68,7 @@ def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
 
 
 def phonebook_to_dict(an: Any) -> dict[str, Any]:
-    """A :class:`~ctxprobe.analysis.phonebook.PhonebookAnalysis` as JSON: every metric of both
+    """A :class:`~ctxprobe.families.phonebook.analysis.PhonebookAnalysis` as JSON: every metric of both
     variants (``robust``: ctxprobe's own; ``post``: the phone-book post's metric script) with
     its bootstrap interval, the share of undefined resamples and any note, plus per-bin and
     per-configuration accuracy."""
@@ -88,7 +88,7 @@ def phonebook_to_dict(an: Any) -> dict[str, Any]:
 def _tokens(an: Any) -> dict[str, Any]:
     """The book in prompt tokens: each (book, N)'s mean prompt and the MUC book's (at
     N_ref), or why they are unknown."""
-    from ctxprobe.analysis.phonebook_axes import muc_tokens
+    from ctxprobe.families.phonebook.analysis_axes import muc_tokens
 
     axis = an.tokens
     if axis is None or axis.reason:

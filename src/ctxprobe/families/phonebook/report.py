@@ -29,8 +29,8 @@ class PhonebookHooks(FamilyReportHooks):
 
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
                    png_dir: Path | None, *, options: Mapping[str, Any] | None = None) -> None:
-        from ctxprobe.report.phonebook_plots import phonebook_report
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.families.phonebook.report_plots import phonebook_report
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         from ctxprobe.report.variants import stored_variant_lines
 
@@ -49,9 +49,9 @@ class PhonebookHooks(FamilyReportHooks):
         """The analysis with the run's window, drawn as ``options`` say: the tokens and
         window axes count the text around the book with the run's tokenizer when it counts
         here, as the terminal's PNGs do (only then: it reads every prompt once more)."""
-        from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window
-        from ctxprobe.report.html_phonebook import PhonebookPage
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.families.phonebook.analysis_axes import offline_tokenizer, run_window
+        from ctxprobe.families.phonebook.report_html import PhonebookPage
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         opts = PlotOptions.from_mapping(options)
         an = _analysis(records, offline_tokenizer(run.tokenizer) if opts.x_axis != "entries" else None)
@@ -61,15 +61,15 @@ class PhonebookHooks(FamilyReportHooks):
         return PhonebookPage(an, opts)
 
     def html_sentence(self, data: Any) -> str | None:
-        from ctxprobe.report.html_phonebook import PhonebookPage
-        from ctxprobe.report.phonebook_terminal import phonebook_sentence
+        from ctxprobe.families.phonebook.report_html import PhonebookPage
+        from ctxprobe.families.phonebook.report_terminal import phonebook_sentence
 
         return phonebook_sentence(data.analysis if isinstance(data, PhonebookPage) else data)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
         from ctxprobe.report.html_parts import page_section
-        from ctxprobe.report.html_phonebook import PhonebookPage, phonebook_section
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.families.phonebook.report_html import PhonebookPage, phonebook_section
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         pages = {label: d if isinstance(d, PhonebookPage) else PhonebookPage(d, PlotOptions())
                  for label, d in data.items()}
@@ -82,8 +82,8 @@ class PhonebookHooks(FamilyReportHooks):
 def _analysis(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None) -> Any | None:
     """The run's analysis with its book in prompt tokens (None: nothing scored); without
     ``tokenizer`` the text around the book is spread over its characters."""
-    from ctxprobe.analysis.phonebook import analyse, needle_results
-    from ctxprobe.analysis.phonebook_axes import token_axis, without_prompts
+    from ctxprobe.families.phonebook.analysis import analyse, needle_results
+    from ctxprobe.families.phonebook.analysis_axes import token_axis, without_prompts
 
     light = list(without_prompts(records, tokenizer))
     results = needle_results(light)

@@ -16,8 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ctxprobe.analysis.phonebook import FAMILY, PhonebookAnalysis
-from ctxprobe.analysis.phonebook_axes import muc_tokens
+from ctxprobe.families.phonebook.analysis import FAMILY, PhonebookAnalysis
+from ctxprobe.families.phonebook.analysis_axes import muc_tokens
 from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.report.table import COMPACT, fitting
 
