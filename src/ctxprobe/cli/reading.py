@@ -25,7 +25,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.spec.threshold import parse_bars
 
     bars = parse_bars(args.bars) if args.bars else None
-    options = {k: getattr(args, k) for k in ("trend_degree", "all_panels", "x_axis") if getattr(args, k) is not None}
+    options = {k: getattr(args, k) for k in args.family_flags if getattr(args, k) is not None}
     if options and args.json:
         flags = ", ".join("--" + k.replace("_", "-") for k in options)
         raise CtxprobeError(f"{flags} shape the PNGs of the terminal and HTML reports; --json draws none of them: "

@@ -14,4 +14,5 @@ FAMILY = FamilyDeclaration(
     family="ctxprobe.families.phonebook.task:Phonebook",
     sim_skill="ctxprobe.families.phonebook.sim:phonebook_skill",
     report_hooks="ctxprobe.families.phonebook.report:HOOKS",
+    command="ctxprobe.families.phonebook.cli:COMMAND",
 )
