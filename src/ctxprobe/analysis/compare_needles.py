@@ -1,4 +1,5 @@
-"""Pairing multi-needle cases (the phone book) needle by needle, and their paired test.
+"""Pairing multi-needle cases needle by needle, and their paired test: any family whose
+scorer leaves one verdict per needle in ``detail["needles"]`` (the phone book's).
 
 A phone-book case asks N names at once. McNemar on whole cases (full credit or not) says
 nothing once N ≥ 10: almost no reply gets every needle right in either run, so no pair is
@@ -19,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.outcome import Outcome
 
 #: Up to this many non-zero differences the test enumerates every sign pattern.
@@ -28,17 +28,20 @@ MONTE_CARLO_DRAWS = 20000
 
 
 def needle_verdicts(rec: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, bool], ...]] | None:
-    """(family label per N, (name, right) per needle) of a scored phone-book record, or None.
+    """(family label per N, (name, right) per needle) of a scored record whose detail lists
+    its needles' verdicts (``detail["needles"]``: name and outcome each), or None. The label
+    is the family and the case's needle count (``meta["needles"]``; a shard holds some).
 
-    "Right" is the verdict the case score was computed from: the post's exact match under
-    ``method: post``, the lenient outcome otherwise."""
+    "Right" is the verdict the case score was computed from: the exact match under
+    ``method: post`` (the phone-book post's rule), the lenient outcome otherwise."""
     detail = rec.get("detail") or {}
     needles = detail.get("needles")
-    if rec.get("family") != "phonebook" or not needles:
+    if not needles:
         return None
     exact = detail.get("method") == "post"
     verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == Outcome.CORRECT) for d in needles)
-    return f"phonebook N={phonebook_meta(rec['meta'])['needles']}", verdicts
+    asked = (rec.get("meta") or {}).get("needles")
+    return f"{rec['family']} N={asked if isinstance(asked, int) else len(needles)}", verdicts
 
 
 def signflip_p(diffs: Sequence[float], seed: int = 0) -> float:

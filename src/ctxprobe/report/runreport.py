@@ -32,7 +32,7 @@ class Report:
     #: RULER's headline (RULER's scorer), for runs of RULER's tasks; None otherwise.
     ruler: RulerHeadline | None = None
     #: What a family's report hooks add, by family name, as JSON (the phone book's metrics
-    #: of both variants: ``report/jsonreport.phonebook_to_dict``); empty when none adds any.
+    #: of both variants: ``families/phonebook/report.phonebook_to_dict``); empty when none adds any.
     family_extras: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The noise floor per family (``--baseline no-context``): empty when the run has none.
     floors: dict[str, Floor] = field(default_factory=dict)

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.families.phonebook.analysis import METRICS, MetricValue, PhonebookAnalysis
-from ctxprobe.report.format import PHONEBOOK_LEGEND
 from ctxprobe.report.html_parts import Figure, Table, figure, plotted
-from ctxprobe.families.phonebook.report_terminal import muc_prompt_tokens, phonebook_sentence
+from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens, phonebook_sentence
 from ctxprobe.families.phonebook.report_xaxis import PlotOptions, trend_name, x_axis
 
 __all__ = ["PhonebookPage", "phonebook_section", "phonebook_sentence"]

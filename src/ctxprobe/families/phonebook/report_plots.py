@@ -20,8 +20,7 @@ from rich.table import Table
 
 from ctxprobe.families.phonebook.analysis import METRICS, PhonebookAnalysis, analyse, needle_results
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.families.phonebook.report_terminal import muc_prompt_tokens
+from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens
 from ctxprobe.families.phonebook.report_xaxis import TREND_DEGREE, PlotOptions, XAxis, trend_name, x_axis
 from ctxprobe.report.plots import _pyplot, _save
 
