@@ -38,7 +38,7 @@ def test_a_moved_family_is_its_packages_declaration() -> None:
 def test_a_declarations_presets_are_registered_with_it() -> None:
     assert registry.get("presets", "ruler").load().name == "ruler"
     assert registry.get("families", "ruler").declaration().presets == {
-        "ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}
+        "ruler": "ctxprobe.families.ruler.task.preset:RULER_PRESET"}
 
 
 class _Fam(FamilyBase):

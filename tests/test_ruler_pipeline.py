@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.analysis.ruler import ruler_headline
+from ctxprobe.families.ruler.analysis import ruler_headline
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
 from ctxprobe.sim.server import SimServer, _messages_hash
@@ -27,7 +27,7 @@ from ctxprobe.runner import RunnerConfig, execute
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Case, Cell
-from ctxprobe.tasks.ruler import ruler_families
+from ctxprobe.families.ruler.task import ruler_families
 from ctxprobe.tokenizers import resolve_tokenizer
 from ctxprobe.tokenizers.base import fold_prefill
 

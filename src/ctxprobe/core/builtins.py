@@ -55,7 +55,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
     # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
-    from ctxprobe.families import nolima, phonebook
+    from ctxprobe.families import nolima, phonebook, ruler
 
     def family(name: str, cls: str, **parts: Any) -> FamilyDeclaration:  # one still in tasks/ and sim/skills/
         return FamilyDeclaration(name, "ctxprobe.tasks." + cls, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill",
@@ -68,7 +68,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
             phonebook.FAMILY,
             family("vartrack", "vartrack:Vartrack"),
             family("aggregation", "aggregation:Aggregation"),
-            family("ruler", "ruler.family:Ruler", presets={"ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}),
+            ruler.FAMILY,
             family("mrcr", "mrcr:Mrcr"),
             family("graphwalks", "graphwalks:Graphwalks"),
             nolima.FAMILY,

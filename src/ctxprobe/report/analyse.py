@@ -14,7 +14,7 @@ from ctxprobe.analysis.floor import floors
 from ctxprobe.analysis.grid import profile
 from ctxprobe.analysis.reasoning import (base_family, budget_notes, budget_stats, cut_while_thinking, has_budgets,
                                          split_by_budget)
-from ctxprobe.analysis.ruler import ruler_headline
+from ctxprobe.families.ruler.analysis import ruler_headline
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.runmeta import Preflight
 from ctxprobe.report.format import length_unit

@@ -11,7 +11,7 @@ from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.html_budgets import budget_runs
 from ctxprobe.report.html_overview import all_families, metadata, profile_section, summary
 from ctxprobe.report.html_parts import PageSection, page_section
-from ctxprobe.report.html_ruler import ruler_runs
+from ctxprobe.families.ruler.report_html import ruler_runs
 from ctxprobe.report.html_sections import (PageViews, audit_tables, cost_table, failure_runs, family_article,
                                            latency_tables, slug)
 

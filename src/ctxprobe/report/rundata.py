@@ -116,7 +116,7 @@ def family_names(run: RunRecord) -> dict[str, str]:
 def ruler_task_labels(run: RunRecord) -> list[str]:
     """RULER's task names among the run's family labels (a ``--preset ruler`` run), in
     RULER's order; empty for other runs."""
-    from ctxprobe.tasks.ruler import TASKS
+    from ctxprobe.families.ruler.task import TASKS
 
     names = family_names(run)
     if not any(family == "ruler" for family in names.values()):
@@ -125,7 +125,7 @@ def ruler_task_labels(run: RunRecord) -> list[str]:
 
 
 def _ruler_rows(store: Store, run: RunRecord) -> list[ResultRow]:
-    from ctxprobe.tasks.ruler import case_metric, match
+    from ctxprobe.families.ruler.task import case_metric, match
 
     labels = family_names(run)
     rows = []

@@ -13,7 +13,7 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.analysis.overlap import OverlapStat
 from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import BudgetStat
-from ctxprobe.analysis.ruler import RulerHeadline
+from ctxprobe.families.ruler.analysis import RulerHeadline
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.store import RunRecord

@@ -34,7 +34,7 @@ from ctxprobe.report.plots_write import write_plots
 from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing
-from ctxprobe.report.ruler_table import render_ruler_headline
+from ctxprobe.families.ruler.report_table import render_ruler_headline
 from ctxprobe.report.table import render_outcomes_table, render_profile_table
 from ctxprobe.tasks.layout import stored_layout_line
 
