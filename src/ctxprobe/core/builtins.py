@@ -84,6 +84,6 @@ def register_builtins(register: Callable[..., Any]) -> None:
     for order, (name, attr) in enumerate((
             ("summary", "summary_section"), ("runs", "runs_section"), ("profile", "profile"),
             ("all-families", "all_families_section"), ("families", "families"), ("family-sections", "family_sections"),
-            ("ruler", "ruler"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
+            ("headlines", "headlines"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
             ("cost-latency", "cost_latency"), ("failures", "failures"))):
         register("report_sections", name, h + attr, order=order * 10 + (600 if order >= 8 else 0))
