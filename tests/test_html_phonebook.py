@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from ctxprobe.report.html import build_html_report
+from ctxprobe.report.html.page import build_html_report
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
 

@@ -298,7 +298,7 @@ def test_every_import_points_down_the_pipeline() -> None:
 
 
 def test_the_layer_check_sees_an_upward_import() -> None:
-    assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html")
+    assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html.page")
     assert _layer("ctxprobe.analysis.grid") < _layer("ctxprobe.report.format")
     assert _layer("ctxprobe") == _layer("ctxprobe.cli")
     # the scoring rules sit below the families that score with them; grading above the store
@@ -342,7 +342,7 @@ def test_a_family_package_places_each_file_by_its_role(tmp_path: Path) -> None:
     (fam / "report_html.py").write_text("from . import analysis\n")
     (fam / "sim.py").write_text("")
     assert _layer(f"{PKG}.{FAMILIES}.demo.task.words") == _layer("ctxprobe.tasks.niah")
-    assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html")
+    assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html.page")
     assert _layer(f"{PKG}.{FAMILIES}.demo") == _layer(f"{PKG}.{FAMILIES}") == _layer("ctxprobe.core.registry")
     assert _in_simulator(f"{PKG}.{FAMILIES}.demo.sim") and not _in_simulator(f"{PKG}.{FAMILIES}.demo.task_sim")
     saved = SRC

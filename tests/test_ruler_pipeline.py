@@ -71,7 +71,7 @@ def test_preset_over_http_sends_every_prompt_once(tmp_path, case_requests) -> No
     report = load_report(result.run_id, tmp_path / "r.sqlite")
     assert report.headlines["ruler"].effective_length == 8192
     assert report.headlines["ruler"].missing == ["qa_1", "qa_2"]
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
 
     build_html_report([result.run_id], tmp_path / "r.sqlite", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text(encoding="utf-8")

@@ -281,7 +281,7 @@ def test_html_gives_the_muc_in_tokens(runs, tmp_path) -> None:
     import html
     import re
 
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
 
     with sqlite3.connect(runs["store"]) as db:
         want = db.execute("SELECT AVG(token_count) FROM cases WHERE run_id=? AND length=100 "

@@ -97,7 +97,7 @@ def test_default_limit_fits_a_full_answer(tmp_path) -> None:
 
 def test_html_report_without_matplotlib_says_plots_were_not_drawn(tmp_path, monkeypatch) -> None:
     import ctxprobe.report.plots as plots
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
 
     monkeypatch.setattr(plots, "can_plot", lambda: False)
     store = tmp_path / "s.sqlite"

@@ -31,7 +31,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise CtxprobeError(f"{flags} shape the PNGs of the terminal and HTML reports; --json draws none of them: "
                             "drop them, or report without it")
     if args.html:
-        from ctxprobe.report.html import build_html_report
+        from ctxprobe.report.html.page import build_html_report
 
         path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold, bars=bars,
                                  png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),

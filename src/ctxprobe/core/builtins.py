@@ -77,10 +77,10 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # report sections (after the page's own, in name order)
     register("report_sections", "decide", "ctxprobe.decide.html:report_section")
-    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html_natural:natural_section")
+    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html.natural:natural_section")
 
     # the HTML report's own sections, in page order (plugins' sections come at order 500, by name)
-    h = "ctxprobe.report.html_builtin:"
+    h = "ctxprobe.report.html.builtin:"
     for order, (name, attr) in enumerate((
             ("summary", "summary_section"), ("runs", "runs_section"), ("profile", "profile"),
             ("all-families", "all_families_section"), ("families", "families"), ("family-sections", "family_sections"),

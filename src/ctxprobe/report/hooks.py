@@ -19,7 +19,7 @@ from ctxprobe.errors import CtxprobeError
 
 if TYPE_CHECKING:
     from ctxprobe.core.rows import ResultRow
-    from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
 
 

@@ -15,7 +15,7 @@ from ctxprobe.core.case import sample_of_id
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.core.variant import SEP
-from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
+from ctxprobe.report.floor.rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
 from ctxprobe.report.hooks import FamilyReportHooks, check_scorer, family_hooks
 from ctxprobe.report.variants import variant_report
 from ctxprobe.store import RunRecord, Store, open_existing

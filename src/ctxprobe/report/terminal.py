@@ -24,7 +24,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.natural import RunCurves
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
-from ctxprobe.report.floor_table import render_floor, summary_cell
+from ctxprobe.report.floor.table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
 from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report

@@ -13,7 +13,7 @@ from rich.console import Console
 from ctxprobe.report.hooks import FamilyReportHooks
 
 if TYPE_CHECKING:
-    from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
     from ctxprobe.tokenizers.base import Tokenizer
 
@@ -66,7 +66,7 @@ class PhonebookHooks(FamilyReportHooks):
         return phonebook_sentence(data.analysis if isinstance(data, PhonebookPage) else data)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
-        from ctxprobe.report.html_parts import page_section
+        from ctxprobe.report.html.parts import page_section
         from ctxprobe.families.phonebook.report_html import PhonebookPage, phonebook_section
         from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 

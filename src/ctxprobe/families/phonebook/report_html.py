@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.families.phonebook.analysis import METRICS, MetricValue, PhonebookAnalysis
-from ctxprobe.report.html_parts import Figure, Table, figure, plotted
+from ctxprobe.report.html.parts import Figure, Table, figure, plotted
 from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens, phonebook_sentence
 from ctxprobe.families.phonebook.report_xaxis import PlotOptions, trend_name, x_axis
 

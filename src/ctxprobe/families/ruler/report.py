@@ -18,7 +18,7 @@ from ctxprobe.report.rundata import family_names
 
 if TYPE_CHECKING:
     from ctxprobe.core.rows import ResultRow
-    from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ctxprobe.families.ruler.analysis import RulerHeadline
 from ctxprobe.report.format import fmt_tokens
-from ctxprobe.report.html_parts import PageSection, Table, page_section
+from ctxprobe.report.html.parts import PageSection, Table, page_section
 
 
 def ruler_section(runs: Sequence[tuple[str, RulerHeadline]]) -> PageSection | None:

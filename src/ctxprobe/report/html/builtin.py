@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxprobe.report.hooks import family_hooks
-from ctxprobe.report.html_budgets import budget_runs
-from ctxprobe.report.html_overview import all_families, metadata, profile_section, summary
-from ctxprobe.report.html_parts import PageSection, page_section
-from ctxprobe.report.html_sections import (PageViews, audit_tables, cost_table, failure_runs, family_article,
+from ctxprobe.report.html.budgets import budget_runs
+from ctxprobe.report.html.overview import all_families, metadata, profile_section, summary
+from ctxprobe.report.html.parts import PageSection, page_section
+from ctxprobe.report.html.sections import (PageViews, audit_tables, cost_table, failure_runs, family_article,
                                            latency_tables, slug)
 
 def summary_section(views: PageViews) -> PageSection:
