@@ -22,10 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.core.case import Case, Cell, content_hash
+from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.case_meta import EmptyGold, GraphwalksParse, PublishedGraphwalksMeta, PublishedMrcrMeta
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.sweep.packs import PACK_FORMAT
+from ctxprobe._version import __version__
+from ctxprobe.core.pack import PackLine
 
 MRCR_COLUMNS = ("prompt", "answer", "random_string_to_prepend", "n_needles", "desired_msg_index", "total_messages",
                 "n_chars")
@@ -150,14 +151,8 @@ def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer
     n = 0
     with open(out, "w", encoding="utf-8") as fh:
         for case in cases:
-            line = {"pack_format": PACK_FORMAT, "source_run_id": None, "case_id": case.case_id,
-                    "cell": {"family": case.cell.family, "length": case.cell.length, "depth": case.cell.depth},
-                    "rep": case.rep, "seed": case.seed, "messages": case.messages, "prompt_hash": case.prompt_hash,
-                    "expected": case.expected, "distractors": case.distractors, "meta": case.meta,
-                    "token_count": case.token_count, "needle_token_pos": None, "realised_depth": None,
-                    "content_hash": content_hash(case.cell.family, case.messages, case.expected, case.distractors,
-                                                 case.meta, case.token_count),
-                    "tokenizer": tokenizer_name, "chat_template_hash": tok.chat_template_hash, "spec": spec}
+            line = PackLine.of_case(case, tokenizer=tokenizer_name, spec=spec, chat_template_hash=tok.chat_template_hash,
+                                    ctxprobe_version=__version__).to_json()
             fh.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
             n += 1
     if not n:

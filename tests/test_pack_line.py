@@ -1,0 +1,47 @@
+"""One pack line type (core/pack.py) written by export and import-published and read by
+run --cases: a line round-trips exactly, a variant's sample survives it (the exporter once
+dropped it, so a sampled case read back as edited), and one changed character is caught."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.pack import PACK_FORMAT, PackLine
+
+
+def _case(sample: int | None = None, budget: int | None = None) -> Case:
+    return Case(Cell("niah", 1024, 0.5, budget), 2, 77, [{"role": "user", "content": "The key is 4417. Key?"}],
+                ["4417"], ["9001"], {"question": "Key?"}, token_count=12, needle_token_pos=3, realised_depth=0.5,
+                sample=sample)
+
+
+@pytest.mark.parametrize("sample,budget", [(None, None), (0, None), (3, 1024)])
+def test_a_line_round_trips_and_is_not_edited(sample: int | None, budget: int | None) -> None:
+    case = _case(sample, budget)
+    line = PackLine.of_case(case, tokenizer="approx", spec={"model": "m"}, chat_template_hash="abc",
+                            ctxprobe_version="9")
+    written = json.loads(json.dumps(line.to_json(), sort_keys=True))
+    assert written["pack_format"] == PACK_FORMAT and written["case_id"] == case.case_id
+    assert ("sample" in written) == (sample is not None)
+    back = PackLine.from_json(written)
+    assert back.case == case and back.edited() is None
+    assert (back.tokenizer, back.spec, back.chat_template_hash, back.ctxprobe_version) == ("approx", {"model": "m"},
+                                                                                          "abc", "9")
+    assert back.to_json() == written
+
+
+def test_an_edit_of_one_character_or_a_missing_hash_is_named() -> None:
+    written = PackLine.of_case(_case(), tokenizer="approx", spec={}, chat_template_hash=None).to_json()
+    for key, value, why in ((("expected",), ["4418"], "content_hash"),
+                            (("messages",), [{"role": "user", "content": "The key is 4417. Key!"}], "prompt_hash"),
+                            (("rep",), 3, "not its case_id"), (("content_hash",), None, "no content_hash")):
+        edited = {**written, key[0]: value}
+        assert why in (PackLine.from_json(edited).edited() or ""), key
+    for bad, why in (({**written, "pack_format": 2}, "pack_format 1 expected"),
+                     ({k: v for k, v in written.items() if k != "spec"}, "missing spec"),
+                     ({**written, "rep": "two"}, "malformed case"), ([], "not a ctxprobe pack line")):
+        with pytest.raises(ValueError, match=why):
+            PackLine.from_json(bad)
