@@ -45,3 +45,19 @@ def test_an_edit_of_one_character_or_a_missing_hash_is_named() -> None:
                      ({**written, "rep": "two"}, "malformed case"), ([], "not a ctxprobe pack line")):
         with pytest.raises(ValueError, match=why):
             PackLine.from_json(bad)
+
+
+def test_a_registered_published_set_is_written_through_the_one_pack_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from ctxprobe.sweep.packs import load_pack
+    from ctxprobe.sweep.published import SETS, write_published_pack
+    from ctxprobe.sweep.published_sets import PUBLISHED, PublishedSet, register_published_set
+
+    assert SETS == ("mrcr", "graphwalks", "longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
+    register_published_set(PublishedSet("demo-set", lambda path, tok, options: iter([_case(sample=1)]), natural=True))
+    try:
+        n = write_published_pack("demo-set", tmp_path / "rows.json", tmp_path / "p.jsonl", "approx")
+        (read,) = load_pack(tmp_path / "p.jsonl")
+        assert n == 1 and read.case == _case(sample=1) and not read.edited and read.source_run_id is None
+        assert read.spec["families"] == {"documents": {"docs": str(tmp_path), "qa": str(tmp_path / "rows.json")}}
+    finally:
+        del PUBLISHED["demo-set"]
