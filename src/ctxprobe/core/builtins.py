@@ -57,20 +57,18 @@ def register_builtins(register: Callable[..., Any]) -> None:
     # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
     from ctxprobe.families import nolima, phonebook, ruler
 
-    def family(name: str, cls: str, **parts: Any) -> FamilyDeclaration:  # one still in tasks/ and sim/skills/
-        return FamilyDeclaration(name, "ctxprobe.tasks." + cls, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill",
-                                 **parts)
-
+    ts, sk = "ctxprobe.tasks.", "ctxprobe.sim.skills."  # families still in tasks/ (class) and sim/skills/ (skill)
     for declared in (
-            family("niah", "niah:Niah"),
-            family("multihop", "multihop:Multihop"),
-            family("documents", "documents:Documents"),
+            FamilyDeclaration("niah", ts + "niah:Niah", sim_skill=sk + "niah:niah_skill"),
+            FamilyDeclaration("multihop", ts + "multihop:Multihop", sim_skill=sk + "multihop:multihop_skill"),
+            FamilyDeclaration("documents", ts + "documents:Documents", sim_skill=sk + "documents:documents_skill"),
             phonebook.FAMILY,
-            family("vartrack", "vartrack:Vartrack"),
-            family("aggregation", "aggregation:Aggregation"),
+            FamilyDeclaration("vartrack", ts + "vartrack:Vartrack", sim_skill=sk + "vartrack:vartrack_skill"),
+            FamilyDeclaration("aggregation", ts + "aggregation:Aggregation",
+                              sim_skill=sk + "aggregation:aggregation_skill"),
             ruler.FAMILY,
-            family("mrcr", "mrcr:Mrcr"),
-            family("graphwalks", "graphwalks:Graphwalks"),
+            FamilyDeclaration("mrcr", ts + "mrcr:Mrcr", sim_skill=sk + "mrcr:mrcr_skill"),
+            FamilyDeclaration("graphwalks", ts + "graphwalks:Graphwalks", sim_skill=sk + "graphwalks:graphwalks_skill"),
             nolima.FAMILY,
     ):
         register("families", declared.name, declared)
