@@ -61,3 +61,22 @@ def test_a_registered_published_set_is_written_through_the_one_pack_line(tmp_pat
         assert read.spec["families"] == {"documents": {"docs": str(tmp_path), "qa": str(tmp_path / "rows.json")}}
     finally:
         del PUBLISHED["demo-set"]
+
+
+def test_a_sampled_variants_export_runs_back_as_exported(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A variant sent k times per case exports each sample as its own line; the pack reads
+    back unedited, each sample its own case id (the exporter once left the sample out)."""
+    from ctxprobe.report.export import write_pack
+    from ctxprobe.spec import make_spec
+    from ctxprobe.spec.variants import expand_variants, parse_variants
+    from ctxprobe.sweep.packs import load_pack
+    from ctxprobe.sweep.run import run_sweep
+
+    families = expand_variants({"niah": {}}, parse_variants("t0:temperature=0, t07:temperature=0.7+samples=2"))
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "approx", "lengths": "512", "depths": "0",
+                      "reps": 1, "families": families})
+    run_id = run_sweep(spec, tmp_path / "s.sqlite", progress=False).run_id
+    assert write_pack(run_id, tmp_path / "s.sqlite", tmp_path / "p.jsonl") == 3
+    read = load_pack(tmp_path / "p.jsonl")
+    assert sorted(c.case.sample for c in read if c.case.sample is not None) == [0, 1]
+    assert not any(c.edited for c in read) and len({c.case.case_id for c in read}) == 3
