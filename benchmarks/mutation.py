@@ -86,7 +86,7 @@ TARGETS: dict[str, Target] = {
     "multihop": Target("src/ctxprobe/tasks/multihop.py", ("tests/test_multihop.py",), ("score", "has_word")),
     "documents": Target("src/ctxprobe/tasks/documents.py", ("tests/test_documents.py",),
                         ("score", "normalize_answer", "contains_answer")),
-    "phonebook_score": Target("src/ctxprobe/tasks/phonebook_score.py",
+    "phonebook_score": Target("src/ctxprobe/families/phonebook/score.py",
                               ("tests/test_boundaries_phonebook_reply.py", "tests/test_phonebook_family.py")),
     "grid": Target("src/ctxprobe/analysis/grid.py", ("tests/analysis/test_grid.py", "tests/test_boundaries_grid.py",
                                                       "tests/test_properties_scoring.py")),
@@ -95,9 +95,9 @@ TARGETS: dict[str, Target] = {
                      "tests/test_properties_stats.py")),
     # the sweep-based tests/test_phonebook_metrics.py (2 s a run) is left out of the mutation
     # guard: the direct tests stand in for it, at a tenth of the time per mutant
-    "phonebook": Target("src/ctxprobe/analysis/phonebook.py",
+    "phonebook": Target("src/ctxprobe/families/phonebook/analysis.py",
                         ("tests/test_phonebook_analysis_units.py", "tests/test_phonebook_metrics_by_hand.py")),
-    "phonebook_post": Target("src/ctxprobe/analysis/phonebook_post.py", ("tests/test_phonebook_post.py",)),
+    "phonebook_post": Target("src/ctxprobe/families/phonebook/analysis_post.py", ("tests/test_phonebook_post.py",)),
     "store": Target("src/ctxprobe/store/db.py", ("tests/test_store.py", "tests/test_store_durability.py")),
 }
 
@@ -362,11 +362,11 @@ NAMED = (
     Named("niah digit-bounded match replaced by a substring", "src/ctxprobe/tasks/niah.py",
           'return re.search(rf"(?<!\\d){re.escape(value)}(?!\\d)", text) is not None', "return value in text",
           ("tests/test_boundaries_scoring.py",)),
-    Named("phone-book post ADI absolute instead of relative", "src/ctxprobe/analysis/phonebook_post.py",
+    Named("phone-book post ADI absolute instead of relative", "src/ctxprobe/families/phonebook/analysis_post.py",
           "adi = PostValue(_rel_drop(main.max_y, main.min_y))",
           "adi = PostValue(max(main.max_y - main.min_y, 0.0))",
           ("tests/test_phonebook_post.py",)),
-    Named("phone-book robust NOI arguments swapped", "src/ctxprobe/analysis/phonebook.py",
+    Named("phone-book robust NOI arguments swapped", "src/ctxprobe/families/phonebook/analysis.py",
           '"NOI": _drop(total[lo_key], total[key])', '"NOI": _drop(total[key], total[lo_key])',
           ("tests/test_phonebook_metrics_by_hand.py", "tests/test_phonebook_metrics.py")),
     Named("store never commits a response", "src/ctxprobe/store/db.py",

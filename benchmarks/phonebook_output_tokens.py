@@ -5,7 +5,7 @@ off), then reads each stored answer's ``completion_tokens`` as the model's serve
 them and divides by the needles asked. Prints, per model, mean / 95th percentile / max
 tokens per needle, the fixed part (preamble) estimated as the intercept of tokens over N,
 and how many answers a given per-needle budget would have cut off. The default
-(``ctxprobe.tasks.phonebook_grid.TOKENS_PER_NEEDLE`` and ``ANSWER_LEAD_IN``) is set from
+(``ctxprobe.families.phonebook.task_grid.TOKENS_PER_NEEDLE`` and ``ANSWER_LEAD_IN``) is set from
 this measurement; docs/phonebook.md records the numbers.
 
     python benchmarks/phonebook_output_tokens.py --model sim:perfect --model local
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ctxprobe import run_sweep  # noqa: E402
 from ctxprobe.store import iter_export  # noqa: E402
-from ctxprobe.tasks.phonebook_grid import ANSWER_LEAD_IN, TOKENS_PER_NEEDLE, phonebook_spec  # noqa: E402
+from ctxprobe.families.phonebook.task_grid import ANSWER_LEAD_IN, TOKENS_PER_NEEDLE, phonebook_spec  # noqa: E402
 
 #: An output limit no phone-book answer of these sizes reaches (checked: finish_reason).
 GENEROUS = 48

@@ -31,7 +31,7 @@ from ctxprobe.core.catalog import model_info
 from ctxprobe.plan.prices import price_for
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.sweep.pricing import periods_of
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 TOKENIZER = "tiktoken:o200k_base"
 MODELS = ("openai:gpt-4.1", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-pro")

@@ -13,7 +13,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.analysis.grid import profile
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.report.html import render_html
+from ctxprobe.report.html.page import render_html
 from ctxprobe.report.load import Report
 from ctxprobe.store import RunMeta, RunRecord
 from ctxprobe.tasks import BuildContext, make_family, validate_params

@@ -10,7 +10,7 @@ import pytest
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.scores.numbers import malformed_grouped, normalise_grouped
 from ctxprobe.tasks import BuildContext, make_family
-from ctxprobe.tasks.phonebook_score import Answer, needle_outcome, parse_reply
+from ctxprobe.families.phonebook.score import Answer, needle_outcome, parse_reply
 
 VALUE = "9996995"
 DISTRACTOR = "7305518"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.tasks.phonebook_score import Answer, needle_outcome, normalise_number, parse_reply
+from ctxprobe.families.phonebook.score import Answer, needle_outcome, normalise_number, parse_reply
 
 NAMES = ["abcdefghijklmno", "pqrstuvwxyzabcd"]
 A, B = NAMES
@@ -95,7 +95,7 @@ def test_needle_outcome(answer: Answer, expected: str | None, outcome: str) -> N
 
 # -- the rest of phonebook_score: book parsing, case labels, the post's own reader ---------
 
-from ctxprobe.tasks.phonebook_score import (  # noqa: E402
+from ctxprobe.families.phonebook.score import (  # noqa: E402
     book_numbers,
     case_outcome,
     format_number,

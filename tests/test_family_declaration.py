@@ -38,7 +38,7 @@ def test_a_moved_family_is_its_packages_declaration() -> None:
 def test_a_declarations_presets_are_registered_with_it() -> None:
     assert registry.get("presets", "ruler").load().name == "ruler"
     assert registry.get("families", "ruler").declaration().presets == {
-        "ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}
+        "ruler": "ctxprobe.families.ruler.task.preset:RULER_PRESET"}
 
 
 class _Fam(FamilyBase):
@@ -110,3 +110,14 @@ def test_a_familys_command_is_a_subcommand_of_ctxprobe(capsys: pytest.CaptureFix
     finally:
         registry.unregister("families", "hello")
     assert all(isinstance(d, FamilyDeclaration) for d in registry.declared_families())
+
+
+def test_a_scorer_is_strict_or_a_family_with_a_scorer_of_its_own() -> None:
+    from ctxprobe.report.hooks import check_scorer, family_hooks, rescoring_families
+
+    assert rescoring_families() == ["ruler"] and family_hooks("ruler").rescores
+    check_scorer("strict")
+    check_scorer("ruler")
+    for bad in ("phonebook", "rulr"):  # a family without a scorer of its own, a typo
+        with pytest.raises(CtxprobeError, match=rf"^unknown scorer '{bad}': use strict \(default\) or ruler$"):
+            check_scorer(bad)

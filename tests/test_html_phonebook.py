@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 import re
 
-from ctxprobe.report.html import build_html_report
+from ctxprobe.report.html.page import build_html_report
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 def _run(store, model: str) -> str:

@@ -6,7 +6,7 @@ import pytest
 
 from ctxprobe.analysis.grid import profile
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.report.html import render_html
+from ctxprobe.report.html.page import render_html
 from ctxprobe.report.load import Report
 from ctxprobe.store import RunMeta, RunRecord
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from ctxprobe.core.records import StoredResponse
-from ctxprobe.report.html import build_html_report
+from ctxprobe.report.html.page import build_html_report
 from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store

@@ -299,7 +299,7 @@ def test_every_import_points_down_the_pipeline() -> None:
 
 
 def test_the_layer_check_sees_an_upward_import() -> None:
-    assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html")
+    assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html.page")
     assert _layer("ctxprobe.analysis.grid") < _layer("ctxprobe.report.format")
     assert _layer("ctxprobe") == _layer("ctxprobe.cli")
     # the scoring rules sit below the families that score with them; grading above the store
@@ -343,7 +343,7 @@ def test_a_family_package_places_each_file_by_its_role(tmp_path: Path) -> None:
     (fam / "report_html.py").write_text("from . import analysis\n")
     (fam / "sim.py").write_text("")
     assert _layer(f"{PKG}.{FAMILIES}.demo.task.words") == _layer("ctxprobe.tasks.niah")
-    assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html")
+    assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html.page")
     assert _layer(f"{PKG}.{FAMILIES}.demo") == _layer(f"{PKG}.{FAMILIES}") == _layer("ctxprobe.core.registry")
     assert _in_simulator(f"{PKG}.{FAMILIES}.demo.sim") and not _in_simulator(f"{PKG}.{FAMILIES}.demo.task_sim")
     saved = SRC
@@ -378,3 +378,24 @@ def test_importing_the_models_loads_no_simulator() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(SRC)})
     assert out.stdout.split() == ["True", "False"]
+
+
+#: Generic modules still wired to one family's package by import (reach it through its
+#: declaration instead); the list only shrinks (a new entry fails below). Empty: none.
+WIRED_TO_A_FAMILY: set[str] = set()
+
+
+def test_generic_code_imports_no_family_package() -> None:
+    """A family's parts are reached through its declaration (the registry), never imported
+    by generic code: only the built-ins' registration imports the family packages' (part-free)
+    declarations."""
+    graph = import_graph()
+    families = f"{PKG}.{FAMILIES}."
+    wired = sorted(mod for mod, deps in graph.items() if not mod.startswith(families)
+                   and mod != f"{PKG}.core.builtins"
+                   and any(dep.startswith(families) and family_role(dep) != "declaration" for dep in deps))
+    assert set(wired) <= WIRED_TO_A_FAMILY, "generic modules importing a family's parts:\n" + "\n".join(
+        sorted(set(wired) - WIRED_TO_A_FAMILY))
+    assert set(wired) == WIRED_TO_A_FAMILY, f"no longer wired, drop from the list: {WIRED_TO_A_FAMILY - set(wired)}"
+    declarations = sorted(dep for dep in graph[f"{PKG}.core.builtins"] if dep.startswith(families))
+    assert declarations and all(family_role(dep) == "declaration" for dep in declarations)

@@ -12,7 +12,7 @@ import pytest
 from ctxprobe.cli import main
 from ctxprobe.analysis.grid import LengthStat, Profile
 from ctxprobe.analysis.natural import agreement, natural_vs_synthetic, two_proportion_p
-from ctxprobe.report.html_natural import natural_section
+from ctxprobe.report.html.natural import natural_section
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxprobe.analysis.phonebook import (
+from ctxprobe.families.phonebook.analysis import (
     METRICS,
     NeedleResult,
     _edge_note,
@@ -395,7 +395,7 @@ def test_edge_note_boundaries_and_a_degenerate_interval_of_distinct_floats() -> 
 
 
 def test_drops_read_float_noise_as_zero_and_nan_as_unmeasured() -> None:
-    from ctxprobe.analysis.phonebook import _drop, _fall
+    from ctxprobe.families.phonebook.analysis import _drop, _fall
 
     assert _drop(0.5, 0.5 - 1.23e-9) == 1e-9  # rounded to 9 places
     assert _drop(0.5, 0.5 + 1e-12) == 0.0
@@ -455,7 +455,7 @@ def test_records_and_lookups_read_back_from_json() -> None:
 
 
 def test_small_helpers_at_their_edges() -> None:
-    from ctxprobe.analysis.phonebook import MetricValue, _fall
+    from ctxprobe.families.phonebook.analysis import MetricValue, _fall
 
     assert _fall(np.array([float("nan")] * 3)) == 0.0  # nothing measured: no drop
     assert MetricValue("ADI", "robust", 1000, 0.1, 0.0, 0.2).undefined == 0.0

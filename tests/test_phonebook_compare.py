@@ -10,7 +10,7 @@ from ctxprobe.report.compare_runs import check, compare_runs
 from ctxprobe.analysis.compare_needles import signflip_p, smallest_p
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 def _run(store, model: str, runs: int) -> str:

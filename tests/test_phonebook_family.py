@@ -11,8 +11,8 @@ from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.phonebook_grid import parse_entries, phonebook_spec
-from ctxprobe.tasks.phonebook_score import normalise_number
+from ctxprobe.families.phonebook.task_grid import parse_entries, phonebook_spec
+from ctxprobe.families.phonebook.score import normalise_number
 from ctxprobe.tokenizers import resolve_tokenizer
 
 # The published wording, typed out here independently of the module under test.
@@ -131,7 +131,7 @@ def test_layout_variants() -> None:
 
 
 def test_shards_merge_against_the_long_book(tmp_path) -> None:
-    from ctxprobe.analysis.phonebook import needle_results
+    from ctxprobe.families.phonebook.analysis import needle_results
     from ctxprobe.store import Store
 
     store = tmp_path / "s.sqlite"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.report.phonebook_plots import phonebook_report
+from ctxprobe.families.phonebook.report_plots import phonebook_report
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 @pytest.mark.slow

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ctxprobe.analysis.phonebook import analyse, needle_results, paired_difference
+from ctxprobe.families.phonebook.analysis import analyse, needle_results, paired_difference
 from ctxprobe.sim.model import view_prompt
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 CLIFF, WIDTH, SLOPE = 1024, 4096, 0.6
 

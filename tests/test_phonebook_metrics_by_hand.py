@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.analysis.phonebook import NeedleResult, analyse
+from ctxprobe.families.phonebook.analysis import NeedleResult, analyse
 
 LENGTH, RUNS = 4096, 4
 

@@ -21,15 +21,15 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ctxprobe.analysis.phonebook import analyse, needle_results
-from ctxprobe.analysis.phonebook_post import post_metrics, post_stats
+from ctxprobe.families.phonebook.analysis import analyse, needle_results
+from ctxprobe.families.phonebook.analysis_post import post_metrics, post_stats
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.export import export_jsonl
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 
 PROMPT_START = "You are a phone book assistant. You can help users find phone numbers for people."
@@ -276,7 +276,7 @@ def test_unmeasured_or_empty_configurations_and_other_ns() -> None:
 def test_relative_drop_rule_and_reference_check() -> None:
     import dataclasses
 
-    from ctxprobe.analysis.phonebook_post import PostValue, _rel_drop, needs_reference
+    from ctxprobe.families.phonebook.analysis_post import PostValue, _rel_drop, needs_reference
 
     assert _rel_drop(0.8, 0.2) == pytest.approx(0.75)
     assert _rel_drop(0.5, 0.9) == 0.0

@@ -17,8 +17,8 @@ import pytest
 from ctxprobe.core.case import Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.phonebook_book import COT_PROMPT
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_book import COT_PROMPT
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 
 HEADER = "\n\n# Phone book\n\n"

@@ -14,7 +14,7 @@ from ctxprobe.store import iter_export
 from ctxprobe.cases.sizing import needs_building, plan_sizes
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 def test_sizes_match_the_built_cases(tmp_path) -> None:

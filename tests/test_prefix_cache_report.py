@@ -14,7 +14,7 @@ from ctxprobe.models.base import cached_prompt_tokens
 from ctxprobe.models.gemini_api import parse_response
 from ctxprobe.models.openai_api import parse_chat_completion
 from ctxprobe.sim.prefix_cache import PrefixCacheSimServer
-from ctxprobe.report.html import build_html_report
+from ctxprobe.report.html.page import build_html_report
 from ctxprobe.store import iter_export
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec

@@ -12,7 +12,7 @@ import pytest
 
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.tasks import BuildContext, family_names, make_family, validate_params
-from ctxprobe.tasks.ruler import (
+from ctxprobe.families.ruler.task import (
     STRING_MATCH_ALL,
     STRING_MATCH_PART,
     ruler_families,
@@ -23,8 +23,8 @@ from ctxprobe.tasks.ruler import (
     string_match_part,
     string_match_part_batch,
 )
-from ctxprobe.tasks.ruler.family import fit
-from ctxprobe.tasks.ruler.render import Rendered
+from ctxprobe.families.ruler.task.family import fit
+from ctxprobe.families.ruler.task.render import Rendered
 from ctxprobe.tokenizers import resolve_tokenizer
 
 RULER_TASKS = {"niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
@@ -308,7 +308,7 @@ def test_missing_word_lists_name_the_extra(monkeypatch) -> None:
     import sys
 
     from ctxprobe.errors import CtxprobeError
-    from ctxprobe.tasks.ruler import vocab
+    from ctxprobe.families.ruler.task import vocab
 
     vocab.word_lists.cache_clear()
     monkeypatch.setitem(sys.modules, "wonderwords", None)

@@ -17,7 +17,7 @@ import pytest
 
 from ctxprobe.core.records import StoredResponse
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.analysis.ruler import ruler_headline
+from ctxprobe.families.ruler.analysis import ruler_headline
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
 from ctxprobe.sim.server import SimServer, _messages_hash
@@ -28,7 +28,7 @@ from ctxprobe.runner import RunnerConfig, execute
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Case, Cell
-from ctxprobe.tasks.ruler import ruler_families
+from ctxprobe.families.ruler.task import ruler_families
 from ctxprobe.tokenizers import resolve_tokenizer
 from ctxprobe.tokenizers.base import fold_prefill
 
@@ -70,9 +70,9 @@ def test_preset_over_http_sends_every_prompt_once(tmp_path, case_requests) -> No
         assert rec["token_count"] + rec["meta"]["tokens_to_generate"] <= rec["length"]
         assert rec["outcome"] == "correct", (rec["case_id"], rec["output"])
     report = load_report(result.run_id, tmp_path / "r.sqlite")
-    assert report.ruler is not None and report.ruler.effective_length == 8192
-    assert report.ruler.missing == ["qa_1", "qa_2"]
-    from ctxprobe.report.html import build_html_report
+    assert report.headlines["ruler"].effective_length == 8192
+    assert report.headlines["ruler"].missing == ["qa_1", "qa_2"]
+    from ctxprobe.report.html.page import build_html_report
 
     build_html_report([result.run_id], tmp_path / "r.sqlite", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
@@ -228,8 +228,8 @@ def test_preset_runs_4k_to_128k_with_no_repeated_prompt(tmp_path, case_requests)
     n_cases = 11 * 6 * 3
     assert served == n_cases and len(counts) == n_cases and set(counts.values()) == {1}
     report = load_report(result.run_id, tmp_path / "r.sqlite")
-    assert report.ruler is not None and report.ruler.effective_length == 131072
-    assert all(v == 100.0 for by in report.ruler.scores.values() for v in by.values())
+    assert report.headlines["ruler"].effective_length == 131072
+    assert all(v == 100.0 for by in report.headlines["ruler"].scores.values() for v in by.values())
 
 
 def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> None:

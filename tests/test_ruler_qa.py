@@ -13,7 +13,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.ruler import ruler_families, skipped_line
+from ctxprobe.families.ruler.task import ruler_families, skipped_line
 from ctxprobe.tokenizers import resolve_tokenizer
 
 HEAD = ("Answer the question based on the given documents. Only give me the answer and do not output any other "

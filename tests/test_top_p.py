@@ -15,7 +15,7 @@ from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.server import SimServer
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 
 BASE = {"model": "sim:perfect", "tokenizer": "local", "lengths": "512", "depths": "0,1", "reps": 1}

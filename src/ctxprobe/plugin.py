@@ -27,8 +27,8 @@ from ctxprobe.core.registry import register, unregister
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider, ProviderBase
 from ctxprobe.report.hooks import FamilyReportHooks
-from ctxprobe.report.html_parts import Figure, ReportSection, Table
-from ctxprobe.report.html_sections import RunView
+from ctxprobe.report.html.parts import Figure, ReportSection, Table
+from ctxprobe.report.html.sections import RunView
 from ctxprobe.spec.names import ModelRef
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tokenizers.approx import ApproxTokenizer

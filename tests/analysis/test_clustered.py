@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from ctxprobe.analysis.clustered import chi2_ppf, clustered_interval, design_effect
-from ctxprobe.analysis.phonebook import NeedleResult, analyse
+from ctxprobe.families.phonebook.analysis import NeedleResult, analyse
 from ctxprobe.analysis.stats import wilson_interval
 
 

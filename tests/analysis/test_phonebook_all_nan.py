@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from ctxprobe.analysis.phonebook import NeedleResult, _clears_every_bin, analyse
+from ctxprobe.families.phonebook.analysis import NeedleResult, _clears_every_bin, analyse
 
 
 def _book(m: int, n: int, run: int, right) -> list[NeedleResult]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.analysis.phonebook import NeedleResult, analyse
+from ctxprobe.families.phonebook.analysis import NeedleResult, analyse
 
 
 def _case(m: int, n: int, run: int, right) -> list[NeedleResult]:

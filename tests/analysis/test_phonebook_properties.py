@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxprobe.analysis.phonebook import NeedleResult, analyse
-from ctxprobe.analysis.phonebook_post import post_metrics
+from ctxprobe.families.phonebook.analysis import NeedleResult, analyse
+from ctxprobe.families.phonebook.analysis_post import post_metrics
 
 M_SMALL, M_LARGE = 1000, 2000
 

@@ -16,7 +16,7 @@ from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 from contract_checks import check_request
 from fake_cache_apis import AnthropicCache, GeminiCache, OpenAICache, words

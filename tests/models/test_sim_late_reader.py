@@ -14,7 +14,7 @@ from ctxprobe.sim.model import NOT_FOUND, make_sim
 from ctxprobe.sim.skills.instructions import INSTRUCTION_PHRASES, last_instruction_at
 from ctxprobe.tasks import aggregation, documents, multihop, niah, vartrack
 from ctxprobe.tasks.layout import after_wording
-from ctxprobe.tasks.phonebook import SYSTEM_PROMPT
+from ctxprobe.families.phonebook.task import SYSTEM_PROMPT
 from ctxprobe.tokenizers.base import Message
 
 from word_tokenizer import WordTokenizer

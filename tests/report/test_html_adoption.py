@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ctxprobe.report.html import build_html_report
+from ctxprobe.report.html.page import build_html_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 

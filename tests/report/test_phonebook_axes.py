@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxprobe.analysis.phonebook_axes import run_window
+from ctxprobe.families.phonebook.analysis_axes import run_window
 from ctxprobe.cli import main
-from ctxprobe.report.phonebook_plots import msweep_figure, phonebook_report, position_figure
+from ctxprobe.families.phonebook.report_plots import msweep_figure, phonebook_report, position_figure
 
 pytest.importorskip("matplotlib")
 
@@ -266,7 +266,7 @@ def _only_run(store: Path) -> str:
 
 def test_without_a_tokenizer_the_token_places_are_an_estimate_and_say_so(runs) -> None:
     """The HTML/JSON hooks read no tokenizer: token places spread over characters, labelled."""
-    from ctxprobe.report.phonebook_hooks import HOOKS
+    from ctxprobe.families.phonebook.report import HOOKS
     from ctxprobe.store import iter_export
 
     an = HOOKS.html_data(iter_export(runs["known"], runs["store"]))
@@ -283,7 +283,7 @@ def test_html_gives_the_muc_in_tokens(runs, tmp_path) -> None:
     import html
     import re
 
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
 
     with sqlite3.connect(runs["store"]) as db:
         want = db.execute("SELECT AVG(token_count) FROM cases WHERE run_id=? AND length=100 "

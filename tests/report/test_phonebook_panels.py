@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.cli import main
-from ctxprobe.report.phonebook_plots import _draw, phonebook_report
+from ctxprobe.families.phonebook.report_plots import _draw, phonebook_report
 from ctxprobe.store import open_existing
 
 pytest.importorskip("matplotlib")

@@ -9,9 +9,9 @@ import pytest
 from rich.console import Console
 
 import ctxprobe
-from ctxprobe.report.phonebook_plots import phonebook_report
-from ctxprobe.report.phonebook_terminal import AnswerStats, tally_answers, truncation_line
-from ctxprobe.tasks.phonebook_grid import phonebook_spec
+from ctxprobe.families.phonebook.report_plots import phonebook_report
+from ctxprobe.families.phonebook.report_terminal import AnswerStats, tally_answers, truncation_line
+from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
 
 def _rec(outcome: str, finish: str = "stop", listed: int = 10, n: int = 10, tokens: int | None = 100,
@@ -32,7 +32,7 @@ def test_cut_off_answers_are_counted_and_a_fitting_limit_suggested() -> None:
 
 def test_an_answer_naming_every_name_then_running_on_is_not_cut_off() -> None:
     """The embedded 135M model lists all N names, then repeats itself to the limit."""
-    from ctxprobe.report.phonebook_terminal import ran_on_line
+    from ctxprobe.families.phonebook.report_terminal import ran_on_line
 
     st = tally_answers([_rec("output_truncated", "length", listed=10), _rec("output_truncated", "length", listed=9)],
                        352)
@@ -97,7 +97,7 @@ def test_default_limit_fits_a_full_answer(tmp_path) -> None:
 
 def test_html_report_without_matplotlib_says_plots_were_not_drawn(tmp_path, monkeypatch) -> None:
     import ctxprobe.report.plots as plots
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
 
     monkeypatch.setattr(plots, "can_plot", lambda: False)
     store = tmp_path / "s.sqlite"

@@ -16,7 +16,7 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from ctxprobe.report.html_parts import Cell, Table, environment, render
+from ctxprobe.report.html.parts import Cell, Table, environment, render
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ROOT / "src" / "ctxprobe" / "report" / "templates"

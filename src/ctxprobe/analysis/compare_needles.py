@@ -1,4 +1,5 @@
-"""Pairing multi-needle cases (the phone book) needle by needle, and their paired test.
+"""Pairing multi-needle cases needle by needle, and their paired test: any family whose
+scorer leaves one verdict per needle in ``detail["needles"]`` (the phone book's).
 
 A phone-book case asks N names at once. McNemar on whole cases (full credit or not) says
 nothing once N ≥ 10: almost no reply gets every needle right in either run, so no pair is
@@ -18,7 +19,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.records import CaseRecord
 
@@ -28,18 +28,21 @@ MONTE_CARLO_DRAWS = 20000
 
 
 def needle_verdicts(rec: CaseRecord, family: str | None = None) -> tuple[str, tuple[tuple[str, bool], ...]] | None:
-    """(family label per N, (name, right) per needle) of a scored phone-book record, or None;
-    ``family``: the label to read it under (a variant's base family; default: its own).
+    """(family label per N, (name, right) per needle) of a scored record whose detail lists
+    its needles' verdicts (``detail["needles"]``: name and outcome each), or None; ``family``:
+    the label to read it under (a variant's base family; default: its own). The label is
+    the family and the case's needle count (``meta["needles"]``; a shard holds some).
 
-    "Right" is the verdict the case score was computed from: the post's exact match under
-    ``method: post``, the lenient outcome otherwise."""
+    "Right" is the verdict the case score was computed from: the exact match under
+    ``method: post`` (the phone-book post's rule), the lenient outcome otherwise."""
     detail = rec.detail or {}
     needles = detail.get("needles")
-    if (family or rec.family) != "phonebook" or not needles:
+    if not needles:
         return None
     exact = detail.get("method") == "post"
     verdicts = tuple((d["name"], bool(d.get("exact")) if exact else d["outcome"] == Outcome.CORRECT) for d in needles)
-    return f"phonebook N={phonebook_meta(rec.meta)['needles']}", verdicts
+    asked = (rec.meta or {}).get("needles")
+    return f"{family or rec.family} N={asked if isinstance(asked, int) else len(needles)}", verdicts
 
 
 def signflip_p(diffs: Sequence[float], seed: int = 0) -> float:

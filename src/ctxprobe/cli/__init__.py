@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -13,7 +14,7 @@ from ctxprobe._version import __version__
 from ctxprobe.core.catalog import model_help
 from ctxprobe.errors import CtxprobeError
 
-from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, spec_default
+from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, family_commands, family_report_flags, spec_default
 from ctxprobe.cli.reading import (
     cmd_check,
     cmd_compare,
@@ -27,7 +28,7 @@ from ctxprobe.cli.prices import add_prices_parser
 from ctxprobe.cli.decide import add_decide_parser
 from ctxprobe.cli.view import add_view_parser
 from ctxprobe.cli.natural import add_natural_commands
-from ctxprobe.cli.sweeps import cmd_phonebook, cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
+from ctxprobe.cli.sweeps import cmd_plan, cmd_run, cmd_serve_local, cmd_serve_sim
 
 __all__ = ["build_parser", "main"]
 
@@ -71,18 +72,6 @@ def _add_cost_flags(p: argparse.ArgumentParser) -> None:
 def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}{out})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-
-
-def _add_phonebook_plot_flags(p: argparse.ArgumentParser, what: str = "") -> None:
-    """How the phone-book PNGs are drawn: on ``phonebook``, and on ``report`` of phone-book runs."""
-    p.add_argument("--trend-degree", type=int, metavar="D",
-                   help=f"{what}degree of the plots' trend through the bin means (default 2, as the post's figures; "
-                        "0: the metric fit, degree 3 as the post's metric script)")
-    p.add_argument("--all-panels", action="store_true", default=None,
-                   help=f"{what}plot every book size M (position) and every N (M-sweep), not only the largest")
-    p.add_argument("--x-axis", choices=("entries", "tokens", "window"),
-                   help=f"{what}x axis of the plots: entries (default: %% of the book, the post's position measure), "
-                        "tokens (place in the prompt) or window (%% of the model's window, when known)")
 
 
 def _add_model_flags(p: argparse.ArgumentParser) -> None:
@@ -199,53 +188,6 @@ def _run_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_run)
 
 
-def _phonebook_parser(sub: Any) -> None:
-    d = spec_default
-    p = sub.add_parser("phonebook", help="the phone-book experiment: M entries x N needles x runs, per-bin recall")
-    p.add_argument("--model", default="local", help=model_help() + " (default %(default)s)")
-    p.add_argument("--base-url", metavar="URL", help=BASE_URL_HELP)
-    p.add_argument("--tokenizer", help=TOKENIZER_HELP)
-    p.add_argument("--entries", help="book sizes M in entries, e.g. 1k,5k (k = 1,000 here)")
-    p.add_argument("--lengths", help="or book sizes as token budgets, e.g. 2k,4k (k = 1,024 tokens)")
-    p.add_argument("--needles", help="needle counts N, e.g. 10,50,100 (default)")
-    p.add_argument("--runs", type=int, default=20, help="books per configuration (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the books and needles (default %(default)s)")
-    p.add_argument("--max-tokens", type=int, help="output limit (default: room for the largest N)")
-    p.add_argument("--temperature", type=float, default=0.0,
-                   help="sampling temperature (default %(default)g, as published)")
-    p.add_argument("--top-p", type=float,
-                   help="nucleus top_p (default: 0.95 with --method post, as the original, except for anthropic: "
-                        "models; not sent with --method ctxprobe)")
-    p.add_argument("--method", choices=("post", "ctxprobe"), default="post",
-                   help="post (default): the original experiment's prompt, bins and exact scoring; "
-                        "ctxprobe: our bins, lenient scoring, and our own wording and shards as further variants")
-    p.add_argument("--cot", action="store_true", help="append a chain-of-thought request to the question")
-    p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",
-                   help="prompt variants as a grid axis, each on the same seeded cases, compared case by case "
-                        "with the first: e.g. start:instruction=before,end:instruction=after "
-                        "(phone book, either method: repeat:repeat_instructions=true, user:book_in=user, shots:examples=2, "
-                        "cot:cot=true, nosys:system_role=false; decoding: t0:temperature=0,t07:temperature=0.7+samples=5, "
-                        "k samples per case)")
-    p.add_argument("--post-normalise", action="store_true",
-                   help="--method post: the original's extra reply normalisation used for some providers")
-    p.add_argument("--param", action="append", metavar="phonebook.KEY=VALUE",
-                   help="layout: book_in=system|user, system_role=false, repeat_instructions=true, examples=2 "
-                        "(both methods); shards=4, system_prompt=..., question=... (--method ctxprobe)")
-    p.add_argument("--concurrency", type=int, help=f"requests in flight (default {d('concurrency')})")
-    p.add_argument("--timeout", type=float, help=f"seconds per request attempt (default {d('timeout')})")
-    p.add_argument("--retries", type=int, help=f"retries on transient errors (default {d('retries')})")
-    p.add_argument("--allow-beyond-window", action="store_true", default=None,
-                   help="allow books beyond the model's window (for local/GGUF models: its trained context)")
-    _add_cost_flags(p)
-    p.add_argument("--plan", action="store_true",
-                   help="print the grid, its tokens and its prices (what the same command then sends); send nothing")
-    _add_phonebook_plot_flags(p)
-    _add_store(p)
-    _add_plots(p, "")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_phonebook)
-
-
 def _compare_parsers(sub: Any) -> None:
     p = sub.add_parser("compare", help="paired comparison of two runs on the same seeded cases")
     p.add_argument("run_a", help=RUN_HELP)
@@ -288,8 +230,7 @@ def _reading_parsers(sub: Any) -> None:
     p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")
     p.add_argument("--bars", help="per-family bars: niah=0.9,vartrack=nolima (default: the run's)")
     _add_plots(p, "/RUN_ID")
-    _add_phonebook_plot_flags(p, "phone-book runs: ")
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, family_flags=family_report_flags(p))
 
     p = sub.add_parser("runs", help="list stored runs")
     _add_store(p)
@@ -348,22 +289,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
-                add_import_parsers, add_prices_parser,
-                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,
-                lambda s: add_view_parser(s, DEFAULT_STORE), _family_commands):
+    adders: list[Callable[[Any], None]] = [
+        _run_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers, add_import_parsers,
+        add_prices_parser, lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,
+        lambda s: add_view_parser(s, DEFAULT_STORE)]
+    for add in adders + [c.add for c in family_commands()]:  # then each family's own command, by name
         add(sub)
     return parser
-
-
-def _family_commands(sub: Any) -> None:
-    """Each family's command of its own (its declaration's ``command``), in name order."""
-    from ctxprobe.core import registry
-
-    for declared in registry.declared_families():
-        add = declared.load("command")
-        if add is not None:
-            add(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

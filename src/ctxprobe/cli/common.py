@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from ctxprobe.report.format import DEFAULT_REPORT_DIR
 from ctxprobe.store.db import DEFAULT_STORE
 
-__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "show_default", "spec_default"]
+__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "FamilyCommand", "check_family_grids", "family_commands",
+           "family_report_flags", "show_default", "spec_default"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
@@ -45,3 +51,42 @@ def show_default(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+@dataclass(frozen=True)
+class FamilyCommand:
+    """What a family adds to the command line, named by its declaration's ``command``
+    (:class:`ctxprobe.core.declaration.FamilyDeclaration`). Calling it adds the family's
+    own subcommand(s), so a plain function ``add(subparsers)`` declares a command too."""
+
+    #: ``add(subparsers) -> None``: the family's subcommand(s).
+    add: Callable[[Any], None]
+    #: ``flags(report_parser) -> dests``: the family's own ``report`` flags (they reach its
+    #: report hooks as ``options``; refused for runs of other families), their dest names.
+    report_flags: Callable[[argparse.ArgumentParser], tuple[str, ...]] | None = None
+    #: ``check(spec, command) -> None``: raises a one-line error for a ``run``/``plan`` grid
+    #: (``command``) the family cannot be measured in.
+    check_grid: Callable[[Any, str], None] | None = None
+
+    def __call__(self, sub: Any) -> None:
+        self.add(sub)
+
+
+def family_commands() -> list[FamilyCommand]:
+    """The command-line parts of every family that declares some, in family-name order."""
+    from ctxprobe.core import registry
+
+    found = [declared.load("command") for declared in registry.declared_families()]
+    return [c if isinstance(c, FamilyCommand) else FamilyCommand(c) for c in found if c is not None]
+
+
+def family_report_flags(report: argparse.ArgumentParser) -> tuple[str, ...]:
+    """Add every family's own ``report`` flags to ``report``; their dest names."""
+    return tuple(dest for c in family_commands() if c.report_flags is not None for dest in c.report_flags(report))
+
+
+def check_family_grids(spec: Any, command: str) -> None:
+    """Every family's refusal of a ``run``/``plan`` grid it cannot be measured in."""
+    for c in family_commands():
+        if c.check_grid is not None:
+            c.check_grid(spec, command)

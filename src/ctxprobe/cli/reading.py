@@ -25,13 +25,13 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.spec.threshold import parse_bars
 
     bars = parse_bars(args.bars) if args.bars else None
-    options = {k: getattr(args, k) for k in ("trend_degree", "all_panels", "x_axis") if getattr(args, k) is not None}
+    options = {k: getattr(args, k) for k in args.family_flags if getattr(args, k) is not None}
     if options and args.json:
         flags = ", ".join("--" + k.replace("_", "-") for k in options)
         raise CtxprobeError(f"{flags} shape the PNGs of the terminal and HTML reports; --json draws none of them: "
                             "drop them, or report without it")
     if args.html:
-        from ctxprobe.report.html import build_html_report
+        from ctxprobe.report.html.page import build_html_report
 
         path = build_html_report(args.run_ids, args.store, args.html, threshold=args.threshold, bars=bars,
                                  png_dir=None if args.no_plots else Path(args.out or DEFAULT_REPORT_DIR),

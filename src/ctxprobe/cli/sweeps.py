@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from ctxprobe.errors import CtxprobeError
 
-from ctxprobe.cli.common import DEFAULT_REPORT_DIR
+from ctxprobe.cli.common import check_family_grids
 from ctxprobe.cli.reading import print_run_report
-from ctxprobe.spec.merge import find_preset, parse_params
+from ctxprobe.spec.merge import find_preset
 
 
 #: Spec keys of spending, rates, batches and reasoning budgets: flags run, plan and phonebook share.
@@ -74,9 +73,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.cases:
         return _run_pack(args, out, err)
     spec = _spec_from_args(args)
-    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
-
-    refuse_plain_phonebook(spec, "run")
+    check_family_grids(spec, "run")
     from ctxprobe.models import check_model_name
 
     for model in (spec.model, spec.judge):  # a mistyped model is the first line, before the preset's notice
@@ -125,58 +122,9 @@ def _ask(err: Console) -> Any:
     return ask
 
 
-def cmd_phonebook(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.report.phonebook_plots import phonebook_report
-    from ctxprobe.report.phonebook_xaxis import PlotOptions
-    from ctxprobe.sweep.run import run_sweep
-    from ctxprobe.tasks.phonebook_grid import phonebook_spec
-
-    options = PlotOptions.from_flags(args.trend_degree, args.all_panels, args.x_axis)
-    layout = parse_params(args.param or []).get("phonebook", {})
-    if args.cot:
-        layout["cot"] = True
-    if args.post_normalise:
-        layout["post_normalise"] = True
-    extra = {k: getattr(args, k) for k in ("concurrency", "timeout", "retries", "allow_beyond_window", *COST_KEYS)
-             if getattr(args, k) is not None}
-    from ctxprobe.spec.names import parse_model
-
-    spec = phonebook_spec(
-        model=parse_model(args.model, args.base_url), entries=_split(args.entries),
-        lengths=_split(args.lengths),
-        needles=[int(n) for n in _split(args.needles) or ["10", "50", "100"]], runs=args.runs, seed=args.seed,
-        tokenizer=args.tokenizer, layout=layout, max_tokens=args.max_tokens, temperature=args.temperature,
-        top_p=args.top_p, method=args.method, variants=args.variants, **extra)
-    if args.plan:
-        return _print_plan(spec, out, err)
-    result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
-                       confirm_cancel=_ask(err) if spec.batch else None)
-    err.print(f"run {result.run_id}: {result.sent} requests sent, {result.already_done} already stored")
-    from ctxprobe.report.plots import can_plot
-
-    skip = args.no_plots or (args.out is None and not can_plot())  # --out asks for PNGs: refused without [plot]
-    phonebook_report([result.run_id], args.store, None if skip else Path(args.out or DEFAULT_REPORT_DIR), out,
-                     options=options)
-    if args.variants:
-        from ctxprobe.report.variants import stored_variant_lines
-
-        for line in stored_variant_lines(result.run_id, args.store):
-            out.print(f"variants: {line}", highlight=False, markup=False)
-    if skip and not args.no_plots:
-        out.print("note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)",
-                  highlight=False, markup=False)
-    return _exit_code(result.run_id, args.store, err)
-
-
-def _split(text: str | None) -> list[str] | None:
-    return [x.strip() for x in text.split(",") if x.strip()] if text else None
-
-
 def cmd_plan(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.tasks.phonebook_grid import refuse_plain_phonebook
-
     spec = _spec_from_args(args)
-    refuse_plain_phonebook(spec, "plan")
+    check_family_grids(spec, "plan")
     return _print_plan(spec, out, err, args)
 
 

@@ -58,35 +58,33 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
     # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
-    from ctxprobe.families import nolima
+    from ctxprobe.families import nolima, phonebook, ruler
 
-    def family(name: str, cls: str, **parts: Any) -> FamilyDeclaration:  # one still in tasks/ and sim/skills/
-        return FamilyDeclaration(name, "ctxprobe.tasks." + cls, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill",
-                                 **parts)
-
+    ts, sk = "ctxprobe.tasks.", "ctxprobe.sim.skills."  # families still in tasks/ (class) and sim/skills/ (skill)
     for declared in (
-            family("niah", "niah:Niah"),
-            family("multihop", "multihop:Multihop"),
-            family("documents", "documents:Documents"),
-            family("phonebook", "phonebook:Phonebook", report_hooks="ctxprobe.report.phonebook_hooks:HOOKS"),
-            family("vartrack", "vartrack:Vartrack"),
-            family("aggregation", "aggregation:Aggregation"),
-            family("ruler", "ruler.family:Ruler", presets={"ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}),
-            family("mrcr", "mrcr:Mrcr"),
-            family("graphwalks", "graphwalks:Graphwalks"),
+            FamilyDeclaration("niah", ts + "niah:Niah", sim_skill=sk + "niah:niah_skill"),
+            FamilyDeclaration("multihop", ts + "multihop:Multihop", sim_skill=sk + "multihop:multihop_skill"),
+            FamilyDeclaration("documents", ts + "documents:Documents", sim_skill=sk + "documents:documents_skill"),
+            phonebook.FAMILY,
+            FamilyDeclaration("vartrack", ts + "vartrack:Vartrack", sim_skill=sk + "vartrack:vartrack_skill"),
+            FamilyDeclaration("aggregation", ts + "aggregation:Aggregation",
+                              sim_skill=sk + "aggregation:aggregation_skill"),
+            ruler.FAMILY,
+            FamilyDeclaration("mrcr", ts + "mrcr:Mrcr", sim_skill=sk + "mrcr:mrcr_skill"),
+            FamilyDeclaration("graphwalks", ts + "graphwalks:Graphwalks", sim_skill=sk + "graphwalks:graphwalks_skill"),
             nolima.FAMILY,
     ):
         register("families", declared.name, declared)
 
     # report sections (after the page's own, in name order)
     register("report_sections", "decide", "ctxprobe.decide.html:report_section")
-    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html_natural:natural_section")
+    register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html.natural:natural_section")
 
     # the HTML report's own sections, in page order (plugins' sections come at order 500, by name)
-    h = "ctxprobe.report.html_builtin:"
+    h = "ctxprobe.report.html.builtin:"
     for order, (name, attr) in enumerate((
             ("summary", "summary_section"), ("runs", "runs_section"), ("profile", "profile"),
             ("all-families", "all_families_section"), ("families", "families"), ("family-sections", "family_sections"),
-            ("ruler", "ruler"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
+            ("headlines", "headlines"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
             ("cost-latency", "cost_latency"), ("failures", "failures"))):
         register("report_sections", name, h + attr, order=order * 10 + (600 if order >= 8 else 0))

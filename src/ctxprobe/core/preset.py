@@ -1,6 +1,6 @@
 """A preset: a named set of sweep families (``--preset NAME``), found in the registry
 (group ``presets``) like a family, and defined beside the family it runs (RULER's in
-:mod:`ctxprobe.tasks.ruler.preset`)."""
+:mod:`ctxprobe.families.ruler.task.preset`)."""
 
 from __future__ import annotations
 

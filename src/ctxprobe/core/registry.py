@@ -23,8 +23,8 @@ What a target must be, per group (see docs/architecture.md):
   :meth:`Entry.load` gives the class, :meth:`Entry.declaration` the declaration;
 - ``presets``: a :class:`ctxprobe.core.preset.Preset` (``--preset NAME``);
 - ``report_sections``: ``section(views) -> ReportSection | None``, one more section of the
-  HTML report (:class:`ctxprobe.report.html_parts.ReportSection`; ``views`` the page's runs,
-  :class:`ctxprobe.report.html_sections.RunView`), in name order after the built-in ones.
+  HTML report (:class:`ctxprobe.report.html.parts.ReportSection`; ``views`` the page's runs,
+  :class:`ctxprobe.report.html.sections.RunView`), in name order after the built-in ones.
 
 Optional members of each kind (declared with their defaults on
 :class:`ctxprobe.core.family.FamilyBase`, :class:`ctxprobe.models.base.ProviderBase`,

@@ -13,7 +13,7 @@ from ctxprobe.decide.decision import Decision
 from ctxprobe.decide.render import band_text
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import fmt_tokens
-from ctxprobe.report.html_parts import Figure, ReportSection, Table, figure, plotted, render
+from ctxprobe.report.html.parts import Figure, ReportSection, Table, figure, plotted, render
 
 __all__ = ["decision_section", "report_section", "write_decision_html"]
 

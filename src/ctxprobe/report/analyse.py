@@ -14,10 +14,10 @@ from ctxprobe.analysis.floor import floors
 from ctxprobe.analysis.grid import profile
 from ctxprobe.analysis.reasoning import (base_family, budget_notes, budget_stats, cut_while_thinking, has_budgets,
                                          split_by_budget)
-from ctxprobe.analysis.ruler import ruler_headline
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.runmeta import Preflight
 from ctxprobe.report.format import length_unit
+from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.overlap import overlap_lines
 from ctxprobe.report.position import position_report
 from ctxprobe.report.rundata import Billing, RunData
@@ -70,12 +70,13 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     notes += position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)
-    headline = ruler_headline(data.ruler_rows, data.ruler_tasks) if data.ruler_tasks else None
+    headlines = {name: found for name, rescored in data.rescored.items()
+                 if (found := family_hooks(name).headline(rescored, run)) is not None}
     kinds = data.floor_kinds
     found = floors(rows, data.floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
-    return Report(run, profiles, bar, notes, intervals, data.scorer, headline, data.family_extras, floors=found,
+    return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, data.family_extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
                   overlap=data.overlap, variants=data.variants)
 

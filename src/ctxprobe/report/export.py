@@ -29,7 +29,8 @@ from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.rundata import family_names
 from ctxprobe.store import CaseRecord, iter_export, iter_records, open_existing
-from ctxprobe.core.case import content_hash
+from ctxprobe.core.case import Case, Cell, sample_of_id
+from ctxprobe.core.pack import PackLine
 from ctxprobe.core.case_meta import case_meta
 
 #: CSV/Parquet columns, in order. Kept stable: downstream notebooks select by name.
@@ -40,7 +41,6 @@ COLUMNS: tuple[str, ...] = (
     "meta", "detail", "cached_prompt_tokens", "cache_write_tokens",
 )
 _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
-PACK_FORMAT = 1
 
 
 def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
@@ -121,34 +121,15 @@ def write_parquet(run_id: str, store_path: str | Path, out: str | Path, batch: i
 
 
 def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
-    """One self-contained pack line: a case plus what is needed to rebuild and judge it.
-
-    Every line carries the tokenizer, template hash and spec so a pack can be split
-    (``split -l``) or filtered (``grep``) and each piece still re-runs on its own.
-    """
-    return {
-        "pack_format": PACK_FORMAT,
-        "source_run_id": run.run_id,
-        "case_id": rec["case_id"],
-        "cell": {"family": rec["family"], "length": rec["length"], "depth": rec["depth"],
-                 **({"reasoning_budget": rec["reasoning_budget"]} if rec.get("reasoning_budget") is not None else {})},
-        "rep": rec["rep"],
-        "seed": rec["seed"],
-        "messages": rec["messages"],
-        "prompt_hash": rec["prompt_hash"],
-        "expected": rec["expected"],
-        "distractors": rec["distractors"],
-        "meta": rec["meta"],
-        "token_count": rec["token_count"],
-        "needle_token_pos": rec["needle_token_pos"],
-        "realised_depth": rec["realised_depth"],
-        "content_hash": content_hash(rec["family"], rec["messages"], rec["expected"], rec["distractors"], rec["meta"],
-                                     rec["token_count"]),
-        "tokenizer": run.tokenizer,
-        "chat_template_hash": run.meta.chat_template_hash,
-        "ctxprobe_version": run.ctxprobe_version,
-        "spec": redact_obj(run.spec),
-    }
+    """One self-contained pack line (:class:`ctxprobe.core.pack.PackLine`) of a stored case:
+    the case plus what is needed to rebuild and judge it, the run's spec redacted."""
+    budget = rec.get("reasoning_budget")
+    case = Case(Cell(rec["family"], rec["length"], rec["depth"], budget), rec["rep"], rec["seed"], rec["messages"],
+                rec["expected"], rec["distractors"], rec["meta"], rec["token_count"], rec["needle_token_pos"],
+                rec["realised_depth"], sample=sample_of_id(str(rec["case_id"])))
+    claimed = {"case_id": rec["case_id"], "prompt_hash": rec["prompt_hash"], "content_hash": case.content_hash}
+    return PackLine(case, run.tokenizer, redact_obj(run.spec), run.meta.chat_template_hash, run.run_id,
+                    run.ctxprobe_version, claimed).to_json()
 
 
 def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -> int:

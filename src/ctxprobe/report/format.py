@@ -83,14 +83,3 @@ def length_unit(spec: dict[str, Any] | None, family: str) -> str:
     """"entries" for a family sized in entries (phone books with ``unit: entries``), else "tokens"."""
     params = ((spec or {}).get("families") or {}).get(family) or {}
     return "entries" if isinstance(params, dict) and params.get("unit") == "entries" else "tokens"
-
-
-#: Every acronym of the phone-book metrics, defined where they are shown (terminal and HTML).
-PHONEBOOK_LEGEND = (
-    "N = needles asked per book; N_ref = the largest N. "
-    "CSI: drop in recall from the smallest book to this one, at N_ref. "
-    "ADI: drop from the best to the weakest later position in the book, at N_ref. "
-    "NOI: drop in recall from the fewest needles to N_ref. "
-    "RRS: 1 − the mean of CSI, ADI and NOI. LCRDS: 100 × recall at N_ref × RRS. "
-    "MUC: the largest book whose every position bin clears 0.8 at N_ref."
-)

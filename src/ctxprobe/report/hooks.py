@@ -9,7 +9,7 @@ default None: the family adds nothing). The generic report code asks
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,8 @@ from rich.console import Console
 from ctxprobe.errors import CtxprobeError
 
 if TYPE_CHECKING:
-    from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.core.rows import ResultRow
+    from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
 
 
@@ -74,7 +75,45 @@ class FamilyReportHooks:
         return None
 
 
+    #: Whether the family has a scorer of its own (:meth:`rescore`): every scored case of a
+    #: run of the family is re-scored with it for its :meth:`headline`, and
+    #: ``report --scorer NAME`` (NAME the family's) reports any run by it.
+    rescores: bool = False
+
+    def rescore(self, record: Mapping[str, Any], family: str) -> float:
+        """The family's own score of one stored, scored case record (``family``: the name of
+        the record's family; any family's case is asked under ``--scorer``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no scorer of its own")
+
+    def headline(self, rows: Sequence[ResultRow], run: RunRecord) -> Any | None:
+        """A headline of the run from the rows :meth:`rescore` made (an object with
+        ``to_dict()``: the JSON report carries it as ``<family>_headline``); None: none."""
+        return None
+
+    def print_headline(self, headline: Any, out: Console, strict_effective: Mapping[str, int | None] | None,
+                       threshold: float | None) -> None:
+        """The headline in the terminal report, after the profiles (``strict_effective``: the
+        strict scorer's effective length per label, when the report is strict)."""
+
+    def html_headlines(self, runs: Sequence[tuple[str, Any]]) -> PageSection | None:
+        """The page's section of the headlines of ``runs`` (run label, headline)."""
+        return None
+
+
 NO_HOOKS = FamilyReportHooks()
+
+
+def rescoring_families() -> list[str]:
+    """The families whose report hooks have a scorer of their own (``--scorer`` names)."""
+    from ctxprobe.core import registry
+
+    return [name for name in registry.names("families") if family_hooks(name).rescores]
+
+
+def check_scorer(scorer: str) -> None:
+    """``strict``, or a family with a scorer of its own; else a one-line error naming them."""
+    if scorer != "strict" and not family_hooks(scorer).rescores:
+        raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or {' or '.join(rescoring_families())}")
 
 
 def family_hooks(name: str) -> FamilyReportHooks:

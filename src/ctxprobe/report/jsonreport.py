@@ -65,34 +65,3 @@ def profiles_to_dict(profiles: list[Profile], **meta: Any) -> dict[str, Any]:
     found = natural_vs_synthetic(profiles, names=spec_family_names(meta.get("spec")))
     extra = {"natural_vs_synthetic": [a.to_dict() for a in found]} if found else {}
     return {**meta, "profiles": [profile_to_dict(p) for p in profiles], **extra}
-
-
-def phonebook_to_dict(an: Any) -> dict[str, Any]:
-    """A :class:`~ctxprobe.analysis.phonebook.PhonebookAnalysis` as JSON: every metric of both
-    variants (``robust``: ctxprobe's own; ``post``: the phone-book post's metric script) with
-    its bootstrap interval, the share of undefined resamples and any note, plus per-bin and
-    per-configuration accuracy."""
-    return {
-        "lengths": an.lengths, "needles": an.needles, "n_ref": an.n_ref, "length_ref": an.length_ref,
-        "entries": {str(k): v for k, v in an.entries.items()},
-        "interval": "percentile bootstrap over runs (books), 95%",
-        "accuracy_interval": "exact 95% at n/deff, clustered by book (Kish design effect at its 95% upper bound)",
-        "metrics": [asdict(m) for m in an.metrics],
-        "accuracy": [{"length": L, "needles": n, "mean": a[0], "lo": a[1], "hi": a[2]}
-                     for (L, n), a in sorted(an.accuracy.items())],
-        "bins": [asdict(b) for b in an.bins],
-        **_tokens(an),
-    }
-
-
-def _tokens(an: Any) -> dict[str, Any]:
-    """The book in prompt tokens: each (book, N)'s mean prompt and the MUC book's (at
-    N_ref), or why they are unknown."""
-    from ctxprobe.analysis.phonebook_axes import muc_tokens
-
-    axis = an.tokens
-    if axis is None or axis.reason:
-        return {"muc_tokens": None, "prompt_tokens": [],
-                "prompt_tokens_note": axis.reason if axis is not None else "not read"}
-    return {"muc_tokens": muc_tokens(an.metric("MUC", "robust", None).value, an.n_ref, axis),
-            "prompt_tokens": [{"length": L, "needles": n, "tokens": t} for (L, n), t in sorted(axis.prompt.items())]}

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.core.outcome import Outcome
-from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.analyse import analyse_run, planned_vs_billed
 from ctxprobe.report.plots_write import write_plots
-from ctxprobe.report.rundata import SCORERS, RunData, family_names, load_run
+from ctxprobe.report.hooks import check_scorer
+from ctxprobe.report.rundata import RunData, family_names, load_run
 from ctxprobe.report.runreport import Completeness, Report
 from ctxprobe.spec.threshold import Bar, check_threshold
 from ctxprobe.store import open_existing
@@ -23,11 +23,11 @@ __all__ = ["Completeness", "Report", "RunData", "analyse_run", "family_names", "
 
 def load_report(run_id: str, store_path: str | Path = "ctxprobe.sqlite", threshold: float | None = None,
                 scorer: str = "strict", bars: Mapping[str, Bar] | None = None) -> Report:
-    """A stored run's profiles. ``scorer="ruler"`` re-scores the stored outputs with RULER's
-    string_match_all (string_match_part for documents/QA), so numbers can be set beside
-    published RULER tables; harness failures stay excluded either way."""
-    if scorer not in SCORERS:
-        raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
+    """A stored run's profiles. ``scorer=NAME`` re-scores the stored outputs with the family
+    NAME's own scorer (its report hooks' ``rescore``: ``"ruler"``, RULER's string_match_all,
+    string_match_part for documents/QA, so numbers can be set beside published RULER
+    tables); harness failures stay excluded either way."""
+    check_scorer(scorer)
     if threshold is not None:
         check_threshold(threshold)  # before the store is read: a bad bar is the user's one-line error
     return analyse_run(load_run(run_id, store_path, scorer), threshold, bars)

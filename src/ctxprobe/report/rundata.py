@@ -12,17 +12,14 @@ from ctxprobe.analysis.diagnose import answer_tokens_needed
 from ctxprobe.analysis.natural import spec_family_names
 from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
 from ctxprobe.core.case import sample_of_id
-from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.core.variant import SEP
-from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.floor_rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
-from ctxprobe.report.hooks import family_hooks
+from ctxprobe.report.floor.rows import computed_floor_rows, floor_kinds, is_baseline, split_rows
+from ctxprobe.report.hooks import FamilyReportHooks, check_scorer, family_hooks
 from ctxprobe.report.variants import variant_report
 from ctxprobe.store import CaseRecord, RunRecord, Store, open_existing
 
-SCORERS = ("strict", "ruler")
 
 
 @dataclass(frozen=True)
@@ -49,10 +46,10 @@ class RunData:
     floor_rows: list[ResultRow] = field(default_factory=list)
     #: Family label → its floor kind (empty without ``--baseline``).
     floor_kinds: dict[str, str] = field(default_factory=dict)
-    #: RULER's task names among the run's labels, in RULER's order (empty for other runs).
-    ruler_tasks: list[str] = field(default_factory=list)
-    #: Every scored case re-scored with RULER's string match (RULER runs, or ``scorer="ruler"``).
-    ruler_rows: list[ResultRow] = field(default_factory=list)
+    #: Family name → every scored case re-scored by that family's own scorer (its report
+    #: hooks' ``rescore``: RULER's string match), for the run's families that have one and
+    #: for ``scorer`` when it is not ``strict``.
+    rescored: dict[str, list[ResultRow]] = field(default_factory=dict)
     #: (cached prompt tokens, responses reporting a cache figure, their prompt tokens).
     cache: tuple[int, int, int] = (0, 0, 0)
     billing: Billing = Billing()
@@ -74,8 +71,7 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
     """The store read for one run (a unique prefix of its id is enough): its case records
     are read once, each prompt dropped unless a family's report needs it (a computed
     floor, a family's JSON extra), plus the store's light totals."""
-    if scorer not in SCORERS:
-        raise CtxprobeError(f"unknown scorer '{scorer}': use strict (default) or ruler")
+    check_scorer(scorer)
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
         kinds = floor_kinds(run.spec)
@@ -84,9 +80,9 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
         hooks = {label: family_hooks(names.get(label, label)) for label in labels}
         records = _read_records(store, run, {label for label, k in kinds.items() if k == "random-instance"}
                                 | {label for label, h in hooks.items() if h.json_reads_prompts})
-        ruler_tasks = ruler_task_labels(run)
-        ruler_rows = _ruler_rows(records, run) if scorer == "ruler" or ruler_tasks else []
-        rows = store.result_rows(run.run_id) if scorer == "strict" else ruler_rows
+        scorers = {n for n in {*names.values(), scorer} - {"strict"} if family_hooks(n).rescores}
+        rescored = {n: _rescored_rows(records, run, family_hooks(n)) for n in sorted(scorers)}
+        rows = store.result_rows(run.run_id) if scorer == "strict" else rescored[scorer]
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
             floor_rows += list(computed_floor_rows(records, kinds))
@@ -99,7 +95,7 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
         leaks = overlap_stats((r for r in records if not is_baseline(r.family)), names)
         variants, variant_notes = (variant_report(records, list(run.spec["families"]))
                                    if any(SEP in label for label in run.spec.get("families") or {}) else ([], []))
-        return RunData(run, scorer, rows, floor_rows, kinds, ruler_tasks, ruler_rows, store.cache_totals(run.run_id),
+        return RunData(run, scorer, rows, floor_rows, kinds, rescored, store.cache_totals(run.run_id),
                        Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
                        _answer_needs(records) if cut else {}, extras, leaks, variants, variant_notes)
 
@@ -123,28 +119,14 @@ def family_names(run: RunRecord) -> dict[str, str]:
     return spec_family_names(run.spec)
 
 
-def ruler_task_labels(run: RunRecord) -> list[str]:
-    """RULER's task names among the run's family labels (a ``--preset ruler`` run), in
-    RULER's order; empty for other runs."""
-    from ctxprobe.tasks.ruler import TASKS
-
-    names = family_names(run)
-    if not any(family == "ruler" for family in names.values()):
-        return []
-    return list(TASKS)
-
-
-def _ruler_rows(records: Iterable[CaseRecord], run: RunRecord) -> list[ResultRow]:
-    from ctxprobe.tasks.ruler import case_metric, match
-
+def _rescored_rows(records: Iterable[CaseRecord], run: RunRecord, hooks: FamilyReportHooks) -> list[ResultRow]:
+    """Every scored case of the run scored again by ``hooks.rescore`` (harness failures left out)."""
     labels = family_names(run)
     rows = []
     for r in records:
         if r.outcome is None:
             continue
-        refs = [*r.expected, *case_meta(r.meta).get("aliases", [])]
-        metric = case_metric(labels.get(r.family, r.family), r.meta)
-        score = None if r.score is None else match(metric, r.output or "", refs)
+        score = None if r.score is None else hooks.rescore(r, labels.get(r.family, r.family))
         rows.append(ResultRow(r.family, r.length, r.depth, r.rep, r.outcome, score, r.token_count,
                               r.reasoning_budget, r.reasoning_tokens if r.reasoning_budget is not None else None,
                               sample_of_id(r.case_id)))

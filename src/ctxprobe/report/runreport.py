@@ -13,7 +13,6 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.analysis.overlap import OverlapStat
 from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import BudgetStat
-from ctxprobe.analysis.ruler import RulerHeadline
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.store import RunRecord
@@ -29,10 +28,11 @@ class Report:
     #: Effective length with its guaranteed-coverage interval, per family (same order as profiles).
     intervals: dict[str, EffectiveLength]
     scorer: str = "strict"
-    #: RULER's headline (RULER's scorer), for runs of RULER's tasks; None otherwise.
-    ruler: RulerHeadline | None = None
+    #: Family name → its headline from its own scorer (report hooks' ``headline``: RULER's
+    #: for runs of RULER's tasks); empty when no family of the run has one.
+    headlines: dict[str, Any] = field(default_factory=dict)
     #: What a family's report hooks add, by family name, as JSON (the phone book's metrics
-    #: of both variants: ``report/jsonreport.phonebook_to_dict``); empty when none adds any.
+    #: of both variants: ``families/phonebook/report.phonebook_to_dict``); empty when none adds any.
     family_extras: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The noise floor per family (``--baseline no-context``): empty when the run has none.
     floors: dict[str, Floor] = field(default_factory=dict)
@@ -51,7 +51,7 @@ class Report:
     def to_dict(self) -> dict[str, Any]:
         run = self.run
         meta = run.meta
-        extra = {"ruler_headline": self.ruler.to_dict()} if self.ruler is not None else {}
+        extra = {f"{name}_headline": found.to_dict() for name, found in self.headlines.items()}
         return extra | profiles_to_dict(
             self.profiles,
             run_id=run.run_id, model=run.model, tokenizer=run.tokenizer, status=run.status,

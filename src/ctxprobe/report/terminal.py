@@ -24,7 +24,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.natural import RunCurves
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
-from ctxprobe.report.floor_table import render_floor, summary_cell
+from ctxprobe.report.floor.table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
 from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report
@@ -34,7 +34,6 @@ from ctxprobe.report.plots_write import write_plots
 from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing
-from ctxprobe.report.ruler_table import render_ruler_headline
 from ctxprobe.report.table import render_outcomes_table, render_profile_table
 from ctxprobe.tasks.layout import stored_layout_line
 
@@ -67,9 +66,9 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
             render_floor(floor, out)
     if report.budgets:
         render_budget_table(report.budgets, out)
-    if report.ruler is not None:
+    for name, found in report.headlines.items():
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
-        render_ruler_headline(report.ruler, out, strict, report.threshold)
+        family_hooks(name).print_headline(found, out, strict, report.threshold)
     print_natural_block(report.profiles, out, family_names(run))
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))

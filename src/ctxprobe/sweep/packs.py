@@ -39,11 +39,10 @@ from typing import Any
 from ctxprobe._version import __version__
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import as_ref
-from ctxprobe.core.case import Case, Cell, make_case_id
+from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.case_meta import case_meta
+from ctxprobe.core.pack import PackLine
 
-PACK_FORMAT = 1
-_REQUIRED = ("cell", "rep", "seed", "messages", "expected", "token_count", "tokenizer", "spec")
 
 
 @dataclass(frozen=True)
@@ -82,33 +81,19 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
                 d = json.loads(raw)
             except json.JSONDecodeError as err:
                 raise _bad(p, n, f"not JSON ({err.msg})") from None
-            if not isinstance(d, dict) or d.get("pack_format") != PACK_FORMAT:
-                raise _bad(p, n, f"not a ctxprobe pack line (pack_format {PACK_FORMAT} expected)")
-            missing = [k for k in _REQUIRED if k not in d]
-            if missing:
-                raise _bad(p, n, f"missing {', '.join(missing)}")
             try:
-                budget = d["cell"].get("reasoning_budget")
-                cell = Cell(str(d["cell"]["family"]), int(d["cell"]["length"]), float(d["cell"]["depth"]),
-                            None if budget is None else int(budget))
-                case = Case(cell=cell, rep=int(d["rep"]), seed=int(d["seed"]), messages=list(d["messages"]),
-                            expected=[str(v) for v in d["expected"]],
-                            distractors=[str(v) for v in d.get("distractors") or []], meta=dict(d.get("meta") or {}),
-                            token_count=int(d["token_count"]), needle_token_pos=d.get("needle_token_pos"),
-                            realised_depth=d.get("realised_depth"),
-                            # a family that fixes its output budget (ruler) keeps it when re-sent
-                            max_tokens=case_meta(d.get("meta") or {}).get("tokens_to_generate"),
-                            sample=None if d.get("sample") is None else int(d["sample"]))  # a variant's k samples
-            except (KeyError, TypeError, ValueError) as err:
-                raise _bad(p, n, f"malformed case ({err})") from None
+                line = PackLine.from_json(d)
+            except ValueError as err:
+                raise _bad(p, n, str(err)) from None
+            case, cell = line.case, line.case.cell
             bad_cell = _bad_cell(cell, d)
             if bad_cell:
                 raise _bad(p, n, bad_cell)
-            edited = _edit(d, case)
+            edited = line.edited()
             if edited and not allow_edited:
                 raise CtxprobeError(f"{p} line {n}: {edited}; {_EDIT_HINT}")
-            yield PackCase(case, n, str(d["tokenizer"]), d.get("chat_template_hash"), dict(d["spec"]),
-                           d.get("source_run_id"), edited=bool(edited))
+            yield PackCase(case, n, line.tokenizer, line.chat_template_hash, line.spec, line.source_run_id,
+                           edited=bool(edited))
 
 
 def _bad_cell(cell: Cell, line: dict[str, Any]) -> str | None:
@@ -131,23 +116,6 @@ def _family_name(label: str, spec: object) -> str:
     families = spec.get("families") if isinstance(spec, dict) else None
     params = families.get(label) if isinstance(families, dict) else None
     return str(params.get("family", label)) if isinstance(params, dict) else label
-
-
-def _edit(line: dict[str, Any], case: Case) -> str | None:
-    """Why a pack line is not as exported (None when it is)."""
-    claimed_id = line.get("case_id")
-    if claimed_id is not None and claimed_id != make_case_id(case.cell, case.rep, case.sample):
-        return (f"its cell and repetition make case {make_case_id(case.cell, case.rep, case.sample)}, not its case_id "
-                f"{claimed_id} (the file was edited)")
-    claimed = line.get("content_hash")
-    if not isinstance(claimed, str) or not claimed:
-        return "it has no content_hash, so an edited answer key could not be detected"
-    if line.get("prompt_hash") and line["prompt_hash"] != case.prompt_hash:
-        return "its messages do not match their prompt_hash (the file was edited)"
-    if claimed != case.content_hash:
-        return ("its messages, expected answers, distractors, scorer parameters or token count do not match "
-                "its content_hash (the file was edited)")
-    return None
 
 
 def load_pack(path: str | Path, *, allow_edited: bool = False) -> list[PackCase]:

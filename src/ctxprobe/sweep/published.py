@@ -22,10 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.core.case import Case, Cell, content_hash
+from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.case_meta import EmptyGold, GraphwalksParse, PublishedGraphwalksMeta, PublishedMrcrMeta
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.sweep.packs import PACK_FORMAT
+from ctxprobe._version import __version__
+from ctxprobe.core.pack import PackLine
+from ctxprobe.sweep.published_sets import PUBLISHED, PublishedSet, Reader, ReadOptions, published_set, register_published_set
 
 MRCR_COLUMNS = ("prompt", "answer", "random_string_to_prepend", "n_needles", "desired_msg_index", "total_messages",
                 "n_chars")
@@ -103,9 +105,47 @@ def graphwalks_cases(path: str | Path, tokenizer: Any, *, parse: GraphwalksParse
                    max_tokens=meta["tokens_to_generate"])
 
 
-#: The sets import-published reads; the natural ones become ``documents`` cases.
-SETS = ("mrcr", "graphwalks", "longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
-NATURAL = ("longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
+# ctxprobe's published sets, each registered once (ctxprobe.sweep.published_sets)
+def _mrcr(path: str | Path, tok: Any, o: ReadOptions) -> Iterator[Case]:
+    return mrcr_cases(path, tok)
+
+
+def _graphwalks(path: str | Path, tok: Any, o: ReadOptions) -> Iterator[Case]:
+    return graphwalks_cases(path, tok, parse=o.parse, empty_gold=o.empty_gold)
+
+
+def _longbench_v2(path: str | Path, tok: Any, o: ReadOptions) -> Iterator[Case]:
+    from ctxprobe.sweep.published_natural import longbench_v2_cases
+
+    return longbench_v2_cases(path, tok)
+
+
+def _longmemeval(path: str | Path, tok: Any, o: ReadOptions) -> Iterator[Case]:
+    from ctxprobe.sweep.published_longmemeval import longmemeval_cases
+
+    if o.history_format not in ("json", "nl") or o.reading not in ("con", "direct"):
+        raise CtxprobeError("longmemeval: history format json or nl, reading con or direct")
+    return longmemeval_cases(path, tok, history_format="nl" if o.history_format == "nl" else "json",
+                             reading="direct" if o.reading == "direct" else "con")
+
+
+def _oolong(split: str) -> Reader:
+    def read(path: str | Path, tok: Any, o: ReadOptions) -> Iterator[Case]:
+        from ctxprobe.sweep.published_oolong import oolong_cases
+
+        return oolong_cases(path, tok, "oolong-synth" if split == "oolong-synth" else "oolong-real")
+    return read
+
+
+for _set in (PublishedSet("mrcr", _mrcr), PublishedSet("graphwalks", _graphwalks),
+             PublishedSet("longbench-v2", _longbench_v2, natural=True),
+             PublishedSet("longmemeval", _longmemeval, natural=True, judged=True),
+             PublishedSet("oolong-synth", _oolong("oolong-synth"), natural=True),
+             PublishedSet("oolong-real", _oolong("oolong-real"), natural=True)):
+    register_published_set(_set)
+
+#: The sets import-published reads, in order.
+SETS = tuple(PUBLISHED)
 
 
 def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer_name: str, *,
@@ -117,47 +157,22 @@ def write_published_pack(kind: str, path: str | Path, out: str | Path, tokenizer
     judge the pack's LongMemEval cases are graded by (``run --cases --judge`` overrides)."""
     from ctxprobe.tokenizers import resolve_tokenizer
 
+    published = published_set(kind)
     tok = resolve_tokenizer(tokenizer_name)
-    cases: Iterator[Case]
-    if kind == "mrcr":
-        cases = mrcr_cases(path, tok)
-    elif kind == "graphwalks":
-        cases = graphwalks_cases(path, tok, parse=parse, empty_gold=empty_gold)
-    elif kind == "longbench-v2":
-        from ctxprobe.sweep.published_natural import longbench_v2_cases
-
-        cases = longbench_v2_cases(path, tok)
-    elif kind == "longmemeval":
-        from ctxprobe.sweep.published_longmemeval import longmemeval_cases
-
-        if history_format not in ("json", "nl") or reading not in ("con", "direct"):
-            raise CtxprobeError("longmemeval: history format json or nl, reading con or direct")
-        cases = longmemeval_cases(path, tok, history_format="nl" if history_format == "nl" else "json",
-                                  reading="direct" if reading == "direct" else "con")
-    elif kind in ("oolong-synth", "oolong-real"):
-        from ctxprobe.sweep.published_oolong import oolong_cases
-
-        cases = oolong_cases(path, tok, "oolong-synth" if kind == "oolong-synth" else "oolong-real")
-    else:
-        raise CtxprobeError(f"unknown published set '{kind}': {', '.join(SETS)}")
+    cases = published.read(path, tok, ReadOptions(parse=parse, empty_gold=empty_gold, history_format=history_format,
+                                                  reading=reading))
     # a documents pack names its source file as the family's docs and qa (scoring reads only the case)
-    params: dict[str, Any] = {"docs": str(Path(path).parent), "qa": str(path)} if kind in NATURAL else {}
-    if kind == "longmemeval":
+    params: dict[str, Any] = {"docs": str(Path(path).parent), "qa": str(path)} if published.natural else {}
+    if published.judged:
         params["match"] = "judge"
-    family = "documents" if kind in NATURAL else kind
+    family = published.family
     spec = {"model": model or "", "tokenizer": tokenizer_name, "families": {family: params},
             **({"judge": judge} if judge else {})}
     n = 0
     with open(out, "w", encoding="utf-8") as fh:
         for case in cases:
-            line = {"pack_format": PACK_FORMAT, "source_run_id": None, "case_id": case.case_id,
-                    "cell": {"family": case.cell.family, "length": case.cell.length, "depth": case.cell.depth},
-                    "rep": case.rep, "seed": case.seed, "messages": case.messages, "prompt_hash": case.prompt_hash,
-                    "expected": case.expected, "distractors": case.distractors, "meta": case.meta,
-                    "token_count": case.token_count, "needle_token_pos": None, "realised_depth": None,
-                    "content_hash": content_hash(case.cell.family, case.messages, case.expected, case.distractors,
-                                                 case.meta, case.token_count),
-                    "tokenizer": tokenizer_name, "chat_template_hash": tok.chat_template_hash, "spec": spec}
+            line = PackLine.of_case(case, tokenizer=tokenizer_name, spec=spec, chat_template_hash=tok.chat_template_hash,
+                                    ctxprobe_version=__version__).to_json()
             fh.write(json.dumps(line, ensure_ascii=False, sort_keys=True) + "\n")
             n += 1
     if not n:

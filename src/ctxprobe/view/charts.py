@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.report.format import fmt_interval, fmt_score
-from ctxprobe.report.html_parts import accuracy_colours
+from ctxprobe.report.html.parts import accuracy_colours
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from markupsafe import Markup
 from ctxprobe._version import __version__
 from ctxprobe.core.outcome import OUTCOMES
 from ctxprobe.report.format import fmt_depth, fmt_tokens
-from ctxprobe.report.html_parts import OUTCOME_CLASS, accuracy_colours
+from ctxprobe.report.html.parts import OUTCOME_CLASS, accuracy_colours
 from ctxprobe.report.redact import redact
 from ctxprobe.report.terminal import header_line, interval_lines
 from ctxprobe.view.casefold import CaseView

@@ -18,11 +18,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ctxprobe.analysis.phonebook import METRICS, PhonebookAnalysis, analyse, needle_results
+from ctxprobe.families.phonebook.analysis import METRICS, PhonebookAnalysis, analyse, needle_results
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.report.phonebook_terminal import muc_prompt_tokens
-from ctxprobe.report.phonebook_xaxis import TREND_DEGREE, PlotOptions, XAxis, trend_name, x_axis
+from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens
+from ctxprobe.families.phonebook.report_xaxis import TREND_DEGREE, PlotOptions, XAxis, trend_name, x_axis
 from ctxprobe.report.plots import _pyplot, _save
 
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan")
@@ -231,9 +230,9 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     as the post's figures, and % of entries, the post's position measure)."""
     from ctxprobe.store import open_existing
 
-    from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window, token_axis, without_prompts
+    from ctxprobe.families.phonebook.analysis_axes import offline_tokenizer, run_window, token_axis, without_prompts
     from ctxprobe.core.variant import split_label
-    from ctxprobe.report.phonebook_terminal import render_phonebook_terminal, tally_answers
+    from ctxprobe.families.phonebook.report_terminal import render_phonebook_terminal, tally_answers
 
     opts = options or PlotOptions()
     analyses: dict[str, PhonebookAnalysis] = {}

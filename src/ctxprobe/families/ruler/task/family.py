@@ -1,7 +1,7 @@
 """The ``ruler`` family: one of RULER's synthetic tasks, rendered and sized as RULER does.
 
 ``task`` names a task of RULER's ``synthetic.yaml``. A case is RULER's prompt for that task
-(:mod:`ctxprobe.tasks.ruler.render`) as one user turn plus the answer prefix as a trailing
+(:mod:`ctxprobe.families.ruler.task.render`) as one user turn plus the answer prefix as a trailing
 assistant message, which the tokenizer renders after the chat template — RULER's
 ``model template + answer prefix`` (under a chat template, cwe's worked example is an
 exchange of its own before it, as RULER's model template renders it). The haystack size is
@@ -32,10 +32,10 @@ from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.ruler import constants as C
-from ctxprobe.tasks.ruler.metrics import STRING_MATCH_PART
-from ctxprobe.tasks.ruler.qa import QuestionAnswering, load_qa
-from ctxprobe.tasks.ruler.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking, VtExample
+from ctxprobe.families.ruler.task import constants as C
+from ctxprobe.families.ruler.task.metrics import STRING_MATCH_PART
+from ctxprobe.families.ruler.task.qa import QuestionAnswering, load_qa
+from ctxprobe.families.ruler.task.render import CommonWords, FrequentWords, Niah, Rendered, VariableTracking, VtExample
 from ctxprobe.tokenizers.base import Message
 
 RulerTask = Literal["niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.core.case_meta import RulerTaskMeta
-from ctxprobe.tasks.ruler import constants as C
-from ctxprobe.tasks.ruler.vocab import cwe_words, generated_words, unique_of
+from ctxprobe.families.ruler.task import constants as C
+from ctxprobe.families.ruler.task.vocab import cwe_words, generated_words, unique_of
 
 #: RULER shuffles some lists with ``random.Random(args.random_seed)``: the same permutation
 #: for every sample. Reproduced with RULER's default seed.

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.core.rows import ResultRow
-from ctxprobe.tasks.ruler.constants import RULER_BAR
-from ctxprobe.tasks.ruler.metrics import task_score
+from ctxprobe.families.ruler.task.constants import RULER_BAR
+from ctxprobe.families.ruler.task.metrics import task_score
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,20 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ctxprobe.analysis.phonebook import FAMILY, PhonebookAnalysis
-from ctxprobe.analysis.phonebook_axes import muc_tokens
+from ctxprobe.families.phonebook.analysis import FAMILY, PhonebookAnalysis
+from ctxprobe.families.phonebook.analysis_axes import muc_tokens
 from ctxprobe.core.case_meta import phonebook_meta
 from ctxprobe.report.table import COMPACT, fitting
+
+#: Every acronym of the phone-book metrics, defined where they are shown (terminal and HTML).
+PHONEBOOK_LEGEND = (
+    "N = needles asked per book; N_ref = the largest N. "
+    "CSI: drop in recall from the smallest book to this one, at N_ref. "
+    "ADI: drop from the best to the weakest later position in the book, at N_ref. "
+    "NOI: drop in recall from the fewest needles to N_ref. "
+    "RRS: 1 − the mean of CSI, ADI and NOI. LCRDS: 100 × recall at N_ref × RRS. "
+    "MUC: the largest book whose every position bin clears 0.8 at N_ref."
+)
 
 #: Position ranges of the recall table: fifths of the book.
 POSITION_GROUPS = 5

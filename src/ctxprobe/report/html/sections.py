@@ -18,7 +18,7 @@ from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.evidence import Failure
 from ctxprobe.report.format import (effective_length_line, effective_length_note, fmt_depth, fmt_tokens,
                                     length_unit)
-from ctxprobe.report.html_parts import OUTCOME_CLASS, Table, ci_name, figure, plotted, score_cell, td
+from ctxprobe.report.html.parts import OUTCOME_CLASS, Table, ci_name, figure, plotted, score_cell, td
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundetails import RunDetails
 from ctxprobe.report.runreport import Report

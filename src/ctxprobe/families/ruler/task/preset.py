@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.tasks.ruler.constants import SYNTHETIC, TASKS
-from ctxprobe.tasks.ruler.metrics import STRING_MATCH_ALL, STRING_MATCH_PART
+from ctxprobe.families.ruler.task.constants import SYNTHETIC, TASKS
+from ctxprobe.families.ruler.task.metrics import STRING_MATCH_ALL, STRING_MATCH_PART
 
 QA_HINT = "need --ruler-qa-squad/--ruler-qa-hotpot FILE"
 

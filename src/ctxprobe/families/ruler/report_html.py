@@ -7,23 +7,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ctxprobe.families.ruler.analysis import RulerHeadline
 from ctxprobe.report.format import fmt_tokens
-from ctxprobe.report.html_parts import Table
-from ctxprobe.report.html_sections import RunView
+from ctxprobe.report.html.parts import PageSection, Table, page_section
 
 
-def ruler_runs(views: Sequence[RunView]) -> list[dict[str, Any]]:
-    """One entry per run with a RULER headline (the section is left out when there is none)."""
+def ruler_section(runs: Sequence[tuple[str, RulerHeadline]]) -> PageSection | None:
+    """The section of the runs' RULER headlines (run label, headline); None without any."""
+    found = ruler_runs(runs)
+    return page_section("ruler.html.j2", [("ruler", "RULER")], ruler=found) if found else None
+
+
+def ruler_runs(runs: Sequence[tuple[str, RulerHeadline]]) -> list[dict[str, Any]]:
+    """One entry per run with a RULER headline."""
     out = []
-    for view in views:
-        h = view.report.ruler
-        if h is None:
-            continue
+    for label, h in runs:
         rows: list[list[Any]] = [[task, *(f"{h.scores[task][L]:.2f}" if L in h.scores[task] else "—"
                                           for L in h.lengths)] for task in h.tasks]
         rows.append(["average", *(f"{h.average[L]:.2f}" for L in h.lengths)])
         out.append({
-            "label": view.label,
+            "label": label,
             "table": Table(["task", *(fmt_tokens(L) for L in h.lengths)], rows,
                            caption="RULER's scores (string_match, mean × 100, 2 places)"),
             "bar": f"{h.bar:g}",

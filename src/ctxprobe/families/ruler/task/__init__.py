@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from ctxprobe.core.case import Case
 from ctxprobe.core.case_meta import case_meta
-from ctxprobe.tasks.ruler.constants import RULER_BAR, SYNTHETIC, TASKS
-from ctxprobe.tasks.ruler.metrics import (
+from ctxprobe.families.ruler.task.constants import RULER_BAR, SYNTHETIC, TASKS
+from ctxprobe.families.ruler.task.metrics import (
     STRING_MATCH_ALL,
     STRING_MATCH_PART,
     match,
@@ -24,7 +24,7 @@ from ctxprobe.tasks.ruler.metrics import (
     string_match_part_batch,
     task_score,
 )
-from ctxprobe.tasks.ruler.preset import ruler_families, skipped_line, skipped_tasks
+from ctxprobe.families.ruler.task.preset import ruler_families, skipped_line, skipped_tasks
 
 __all__ = [
     "RULER_BAR", "STRING_MATCH_ALL", "STRING_MATCH_PART", "SYNTHETIC", "TASKS", "case_metric", "match",

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.analysis.phonebook import METRICS, MetricValue, PhonebookAnalysis
-from ctxprobe.report.format import PHONEBOOK_LEGEND
-from ctxprobe.report.html_parts import Figure, Table, figure, plotted
-from ctxprobe.report.phonebook_terminal import muc_prompt_tokens, phonebook_sentence
-from ctxprobe.report.phonebook_xaxis import PlotOptions, trend_name, x_axis
+from ctxprobe.families.phonebook.analysis import METRICS, MetricValue, PhonebookAnalysis
+from ctxprobe.report.html.parts import Figure, Table, figure, plotted
+from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens, phonebook_sentence
+from ctxprobe.families.phonebook.report_xaxis import PlotOptions, trend_name, x_axis
 
 __all__ = ["PhonebookPage", "phonebook_section", "phonebook_sentence"]
 
@@ -76,7 +75,7 @@ def phonebook_section(analyses: Mapping[str, PhonebookAnalysis], png_dir: Path, 
                       options: PlotOptions | None = None) -> dict[str, Any]:
     """``analyses``: run label → analysis, for the phone-book runs on the page, drawn as
     ``options`` say (default: degree 2, % of entries, one plot of each kind)."""
-    from ctxprobe.report.phonebook_plots import compare_png, msweep_png, position_png
+    from ctxprobe.families.phonebook.report_plots import compare_png, msweep_png, position_png
 
     opts = options or PlotOptions()
     kw: dict[str, Any] = {"degree": opts.degree, "x": opts.x_axis}

@@ -8,11 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ctxprobe.report.hooks import family_hooks
-from ctxprobe.report.html_budgets import budget_runs
-from ctxprobe.report.html_overview import all_families, metadata, profile_section, summary
-from ctxprobe.report.html_parts import PageSection, page_section
-from ctxprobe.report.html_ruler import ruler_runs
-from ctxprobe.report.html_sections import (PageViews, audit_tables, cost_table, failure_runs, family_article,
+from ctxprobe.report.html.budgets import budget_runs
+from ctxprobe.report.html.overview import all_families, metadata, profile_section, summary
+from ctxprobe.report.html.parts import PageSection, page_section
+from ctxprobe.report.html.sections import (PageViews, audit_tables, cost_table, failure_runs, family_article,
                                            latency_tables, slug)
 
 def summary_section(views: PageViews) -> PageSection:
@@ -49,9 +48,15 @@ def family_sections(views: PageViews) -> PageSection | None:
     return PageSection(tuple(t for p in parts for t in p.toc), "".join(p.html for p in parts))
 
 
-def ruler(views: PageViews) -> PageSection | None:
-    found = ruler_runs(views)
-    return page_section("ruler.html.j2", [("ruler", "RULER")], ruler=found) if found else None
+def headlines(views: PageViews) -> PageSection | None:
+    """Each family's section of its headlines (its own scorer's: RULER's), in name order."""
+    names = sorted({name for v in views for name in v.report.headlines})
+    parts = [part for name in names
+             for part in [family_hooks(name).html_headlines([(v.label, v.report.headlines[name]) for v in views
+                                                              if name in v.report.headlines])] if part is not None]
+    if not parts:
+        return None
+    return PageSection(tuple(t for p in parts for t in p.toc), "".join(p.html for p in parts))
 
 
 def budgets(views: PageViews) -> PageSection | None:

@@ -13,7 +13,7 @@ from typing import Any
 from ctxprobe.analysis.natural import (FamilyAgreement, RunCurves, across_runs, natural_vs_synthetic,
                                       spec_family_names, unpaired)
 from ctxprobe.report.format import fmt_tokens
-from ctxprobe.report.html_parts import ReportSection, Table
+from ctxprobe.report.html.parts import ReportSection, Table
 from ctxprobe.report.redact import redact
 
 

@@ -1,6 +1,6 @@
 """The phone book's parts below the family: its prompt texts and parameters, the book itself
 (names and numbers, counted in the model's tokens), its bins and the rendering of a prompt.
-:mod:`ctxprobe.tasks.phonebook` puts them together as the ``phonebook`` family."""
+:mod:`ctxprobe.families.phonebook.task` puts them together as the ``phonebook`` family."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ctxprobe.haystack.packer import count_many
-from ctxprobe.tasks.phonebook_score import format_number
+from ctxprobe.families.phonebook.score import format_number
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 

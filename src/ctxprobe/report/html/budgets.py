@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxprobe.report.budget_table import HEADERS, budget_rows
-from ctxprobe.report.html_parts import Table
-from ctxprobe.report.html_sections import RunView
+from ctxprobe.report.html.parts import Table
+from ctxprobe.report.html.sections import RunView
 
 
 def budget_runs(views: Sequence[RunView]) -> list[dict[str, Any]]:

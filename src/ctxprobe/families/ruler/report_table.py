@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ctxprobe.analysis.ruler import RulerHeadline
+from ctxprobe.families.ruler.analysis import RulerHeadline
 from ctxprobe.report.format import fmt_tokens
 
 

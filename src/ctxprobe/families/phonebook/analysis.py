@@ -19,7 +19,7 @@ verdict; a wiggle at the curve's end cannot move them; 0–1 scale, LCRDS 0–10
     NOI = max(0, A(L, N_min) − A(L, N_ref))
     RRS = 1 − mean(CSI, ADI, NOI) over those defined; LCRDS = 100 × A(L, N_ref) × RRS
     MUC = longest L, walking up from the shortest, whose every coarse bin is ≥ ``bar`` (0.8)
-``post`` (the phone-book post's metric script, exactly: :mod:`ctxprobe.analysis.phonebook_post`,
+``post`` (the phone-book post's metric script, exactly: :mod:`ctxprobe.families.phonebook.analysis_post`,
 on the post's exact-match verdict per needle)
     CSI, ADI, NOI, RRI and LCRDS from the trough, peak and mean of a degree-3 fit on bin
     index, against the fixed references M = 1,000 entries and N = 10 / 100.
@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from ctxprobe.analysis.phonebook_axes import TokenAxis, Window
-from ctxprobe.analysis.phonebook_post import N_REF, post_metrics
+from ctxprobe.families.phonebook.analysis_axes import TokenAxis, Window
+from ctxprobe.families.phonebook.analysis_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.case_meta import phonebook_meta

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.analysis.floor import KIND_WORDS, Floor
-from ctxprobe.report.floor_table import verdict
+from ctxprobe.report.floor.table import verdict
 from ctxprobe.report.format import fmt_tokens
-from ctxprobe.report.html_parts import Cell, Table, score_cell, td
-from ctxprobe.report.html_sections import RunView
+from ctxprobe.report.html.parts import Cell, Table, score_cell, td
+from ctxprobe.report.html.sections import RunView
 
 NOTE = ("The floor is what the same questions score with their evidence removed (MRCR: the score of returning "
         "a random instance of the asked key). A length is above it when the accuracy's one-sided 97.5% lower "

@@ -8,7 +8,7 @@ network fetch — so it opens the same from an e-mail attachment, offline, years
 The markup lives in jinja2 templates (``report/templates``, package data) rendered with
 autoescaping: model output and prompt text are untrusted and reach the page only as text.
 The sections come from the registry (``report_sections``: ctxprobe's own in
-:mod:`ctxprobe.report.html_builtin`, then plugins'), each rendered on its own.
+:mod:`ctxprobe.report.html.builtin`, then plugins'), each rendered on its own.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from ctxprobe._version import __version__
 from ctxprobe.core import registry
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.hooks import family_hooks
-from ctxprobe.report.html_parts import PageSection, ReportSection, page_section, render
-from ctxprobe.report.html_sections import PageViews, RunView, slug
+from ctxprobe.report.html.parts import PageSection, ReportSection, page_section, render
+from ctxprobe.report.html.sections import PageViews, RunView, slug
 from ctxprobe.report.redact import redact
 from ctxprobe.report.rundata import family_names
 from ctxprobe.report.rundetails import RunDetails

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks.ruler import constants as C
-from ctxprobe.tasks.ruler.render import RULER_SEED, Rendered
+from ctxprobe.families.ruler.task import constants as C
+from ctxprobe.families.ruler.task.render import RULER_SEED, Rendered
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ The x axis of a position plot is one of:
 ``entries`` (default: the post's own position measure, ``relative_position``)
     the needle's place in the book, % of its entries (0 = first entry);
 ``tokens``
-    the needle's place in the prompt, in tokens (:mod:`ctxprobe.analysis.phonebook_axes`);
+    the needle's place in the prompt, in tokens (:mod:`ctxprobe.families.phonebook.analysis_axes`);
 ``window``
     the same as % of the model's window, when the run knows the window.
 
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.analysis.phonebook import PhonebookAnalysis
+from ctxprobe.families.phonebook.analysis import PhonebookAnalysis
 from ctxprobe.errors import CtxprobeError
 
 #: The trend's degree in the post's figures (its metric script fits degree 3: ``an.fits``).

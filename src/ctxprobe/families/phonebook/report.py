@@ -4,6 +4,7 @@ report of its own for phone-book runs, and no RULER prediction files."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from rich.console import Console
 from ctxprobe.report.hooks import FamilyReportHooks
 
 if TYPE_CHECKING:
-    from ctxprobe.report.html_parts import PageSection
+    from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
     from ctxprobe.tokenizers.base import Tokenizer
 
@@ -23,15 +24,13 @@ class PhonebookHooks(FamilyReportHooks):
     json_reads_prompts = True  # the needles' token offsets are counted in the prompt
 
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-        from ctxprobe.report.jsonreport import phonebook_to_dict
-
         an = _analysis(records)
         return phonebook_to_dict(an) if an is not None else None
 
     def print_runs(self, run_ids: list[str], store_path: str | Path, console: Console,
                    png_dir: Path | None, *, options: Mapping[str, Any] | None = None) -> None:
-        from ctxprobe.report.phonebook_plots import phonebook_report
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.families.phonebook.report_plots import phonebook_report
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         from ctxprobe.report.variants import stored_variant_lines
 
@@ -50,9 +49,9 @@ class PhonebookHooks(FamilyReportHooks):
         """The analysis with the run's window, drawn as ``options`` say: the tokens and
         window axes count the text around the book with the run's tokenizer when it counts
         here, as the terminal's PNGs do (only then: it reads every prompt once more)."""
-        from ctxprobe.analysis.phonebook_axes import offline_tokenizer, run_window
-        from ctxprobe.report.html_phonebook import PhonebookPage
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.families.phonebook.analysis_axes import offline_tokenizer, run_window
+        from ctxprobe.families.phonebook.report_html import PhonebookPage
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         opts = PlotOptions.from_mapping(options)
         an = _analysis(records, offline_tokenizer(run.tokenizer) if opts.x_axis != "entries" else None)
@@ -62,15 +61,15 @@ class PhonebookHooks(FamilyReportHooks):
         return PhonebookPage(an, opts)
 
     def html_sentence(self, data: Any) -> str | None:
-        from ctxprobe.report.html_phonebook import PhonebookPage
-        from ctxprobe.report.phonebook_terminal import phonebook_sentence
+        from ctxprobe.families.phonebook.report_html import PhonebookPage
+        from ctxprobe.families.phonebook.report_terminal import phonebook_sentence
 
         return phonebook_sentence(data.analysis if isinstance(data, PhonebookPage) else data)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
-        from ctxprobe.report.html_parts import page_section
-        from ctxprobe.report.html_phonebook import PhonebookPage, phonebook_section
-        from ctxprobe.report.phonebook_xaxis import PlotOptions
+        from ctxprobe.report.html.parts import page_section
+        from ctxprobe.families.phonebook.report_html import PhonebookPage, phonebook_section
+        from ctxprobe.families.phonebook.report_xaxis import PlotOptions
 
         pages = {label: d if isinstance(d, PhonebookPage) else PhonebookPage(d, PlotOptions())
                  for label, d in data.items()}
@@ -83,8 +82,8 @@ class PhonebookHooks(FamilyReportHooks):
 def _analysis(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None) -> Any | None:
     """The run's analysis with its book in prompt tokens (None: nothing scored); without
     ``tokenizer`` the text around the book is spread over its characters."""
-    from ctxprobe.analysis.phonebook import analyse, needle_results
-    from ctxprobe.analysis.phonebook_axes import token_axis, without_prompts
+    from ctxprobe.families.phonebook.analysis import analyse, needle_results
+    from ctxprobe.families.phonebook.analysis_axes import token_axis, without_prompts
 
     light = list(without_prompts(records, tokenizer))
     results = needle_results(light)
@@ -96,3 +95,34 @@ def _analysis(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None 
 
 
 HOOKS = PhonebookHooks()
+
+
+def phonebook_to_dict(an: Any) -> dict[str, Any]:
+    """A :class:`~ctxprobe.families.phonebook.analysis.PhonebookAnalysis` as JSON: every metric of both
+    variants (``robust``: ctxprobe's own; ``post``: the phone-book post's metric script) with
+    its bootstrap interval, the share of undefined resamples and any note, plus per-bin and
+    per-configuration accuracy."""
+    return {
+        "lengths": an.lengths, "needles": an.needles, "n_ref": an.n_ref, "length_ref": an.length_ref,
+        "entries": {str(k): v for k, v in an.entries.items()},
+        "interval": "percentile bootstrap over runs (books), 95%",
+        "accuracy_interval": "exact 95% at n/deff, clustered by book (Kish design effect at its 95% upper bound)",
+        "metrics": [asdict(m) for m in an.metrics],
+        "accuracy": [{"length": L, "needles": n, "mean": a[0], "lo": a[1], "hi": a[2]}
+                     for (L, n), a in sorted(an.accuracy.items())],
+        "bins": [asdict(b) for b in an.bins],
+        **_tokens(an),
+    }
+
+
+def _tokens(an: Any) -> dict[str, Any]:
+    """The book in prompt tokens: each (book, N)'s mean prompt and the MUC book's (at
+    N_ref), or why they are unknown."""
+    from ctxprobe.families.phonebook.analysis_axes import muc_tokens
+
+    axis = an.tokens
+    if axis is None or axis.reason:
+        return {"muc_tokens": None, "prompt_tokens": [],
+                "prompt_tokens_note": axis.reason if axis is not None else "not read"}
+    return {"muc_tokens": muc_tokens(an.metric("MUC", "robust", None).value, an.n_ref, axis),
+            "prompt_tokens": [{"length": L, "needles": n, "tokens": t} for (L, n), t in sorted(axis.prompt.items())]}

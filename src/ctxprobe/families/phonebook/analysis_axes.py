@@ -33,8 +33,8 @@ from ctxprobe.core.catalog import context_window
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.variant import split_label
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.families.phonebook.score import ENTRY
 from ctxprobe.spec.names import as_ref
-from ctxprobe.tasks.phonebook_score import ENTRY
 from ctxprobe.tokenizers.base import Tokenizer
 
 FAMILY = "phonebook"
@@ -120,7 +120,7 @@ class TokenAxis:
 
 def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
     """:class:`TokenAxis` of a run's phone-book records (light ones from
-    :func:`without_prompts`; their ``family`` as :func:`~ctxprobe.analysis.phonebook.needle_results`
+    :func:`without_prompts`; their ``family`` as :func:`~ctxprobe.families.phonebook.analysis.needle_results`
     reads it). Every stored case counts, answered or not: a position is the prompt's."""
     counts: dict[tuple[int, int], list[int]] = defaultdict(list)
     sums: dict[tuple[int, int, int], list[float]] = defaultdict(list)

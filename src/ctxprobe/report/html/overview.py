@@ -14,9 +14,9 @@ from ctxprobe.core.outcome import Outcome
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
 from ctxprobe.report.hooks import family_hooks
-from ctxprobe.report.html_floor import floor_table
-from ctxprobe.report.html_parts import Cell, Figure, Table, ci_name, figure, plotted, score_cell, td
-from ctxprobe.report.html_sections import PageViews, RunView, slug
+from ctxprobe.report.html.floor import floor_table
+from ctxprobe.report.html.parts import Cell, Figure, Table, ci_name, figure, plotted, score_cell, td
+from ctxprobe.report.html.sections import PageViews, RunView, slug
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundata import family_names
 from ctxprobe.tasks.layout import stored_layout_line
@@ -198,7 +198,7 @@ def profile_section(views: list[RunView]) -> dict[str, Any]:
 
 def _legend() -> list[str]:
     """The colour scale's stops, 0 to 1 by tenths."""
-    from ctxprobe.report.html_parts import accuracy_colours
+    from ctxprobe.report.html.parts import accuracy_colours
 
     return [accuracy_colours(x / 10)[0] for x in range(11)]
 

@@ -3,9 +3,9 @@
 A book of M entries ``name : (xxx) xxx-xxxx`` (15 random lowercase letters, 10 random
 digits; names and numbers unique), split into N equal bins (sizes differ by at most one
 entry); one random name per bin is asked for, all N in one user message. Each needle is
-scored on its own (:mod:`ctxprobe.tasks.phonebook_score`); the case score is the fraction
+scored on its own (:mod:`ctxprobe.families.phonebook.score`); the case score is the fraction
 of needles answered with the right number, and the per-needle results go to the response
-detail for the per-bin analysis (:mod:`ctxprobe.analysis.phonebook`).
+detail for the per-bin analysis (:mod:`ctxprobe.families.phonebook.analysis`).
 
 How the experiment maps onto the grid (Cell(family, length, depth) × rep):
 
@@ -15,7 +15,7 @@ How the experiment maps onto the grid (Cell(family, length, depth) × rep):
 - ``depth`` is unused: run phonebook with the single depth 0 (other depths are refused).
 - ``rep`` carries run × N × shard: ``rep = (run * len(needles) + i) * shards + shard``
   with N = ``needles[i]``; so ``reps = runs * len(needles) * shards`` (see
-  :func:`ctxprobe.tasks.phonebook_grid.phonebook_spec`). The book depends only on
+  :func:`ctxprobe.families.phonebook.task_grid.phonebook_spec`). The book depends only on
   (seed, length, run): every N, shard and prompt layout of a run asks about the same book,
   which pairs them (NOI, layout comparisons). In token mode M is solved per prompt, so
   layouts and N may differ by a few entries at the end of the book.
@@ -23,9 +23,9 @@ How the experiment maps onto the grid (Cell(family, length, depth) × rep):
 Methods (param ``method``): ``post`` reproduces the original experiment's prompt bytes
 (system text + "\n\n# Phone book\n\n" + entries joined by "\n"; the question as the user
 message), its bins (``M // N`` entries each, a remainder at the end of the book never
-asked) and its exact-match scoring (:func:`~ctxprobe.tasks.phonebook_score.post_matches`),
+asked) and its exact-match scoring (:func:`~ctxprobe.families.phonebook.score.post_matches`),
 and takes the post's own variants on its strings (``POST_VARIANTS``,
-:func:`~ctxprobe.tasks.phonebook_book.render_post`); ``ctxprobe`` (the family default,
+:func:`~ctxprobe.families.phonebook.task_book.render_post`); ``ctxprobe`` (the family default,
 ctxprobe's own) keeps the book directly under its header, splits M into N bins of
 near-equal size, scores leniently and allows every layout variant.
 Every needle records both verdicts (``outcome``: lenient, ``exact``: the post's rule); the
@@ -51,7 +51,7 @@ from ctxprobe.core.case_meta import PhonebookLayout, PhonebookMeta, phonebook_me
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.phonebook_score import (
+from ctxprobe.families.phonebook.score import (
     book_numbers,
     case_outcome,
     format_number,
@@ -62,7 +62,7 @@ from ctxprobe.tasks.phonebook_score import (
 )
 from ctxprobe.tokenizers.base import Message
 
-from ctxprobe.tasks.phonebook_book import (  # noqa: F401  (the family's public names)
+from ctxprobe.families.phonebook.task_book import (  # noqa: F401  (the family's public names)
     SYSTEM_PROMPT,
     BOOK_HEADER,
     POST_BOOK_HEADER,
