@@ -18,7 +18,7 @@ EXAMPLES = """examples:
 
 exit codes: 0 ok · 1 check found a regression · 2 user error (one-line message) ·
   3 run incomplete: `error` cases left after retries, or prompts truncated by the server ·
-  130 interrupted
+  4 check INCONCLUSIVE: the slice could not have shown a drop of --max-drop · 130 interrupted
 """
 
 
