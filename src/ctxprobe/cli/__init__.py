@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from rich.console import Console
 from rich.text import Text
@@ -361,8 +361,16 @@ def _serve_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_serve_local)
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """A bad flag gets one line (what is wrong, where the help is), not the whole usage text;
+    every subcommand's parser is of this class too (argparse makes them of the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _OneLineErrors(
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")

@@ -1,0 +1,119 @@
+"""Small faults found while trying ctxprobe as a new user would, each pinned by a test that
+failed before its fix: messages that blamed the wrong thing, lines that said the wrong
+thing, and an install warning."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ctxprobe.cli", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+
+
+# -- the --model help names every sim the registry serves ------------------------------------------
+
+
+def test_model_help_lists_every_sim_kind() -> None:
+    from ctxprobe.sim.model import _KIND_PARAMS
+
+    kinds = set(_KIND_PARAMS)  # what `sim:KIND` accepts
+    assert {"late-reader", "reasoner"} <= kinds
+    flat = " ".join(_cli("run", "--help").stdout.split())
+    for kind in kinds:
+        assert kind in flat, kind
+    serve = " ".join(_cli("serve-sim", "--help").stdout.split())
+    assert all(kind in serve for kind in kinds)
+
+
+# -- compare/check: no effective length is "below the shortest length", not "none" -----------------
+
+
+def test_compare_says_below_the_shortest_length() -> None:
+    from ctxprobe.analysis.compare import CaseResult, RunCases, compare_cases
+
+    def run(rid: str, score: float) -> RunCases:
+        cases = {}
+        for length in (1024, 4096):
+            for r in range(3):
+                cid = f"niah/L{length}/r{r}"
+                cases[cid] = CaseResult(cid, cid, "niah", length, 0.5, score, "correct" if score else "wrong")
+        return RunCases(rid, "m", cases)
+
+    verdict = compare_cases(run("A", 1.0), run("B", 0.0), n_resamples=10).verdict()
+    assert "effective length 4K -> below 1K" in verdict and "none" not in verdict
+
+
+# -- one-line errors ----------------------------------------------------------------------------------
+
+
+def test_missing_gguf_model_is_named_not_its_tokenizer(tmp_path) -> None:
+    proc = _cli("run", "--model", f"llamacpp:{tmp_path}/missing.gguf", "--lengths", "1k", "--store",
+                str(tmp_path / "s.sqlite"), "--no-progress", "--no-plots")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "tokenizer" not in proc.stderr
+    assert "no GGUF file" in proc.stderr and "missing.gguf" in proc.stderr
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+@pytest.mark.parametrize(("args", "says"), [(("run", "--reps", "2.5"), "--reps: invalid int value: '2.5'"),
+                                            (("decide", "--unit", "pages"), "invalid choice: 'pages'"),
+                                            (("bogus",), "invalid choice: 'bogus'")])
+def test_bad_flag_is_one_line_not_the_usage_text(args: tuple[str, ...], says: str) -> None:
+    proc = _cli(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert says in proc.stderr and "usage:" not in proc.stderr and "--help" in proc.stderr
+
+
+# -- installing ---------------------------------------------------------------------------------------
+
+
+def test_pyproject_license_gives_no_setuptools_warning() -> None:
+    setuptools = pytest.importorskip("setuptools")
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dist = apply_configuration(Distribution(), ROOT / "pyproject.toml")
+    assert not [str(w.message) for w in caught if "license" in str(w.message).lower()]
+    assert getattr(dist.metadata, "license_expression", None) == "Apache-2.0"
+    # the SPDX string needs setuptools >= 77: what the build (and the dev extra) asks for
+    text = (ROOT / "pyproject.toml").read_text()
+    requires = next(ln for ln in text.splitlines() if ln.startswith("requires = "))
+    assert '"setuptools>=77"' in requires and '"setuptools>=77"' in text.split("dev = [", 1)[1].split("]", 1)[0]
+    assert int(setuptools.__version__.split(".")[0]) >= 77
+
+
+# -- a pack built with the bare endpoint tokenizer re-sends to an openai-compat model --------------
+
+
+def test_pack_with_bare_endpoint_tokenizer_runs_on_an_openai_compat_model(tmp_path) -> None:
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.report.export import write_pack
+    from ctxprobe.sim.server import SimServer
+    from ctxprobe.spec import make_spec
+    from ctxprobe.sweep.packs import run_pack
+    from ctxprobe.sweep.run import run_sweep
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    with SimServer(resolve_provider("sim:perfect", tok), tok, model_id="simmy") as server:
+        model = f"openai-compat:simmy@{server.base_url}"
+        store = tmp_path / "s.sqlite"
+        run_id = run_sweep(make_spec({"model": model, "tokenizer": "endpoint", "lengths": [512], "depths": [0.5],
+                                      "reps": 2}), store, progress=False).run_id
+        pack = tmp_path / "pack.jsonl"
+        assert write_pack(run_id, store, pack) == 2
+        result = run_pack(pack, model, tmp_path / "fresh.sqlite")
+        assert result.sent == 2
