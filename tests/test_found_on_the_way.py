@@ -117,3 +117,26 @@ def test_pack_with_bare_endpoint_tokenizer_runs_on_an_openai_compat_model(tmp_pa
         assert write_pack(run_id, store, pack) == 2
         result = run_pack(pack, model, tmp_path / "fresh.sqlite")
         assert result.sent == 2
+
+
+# -- the profile line when every family fails at the shortest length ------------------------------
+
+
+def test_profile_does_not_say_families_hold_when_all_fail_at_the_shortest_length() -> None:
+    from ctxprobe.analysis.diagnose import profile_notes
+    from ctxprobe.analysis.grid import profile
+    from ctxprobe.core.rows import ResultRow
+
+    def rows(family: str, by_length: dict[int, float]) -> list[ResultRow]:
+        return [ResultRow(family, length, 0.5, r, "correct" if score else "wrong", score)
+                for length, score in by_length.items() for r in range(10)]
+
+    failing = {1024: 0.0, 2048: 0.0}
+    every = sum((rows(f, failing) for f in ("niah", "aggregation", "multihop", "vartrack")), [])
+    (note,) = profile_notes(profile(every))
+    assert "hold as long as" not in note and "below the bar at the shortest length" in note and "1,024" in note
+    # one family failing with niah, one holding: the holding one is named as longer, the other not as "holding"
+    mixed = rows("niah", failing) + rows("vartrack", failing) + rows("multihop", {1024: 1.0, 2048: 1.0})
+    (note,) = profile_notes(profile(mixed))
+    assert "vartrack are below the bar at the shortest length, as niah is" in note
+    assert "multihop hold longer than niah" in note and "hold as long as" not in note
