@@ -140,3 +140,27 @@ def test_profile_does_not_say_families_hold_when_all_fail_at_the_shortest_length
     (note,) = profile_notes(profile(mixed))
     assert "vartrack are below the bar at the shortest length, as niah is" in note
     assert "multihop hold longer than niah" in note and "hold as long as" not in note
+
+
+# -- failures: one excerpt per distinct region ---------------------------------------------------------
+
+
+def test_failure_shows_one_excerpt_per_region_not_one_per_answered_distractor() -> None:
+    from ctxprobe.report.evidence import failure_of
+
+    filler = " ".join(f"filler{i}" for i in range(400))
+    words = ["apple", "brick", "cloud", "delta", "ember", "fjord", "grape", "haze", "iris"]
+    listing = " ".join(w for w in words for _ in range(3)) + " zebra zebra zebra zebra"
+    far = " ".join(f"more{i}" for i in range(400)) + " kiwi"
+    rec = {"case_id": "aggregation/1", "family": "aggregation", "length": 1024, "depth": 0.5, "rep": 0,
+           "outcome": "distractor", "score": 0.0, "expected": ["zebra"], "distractors": [*words, "kiwi"],
+           "messages": [{"role": "user", "content": f"{filler} {listing} {far}"}],
+           "output": ", ".join([*words, "kiwi"]), "meta": {}}
+    f = failure_of(rec)
+    # the target and the nine listed words share one region; kiwi, far away, has its own
+    assert len(f.excerpts) == 2
+    first, second = f.excerpts
+    assert first.label.startswith("target evidence; distractors apple, brick") and "iris" in first.label
+    assert second.label == "distractor kiwi (answered)"
+    highlighted = {chunk for chunk, kind in first.segments if kind == "distractor"}
+    assert set(words) <= highlighted  # each one still marked where it stands
