@@ -164,3 +164,60 @@ def test_failure_shows_one_excerpt_per_region_not_one_per_answered_distractor() 
     assert second.label == "distractor kiwi (answered)"
     highlighted = {chunk for chunk, kind in first.segments if kind == "distractor"}
     assert set(words) <= highlighted  # each one still marked where it stands
+
+
+# -- serve-local: a taken port is named; a served GGUF goes by file name and content hash ------------
+
+
+def test_serve_local_on_a_taken_port_says_the_port_is_taken() -> None:
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        proc = _cli("serve-local", "--port", str(port))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in proc.stderr and "--port" in proc.stderr
+
+
+def test_served_gguf_name_is_file_name_and_content_hash(tmp_path) -> None:
+    from ctxprobe.models.serve_local import served_name
+
+    one, two = tmp_path / "venv1" / "m.gguf", tmp_path / "venv2" / "m.gguf"
+    for p in (one, two):
+        p.parent.mkdir()
+        p.write_bytes(b"GGUF" + bytes(range(256)) * 100)
+    assert served_name(one) == served_name(two)  # the same model from another venv: the same name
+    assert served_name(one).startswith("m.gguf#sha256=") and str(tmp_path) not in served_name(one)
+    other = tmp_path / "m.gguf"
+    other.write_bytes(b"GGUF" + bytes(range(255)) * 100)  # same file name, other bytes
+    assert served_name(other) != served_name(one)
+    import hashlib
+
+    assert served_name(one).endswith(hashlib.sha256(one.read_bytes()).hexdigest()[:16])
+
+
+@pytest.mark.slow
+def test_serve_local_prints_a_location_free_model_name() -> None:
+    """The embedded model served for real: the spec it prints names the file and its hash, not
+    the venv path, and /v1/models reports the same id."""
+    pytest.importorskip("xllamacpp")
+    import httpx
+
+    from ctxprobe.embedded import embedded_model_path
+    from ctxprobe.models.serve_local import start_local_server
+
+    try:
+        path = embedded_model_path()
+    except Exception as exc:  # the model package is not installed here
+        pytest.skip(f"no embedded model: {exc}")
+    server = start_local_server("local", ctx=512)
+    try:
+        assert str(path.parent) not in server.model_spec
+        assert server.model_spec.startswith(f"openai-compat:{path.name}#sha256=")
+        ids = [m["id"] for m in httpx.get(server.base_url + "/models", timeout=30).json()["data"]]
+        assert ids == [server.model_id]
+    finally:
+        server.close()
