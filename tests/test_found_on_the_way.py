@@ -221,3 +221,51 @@ def test_serve_local_prints_a_location_free_model_name() -> None:
         assert ids == [server.model_id]
     finally:
         server.close()
+
+
+# -- tests that Ctrl-C a child pass under an ignored SIGINT, and stop what they start -----------------
+
+
+def _nested_pytest(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """pytest in a child that ignores SIGINT, as `nohup make test &` leaves a suite."""
+    code = ("import signal, sys, pytest; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            f"sys.exit(pytest.main({args!r}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+
+
+def test_ctrl_c_tests_pass_with_sigint_ignored() -> None:
+    pytest.importorskip("openai")
+    proc = _nested_pytest(["-q", "-p", "no:cacheprovider", "-m", "not slow",
+                           "tests/test_cli_serve_sim.py::test_serves_the_official_client_streaming_until_ctrl_c",
+                           "tests/test_resume_kill.py::test_ctrl_c_stops_gracefully_and_resumes"], ROOT)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "2 passed" in proc.stdout
+
+
+def test_a_failing_test_does_not_leave_its_child_running(tmp_path) -> None:
+    import shutil
+    import time
+
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    pid_file = tmp_path / "child.pid"
+    (tmp_path / "test_leaves.py").write_text(
+        "import subprocess, sys\n"
+        "def test_fails_after_starting_a_child(spawn):\n"
+        "    proc = spawn([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(proc.pid))\n"
+        "    assert False, 'the test fails with its child running'\n")
+    proc = _nested_pytest(["-q", "-p", "no:cacheprovider", "test_leaves.py"], tmp_path)
+    assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    alive = True
+    while alive and time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)  # still there? (reaped children are gone)
+            time.sleep(0.1)
+        except ProcessLookupError:
+            alive = False
+    if alive:
+        os.kill(pid, 9)  # stop it here, then fail
+    assert not alive, "the failed test left its child running"
