@@ -269,3 +269,49 @@ def test_a_failing_test_does_not_leave_its_child_running(tmp_path) -> None:
     if alive:
         os.kill(pid, 9)  # stop it here, then fail
     assert not alive, "the failed test left its child running"
+
+
+# -- report --html: no empty price plots for unpriced runs; PNG titles fit their image ---------------
+
+
+def test_html_report_of_unpriced_runs_draws_no_empty_price_plot(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from ctxprobe.models import resolve_provider
+    from ctxprobe.report.html import build_html_report
+    from ctxprobe.sim.server import SimServer
+    from ctxprobe.spec import make_spec
+    from ctxprobe.sweep.run import run_sweep
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer("local")
+    store = tmp_path / "s.sqlite"
+    with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
+        ids = [run_sweep(make_spec({"model": f"openai-compat:{name}@{server.base_url}", "tokenizer": "local",
+                                    "lengths": [512, 1024], "depths": [0.5], "reps": 1,
+                                    "families": ["niah", "vartrack"]}), store, progress=False).run_id
+               for name in ("served-a", "served-b")]  # served models: no list price
+    page = build_html_report(ids, store, tmp_path / "r.html", png_dir=tmp_path / "png").read_text(encoding="utf-8")
+    assert "Decision: which model for which need" in page
+    assert "Pareto plot" not in page
+    assert "no price plot for niah, vartrack: none of its runs has a price" in page
+
+
+def test_png_titles_are_wrapped_to_the_figure_width(tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    from ctxprobe.report.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    long = "niah: accuracy by length and depth for " + "openai-compat:a-very-long-served-model-name " * 4
+    ax.set_title(long)
+    title = ax.title
+    _save(fig, tmp_path / "t.png")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    extent = title.get_window_extent(FigureCanvasAgg(fig).get_renderer())
+    assert extent.x0 >= 0 and extent.x1 <= fig.bbox.width  # nothing cut at the PNG's edges
+    assert "\n" in title.get_text() and " ".join(title.get_text().split()) == " ".join(long.split())
+    fig2, ax2 = plt.subplots(figsize=(6.0, 4.0))
+    ax2.set_title("niah: short")
+    _save(fig2, tmp_path / "s.png")
+    assert ax2.title.get_text() == "niah: short"  # a title that fits is left alone
