@@ -145,6 +145,9 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
                     code = main(argv)
                 except SystemExit as exc:  # argparse usage errors
                     code = exc.code
+                if argv[0] == "check" and code == 4:
+                    # INCONCLUSIVE, check's documented exit: a 1-rep slice of 2 cells cannot show a drop
+                    code = 0
                 if code != 0:
                     failed.append(f"{variant} -> exit {code}")
     assert failed == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -14,7 +14,7 @@ from ctxprobe.core.catalog import model_help
 from ctxprobe.core.profiles.local import SIM_FORMS
 from ctxprobe.errors import CtxprobeError
 
-from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, spec_default
+from ctxprobe.cli.common import CHECK_EPILOG, DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, OneLineErrors, spec_default
 from ctxprobe.cli.reading import (
     cmd_check,
     cmd_compare,
@@ -35,15 +35,6 @@ __all__ = ["build_parser", "main"]
 RUN_HELP = "a run id from `ctxprobe runs` (a unique prefix is enough)"
 BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (and openai/) models, "
                  "e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
-CHECK_EPILOG = """exit codes: 0 pass · 1 regression (the responsible tests printed) · 2 user error ·
-  4 INCONCLUSIVE: no regression found, but some family's pairs could not have shown a drop
-  of --max-drop (pass it with --allow-inconclusive)
-
-examples:
-  ctxprobe check RUN --baseline BASE --max-drop 0.05
-  ctxprobe check --plan ci/regression-slice.yaml --drop 0.1
-  ctxprobe check --plan --lengths 32k,64k --depths 0,0.5,1 --reps 20 --drop 0.1
-"""
 TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
                   "| gemini-count:MODEL | approx (default: inferred from the model, and printed)")
 
@@ -361,20 +352,12 @@ def _serve_parsers(sub: Any) -> None:
     p.set_defaults(func=cmd_serve_local)
 
 
-class _OneLineErrors(argparse.ArgumentParser):
-    """A bad flag gets one line (what is wrong, where the help is), not the whole usage text;
-    every subcommand's parser is of this class too (argparse makes them of the parent's)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineErrors(
+    parser = OneLineErrors(
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
-    sub: Any = parser.add_subparsers(dest="command", required=True)  # its parsers are _OneLineErrors too
+    sub: Any = parser.add_subparsers(dest="command", required=True)  # its parsers are OneLineErrors too
     for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
                 add_import_parsers, add_prices_parser,
                 lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands):

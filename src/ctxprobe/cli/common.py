@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+from typing import NoReturn
+
 from ctxprobe.report.format import DEFAULT_REPORT_DIR
 from ctxprobe.store.db import DEFAULT_STORE
 
-__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "show_default", "spec_default"]
+__all__ = ["CHECK_EPILOG", "DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "OneLineErrors", "show_default", "spec_default"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
@@ -45,3 +48,22 @@ def show_default(value: object) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+CHECK_EPILOG = """exit codes: 0 pass · 1 regression (the responsible tests printed) · 2 user error ·
+  4 INCONCLUSIVE: no regression found, but some family's pairs could not have shown a drop
+  of --max-drop (pass it with --allow-inconclusive)
+
+examples:
+  ctxprobe check RUN --baseline BASE --max-drop 0.05
+  ctxprobe check --plan ci/regression-slice.yaml --drop 0.1
+  ctxprobe check --plan --lengths 32k,64k --depths 0,0.5,1 --reps 20 --drop 0.1
+"""
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """A bad flag gets one line (what is wrong, where the help is), not the whole usage text;
+    every subcommand's parser is of this class too (argparse makes them of the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
