@@ -9,7 +9,10 @@ is collected first) and collection fails depending on the order files are given 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import Phase, settings
@@ -49,3 +52,36 @@ def case_requests() -> Callable[[SimServer], int]:
     """``case_requests(server)``: chat requests a sim server served, minus the preflight
     probes (which are not cases)."""
     return _case_requests
+
+
+def default_sigint() -> None:
+    """In a child, before exec: SIGINT at its default. A test run started with SIGINT ignored
+    (``nohup make test &``, as some CI runners start jobs) passes the ignored signal on to every
+    child, and a child that ignores Ctrl-C never stops when a test sends it one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def spawn() -> Iterator[Callable[..., subprocess.Popen[Any]]]:
+    """``spawn(args, **popen_kwargs)``: ``subprocess.Popen`` for a child a test may Ctrl-C:
+    SIGINT at its default in the child (:func:`default_sigint`), and every child still
+    running at the end of the test killed and reaped, pass or fail (a failed Ctrl-C test
+    once left its child polling for 40 minutes)."""
+    started: list[subprocess.Popen[Any]] = []
+
+    def start(args: Any, **kwargs: Any) -> subprocess.Popen[Any]:
+        kwargs.setdefault("preexec_fn", default_sigint)
+        proc = subprocess.Popen(args, **kwargs)
+        started.append(proc)
+        return proc
+
+    try:
+        yield start
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                proc.kill()
+            try:
+                proc.communicate(timeout=30)  # reap it and close its pipes
+            except (subprocess.TimeoutExpired, ValueError, OSError):
+                pass

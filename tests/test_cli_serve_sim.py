@@ -15,18 +15,18 @@ import pytest
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
-def _cli(*args: str) -> subprocess.Popen[str]:
+def _cli(spawn, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": SRC}
-    return subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return spawn([sys.executable, "-m", "ctxprobe.cli", *args], stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_port_in_use_is_one_line_and_exit_2() -> None:
+def test_port_in_use_is_one_line_and_exit_2(spawn) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        proc = _cli("serve-sim", "--port", str(port), "--tokenizer", "approx")
+        proc = _cli(spawn, "serve-sim", "--port", str(port), "--tokenizer", "approx")
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 2
     assert err.strip().splitlines() == [f"error: port {port} on 127.0.0.1 is already in use: stop what is using "
@@ -34,9 +34,9 @@ def test_port_in_use_is_one_line_and_exit_2() -> None:
     assert "Traceback" not in err and "serving" not in err
 
 
-def test_serves_the_official_client_streaming_until_ctrl_c() -> None:
+def test_serves_the_official_client_streaming_until_ctrl_c(spawn) -> None:
     openai = pytest.importorskip("openai")
-    proc = _cli("serve-sim", "--model", "sim/echo", "--tokenizer", "approx", "--port", "0")
+    proc = _cli(spawn, "serve-sim", "--model", "sim/echo", "--tokenizer", "approx", "--port", "0")
     try:
         assert proc.stderr is not None
         line = proc.stderr.readline()

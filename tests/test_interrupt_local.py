@@ -98,7 +98,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_sigint_stops_an_in_process_sweep_and_the_rerun_resumes(tmp_path) -> None:
+def test_sigint_stops_an_in_process_sweep_and_the_rerun_resumes(tmp_path, spawn) -> None:
     store = tmp_path / "s.sqlite"
     started = tmp_path / "generation-started"
     env = {**os.environ, "PYTHONPATH": str(Path(ctxprobe.__file__).parents[1]), "CTXPROBE_TEST_STARTED": str(started)}
@@ -106,9 +106,8 @@ def test_sigint_stops_an_in_process_sweep_and_the_rerun_resumes(tmp_path) -> Non
            "--reps", "1", "--max-tokens", "16", "--store", str(store), "--no-progress", "--no-plots",
            "--out", str(tmp_path / "report")]
     args = [sys.executable, "-c", _MARKED_CLI, *cli]
-    # SIGINT at its default (a child of a background shell would inherit it ignored)
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # SIGINT at its default (a child of a background shell would inherit it ignored); killed at the end
+    proc = spawn(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120  # a guard against a hang, not a measurement
     while not started.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -103,9 +103,10 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Env:
 
 class SimServer:
     def __init__(self, env: Env) -> None:
+        # SIGINT at its default in the child: a suite started with it ignored (nohup … &) passes that on
         self.proc = subprocess.Popen([str(env.ctxprobe), "serve-sim", "--model", "sim:perfect", "--port", "0"],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env.env,
-                                     cwd=env.work)
+                                     cwd=env.work, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()
         match = re.search(r"at (http://127\.0\.0\.1:\d+/v1)", line)
@@ -114,7 +115,12 @@ class SimServer:
 
     def stop(self) -> str:
         self.proc.send_signal(signal.SIGINT)
-        _, err = self.proc.communicate(timeout=60)
+        try:
+            _, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # a server that ignores Ctrl-C is stopped anyway, then the test fails
+            self.proc.communicate(timeout=30)
+            raise
         assert self.proc.returncode == 0, err
         return err
 
@@ -144,7 +150,7 @@ def test_every_command_on_the_plain_wheel(plain: Env) -> None:
     cmp = e.cli("compare", a, b, "--store", "s.sqlite")
     assert a in cmp.stdout and b in cmp.stdout
     gate = e.cli("check", b, "--baseline", a, "--store", "s.sqlite", ok=False)
-    assert gate.returncode in (0, 1) and gate.stdout.strip(), gate.stderr
+    assert gate.returncode in (0, 1, 4) and gate.stdout.strip(), gate.stderr
 
     assert "niah" in e.cli("report", a, "--store", "s.sqlite", "--no-plots").stdout
     assert json.loads(e.cli("report", a, "--store", "s.sqlite", "--json").stdout)["run_id"] == a

@@ -27,7 +27,7 @@ def _stored(path) -> dict[str, str]:
     return dict(rows)
 
 
-def test_sigkill_then_resume(tmp_path, case_requests) -> None:
+def test_sigkill_then_resume(tmp_path, case_requests, spawn) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.15", tok), tok) as server:
@@ -35,7 +35,7 @@ def test_sigkill_then_resume(tmp_path, case_requests) -> None:
         args = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", f"openai-compat:sim@{url}",
                 "--tokenizer", "local", "--lengths", "512,1k", "--depths", "0,0.25,0.5,0.75,1", "--reps", "4",
                 "--concurrency", "2", "--store", str(store), "--no-progress", "--no-plots"]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = spawn(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while len(_stored(store)) < 12 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
@@ -66,7 +66,7 @@ def test_sigkill_then_resume(tmp_path, case_requests) -> None:
         assert case_requests(server) <= 40 + 2
 
 
-def test_ctrl_c_stops_gracefully_and_resumes(tmp_path) -> None:
+def test_ctrl_c_stops_gracefully_and_resumes(tmp_path, spawn) -> None:
     store = tmp_path / "c.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.15", tok), tok) as server:
@@ -74,7 +74,7 @@ def test_ctrl_c_stops_gracefully_and_resumes(tmp_path) -> None:
         args = [sys.executable, "-m", "ctxprobe.cli", "run", "--model", f"openai-compat:sim@{url}",
                 "--tokenizer", "local", "--lengths", "512,1k", "--reps", "4", "--concurrency", "2",
                 "--store", str(store), "--no-progress", "--no-plots"]
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = spawn(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while len(_stored(store)) < 8 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)

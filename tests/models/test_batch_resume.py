@@ -67,11 +67,11 @@ def stored_batch_id(store: Path) -> str | None:
     return row[0] if row else None
 
 
-def test_kill_while_waiting_then_resume_sends_nothing_twice(fake: BatchFake, tmp_path: Path) -> None:
+def test_kill_while_waiting_then_resume_sends_nothing_twice(fake: BatchFake, tmp_path: Path, spawn) -> None:
     store = tmp_path / "s.sqlite"
     env = env_for(fake)
     fake.hold.set()
-    proc = subprocess.Popen(run_args(fake, store), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = spawn(run_args(fake, store), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: stored_batch_id(store) is not None and fake.calls["retrieve"] >= 2, proc,
                  "the batch to be created and polled")
@@ -100,14 +100,14 @@ def test_kill_while_waiting_then_resume_sends_nothing_twice(fake: BatchFake, tmp
     assert run.status == "complete" and run.batch is None
 
 
-def test_ctrl_c_without_a_terminal_leaves_the_batch_running(tmp_path: Path) -> None:
+def test_ctrl_c_without_a_terminal_leaves_the_batch_running(tmp_path: Path, spawn) -> None:
     pytest.importorskip("openai")
     cls, _, _ = FAKES["openai"]
     with cls() as fake:
         fake.provider = "openai"  # type: ignore[attr-defined]
         fake.hold.set()
         store = tmp_path / "s.sqlite"
-        proc = subprocess.Popen(run_args(fake, store), env=env_for(fake), stdin=subprocess.DEVNULL,
+        proc = spawn(run_args(fake, store), env=env_for(fake), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         wait_for(lambda: fake.calls["retrieve"] >= 2, proc, "the batch to be polled")
         proc.send_signal(signal.SIGINT)
@@ -121,7 +121,7 @@ def test_ctrl_c_without_a_terminal_leaves_the_batch_running(tmp_path: Path) -> N
         assert fake.calls["cancel"] == 0
 
 
-def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path: Path) -> None:
+def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path: Path, spawn) -> None:
     pytest.importorskip("openai")
     cls, _, _ = FAKES["openai"]
     with cls() as fake:
@@ -129,7 +129,7 @@ def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path: Path) -> None:
         fake.hold.set()
         store = tmp_path / "s.sqlite"
         master, slave = pty.openpty()
-        proc = subprocess.Popen(run_args(fake, store), env=env_for(fake), stdin=slave,
+        proc = spawn(run_args(fake, store), env=env_for(fake), stdin=slave,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         os.close(slave)
         try:

@@ -20,8 +20,10 @@ Decisions made here, and why:
   there. Strict niah scores are 0/1, where both views agree.
 - **McNemar's exact test**: the two-sided binomial test on the discordant pairs (b, c)
   with p = 0.5 -- exact at the small counts of a cell, where the chi-square form is not.
-- **Multiple comparisons: Holm** (family-wise error), over every cell plus one pooled
-  test per family. A gate that fails builds must not blame a cell by chance in one of
+- **Multiple comparisons: Holm** (family-wise error), over every cell, one test per length
+  pooled over its depths and one pooled test per family (pools see a drop spread over
+  cells too small to test alone: McNemar's p depends only on the discordant counts, so a
+  pool gets the same p from fewer pairs per cell). A gate that fails builds must not blame a cell by chance in one of
   fifteen cells; Holm bounds the chance of *any* false blame at alpha, under any
   dependence between cells, and is uniformly more powerful than Bonferroni. (Benjamini-
   Hochberg bounds only the expected share of false blames -- fine for exploration, too
@@ -57,6 +59,7 @@ from ctxprobe.analysis.bootstrap import (
 )
 from ctxprobe.analysis.compare_needles import agreement_note, discordant, same_needles, signflip_p
 from ctxprobe.analysis.compare_samples import is_sampled, samples_test, case_value
+from ctxprobe.analysis.exact_tests import holm, mcnemar_exact
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.spec.units import fmt_depth, fmt_tokens
@@ -119,37 +122,10 @@ class Pair:
     b_samples: tuple[float, ...] | None = None
 
 
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value: binomial test of min(b, c) of b + c at p = 0.5.
-
-    Equals ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``: the null distribution is
-    symmetric, so "as or less likely than observed" is twice the smaller tail (capped at 1).
-    No discordant pair is no evidence: p = 1. Integer arithmetic keeps it exact at any n.
-    """
-    if b < 0 or c < 0:
-        raise ValueError("discordant counts must be >= 0")
-    n = b + c
-    if n == 0 or b == c:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm step-down adjusted p-values (reject i when adjusted[i] < alpha)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    adjusted = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
-
-
 @dataclass(frozen=True)
 class CellComparison:
-    """B against A on one cell (``depth`` None: all cells of the family pooled)."""
+    """B against A on one cell (``depth`` None: the depths of one length pooled; ``length``
+    None too: all cells of the family pooled)."""
 
     family: str
     length: int | None
@@ -186,6 +162,8 @@ class CellComparison:
     def label(self) -> str:
         if self.length is None:
             return f"{self.family} (all cells)"
+        if self.depth is None:
+            return f"{self.family} L={fmt_tokens(self.length)} (all depths)"
         if self.by_needle:  # one depth only: the needles sit in every bin
             return f"{self.family} L={fmt_tokens(self.length)}"
         return f"{self.family} L={fmt_tokens(self.length)} d={fmt_depth(self.depth or 0.0)}"
@@ -206,6 +184,14 @@ class FamilyComparison:
     effective_a: int | None
     effective_b: int | None
     effective_diff_ci: tuple[int, int]
+    #: one paired test per length over its depths, where it is a test of its own (the
+    #: family has several lengths, the length several depths)
+    lengths: list[CellComparison] = field(default_factory=list)
+
+    @property
+    def tests(self) -> list[CellComparison]:
+        """Every test of the family in Holm's family: cells, lengths pooled, all cells pooled."""
+        return [*self.cells, *self.lengths, self.pooled]
 
 
 @dataclass(frozen=True)
@@ -226,15 +212,20 @@ class Comparison:
     #: Samples per case (k) of run A and run B (1: each case sent once).
     samples: tuple[int, int] = (1, 1)
 
+    @property
+    def n_tests(self) -> int:
+        """Tests in Holm's family (every family's cells, lengths and pooled test)."""
+        return sum(len(f.tests) for f in self.families)
+
     def significant_cells(self) -> list[CellComparison]:
-        return [c for f in self.families for c in [*f.cells, f.pooled] if c.significant]
+        return [c for f in self.families for c in f.tests if c.significant]
 
     def verdict(self) -> str:
         """One line: which run is better, with how many cells and the mean difference."""
         sig = self.significant_cells()
         worse = [c for c in sig if c.b_worse]
         better = [c for c in sig if c.b_better]
-        n_tests = sum(len(f.cells) + 1 for f in self.families)
+        n_tests = self.n_tests
         diffs = "; ".join(_family_summary(f, self.confidence) + agreement_note(
             f.mean_diff_ci, f.pooled.significant, f.pooled.n_pairs, self.confidence) for f in self.families)
         where = f"{len(sig)} of {n_tests} tests significant at Holm alpha={self.alpha:g}"
@@ -253,8 +244,8 @@ class Comparison:
 
 
 def _family_summary(f: FamilyComparison, confidence: float) -> str:
-    def eff(v: int | None) -> str:
-        return fmt_tokens(v) if v is not None else "none"
+    def eff(v: int | None) -> str:  # no length clears the bar: below the shortest one tested
+        return fmt_tokens(v) if v is not None else f"below {fmt_tokens(min(c.length or 0 for c in f.cells))}"
 
     lo, hi = f.effective_diff_ci
     return (f"{f.family}: mean {f.mean_diff:+.3f} ({confidence * 100:g}%: {f.mean_diff_ci[0]:+.3f} to "
@@ -374,26 +365,38 @@ def compare_cases(a: RunCases, b: RunCases, *, alpha: float = 0.05, rule: Thresh
     by_family: dict[str, dict[tuple[int, float], list[Pair]]] = defaultdict(lambda: defaultdict(list))
     for p in pairs:
         by_family[p.family][(p.length, p.depth)].append(p)
-    raw: list[tuple[str, CellComparison, list[CellComparison]]] = []
+    raw: list[tuple[str, CellComparison, list[CellComparison], list[CellComparison]]] = []
     for family in sorted(by_family):
         cells = by_family[family]
         sampled = is_sampled((p.a_samples, p.b_samples) for ps in cells.values() for p in ps)  # one rule per family
         tests = [_test(family, length, depth, cells[(length, depth)], sampled) for length, depth in sorted(cells)]
+        per_length = [_test(family, length, None, [p for (ln, _), ps in sorted(cells.items()) if ln == length
+                                                    for p in ps], sampled) for length in _pooled_lengths(cells)]
         pooled = _test(family, None, None, [p for ps in cells.values() for p in ps], sampled)
-        raw.append((family, pooled, tests))
-    flat = [t for _, pooled, tests in raw for t in [*tests, pooled]]
+        raw.append((family, pooled, tests, per_length))
+    flat = [t for _, pooled, tests, per_length in raw for t in [*tests, *per_length, pooled]]
     adjusted = iter(holm([t.p_value for t in flat]))
     families: list[FamilyComparison] = []
-    for family, pooled, tests in raw:
+    for family, pooled, tests, per_length in raw:
         done = [_adjust(t, next(adjusted), alpha) for t in tests]
+        done_lengths = [_adjust(t, next(adjusted), alpha) for t in per_length]
         pooled = _adjust(pooled, next(adjusted), alpha)
         cells = by_family[family]
         mean_ci, eff_ci = _paired_bootstrap(cells, rule, n_resamples, seed, confidence)
         lengths, strata_a, strata_b = _strata(cells)
         families.append(FamilyComparison(
             family, pooled, done, (pooled.mean_b or 0.0) - (pooled.mean_a or 0.0), mean_ci,
-            _effective(strata_a, lengths, rule), _effective(strata_b, lengths, rule), eff_ci))
+            _effective(strata_a, lengths, rule), _effective(strata_b, lengths, rule), eff_ci, done_lengths))
     return Comparison(a.run_id, b.run_id, alpha, confidence, families, len(pairs), excluded, only_a, only_b, rule)
+
+
+def _pooled_lengths(cells: dict[tuple[int, float], list[Pair]]) -> list[int]:
+    """Lengths whose depths pooled make a test of their own: the family has several lengths
+    (else it is the family's pooled test) and the length several depths (else its cell's)."""
+    lengths = sorted({length for length, _ in cells})
+    if len(lengths) < 2:
+        return []
+    return [ln for ln in lengths if sum(1 for length, _ in cells if length == ln) > 1]
 
 
 def _adjust(t: CellComparison, p_adj: float, alpha: float) -> CellComparison:

@@ -62,10 +62,16 @@ def profile_notes(profiles: list[Profile]) -> list[str]:
     shorter = [p.family for p in profiles if p is not base and rank(p) < rank(base)]
     same = [p.family for p in profiles if p is not base and rank(p) == rank(base)]
     longer = [p.family for p in profiles if p is not base and rank(p) > rank(base)]
+    if base.effective_length is None and not longer:  # niah and every other family below the bar already
+        shortest = min((s.length for p in profiles for s in p.lengths), default=0)
+        return [f"profile: every family, niah included, is below the bar at the shortest length tested "
+                f"({shortest:,} tokens): none holds longer than another here; test shorter lengths to compare them."]
     parts = []
     if shorter:
         parts.append(f"{', '.join(shorter)} give out before plain retrieval (niah)")
-    if same:
+    if same and base.effective_length is None:
+        parts.append(f"{', '.join(same)} are below the bar at the shortest length, as niah is")
+    elif same:
         parts.append(f"{', '.join(same)} hold as long as niah")
     if longer:
         parts.append(f"{', '.join(longer)} hold longer than niah — unusual: check those families' difficulty knobs")

@@ -12,9 +12,11 @@ from rich.text import Text
 
 from ctxprobe._version import __version__
 from ctxprobe.core.catalog import model_help
+from ctxprobe.core.profiles.local import SIM_FORMS
 from ctxprobe.errors import CtxprobeError
 
-from ctxprobe.cli.common import DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, family_commands, family_report_flags, spec_default
+from ctxprobe.cli.common import (CHECK_EPILOG, DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, OneLineErrors, family_commands,
+                                 family_report_flags, spec_default)
 from ctxprobe.cli.reading import (
     cmd_check,
     cmd_compare,
@@ -198,13 +200,25 @@ def _compare_parsers(sub: Any) -> None:
     p.add_argument("--threshold-rule", help="0.856 (absolute), relative or relative:0.85 (NoLiMa)")
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline")
-    p.add_argument("run_id", help=RUN_HELP)
-    p.add_argument("--baseline", required=True, help="baseline run id (same seeded cases)")
+    p = sub.add_parser("check", help="regression gate: exit 1 when RUN is significantly worse than the baseline, "
+                       "4 when the slice could not have shown a drop of --max-drop",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=CHECK_EPILOG)
+    p.add_argument("run_id", nargs="?", help=RUN_HELP + "; with --plan: a YAML spec of the slice (optional)")
+    p.add_argument("--baseline", help="baseline run id (same seeded cases)")
     _add_store(p)
     p.add_argument("--baseline-store", help="store of the baseline when it lives in another file")
     p.add_argument("--max-drop", type=float, default=0.05, help="largest tolerated accuracy drop (default %(default)s)")
     p.add_argument("--alpha", type=float, default=0.05, help="family-wise error rate (default %(default)s)")
+    p.add_argument("--allow-inconclusive", action="store_true",
+                   help="exit 0, not 4, when the slice could not have shown a drop of --max-drop")
+    p.add_argument("--plan", action="store_true",
+                   help="send nothing, read no run: say how many reps the slice (SPEC and/or --lengths, --depths, "
+                        "--family, --reps) needs for the gate to see a drop of --drop")
+    p.add_argument("--drop", type=float, help="--plan: the drop to detect (default: twice --max-drop)")
+    p.add_argument("--lengths", help="--plan: the slice's lengths, e.g. 32k,64k")
+    p.add_argument("--depths", help="--plan: the slice's depths, e.g. 0,0.5,1")
+    p.add_argument("--family", help="--plan: the slice's families, comma list")
+    p.add_argument("--reps", type=int, help="--plan: the slice's repetitions per cell")
     p.set_defaults(func=cmd_check)
 
 
@@ -265,7 +279,7 @@ def _reading_parsers(sub: Any) -> None:
 def _serve_parsers(sub: Any) -> None:
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
     p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default %(default)s); "
-                   "sim:perfect|echo|blind-middle|first-half|decay, options as ?key=value")
+                   f"sim:{SIM_FORMS}, options as ?key=value")
     p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default %(default)s)")
     p.add_argument("--model-id", help="model id the server reports in /v1/models (default: the --model spec)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s: loopback only)")
@@ -284,11 +298,11 @@ def _serve_parsers(sub: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub: Any = parser.add_subparsers(dest="command", required=True)  # its parsers are OneLineErrors too
     adders: list[Callable[[Any], None]] = [
         _run_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers, add_import_parsers,
         add_prices_parser, lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,

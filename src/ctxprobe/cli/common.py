@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from ctxprobe.report.format import DEFAULT_REPORT_DIR
 from ctxprobe.store.db import DEFAULT_STORE
 
-__all__ = ["DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "FamilyCommand", "check_family_grids", "family_commands",
-           "family_report_flags", "show_default", "spec_default"]
+__all__ = ["CHECK_EPILOG", "DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "FamilyCommand", "OneLineErrors",
+           "check_family_grids", "family_commands", "family_report_flags", "show_default", "spec_default"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
@@ -24,7 +24,7 @@ EXAMPLES = """examples:
 
 exit codes: 0 ok · 1 check found a regression · 2 user error (one-line message) ·
   3 run incomplete: `error` cases left after retries, or prompts truncated by the server ·
-  130 interrupted
+  4 check INCONCLUSIVE: the slice could not have shown a drop of --max-drop · 130 interrupted
 """
 
 
@@ -90,3 +90,22 @@ def check_family_grids(spec: Any, command: str) -> None:
     for c in family_commands():
         if c.check_grid is not None:
             c.check_grid(spec, command)
+
+
+CHECK_EPILOG = """exit codes: 0 pass · 1 regression (the responsible tests printed) · 2 user error ·
+  4 INCONCLUSIVE: no regression found, but some family's pairs could not have shown a drop
+  of --max-drop (pass it with --allow-inconclusive)
+
+examples:
+  ctxprobe check RUN --baseline BASE --max-drop 0.05
+  ctxprobe check --plan ci/regression-slice.yaml --drop 0.1
+  ctxprobe check --plan --lengths 32k,64k --depths 0,0.5,1 --reps 20 --drop 0.1
+"""
+
+
+class OneLineErrors(argparse.ArgumentParser):
+    """A bad flag gets one line (what is wrong, where the help is), not the whole usage text;
+    every subcommand's parser is of this class too (argparse makes them of the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")

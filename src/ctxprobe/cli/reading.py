@@ -65,12 +65,23 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.report.compare_runs import check
+    from ctxprobe.report.compare_runs import check, plan_check
 
+    if args.plan:
+        lines = plan_check(args.run_id, lengths=args.lengths, depths=args.depths, family=args.family, reps=args.reps,
+                           drop=args.drop, max_drop=args.max_drop, alpha=args.alpha)
+        for line in lines:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        return 0
+    slice_flags = [f"--{k}" for k in ("lengths", "depths", "family", "reps", "drop") if getattr(args, k) is not None]
+    if slice_flags:
+        raise CtxprobeError(f"{', '.join(slice_flags)} size a slice for --plan: add --plan, or drop them")
+    if not args.run_id or not args.baseline:
+        raise CtxprobeError("check needs RUN_ID and --baseline BASELINE_RUN_ID (or --plan to size a slice)")
     result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
-                   baseline_store=args.baseline_store)
+                   baseline_store=args.baseline_store, allow_inconclusive=args.allow_inconclusive)
     for line in result.lines():
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     return result.exit_code
 
 

@@ -162,8 +162,9 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     model = parse_model(args.model)
     if model.provider != "sim":
-        raise CtxprobeError("serve-sim serves simulated models only: "
-                            "--model sim:perfect|echo|blind-middle|first-half|decay")
+        from ctxprobe.core.profiles.local import SIM_FORMS
+
+        raise CtxprobeError(f"serve-sim serves simulated models only: --model sim:{SIM_FORMS}")
     tokenizer = resolve_tokenizer(args.tokenizer)
     provider = resolve_provider(model, tokenizer)
 

@@ -55,9 +55,16 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
                                     "(same variant and budget; two-proportion test per length)"))
     if d.caveats:
         tables.append(Table(["caveat"], [[c] for c in d.caveats], caption="comparisons that are not fair"))
+    from ctxprobe.decide.plot import pareto_points
+
     families = sorted({c.family for c in d.choices if "+" not in c.family})
     figures: list[Figure] = []
+    unpriced = [fam for fam in families if not any(price is not None and point is not None
+                                                   for *_, point, _, price in pareto_points(d, fam))]
     for fam in families:
+        if fam in unpriced:
+            continue  # no run of it has a price: an empty plot says nothing (the note below does)
+
         def draw(fam: str = fam) -> Path:
             return pareto_png(d, fam, png_dir / f"pareto-{fam}.png")
 
@@ -66,9 +73,11 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
                               f"{fam}: input price per 1M {d.unit} against effective length (bars: 95% interval); "
                               "stars: chosen for a band"
                               + (f"; not plotted: {'; '.join(missing)}" if missing else "")))
-    return ReportSection("Decision: which model for which need", tables,
-                         f"bands in {d.unit}; a band longer than a run's tested lengths is untested, never a pass",
-                         figures)
+    note = f"bands in {d.unit}; a band longer than a run's tested lengths is untested, never a pass"
+    if unpriced:
+        note += (f"; no price plot for {', '.join(unpriced)}: none of its runs has a price (name the models in a "
+                 "--prices file, or see `ctxprobe prices`)")
+    return ReportSection("Decision: which model for which need", tables, note, figures)
 
 
 def write_decision_html(d: Decision, path: str | Path) -> Path:

@@ -53,6 +53,8 @@ class EngineConfig:
     #: The host prompt cache (MiB of prompts kept beside the slots' own); None: llama.cpp's
     #: default. 0 leaves each slot's own cache only (one prompt per slot).
     cache_ram_mib: int | None = None
+    #: The model id the server reports in /v1/models (None: llama.cpp's, the file's path).
+    alias: str | None = None
 
 
 class Engine:
@@ -78,6 +80,8 @@ class Engine:
         p.warmup = False
         if config.cache_ram_mib is not None:
             p.cache_ram_mib = config.cache_ram_mib
+        if config.alias is not None:
+            p.model_alias = {config.alias}
         p.verbosity = 3 if os.environ.get("CTXPROBE_LLAMA_LOG") == "1" else -1
         self.config = config
         try:

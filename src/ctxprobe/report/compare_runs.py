@@ -74,3 +74,27 @@ def check(run: str, baseline: str, max_drop: float = 0.05, alpha: float = 0.05, 
     """``ctxprobe check RUN --baseline RUN0``: the regression gate on stored runs."""
     return check_cases(load_run_cases(run, store_path), load_run_cases(baseline, baseline_store or store_path),
                        max_drop=max_drop, alpha=alpha, **kwargs)
+
+
+def plan_check(spec_path: str | Path | None = None, *, lengths: str | None = None, depths: str | None = None,
+               family: str | None = None, reps: int | None = None, drop: float | None = None,
+               max_drop: float = 0.05, alpha: float = 0.05) -> list[str]:
+    """``ctxprobe check --plan``: the reps a slice (a spec file and/or its grid flags) needs for
+    the gate to see a drop of ``drop`` (default twice ``max_drop``)."""
+    from ctxprobe.analysis.gate_power import plan_slice
+    from ctxprobe.errors import CtxprobeError
+    from ctxprobe.spec import merge_spec
+
+    if not 0.0 <= max_drop <= 1.0:
+        raise CtxprobeError(f"--max-drop must be between 0 and 1, got {max_drop:g}")
+    if not 0.0 < alpha < 1.0:
+        raise CtxprobeError(f"--alpha must be between 0 and 1, got {alpha:g}")
+    drop = 2 * max_drop if drop is None else drop
+    if not 0.0 < drop <= 1.0:
+        raise CtxprobeError(f"--drop must be in (0, 1], got {drop:g}")
+    spec = merge_spec(spec_path, {"lengths": lengths, "depths": depths, "reps": reps}, family=family)
+    families = sum(1 for f in spec.families if not is_baseline(f)) * max(1, len(spec.reasoning_budgets or []))
+    plan = plan_slice(families, len(spec.lengths), len(spec.depths), spec.reps, drop=drop, max_drop=max_drop,
+                      alpha=alpha)
+    return [*plan.lines(), "(best case: the baseline gets every pair right and the run gains none; a noisy model "
+                           "needs more)"]

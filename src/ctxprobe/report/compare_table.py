@@ -13,7 +13,8 @@ __all__ = ["compare_table", "fitting"]
 
 
 def compare_table(fam: Any, run_a: str, run_b: str, *, compact: bool = False) -> Table:
-    """McNemar per (length, depth) cell of one family, then the pooled row.
+    """McNemar per (length, depth) cell of one family, then each length's depths pooled
+    (depth "all"), then the family pooled.
 
     The family is in the title, so the cell columns carry only length and depth; ``*``
     marks cells significant after Holm's correction."""
@@ -26,7 +27,7 @@ def compare_table(fam: Any, run_a: str, run_b: str, *, compact: bool = False) ->
         table.add_column(name, justify="right", no_wrap=True)
     for name in ("pairs", "mean A", "mean B", "A only", "B only", "p", "p Holm", "sig"):
         table.add_column(name, justify="right", no_wrap=True)
-    for c in [*fam.cells, fam.pooled]:
+    for c in fam.tests:
         length = fmt_tokens(c.length) if c.length is not None else "all"
         depth = fmt_depth(c.depth) if c.depth is not None else "all"
         table.add_row(length, depth, str(c.n_pairs), f"{c.mean_a:.2f}", f"{c.mean_b:.2f}", str(c.a_only),

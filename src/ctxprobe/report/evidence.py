@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxprobe.core.case_meta import case_meta
@@ -138,14 +138,25 @@ def failure_of(rec: CaseRecord, window: int = DEFAULT_WINDOW) -> Failure:
     if found is not None:
         excerpts.append(excerpt(text, found[:2], "target evidence", found[2], window=window,
                                 distractors=distractors, evidence_values=expected))
-    # For a distractor hit, also show the distractor the model answered with.
+    # For a distractor hit, also show the distractors the model answered with: one excerpt per
+    # distinct region (an aggregation list holds them side by side; an excerpt already showing
+    # one, highlighted, names it in its label instead of repeating the same text)
     output = rec.output or ""
+    answered: dict[int, list[str]] = {}  # excerpt index -> the answered distractors it shows
     for value in distractors:
         if rec.outcome == Outcome.DISTRACTOR and _value_spans(output, value, 0, len(output)):
             spans = _value_spans(text, value, 0, len(text))
-            if spans:
-                excerpts.append(excerpt(text, spans[0], f"distractor {value} (answered)", "distractor value",
-                                        window=window, distractors=distractors, evidence_values=expected))
+            if not spans:
+                continue
+            shown = next((i for i, ex in enumerate(excerpts) if ex.start <= spans[0][0] and spans[0][1] <= ex.end), None)
+            if shown is None:
+                shown = len(excerpts)
+                excerpts.append(excerpt(text, spans[0], "", "distractor value", window=window,
+                                        distractors=distractors, evidence_values=expected))
+            answered.setdefault(shown, []).append(value)
+    for i, values in answered.items():
+        said = f"distractor{'s' if len(values) > 1 else ''} {', '.join(values)} (answered)"
+        excerpts[i] = replace(excerpts[i], label=f"{excerpts[i].label}; {said}" if excerpts[i].label else said)
     question = case_meta(rec.meta or {}).get("question")
     return Failure(
         case_id=rec.case_id, family=rec.family, length=int(rec.length or 0),

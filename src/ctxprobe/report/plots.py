@@ -48,10 +48,28 @@ def _title(profile: Profile, title: str) -> str:
     return f"{title} · {profile.family}" if title else profile.family
 
 
+def fit_titles(fig: Any) -> None:
+    """Wrap every axes title (and the figure's) that is wider than the figure onto more lines,
+    so a long model name or caption is not cut off at the PNG's edge."""
+    import textwrap
+
+    renderer = fig.canvas.get_renderer()
+    avail = fig.bbox.width * 0.96
+    titles = [ax.title for ax in fig.axes] + ([fig._suptitle] if getattr(fig, "_suptitle", None) else [])
+    for title in titles:
+        text = title.get_text()
+        width = title.get_window_extent(renderer).width
+        if not text or width <= avail:
+            continue
+        chars = max(10, int(len(text) * avail / width) - 1)
+        title.set_text("\n".join(textwrap.wrap(" ".join(text.split()), chars, break_on_hyphens=False)))
+
+
 def _save(fig: Any, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
     """Write ``fig`` as a PNG (``metadata``: its text chunks, e.g. what it draws) and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    fit_titles(fig)
     fig.tight_layout()
     fig.savefig(path, dpi=_DPI, metadata=metadata)
     import matplotlib.pyplot as plt

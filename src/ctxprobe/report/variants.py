@@ -36,7 +36,7 @@ def variant_to_dict(c: Comparison) -> dict[str, Any]:
             "family": f.family, "mean_diff": f.mean_diff, "mean_diff_ci": list(f.mean_diff_ci),
             "effective_reference": f.effective_a, "effective_variant": f.effective_b,
             "effective_diff_ci": list(f.effective_diff_ci), "pooled": asdict(f.pooled),
-            "cells": [asdict(cell) for cell in f.cells],
+            "cells": [asdict(cell) for cell in f.cells], "lengths": [asdict(t) for t in f.lengths],
         } for f in c.families],
     }
 

@@ -181,7 +181,7 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
     if not model:
         raise CtxprobeError("the pack names no model: pass --model")
     tok_name = tokenizer or first.tokenizer
-    tok = resolve_tokenizer(tok_name)
+    tok = resolve_tokenizer(tok_name, model=model)  # bare "endpoint": the model's own server
     if not force and first.chat_template_hash and tok.chat_template_hash != first.chat_template_hash:
         raise CtxprobeError(
             f"tokenizer {tok_name} has chat template {tok.chat_template_hash}, the pack was built with "

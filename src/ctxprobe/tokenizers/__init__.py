@@ -107,6 +107,10 @@ def infer_tokenizer(model: str) -> str:
     if ref.provider == "openai-compat" and ref.base_url is None:
         raise CtxprobeError(f"bad model spec '{model}': expected openai-compat:NAME@BASE_URL")
     default = provider_info(ref.provider).tokenizer_for(ref.name, ref.base_url)
+    if default is not None and default.startswith("gguf:") and not Path(ref.name).expanduser().is_file():
+        # the model's own file is missing: say so, not that the tokenizer inferred from it is
+        raise CtxprobeError(f"cannot load model '{model}': no GGUF file {ref.name}; give the path of a .gguf "
+                            "model file")
     if default is None:
         raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
                             f"({ACCEPTED_FORMS})")

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from ctxprobe.core.catalog import ProviderInfo
 
-SIM = ProviderInfo(default_tokenizer="local", free=True, help="sim:KIND (perfect, echo, blind-middle, first-half, decay)")
+#: Every simulated model kind (``sim:KIND``): the one list the sims (ctxprobe.sim.model), the
+#: --model help and serve-sim's messages read.
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner")
+SIM_FORMS = "|".join(SIM_KINDS)
+SIM = ProviderInfo(default_tokenizer="local", free=True, help=f"sim:KIND ({', '.join(SIM_KINDS)})")
 LOCAL = ProviderInfo(default_tokenizer="local", free=True, help="local")
 LLAMACPP = ProviderInfo(default_tokenizer="gguf:{name}", free=True, help="llamacpp:/path.gguf")
 HF = ProviderInfo(default_tokenizer="hf:{name}", free=True, help="hf:/model-dir")
