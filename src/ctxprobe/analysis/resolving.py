@@ -29,8 +29,8 @@ from ctxprobe.analysis.binomial import cp_lower, cp_upper
 from ctxprobe.analysis.grid import clears
 from ctxprobe.spec.units import fmt_length
 
-__all__ = ["MAX_CASES", "Settle", "best_shown", "cases_to_fail", "cases_to_show", "lower_level", "max_misses",
-           "settle", "shown_failing", "shown_reliable", "upper_level"]
+__all__ = ["MAX_CASES", "Settle", "best_shown", "cases_to_fail", "cases_to_show", "grid_power_lines", "lower_level",
+           "max_misses", "settle", "shown_failing", "shown_reliable", "upper_level"]
 
 #: The search stops here: a rate this close to the bar is, in practice, never settled.
 MAX_CASES = 1_000_000
@@ -184,3 +184,34 @@ def settle(length: int, successes: float, n: int, *, threshold: float, confidenc
         side, need = "fails", cases_to_fail(threshold, confidence, lengths, rate)
     cases = None if need is None else math.ceil(need * deff)
     return Settle(length, n, successes, side, cases, per_rep, threshold, confidence, unit)
+
+
+# -- what a planned grid can show ----------------------------------------------------------------
+
+
+def grid_power_lines(labels: dict[str, tuple[int, float | None]], *, depths: int, confidence: float = 0.95) -> list[str]:
+    """What a grid can show, per family before anything is sent: ``labels`` maps a family
+    label to (cases a length, its bar; None: a relative bar, known only after the run).
+    Labels with the same cases and bar share a line."""
+    pct = f"{confidence * 100:g}%"
+    groups: dict[tuple[int, float | None], list[str]] = {}
+    for label, key in labels.items():
+        groups.setdefault(key, []).append(label)
+    out: list[str] = []
+    for (n, bar), names in groups.items():
+        who = ", ".join(names)
+        best = best_shown(n, confidence)
+        head = f"can show ({pct}): {who}: {n:,} cases a length; all correct shows accuracy ≥ {best:.3f}"
+        if bar is None:
+            out.append(head + " (a relative bar: read against the shortest length's score)")
+            continue
+        misses = max_misses(n, bar, confidence)
+        if misses is None:
+            need = cases_to_show(bar, confidence)
+            more = (f"; {need} cases a length would (`--reps {math.ceil(need / max(1, depths))}`)"
+                    if need is not None else "")
+            out.append(head + f": this grid cannot show the bar {bar:g} at any length{more}")
+        else:
+            allowed = "with no miss" if misses == 0 else f"with at most {misses} miss{'es' if misses > 1 else ''}"
+            out.append(head + f"; a length is shown to clear the bar {bar:g} {allowed}")
+    return out
