@@ -44,8 +44,9 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
                                              "`--reps 5` would settle 1K at the rate observed")
     run_id = next(line.split()[1] for line in err.splitlines() if line.startswith("run "))
     code, text, _ = _run(capsys, "report", run_id, "--store", store, "--json")
-    settle = json.loads(text)["effective_length"]["niah"]["settle"] if "effective_length" in json.loads(text) else None
-    assert code == 0 and settle is None or settle["1024"]["reps"] == 5
+    settle = json.loads(text)["effective_length_intervals"]["niah"]["settle"]
+    assert code == 0 and settle["1024"]["reps"] == settle["2048"]["reps"] == 5
+    assert settle["1024"]["cases"] == 24 and settle["1024"]["settled_as"] == "reliable"
     # and the reps it names do settle it: the same command with --reps 5 answers
     code, out, _ = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "5",
                         "--store", store, "--no-plots", "--no-progress")
