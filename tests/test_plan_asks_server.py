@@ -63,3 +63,27 @@ def test_a_server_without_slots_and_one_that_is_down(capsys, monkeypatch) -> Non
 def test_models_that_are_not_served_are_not_asked() -> None:
     assert ask_server(make_spec({"model": "sim:perfect", "lengths": "1k"})) is None
     assert ask_server(make_spec({"model": "local", "lengths": "1k"})) is None
+
+
+@pytest.mark.slow
+def test_plan_asks_llamacpps_native_server(capsys, monkeypatch) -> None:
+    """serve-local's server (xllamacpp, the embedded SmolLM2) with two slots: plan reads them
+    from /props and times its real prefill (tens to hundreds of tokens a second on CPU)."""
+    pytest.importorskip("xllamacpp")
+    import os
+
+    from ctxprobe.models.serve_local import start_local_server
+
+    monkeypatch.setenv("COLUMNS", "400")
+    server = start_local_server("local", port=0, slots=2, ctx=4096, n_threads=min(2, os.cpu_count() or 1))
+    try:
+        lines = _plan(capsys, "--model", server.model_spec, "--tokenizer", "endpoint", "--lengths", "1k,2k")
+    finally:
+        server.close()
+    [sched] = [x for x in lines if x.startswith("scheduling: ")]
+    assert sched.endswith("2 at a time (the server reports 2 slots; --concurrency 4)")
+    [time_line] = [x for x in lines if x.startswith("time: ")]
+    assert "(measured on the server: " in time_line
+    [said] = [x for x in lines if x.startswith("server: ")]
+    rate = float(said.split("measured ")[1].split(" tok/s")[0].replace(",", ""))
+    assert 5 < rate < 20_000  # a real CPU rate, not a guess: a broken timing would be 0 or absurd

@@ -5,9 +5,9 @@ servers, vLLM, SGLang, llama.cpp's ``llama-server``), :func:`ask_server` runs th
 reachability check and slot/window reads as a sweep's preflight
 (:meth:`ctxprobe.models.openai_compat.OpenAICompatProvider.preflight`: ``/props``, then
 ``/slots``), then times two requests: a short one (its time ≈ the per-request overhead and
-decoding of its output tokens, timed at one and at 16 output tokens) and one of about a thousand tokens of fresh text (a random
+decoding of its output tokens, timed at one and at 8 output tokens) and one of about 512 tokens of fresh text (a random
 prefix, so no prefix cache can serve it) with one output token. Prefill speed is the
-difference in prompt tokens over the difference in time; decoding speed the 15 extra
+difference in prompt tokens over the difference in time; decoding speed the 7 extra
 output tokens over the extra time they took.
 
 Nothing here raises for a server that is down or slow: the plan then says its time is
@@ -30,9 +30,9 @@ from ctxprobe.tokenizers.base import Message
 __all__ = ["PROBE_PROMPT_TOKENS", "ServerFacts", "ask_server"]
 
 #: About how many tokens the timed prefill request holds (less when the shortest length is shorter).
-PROBE_PROMPT_TOKENS = 1024
+PROBE_PROMPT_TOKENS = 512
 #: Seconds the whole conversation with the server may take before the plan gives up on it.
-PROBE_TIMEOUT_S = 60.0
+PROBE_TIMEOUT_S = 120.0
 _SHORT: list[Message] = [{"role": "user", "content": "Reply with the word ready."}]
 _WORDS = ("amber", "basin", "cedar", "delta", "ember", "fjord", "grove", "harbor", "inlet", "juniper", "knoll",
           "lagoon", "meadow", "nectar", "orchid", "prairie", "quarry", "ridge", "summit", "tundra", "upland",
@@ -52,6 +52,7 @@ class ServerFacts:
     prefill: float | None = None
     decode: float | None = None
     why: str = ""
+    probe_tokens: int = 0  # the timed prompt's tokens, as the server counted them
 
     def slots_text(self) -> str:
         if self.slots is None:
@@ -68,7 +69,8 @@ class ServerFacts:
         if self.window:
             parts.append(f"a window of {self.window:,} tokens")
         if self.prefill is not None:
-            parts.append(f"measured {self.prefill:,.0f} tok/s prefill, {self.decode or 0:,.0f} tok/s decode")
+            decode = f"{self.decode:,.0f} tok/s decode" if self.decode else "decode not measured (one-word answers)"
+            parts.append(f"measured {self.prefill:,.0f} tok/s prefill (a {self.probe_tokens:,}-token prompt), {decode}")
         else:
             parts.append(f"speed not measured ({self.why})")
         return f"server: {self.url}: " + "; ".join(parts)
@@ -99,7 +101,7 @@ async def _ask(provider: Provider, url: str, prompt_tokens: int) -> ServerFacts:
     try:
         await _timed(provider, _SHORT, 1)  # warm the connection (and any lazy load) before timing
         t_base, p_base, _ = await _timed(provider, _SHORT, 1)  # the per-request overhead
-        t_short, _, out_short = await _timed(provider, _SHORT, 16)
+        t_short, _, out_short = await _timed(provider, _SHORT, 8)
         t_long, p_long, _ = await _timed(provider, [{"role": "user", "content": _fresh_text(prompt_tokens)}], 1)
     except Exception as err:  # noqa: BLE001 -- a probe never stops the plan: the reason is printed
         return ServerFacts(url, True, slots, window, why=f"the probe request failed: {str(err)[:120]}")
@@ -108,7 +110,8 @@ async def _ask(provider: Provider, url: str, prompt_tokens: int) -> ServerFacts:
     if t_long <= t_base:
         return ServerFacts(url, True, slots, window, why="too fast to time with one request")
     decode = (out_short - 1) / (t_short - t_base) if out_short > 1 and t_short > t_base else None
-    return ServerFacts(url, True, slots, window, prefill=(p_long - p_base) / (t_long - t_base), decode=decode)
+    return ServerFacts(url, True, slots, window, prefill=(p_long - p_base) / (t_long - t_base), decode=decode,
+                       probe_tokens=p_long)
 
 
 def ask_server(spec: Spec, *, timeout: float = PROBE_TIMEOUT_S) -> ServerFacts | None:
