@@ -65,9 +65,10 @@ def measure(model: str, way: str, seed: int, store: Path) -> tuple[int, bool, in
         data["reps"] = 3
     spec = make_spec(data)
     if way == "--adaptive":
-        run_id = adaptive_sweep(spec, store).run_id
-    else:
-        run_id = run_sweep(spec, store, progress=False).run_id
+        result = adaptive_sweep(spec, store)
+        answered, lo = _verdict(store, result.run_id)
+        return result.tokens_spent, answered, lo
+    run_id = run_sweep(spec, store, progress=False).run_id
     answered, lo = _verdict(store, run_id)
     return _tokens(store, run_id), answered, lo
 
@@ -82,11 +83,10 @@ def main() -> int:
     print("|---|---|" + "---|" * len(ways))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        store = Path(tmp) / "bench.sqlite"
-        for model, true in MODELS.items():
+        for m, (model, true) in enumerate(MODELS.items()):
             cells = []
-            for way in ways:
-                got = [measure(model, way, seed, store) for seed in range(args.seeds)]
+            for w, way in enumerate(ways):  # a store each: the adaptive walk and the grid share a run id
+                got = [measure(model, way, seed, Path(tmp) / f"{m}-{w}.sqlite") for seed in range(args.seeds)]
                 tokens = sum(t for t, _, _ in got) / len(got)
                 answered = sum(a for _, a, _ in got)
                 right = sum(a and lo == true for _, a, lo in got)
