@@ -47,6 +47,16 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     settle = json.loads(text)["effective_length_intervals"]["niah"]["settle"]
     assert code == 0 and settle["1024"]["reps"] == settle["2048"]["reps"] == 5
     assert settle["1024"]["cases"] == 24 and settle["1024"]["settled_as"] == "reliable"
+    # the HTML summary and decide carry the same sentence (escaped: model output never runs)
+    html = tmp_path / "r.html"
+    assert main(["report", run_id, "--store", store, "--html", str(html), "--no-plots"]) == 0
+    assert ("1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate that takes "
+            "24 of 24 (`--reps 5` here, 2.5× the cases)") in html.read_text(encoding="utf-8")
+    capsys.readouterr()
+    code, text, _ = _run(capsys, "decide", run_id, "--store", store)
+    assert code == 0 and "1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95%" in text
+    code, text, _ = _run(capsys, "decide", run_id, "--store", store, "--json")
+    assert json.loads(text)["runs"][0]["families"]["niah"]["settle"]["2048"]["cases"] == 24
     # and the reps it names do settle it: the same command with --reps 5 answers
     code, out, _ = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "5",
                         "--store", store, "--no-plots", "--no-progress")
