@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 from ctxprobe.analysis.binomial import cp_lower, cp_upper
 from ctxprobe.analysis.grid import clears
+from ctxprobe.spec import Spec
 from ctxprobe.spec.units import fmt_length
 
-__all__ = ["MAX_CASES", "Settle", "best_shown", "cases_to_fail", "cases_to_show", "grid_power_lines", "lower_level",
-           "max_misses", "settle", "shown_failing", "shown_reliable", "upper_level"]
+__all__ = ["MAX_CASES", "Settle", "best_shown", "cases_to_fail", "cases_to_show", "grid_power", "grid_power_lines",
+           "lower_level", "max_misses", "settle", "shown_failing", "shown_reliable", "upper_level"]
 
 #: The search stops here: a rate this close to the bar is, in practice, never settled.
 MAX_CASES = 1_000_000
@@ -215,3 +216,21 @@ def grid_power_lines(labels: dict[str, tuple[int, float | None]], *, depths: int
             allowed = "with no miss" if misses == 0 else f"with at most {misses} miss{'es' if misses > 1 else ''}"
             out.append(head + f"; a length is shown to clear the bar {bar:g} {allowed}")
     return out
+
+
+def grid_power(spec: Spec, confidence: float = 0.95) -> list[str]:
+    """:func:`grid_power_lines` of a spec: every family label (noise-floor twins aside) at
+    its cases a length (depths × reps; each reasoning budget is a curve with as many) and
+    its bar (``bars``, else ``threshold``). The phone book, read as recall per needle by its
+    own report, is left out."""
+    from ctxprobe.core.baseline import is_baseline
+
+    n = len(spec.depths) * spec.reps
+    labels: dict[str, tuple[int, float | None]] = {}
+    for label, params in spec.families.items():
+        if is_baseline(label) or (params or {}).get("unit") == "entries" \
+                or str((params or {}).get("family", label)) == "phonebook":  # recall per needle: its own report
+            continue
+        bar = spec.bars.get(label, spec.bars.get(str((params or {}).get("family", label)), spec.threshold))
+        labels[label] = (n, None if isinstance(bar, str) else float(bar))
+    return grid_power_lines(labels, depths=len(spec.depths), confidence=confidence)

@@ -98,10 +98,6 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
             err.print(line, highlight=False)
         run_id = res.run_id
     else:
-        from ctxprobe.sweep.plan_report import grid_power
-
-        for line in grid_power(spec):  # what this grid can show, before anything is sent
-            err.print(line, highlight=False, markup=False)
         result = run_sweep(spec, args.store, progress=not args.no_progress, console=err,
                            confirm_cancel=_ask(err) if spec.batch else None)
         verb = "resumed" if result.resumed else "created"

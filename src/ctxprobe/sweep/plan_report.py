@@ -22,6 +22,7 @@ from ctxprobe.plan.scheduling import dispatch, reports_slots
 from ctxprobe.spec import Spec
 from ctxprobe.sweep.adaptive_cost import AdaptiveCost
 from ctxprobe.sweep.pricing import PricePlan, price_plan
+from ctxprobe.analysis.resolving import grid_power
 
 __all__ = ["AdaptivePlan", "PlanReport", "grid_power", "plan_report", "window_refusal"]
 
@@ -58,23 +59,6 @@ class PlanReport:
         if self.adaptive is not None:
             out += self.adaptive.lines()
         return out
-
-
-def grid_power(spec: Spec, confidence: float = 0.95) -> list[str]:
-    """Per family, the highest accuracy a length of this grid can be shown to clear
-    (all cases correct) and whether it can show the family's bar at all
-    (:func:`ctxprobe.analysis.resolving.grid_power_lines`: the verdict's own rule)."""
-    from ctxprobe.analysis.resolving import grid_power_lines
-    from ctxprobe.core.baseline import is_baseline
-
-    n = len(spec.depths) * spec.reps  # a length's cases (each reasoning budget is a curve with as many)
-    labels: dict[str, tuple[int, float | None]] = {}
-    for label, params in spec.families.items():
-        if is_baseline(label):
-            continue
-        bar = spec.bars.get(label, spec.bars.get(str((params or {}).get("family", label)), spec.threshold))
-        labels[label] = (n, None if isinstance(bar, str) else float(bar))
-    return grid_power_lines(labels, depths=len(spec.depths), confidence=confidence)
 
 
 def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = None) -> str | None:
