@@ -8,7 +8,9 @@ command; tests/test_demo_matches_readme.py keeps them equal). It is run with
 ``python -m ctxprobe.cli`` on ``--store`` (default: the demo's own ``demo.sqlite``, so a
 finished demo is resumed with nothing sent), and the block between
 ``<!-- demo-table:start -->`` and ``<!-- demo-table:end -->`` in README.md is rendered from
-that store with the same report code the demo prints with. tests/test_readme_numbers.py
+that store with the same report code the demo prints with: the table, and then only lines
+the demo itself prints (its verdicts, what would settle an open length, its answer lines,
+its case count and prefix-cache note). tests/test_readme_numbers.py
 (slow) runs the demo in a fresh store and checks the README's block equals this rendering
 and that every number in it is in what the demo printed.
 """
@@ -100,24 +102,13 @@ def _failures(stat) -> str:  # noqa: ANN001
     return f" ({', '.join(f'{stat.outcomes[o]} `{o}`' for o in seen)})" if seen else ""
 
 
-def reps_to_show(bar: float, confidence: float, depths: int) -> tuple[int, int]:
-    """(cases, reps): the fewest all-correct cases whose exact lower bound (the one "reliable
-    up to" rests on, at (1 − confidence) / 2) reaches the bar, and the reps that take."""
-    from ctxprobe.analysis.efflength import cp_lower
-
-    alpha = (1 - confidence) / 2
-    n = 1
-    while cp_lower(n, n, alpha) < bar:
-        n += 1
-    return n, math.ceil(n / max(depths, 1))
-
-
 def render_block(run_id: str, store: Path) -> str:
-    """The README's demo block for one stored run: table, verdicts, token totals."""
-    from ctxprobe.report.terminal import reliable_line
-    from ctxprobe.report.format import fmt_threshold, fmt_tokens
+    """The README's demo block for one stored run: the table, then lines the demo prints
+    (each family's verdict, what would settle an open length, the answer lines, the header's
+    case count and the prefix-cache note), word for word, from the same report code."""
+    from ctxprobe.report.terminal import answer_line, reliable_line
+    from ctxprobe.report.format import fmt_tokens
     from ctxprobe.report.load import load_report
-    from ctxprobe.store import open_existing
 
     report = load_report(run_id, store)
     lengths = sorted({s.length for p in report.profiles for s in p.lengths})
@@ -132,25 +123,15 @@ def render_block(run_id: str, store: Path) -> str:
     for prof in report.profiles:
         iv = report.intervals[prof.family]
         lines.append(f"- `{prof.family}`: {reliable_line(iv)}.")
-        perfect = prof.lengths and all(s.mean == 1.0 for s in prof.lengths)
-        if perfect and iv.reliable_up_to != max(s.length for s in prof.lengths):
-            n = min(s.n for s in prof.lengths)
-            need, reps = reps_to_show(report.threshold, iv.confidence, len(prof.depths))
-            now = int(report.run.spec.get("reps") or 0)
-            more = f", {reps / now:.3g}× the cases" if now else ""
-            lines.append(f"  {n} of {n} correct cannot show an accuracy ≥ {fmt_threshold(report.threshold)} with "
-                         f"{iv.confidence * 100:g}% confidence: that takes {need} of {need} "
-                         f"(`--reps {reps}` here{more}).")
-    with open_existing(store) as db:
-        cached, _, sent = db.cache_totals(report.run.run_id)
-        built, output, cases = db.db.execute(
-            "SELECT COALESCE(SUM(c.token_count), 0), COALESCE(SUM(s.completion_tokens), 0), COUNT(*)"
-            " FROM cases c JOIN responses s USING (run_id, case_id) WHERE c.run_id=?",
-            (report.run.run_id,)).fetchone()
-    sent = sent or built
-    reuse = f", {cached:,} of them reused from the model's prefix cache ({sent - cached:,} computed)" if cached else ""
-    lines += ["", f"Run `{report.run.run_id[:7]}`: {cases} cases, {sent:,} prompt tokens{reuse}, "
-                  f"{output:,} output tokens."]
+        lines += [f"  {s.line()}." for _, s in sorted(iv.settle.items())]
+    lines += ["", "```text"]
+    lines += [f"answer: {prof.family} {answer_line(report.intervals[prof.family])}"
+              for prof in report.profiles if prof.family in report.intervals]
+    lines.append("```")
+    run = report.run
+    cache = next((n for n in report.notes if n.startswith("prefix cache: ")), None)
+    lines += ["", f"Run `{run.run_id[:7]}`: {run.n_final}/{run.n_planned} planned cases answered"
+              + (f"; {cache}." if cache else ".")]
     return "\n".join(lines) + "\n"
 
 

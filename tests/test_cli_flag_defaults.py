@@ -54,14 +54,21 @@ def test_every_shown_default_is_the_one_that_applies() -> None:
     assert checked >= 30  # the run/plan spec flags and the commands' own defaults
 
 
-@pytest.mark.parametrize(("key", "shown"), [("reps", "3"), ("depths", "0,0.25,0.5,0.75,1"), ("timeout", "600"),
+@pytest.mark.parametrize(("key", "shown"), [("seed", "0"), ("depths", "0,0.25,0.5,0.75,1"), ("timeout", "600"),
                                             ("families", "niah"), ("max_tokens", "48"), ("instruction", "before")])
 def test_spec_defaults_are_shown_as_a_user_types_them(key: str, shown: str) -> None:
     assert spec_default(key) == shown
 
 
 def test_a_changed_spec_default_changes_the_help(monkeypatch: pytest.MonkeyPatch) -> None:
-    field = Spec.model_fields["reps"]
+    field = Spec.model_fields["seed"]
     monkeypatch.setattr(field, "default", 7)
-    (text,) = [t for c, a, t in _actions() if c == "run" and a.dest == "reps"]
+    (text,) = [t for c, a, t in _actions() if c == "run" and a.dest == "seed"]
     assert "(default 7)" in text
+
+
+def test_the_reps_help_says_how_the_unset_default_is_derived() -> None:
+    """--reps has no fixed default: the help names the rule (spec/threshold.py::derived_reps)."""
+    (text,) = [t for c, a, t in _actions() if c == "run" and a.dest == "reps"]
+    assert "unset: the smallest grid in which an all-correct length clears the bar at 95%" in text
+    assert "ceil(24 / depths) at 0.856" in text

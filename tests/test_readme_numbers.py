@@ -60,16 +60,6 @@ def test_with_store_replaces_the_demo_store() -> None:
     assert args == ["run", "--reps", "8", "--store", "/tmp/x.sqlite"]
 
 
-def test_reps_to_show_is_the_first_all_correct_count_whose_lower_bound_clears_the_bar() -> None:
-    from ctxprobe.analysis.efflength import cp_lower
-
-    need, reps = rn.reps_to_show(0.856, 0.95, depths=1)
-    # one-sided exact lower bound of n/n at alpha/2 = 0.025 is 0.025 ** (1/n): 23 fall short, 24 clear
-    assert cp_lower(need - 1, need - 1, 0.025) < 0.856 <= cp_lower(need, need, 0.025)
-    assert (need, reps) == (24, 24)
-    assert rn.reps_to_show(0.856, 0.95, depths=5) == (24, 5)  # whole repetitions of every depth
-
-
 def test_block_rendered_from_a_sim_run_of_the_demo_sweep_matches_its_json_report(tmp_path: Path) -> None:
     from ctxprobe.cli import main
 
@@ -95,7 +85,11 @@ def test_block_rendered_from_a_sim_run_of_the_demo_sweep_matches_its_json_report
             assert cell.startswith(f"{round(stat['mean'] * stat['n'])}/{stat['n']}, ")
             for outcome, count in stat["outcomes"].items():
                 assert (f"{count} `{outcome}`" in cell) == (outcome != "correct")
-    assert f"Run `{run.run_id[:7]}`: 32 cases," in block
+    assert f"Run `{run.run_id[:7]}`: {run.n_final}/{run.n_planned} planned cases answered" in block
+    # the lines below the table are the report's own: the verdicts, what settles an open length, the answers
+    printed = _printed(run.run_id, store)
+    for line in _said(block):
+        assert line in printed, line
 
 
 def rn_json(run_id: str, store: Path) -> dict:
@@ -124,8 +118,31 @@ def test_readme_demo_block_is_what_the_demo_prints(tmp_path: Path) -> None:
         family = re.match(r"\| `([^`]+)`", row).group(1)  # type: ignore[union-attr]
         verdict = row.rstrip(" |").rsplit(" | ", 1)[1]
         assert f"{family}: effective length {verdict}" in printed
-    for reliable in re.findall(r"^- `[^`]+`: (.*)\.$", block, re.M):
-        assert f"  {reliable}" in printed
-    cache = re.search(r"([\d,]+) prompt tokens, ([\d,]+) of them reused", block)
-    if cache is not None:
-        assert f"prefix cache: {cache.group(2)} of {cache.group(1)} prompt tokens" in printed
+    for line in _said(block):  # every line below the table, word for word
+        assert line in " ".join(printed.split()), line
+
+
+def _said(block: str) -> list[str]:
+    """The block's lines below the table as the demo prints them (list markers and final full stops removed)."""
+    out = []
+    for line in block.split("\n\n", 1)[1].splitlines():
+        line = re.sub(r"^- `[^`]+`: ", "", line.strip()).removesuffix(".")
+        if line.startswith("Run `"):
+            head, _, rest = line.partition(": ")
+            out += [f"run {head.removeprefix('Run `').rstrip('`')}"] + rest.split("; ", 1)
+        elif line and not line.startswith("```"):
+            out.append(" ".join(line.split()))
+    return out
+
+
+def _printed(run_id: str, store: Path) -> str:
+    import io
+
+    from rich.console import Console
+
+    from ctxprobe.report.load import load_report
+    from ctxprobe.report.terminal import print_report
+
+    buf = io.StringIO()
+    print_report(load_report(run_id, store), Console(file=buf, width=200), plots=False)
+    return " ".join(buf.getvalue().split())

@@ -39,13 +39,30 @@ def test_bad_spec_is_one_line(data: dict, fragment: str) -> None:
 
 
 def test_run_id_ignores_transport_but_not_results() -> None:
-    a = make_spec({"lengths": "1k", "concurrency": 1, "timeout": 5, "threshold": 0.5})
+    # reps given: the bar only reads the results (the default reps follow the bar: see below)
+    a = make_spec({"lengths": "1k", "concurrency": 1, "timeout": 5, "threshold": 0.5, "reps": 5})
     b = make_spec({"lengths": "1k", "concurrency": 8, "retries": 0})
     c = make_spec({"lengths": "1k", "seed": 1})
     ids = [s.run_id(tokenizer="local", version="1") for s in (a, b, c)]
     assert ids[0] == ids[1]
     assert ids[0] != ids[2]
     assert a.run_id(tokenizer="local", version="1") != a.run_id(tokenizer="hf:/x", version="1")
+
+
+def test_default_reps_are_the_smallest_grid_that_can_show_the_bar() -> None:
+    """No reps given: 24 all-correct cases a length show 0.856 at 95% (23 cannot), so 5 reps over
+    the 5 default depths, 24 over one depth, 8 over three; the value is stored, so a spec read back
+    (a resume) keeps its id, and a bar that needs more cases is a bigger grid (a new run)."""
+    default = make_spec({"lengths": "1k"})
+    assert default.reps == 5 and len(default.depths) == 5
+    assert make_spec({"depths": "0.5"}).reps == 24 and make_spec({"depths": "0,0.5,1"}).reps == 8
+    assert make_spec({"depths": "0,0.5,1", "reps": 2}).reps == 2  # given: kept
+    again = make_spec(default.model_dump())
+    assert again.reps == 5 and again.run_id(tokenizer="local", version="1") == default.run_id(tokenizer="local", version="1")
+    assert make_spec({"threshold": 0.9, "depths": "0.5"}).reps == 36  # 0.025^(1/36) = 0.903 >= 0.9 > 0.025^(1/35)
+    assert make_spec({"bars": "niah=0.9", "depths": "0.5"}).reps == 36  # the strictest bar of the families run
+    assert make_spec({"bars": "other=0.9", "depths": "0.5"}).reps == 24  # a bar of a family not run: not used
+    assert make_spec({"threshold": 1.0}).reps == 3  # no grid can show a bar of 1: the old default
 
 
 def test_yaml_spec_and_errors(tmp_path) -> None:

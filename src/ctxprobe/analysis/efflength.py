@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 from ctxprobe.analysis.binomial import beta_ppf, betainc, cp_lower, cp_upper  # noqa: F401 -- re-exported here
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears, model_score
+from ctxprobe.analysis.resolving import Settle, lower_level, settle, shown_failing, shown_reliable, upper_level
 from ctxprobe.analysis.sampled import sample_clusters, sampled_deff, sampled_families
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.errors import CtxprobeError
@@ -149,6 +150,9 @@ class EffectiveLength:
     method: str | None = None
     #: Adaptive runs: the walk's verdict per length ("pass", "fail", "open", "untested").
     states: dict[int, str] = field(default_factory=dict)
+    #: Lengths left open (neither shown reliable nor shown failing): the cases that would
+    #: settle each at its observed rate (:func:`ctxprobe.analysis.resolving.settle`).
+    settle: dict[int, Settle] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -195,6 +199,7 @@ class EffectiveLength:
             "p_clear": {str(k): v for k, v in self.p_clear.items()},
             "p_clear_method": "posterior P(pooled accuracy >= bar), Jeffreys Beta(1/2, 1/2) prior per cell",
             "not_measured": list(self.not_measured), "truncated": list(self.truncated),
+            "settle": {str(k): v.to_dict() for k, v in sorted(self.settle.items())},
         }
 
 
@@ -218,13 +223,17 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
                             confidence: float, draws: int = DEFAULT_DRAWS, seed: int = 0,
                             unit: str = "tokens") -> EffectiveLength:
     evidence = sorted(evidence, key=lambda e: e.length)
-    alpha = 1.0 - confidence
     k = max(1, len(evidence))
-    lower = {e.length: cp_lower(*e.effective(e.successes, e.n), alpha / 2) for e in evidence}
-    upper = {e.length: cp_upper(*e.effective(e.successes, e.n), alpha / (2 * k)) for e in evidence}
+    lower = {e.length: cp_lower(*e.effective(e.successes, e.n), lower_level(confidence)) for e in evidence}
+    upper = {e.length: cp_upper(*e.effective(e.successes, e.n), upper_level(confidence, k)) for e in evidence}
     point = _walk(evidence, [clears(e.mean, threshold) for e in evidence])
-    lo = _walk(evidence, [clears(lower[e.length], threshold) for e in evidence])
-    hi = _walk(evidence, [clears(upper[e.length], threshold) for e in evidence])
+    # the rule of :mod:`ctxprobe.analysis.resolving`, which also says what would settle an open length
+    lo = _walk(evidence, [shown_reliable(*e.effective(e.successes, e.n), threshold, confidence) for e in evidence])
+    hi = _walk(evidence, [not shown_failing(*e.effective(e.successes, e.n), threshold, confidence, k) for e in evidence])
+    # only lengths the walk reaches can change the verdict: those up to the upper end
+    open_lengths = {e.length: s for e in evidence if e.measured and hi is not None and e.length <= hi
+                    and (s := settle(e.length, e.successes, e.n, threshold=threshold, confidence=confidence,
+                                     lengths=k, per_rep=max(1, len(e.cells)), deff=e.deff, unit=unit)) is not None}
     rng = random.Random(seed)
     p_clear = {e.length: posterior_p_clear(e, threshold, rng, draws) for e in evidence}
     return EffectiveLength(
@@ -235,6 +244,7 @@ def effective_length_family(family: str, evidence: Sequence[LengthEvidence], *, 
         min_cell_n=min((n for e in evidence for _, n in e.cells), default=0),
         lower_bounds=lower, upper_bounds=upper, unit=unit,
         method=f"{EXACT_METHOD}; {SAMPLED_METHOD}" if any(e.sampled for e in evidence) else None,
+        settle=open_lengths,
     )
 
 

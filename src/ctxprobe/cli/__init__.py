@@ -97,7 +97,8 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
     p.add_argument("--depths", help=f"comma list of evidence depths in [0,1] (default {d('depths')})")
-    p.add_argument("--reps", type=int, help=f"repetitions per cell (default {d('reps')})")
+    p.add_argument("--reps", type=int, help="repetitions per cell (unset: the smallest grid in which an all-correct "
+                                            "length clears the bar at 95%%, ceil(24 / depths) at 0.856)")
     p.add_argument("--seed", type=int, help=f"sweep seed (default {d('seed')})")
     p.add_argument("--distractors", type=int, help="niah: same-form needles with other keys (niah.distractors)")
     p.add_argument("--variants", metavar="NAME[:KEY=VALUE+...],...",

@@ -83,6 +83,7 @@ def _run_dict(r: RunFacts, table: dict[str, Price]) -> dict[str, Any]:
     for f, facts in r.families.items():
         iv = facts.interval
         fams[f] = {"bar": facts.bar, "line": iv.line(), "lo": iv.lo, "hi": iv.hi, "point": iv.point,
+                   "settle": {str(k): v.to_dict() for k, v in sorted(iv.settle.items())},
                    "length_unit": facts.length_unit,
                    "content": {u: {"lo": facts.value(iv.lo, u) if iv.lo is not None else None,
                                    "hi": facts.value(iv.hi, u, high=True) if iv.hi is not None else None}

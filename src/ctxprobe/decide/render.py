@@ -58,6 +58,9 @@ def decision_lines(d: Decision) -> list[str]:
             chars = facts.value(iv.lo, "chars") if iv.lo is not None else None
             entries = facts.value(iv.lo, "entries") if iv.lo is not None else None
             out.append(f"   {fam} (bar {facts.bar:g}): {iv.line()}")
+            for _, settle in sorted(iv.settle.items()):  # what would settle a length left open
+                out += textwrap.wrap(settle.line(), 80, initial_indent="     ", subsequent_indent="       ",
+                                     break_on_hyphens=False)
             if iv.lo is not None:
                 parts = [f"{words:,} words" if words is not None else "", f"{chars:,} chars" if chars else "",
                          f"{entries:,} entries" if entries else ""]

@@ -75,6 +75,8 @@ class PlanSummary:
     built_sizes: bool = False  # some lengths were not token counts: their cases were built and counted
     #: Of the output tokens, those the reasoning budgets allow (billed as output tokens).
     reasoning_tokens: int = 0
+    #: Where the time estimate's speeds came from (measured on the server, or assumed).
+    speed_note: str = "a rough guess from typical speeds"
 
     def lines(self) -> list[str]:
         how = ("lengths not in tokens (phone books in entries) counted by building the first book's "
@@ -91,7 +93,7 @@ class PlanSummary:
         else:
             out.append(f"price: at most ${self.cost_usd:,.2f} {self.price_note}".rstrip())
         if self.seconds is not None:
-            out.append(f"time: roughly {_fmt_duration(self.seconds)} (a rough guess from typical speeds)")
+            out.append(f"time: roughly {_fmt_duration(self.seconds)} ({self.speed_note})")
         return out
 
 
@@ -123,11 +125,14 @@ def _output_budget(spec: Spec, label: str) -> int:
 
 
 def summarize(spec: Spec, price: Price | Tiered | None = None,
-              sizes: Mapping[tuple[str, int], int] | None = None) -> PlanSummary:
+              sizes: Mapping[tuple[str, int], int] | None = None,
+              measured: tuple[float, float | None] | None = None) -> PlanSummary:
     """Requests, tokens, cost and a rough time. ``sizes`` ((family, length) → tokens, from
     :mod:`ctxprobe.cases.sizing`) replaces the lengths for families not sized in tokens.
     With price tiers (:class:`ctxprobe.core.catalog.ModelInfo`), each case is priced at
-    the tier of its own prompt length."""
+    the tier of its own prompt length. ``measured``: (prefill, decode) tokens/s timed on the
+    model's server (``plan`` asks it): the time is then every prompt read and every output
+    token written at those speeds, one request at a time (prefix reuse only shortens it)."""
     budgets = spec.reasoning_budgets if spec.reasoning_budgets is not None else [0]
     per_cell = len(spec.depths) * spec.reps * len(budgets)
     k = {label: samples_per_case(spec, label) for label in spec.families}  # a variant's samples
@@ -154,14 +159,25 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
     if base is not None and len(tiers) > 1:
         note += "; " + ", ".join(f"over {t.above:,} prompt tokens ${t.input:g} / ${t.output:g}" for t in tiers[1:])
     provider = as_ref(spec.model).provider
-    if provider == "sim":
+    speed_note = "a rough guess from typical speeds"
+    if measured is not None:
+        prefill, decode = measured
+        seconds = input_tokens / prefill + output_tokens / (decode or _REMOTE_DECODE)
+        speed_note = (f"measured on the server: {prefill:,.0f} tok/s prefill, "
+                      + (f"{decode:,.0f} tok/s decode" if decode else f"decode assumed {_REMOTE_DECODE:g} tok/s")
+                      + "; one request at a time, before any prefix reuse")
+    elif provider == "sim":
         seconds = None
     elif provider in ("local", "llamacpp"):
         seconds = input_tokens / _LOCAL_PREFILL + output_tokens / _LOCAL_DECODE
+        speed_note = (f"assumed: {_LOCAL_PREFILL:g} tok/s prefill, {_LOCAL_DECODE:g} tok/s decode, "
+                      "the embedded model's on 2 CPU cores")
     else:
         per_request = 1.0 + (input_tokens / requests) / _REMOTE_PREFILL + (output_tokens / requests) / _REMOTE_DECODE
         seconds = requests * per_request / spec.concurrency
+        speed_note = (f"assumed: a GPU server at {_REMOTE_PREFILL:g} tok/s prefill and {_REMOTE_DECODE:g} tok/s "
+                      f"decode a request, {spec.concurrency} at once")
     return PlanSummary(requests, input_tokens, output_tokens,
                        len(spec.lengths) * len(spec.depths) * len(spec.families) * len(budgets),
                        cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()),
-                       reasoning_tokens=reasoning_tokens)
+                       reasoning_tokens=reasoning_tokens, speed_note=speed_note)

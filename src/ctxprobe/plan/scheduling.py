@@ -50,6 +50,11 @@ class Dispatch:
     lanes: int | None
     from_server: bool
     why: str = ""
+    #: What ``plan`` read from the server itself (:mod:`ctxprobe.sweep.server_probe`): the
+    #: slots it reports (None: none), and whether it was asked at all.
+    server_slots: int | None = None
+    asked: bool = False
+    server_text: str = ""  # how the server's answer reads ("the server reports 2 slots")
 
     @property
     def by_chains(self) -> bool:
@@ -62,12 +67,20 @@ class Dispatch:
                 "one server slot, ")
         if self.lanes is not None:
             return head + f"{self.lanes} at a time (--slots {self.slots}, --concurrency {self.concurrency})"
+        if self.asked and self.server_slots:
+            lanes = min(self.server_slots, self.concurrency)
+            return head + f"{lanes} at a time ({self.server_text}; --concurrency {self.concurrency})"
+        if self.asked:
+            said = self.server_text or "the server reports no slots"
+            return (f"scheduling: case by case, up to {self.concurrency} at once ({said} at /props or /slots; "
+                    "--slots N keeps each prefix chain on one)")
         return (head + f"min(slots, {self.concurrency}) at a time; slots read from the server's /props at run time "
                 "unless --slots (none reported: case by case)")
 
 
-def dispatch(spec: Spec) -> Dispatch:
-    """How ``spec``'s cases will be sent, as far as is known before the server is asked."""
+def dispatch(spec: Spec, server_slots: int | None = None, *, asked: bool = False, server_text: str = "") -> Dispatch:
+    """How ``spec``'s cases will be sent: as far as is known before the server is asked, or
+    (``asked``) with the ``server_slots`` its server reported to ``plan``."""
     chains = len({prefix_chain(p.cell, p.rep) for p in planned_cases(spec)})
     known = chain_lanes(spec, None)
     from_server = known is None and spec.slots is None and chain_lanes(spec, 1) is not None and reports_slots(spec.model)
@@ -78,7 +91,8 @@ def dispatch(spec: Spec) -> Dispatch:
                else "--no-share-prefix: no prefix to keep on a slot" if not spec.share_prefix
                else "--slots 0" if spec.slots == 0
                else f"{provider} reports no server slots; --slots N keeps each prefix chain on one")
-    return Dispatch(chains, spec.concurrency, spec.slots, known, from_server, why)
+    return Dispatch(chains, spec.concurrency, spec.slots, known, from_server, why, server_slots,
+                    asked and from_server, server_text)
 
 
 def _provider(model: str) -> str:

@@ -72,15 +72,19 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
     print_natural_block(report.profiles, out, family_names(run))
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
+    paths: list[Path] = []
     if not plots or not report.profiles:
-        return []
-    if out_dir is None and importlib.util.find_spec("matplotlib") is None:
+        pass
+    elif out_dir is None and importlib.util.find_spec("matplotlib") is None:
         # a plain install has no plotting: the tables above are the report; out_dir asks for PNGs
         out.print(PLOTS_SKIPPED, highlight=False, markup=False)
-        return []
-    paths = write_plots(report, Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id)
-    for path in paths:
-        out.print(f"wrote {path}")
+    else:
+        paths = write_plots(report, Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id)
+        for path in paths:
+            out.print(f"wrote {path}")
+    for prof in report.profiles:  # the answer last: what a user may plan around, per family
+        if (interval := report.intervals.get(prof.family)) is not None:
+            out.print(Text.assemble(("answer: ", "bold"), f"{prof.family} {answer_line(interval)}"), highlight=False)
     return paths
 
 
@@ -142,6 +146,7 @@ def header_line(report: Report) -> Text:
 def interval_lines(iv: EffectiveLength, threshold: float) -> list[str]:
     """The family's effective-length interval, what may be relied on, and P(clears the bar) per length."""
     lines = [f"{iv.family}: {iv.line()}", f"  {reliable_line(iv)}"]
+    lines += [f"  {s.line()}" for _, s in sorted(iv.settle.items())]
     clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(iv.p_clear.items()) if k not in iv.not_measured)
     if clears:
         lines.append(f"  P(accuracy ≥ {threshold:g}) by length (Bayesian, Jeffreys prior per cell): {clears}")
@@ -158,6 +163,23 @@ def reliable_line(iv: EffectiveLength) -> str:
         return f"fails the bar already at the shortest length ({pct} confidence)"
     return (f"not shown reliable at any tested length: too few cases to clear the bar with {pct} confidence "
             f"(it may reach {iv.label(iv.hi)}); add repetitions")
+
+
+def answer_line(iv: EffectiveLength) -> str:
+    """The run's answer for one family in one line: ``reliable up to 2K (95% confidence)``,
+    or what it could not show and the repetitions that would settle it."""
+    pct = f"{iv.confidence * 100:g}%"
+    if iv.reliable_up_to is not None:
+        text = f"reliable up to {iv.label(iv.reliable_up_to)} ({pct} confidence)"
+        text += "" if iv.exact else f"; it may reach {iv.label(iv.hi)}"
+    elif iv.hi is None:
+        text = f"fails the bar already at the shortest length, {iv.label(min(iv.lengths))} ({pct} confidence)"
+    else:
+        text = f"not shown reliable at any tested length ({pct} confidence)"
+    first = next((s for _, s in sorted(iv.settle.items())), None)
+    if first is not None and first.reps is not None and not iv.states:
+        text += f"; `--reps {first.reps}` would settle {iv.label(first.length)} at the rate observed"
+    return text
 
 
 def profile_summary(report: Report) -> Table:

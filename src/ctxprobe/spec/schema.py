@@ -21,7 +21,7 @@ from ctxprobe.core.baseline import PARAM as BASELINE_PARAM, BaselineMode, baseli
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import (Decoding, PromptLayout, default_output_limit, parse_budgets, parse_depths,
                                   parse_length, parse_lengths)
-from ctxprobe.spec.threshold import Bar, check_bar, check_threshold
+from ctxprobe.spec.threshold import FALLBACK_REPS, Bar, check_bar, check_threshold, derived_reps
 from ctxprobe.spec.names import ModelRef, as_ref, canonical_model, parse_model
 
 
@@ -60,7 +60,11 @@ class Spec(BaseModel):
     families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"niah": dict[str, Any]()})  # typed: {} infers Never
     lengths: list[int] = Field(default_factory=lambda: [1024, 2048, 4096, 8192])
     depths: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
-    reps: int = Field(3, ge=1, le=100_000)
+    #: Repetitions per cell. Not given: the smallest grid in which a model with no misses is
+    #: shown to clear the bar (``threshold``, or the strictest of ``bars``) at 95% confidence
+    #: (:func:`ctxprobe.spec.threshold.derived_reps`: 24 cases a length at 0.856, so 5 reps
+    #: over 5 depths); the value is stored in the spec, so the run id is fixed by it.
+    reps: int = Field(FALLBACK_REPS, ge=1, le=100_000)
     seed: int = 0
     haystack: str | None = None  # None/"prose": built-in generated prose; else a directory
     decoding: Decoding = Field(default_factory=Decoding)
@@ -152,6 +156,16 @@ class Spec(BaseModel):
         if self.baseline is not None and self.reasoning_budgets is not None:
             raise ValueError("--baseline cannot be combined with --reasoning-budgets yet: run the noise floor "
                              "as its own sweep (same lengths and seed) beside the budget sweep")
+        return self
+
+    @model_validator(mode="after")
+    def _reps_that_answer(self) -> Spec:
+        """Unless ``reps`` was given, enough repetitions for an all-correct length to clear the bar."""
+        if "reps" not in self.model_fields_set:
+            used = [b for f, b in self.bars.items() if f in self.families]
+            bars = [self.threshold] * (len(used) < len(self.families)) + [
+                float(b.partition(":")[2]) if isinstance(b, str) else b for b in used]  # relative:F is at most F
+            self.reps = derived_reps(bars, len(self.depths))
         return self
 
     @model_validator(mode="after")

@@ -74,3 +74,43 @@ def parse_bars(text: str) -> dict[str, Bar]:
             raise CtxprobeError(f"bad --bars entry {part!r}: use FAMILY=BAR, e.g. niah=0.9,vartrack=nolima")
         out[family.strip()] = check_bar(value)
     return out
+
+
+# -- the grid that can answer ---------------------------------------------------------------
+
+#: The confidence a run's verdict is read at by default (the report's 95%).
+DEFAULT_CONFIDENCE = 0.95
+#: Past this many cases a length, a bar is not worth deriving a grid for (a bar of 1 never clears).
+_MAX_DERIVED_CASES = 10_000
+#: The repetitions of a grid whose bar no practical grid can show (a bar of 1).
+FALLBACK_REPS = 3
+
+
+def all_correct_cases(bar: float, confidence: float = DEFAULT_CONFIDENCE) -> int | None:
+    """The fewest cases a length, all correct, that show accuracy ≥ ``bar`` with ``confidence``
+    under the effective-length verdict's rule: the exact (Clopper–Pearson) lower bound at
+    (1 − confidence) / 2, which for n of n is ((1 − confidence) / 2)^(1/n), clears the bar
+    (up to the same float slack). ``ctxprobe.analysis.resolving.cases_to_show`` is the rule
+    at any rate; a test keeps the two equal. None: no grid below 10,000 cases can."""
+    alpha = (1.0 - confidence) / 2
+    target = bar - 1e-12  # the slack of ctxprobe.analysis.grid.clears
+    n = max(1, math.ceil(math.log(alpha) / math.log(target))) if 0.0 < target < 1.0 else 1
+    if n > _MAX_DERIVED_CASES:
+        return None
+    while n > 1 and alpha ** (1.0 / (n - 1)) >= target:  # float rounding of the closed form
+        n -= 1
+    while alpha ** (1.0 / n) < target:
+        if n >= _MAX_DERIVED_CASES:
+            return None
+        n += 1
+    return n
+
+
+def derived_reps(bars: list[float], depths: int, confidence: float = DEFAULT_CONFIDENCE) -> int:
+    """The repetitions of the smallest grid in which a model with no misses clears every bar
+    in ``bars`` at every length (``depths`` cases a repetition); :data:`FALLBACK_REPS` when
+    no practical grid can."""
+    need = [all_correct_cases(b, confidence) for b in bars]
+    if not need or any(n is None for n in need):
+        return FALLBACK_REPS
+    return math.ceil(max(n for n in need if n is not None) / max(1, depths))

@@ -18,13 +18,14 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_name
 from ctxprobe.plan.grid import PlanSummary, summarize
 from ctxprobe.plan.prices import PriceTable, load_prices, price_for
-from ctxprobe.plan.scheduling import dispatch
+from ctxprobe.plan.scheduling import dispatch, reports_slots
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import ModelRef
 from ctxprobe.sweep.adaptive_cost import AdaptiveCost
 from ctxprobe.sweep.pricing import PricePlan, price_plan
+from ctxprobe.analysis.resolving import grid_power
 
-__all__ = ["AdaptivePlan", "PlanReport", "plan_report", "window_refusal", "window_source"]
+__all__ = ["AdaptivePlan", "PlanReport", "grid_power", "plan_report", "window_refusal", "window_source"]
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,14 @@ class PlanReport:
                 "dispatch": self.dispatch, "warnings": list(self.warnings),
                 "adaptive": self.adaptive.lines() if self.adaptive is not None else None}
 
+    #: What the grid can show per family (:func:`grid_power`; empty for the adaptive walk).
+    power: list[str] = field(default_factory=list)
+    #: What the model's server said when asked (None: not a served model).
+    server: str | None = None
+
     def lines(self) -> list[str]:
-        out = [*self.summary.lines(), self.dispatch, *self.prices.lines()]
+        out = [*self.summary.lines(), *self.power, *([self.server] if self.server else []), self.dispatch,
+               *self.prices.lines()]
         if self.adaptive is not None:
             out += self.adaptive.lines()
         return out
@@ -111,9 +118,11 @@ def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = N
 
 
 def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
-                progress: Callable[[str], None] | None = None) -> PlanReport:
+                progress: Callable[[str], None] | None = None, ask_server: bool = True) -> PlanReport:
     """The plan of ``spec``, priced (each case at its prompt length's tier) and checked
-    against the model's window; ``progress`` hears what takes a while."""
+    against the model's window; ``progress`` hears what takes a while. A served model's
+    server is asked (``ask_server``; :mod:`ctxprobe.sweep.server_probe`) for its slots and
+    its prefill speed, which the dispatch line and the time estimate then use."""
     for model in (spec.model, spec.judge):  # a mistyped model (sim:perfct) is refused before anything is planned
         if model:
             check_model_name(model)
@@ -133,8 +142,16 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
     info = model_info(spec.model, table)
     # families not sized in tokens (the phone book's books) are priced at their mean case, not their largest
     mean = plan_mean_sizes(spec)
+    facts = None
+    if ask_server:
+        from ctxprobe.sweep.server_probe import ask_server as ask
+
+        if progress is not None and reports_slots(spec.model):
+            progress(f"asking {spec.model}'s server for its slots and timing two short requests")
+        facts = ask(spec)
+    measured = (facts.prefill, facts.decode) if facts is not None and facts.prefill else None
     summary = summarize(spec, info if info is not None and info.prices else price_for(spec.model, table),
-                        mean if mean is not None else sizes)
+                        mean if mean is not None else sizes, measured=measured)
     price = price_for(spec.model, table)
     if progress is not None and price is not None and (price.input or price.output):
         progress("measuring shared prefixes for the cached price: building the first prefix group of each length")
@@ -158,4 +175,10 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         warnings.append(beyond)
-    return PlanReport(spec, summary, dispatch(spec).line(), prices, cost, warnings, table)
+    how = (dispatch(spec, facts.slots, asked=True, server_text=facts.slots_text()) if facts is not None
+           and facts.reachable else dispatch(spec))
+    report = PlanReport(spec, summary, how.line(), prices, cost, warnings, table,
+                        power=grid_power(spec) if adaptive is None else [])
+    if facts is not None:
+        report.server = facts.line()
+    return report

@@ -194,6 +194,11 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                               highlight=False)
             if announce and is_approximate(tokenizer):
                 warn(console, tokenizer.warning or "approximate token counts")
+            if planned is None:  # the whole grid: what it can show, before anything is sent
+                from ctxprobe.analysis.resolving import grid_power
+
+                for line in grid_power(spec):
+                    console.print(line, highlight=False, markup=False)
             builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
             return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),
                                      _work(spec, session, families, planned, builder))

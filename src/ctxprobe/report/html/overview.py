@@ -72,11 +72,15 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
         return say(f"fails the bar (accuracy ≥ {bar}) already at the shortest tested length "
                    f"{fmt_tokens(first.length)} (accuracy {first.mean:.2f}; 95% confidence). Do not rely on "
                    "this ability with this model and serving stack; test shorter contexts to find where it holds.")
+    iv = view.report.intervals.get(prof.family)
+    settles = " ".join(f"{s.line()}." for _, s in sorted(iv.settle.items())) if iv is not None else ""
     if lo is None:
         return say(f"not shown reliable at any tested length — too few cases to clear the bar (accuracy ≥ "
                    f"{bar}) with 95% confidence ({observed}; at most {show(hi)}). Add repetitions before "
-                   "relying on it.")
+                   "relying on it." + (f" {settles}" if settles else ""))
     rng = "" if lo == hi else f"; at most {show(hi)}, {observed} — add repetitions to narrow it"
+    if settles:
+        rng += f" ({settles.removesuffix('.')})"
     verdict = f"reliable up to {fmt_tokens(lo)} tokens"
     confidence = f"(95% confidence{rng})"
     if lo == stats[-1].length:

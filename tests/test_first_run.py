@@ -1,0 +1,73 @@
+"""A first run answers: with no --reps, a perfect model's run ends "reliable up to"; a small
+grid says before it runs that it cannot show the bar, and its report says how many reps
+would settle each open length (the rule of analysis/resolving.py, checked there)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxprobe.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_a_default_run_of_a_perfect_model_ends_reliable(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--store",
+                          str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress")
+    assert code == 0
+    assert "niah: 25 cases a length; all correct shows accuracy ≥ 0.863; a length is shown to clear the bar 0.856 " \
+           "with no miss" in err
+    assert out.rstrip().splitlines()[-1] == "answer: niah reliable up to 2K (95% confidence)"
+
+
+def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    store = str(tmp_path / "s.sqlite")
+    code, out, err = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "2",
+                          "--store", store, "--no-plots", "--no-progress")
+    assert code == 0
+    # before: 10 cases a length cannot show the bar (the best they show is 0.025^(1/10) = 0.692)
+    assert "niah: 10 cases a length; all correct shows accuracy ≥ 0.692: this grid cannot show the bar 0.856 " \
+           "at any length; 24 cases a length would (`--reps 5`)" in err
+    # after: every open length, with the reps that settle it at the rate observed (all correct: 24 of 24)
+    for length in ("1K", "2K"):
+        assert (f"{length}: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate "
+                "that takes 24 of 24 (`--reps 5` here, 2.5× the cases)") in out
+    assert out.rstrip().splitlines()[-1] == ("answer: niah not shown reliable at any tested length (95% confidence); "
+                                             "`--reps 5` would settle 1K at the rate observed")
+    run_id = next(line.split()[1] for line in err.splitlines() if line.startswith("run "))
+    code, text, _ = _run(capsys, "report", run_id, "--store", store, "--json")
+    settle = json.loads(text)["effective_length_intervals"]["niah"]["settle"]
+    assert code == 0 and settle["1024"]["reps"] == settle["2048"]["reps"] == 5
+    assert settle["1024"]["cases"] == 24 and settle["1024"]["settled_as"] == "reliable"
+    # the HTML summary and decide carry the same sentence (escaped: model output never runs)
+    html = tmp_path / "r.html"
+    assert main(["report", run_id, "--store", store, "--html", str(html), "--no-plots"]) == 0
+    assert ("1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate that takes "
+            "24 of 24 (`--reps 5` here, 2.5× the cases)") in html.read_text(encoding="utf-8")
+    capsys.readouterr()
+    code, text, _ = _run(capsys, "decide", run_id, "--store", store)
+    assert code == 0 and "1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95%" in text
+    code, text, _ = _run(capsys, "decide", run_id, "--store", store, "--json")
+    assert json.loads(text)["runs"][0]["families"]["niah"]["settle"]["2048"]["cases"] == 24
+    # and the reps it names do settle it: the same command with --reps 5 answers
+    code, out, _ = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "5",
+                        "--store", store, "--no-plots", "--no-progress")
+    assert code == 0 and out.rstrip().splitlines()[-1] == "answer: niah reliable up to 2K (95% confidence)"
+
+
+def test_a_decaying_model_is_told_apart_by_the_default_grid(tmp_path, capsys, monkeypatch) -> None:
+    """sim:decay with its cliff at 1,500 tokens: 1K clears with 25 of 25, 2K fails outright."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = _run(capsys, "run", "--model", "sim:decay?cliff=1500&width=100", "--lengths", "1k,2k", "--store",
+                        str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress")
+    assert code == 0
+    assert out.rstrip().splitlines()[-1] == "answer: niah reliable up to 1K (95% confidence)"
+    assert "effective length 1K (95% confident)" in out
