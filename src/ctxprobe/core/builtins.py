@@ -61,7 +61,8 @@ def register_builtins(register: Callable[..., Any]) -> None:
         register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
     # family packages (ctxprobe.families.NAME): task, scorer, sim skill, sim kinds, report hooks
     # meta sim_kinds: sim kinds the family brings (``sim:KIND?...``; ctxprobe.sim.family_kinds)
-    for name, kinds in (("updates", ("interference",)), ("instructions", ("capacity",))):
+    for name, kinds in (("updates", ("interference",)), ("longout", ("out-budget",)),
+                        ("instructions", ("capacity",))):
         f = f"ctxprobe.families.{name}."
         register("families", name, f + "task:" + name.capitalize(), sim_skill=f + f"sim:{name}_skill",
                  sim_kinds={kind: f + "sim:" + kind.upper().replace("-", "_") for kind in kinds})
