@@ -19,7 +19,7 @@ KEYS = ("Fruit", "Tool", "Bird", "Metal", "River", "Planet", "Fabric", "Spice", 
         "Dance", "Sport", "Cheese", "Tree", "Fish", "Color", "Shape", "Drink", "Grain", "Stone", "Cloud", "Island",
         "Engine", "Mammal", "Reptile", "Vessel", "Garment", "Utensil", "Weapon", "Coin", "Bread", "Herb", "Ocean",
         "Desert", "Forest", "Mountain", "Valley", "Harbor", "Bridge", "Castle", "Temple", "Market", "Garden", "Meadow")
-UPDATE_RE = re.compile(r"(?<![\w-])([A-Z][a-z]+): (\d+); ")
+UPDATE_RE = re.compile(r"(?<![\w-])([A-Z][a-z]+): (\d+);(?=\s|$)")
 FORGET_RE = re.compile(r"forget all the previous updates to ([A-Z][a-z]+); ")
 
 
@@ -68,6 +68,6 @@ def render_stream(pairs: list[tuple[str, str]], *, forget: bool) -> str:
 def read_stream(text: str) -> dict[str, list[str]]:
     """Every key's values in the order the text states them (``KEY: VALUE;``)."""
     out: dict[str, list[str]] = {}
-    for key, value in UPDATE_RE.findall(text + " "):
+    for key, value in UPDATE_RE.findall(text):
         out.setdefault(key, []).append(value)
     return out
