@@ -28,7 +28,9 @@ def test_every_built_in_family_registers_its_skill() -> None:
     assert len(builtin) >= 9
     found = dict(skills())
     for name in builtin:
-        assert registry.get("families", name).meta["sim_skill"] == f"ctxprobe.sim.skills.{name}:{name}_skill"
+        # a family package (ctxprobe.families.NAME) brings its skill in its own sim module
+        assert registry.get("families", name).meta["sim_skill"] in (f"ctxprobe.sim.skills.{name}:{name}_skill",
+                                                                    f"ctxprobe.families.{name}.sim:{name}_skill")
         assert found[name].__name__ == f"{name}_skill"  # loaded from its path
 
 
@@ -50,6 +52,8 @@ CASES: list[tuple[str, dict[str, Any], int, float]] = [
         "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
         "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe")],
     ("documents", {}, 512, 0.5), ("nolima", {}, 1024, 0.5),
+    ("updates", {}, 1024, 0.5), ("longout", {"answer_tokens": [150]}, 2048, 0.5),
+    ("instructions", {"count": [11], "placement": "both"}, 1024, 0.5),
 ]
 
 
