@@ -13,7 +13,6 @@ import pytest
 
 from ctxprobe.core.case import Cell
 from ctxprobe.core.outcome import Outcome
-from ctxprobe.families.updates import stream
 from ctxprobe.families.updates.analysis import bootstrap_slope, fit_records, ols_slope
 from ctxprobe.families.updates.score import answered_value, score_updates
 from ctxprobe.report.load import report_json

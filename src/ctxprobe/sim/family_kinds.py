@@ -81,7 +81,7 @@ def checked_params(kind: str, params: Mapping[str, object], hint: str) -> dict[s
             raise CtxprobeError(f"unknown parameter '{key}' for sim:{kind}: accepted are {', '.join(allowed)}")
         kind_type = COMMON.get(key, float)
         try:
-            value = kind_type(raw)  # type: ignore[operator]
+            value = kind_type(raw)
         except (TypeError, ValueError):
             raise CtxprobeError(f"sim:{kind} parameter {key}={raw!r} is not a valid {kind_type.__name__}") from None
         if value < 0 or (key == "ctx" and value == 0):

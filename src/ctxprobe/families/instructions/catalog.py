@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
 ENDINGS = ("Any other questions?", "Is there anything else I can help with?")  # IFEval's _ENDING_OPTIONS
@@ -65,19 +66,17 @@ def draw(rng: random.Random, n: int, topic_words: list[str]) -> tuple[list[str],
     """``n`` distinct instruction types in a random order, each with its kwargs."""
     ids = rng.sample(TYPES, n)
     keywords = rng.sample(KEYWORDS, 3)
-    kwargs: list[dict[str, Any]] = []
-    for iid in ids:
-        kwargs.append({
-            "detectable_content:postscript": lambda: {"postscript_marker": rng.choice(MARKERS)},
-            "keywords:existence": lambda: {"keywords": keywords[:2]},
-            "keywords:frequency": lambda: {"keyword": keywords[2], "frequency": rng.randint(1, 3),
-                                           "relation": "at least"},
-            "keywords:forbidden_words": lambda: {"forbidden_words": rng.sample(topic_words, 2)},
-            "detectable_format:number_bullet_lists": lambda: {"num_bullets": rng.randint(1, 5)},
-            "startend:end_checker": lambda: {"end_phrase": rng.choice(ENDINGS)},
-            "detectable_content:number_placeholders": lambda: {"num_placeholders": rng.randint(1, 4)},
-            "detectable_format:number_highlighted_sections": lambda: {"num_highlights": rng.randint(1, 4)},
-        }.get(iid, lambda: {})())
+    makers: dict[str, Callable[[], dict[str, Any]]] = {
+        "detectable_content:postscript": lambda: {"postscript_marker": rng.choice(MARKERS)},
+        "keywords:existence": lambda: {"keywords": keywords[:2]},
+        "keywords:frequency": lambda: {"keyword": keywords[2], "frequency": rng.randint(1, 3), "relation": "at least"},
+        "keywords:forbidden_words": lambda: {"forbidden_words": rng.sample(topic_words, 2)},
+        "detectable_format:number_bullet_lists": lambda: {"num_bullets": rng.randint(1, 5)},
+        "startend:end_checker": lambda: {"end_phrase": rng.choice(ENDINGS)},
+        "detectable_content:number_placeholders": lambda: {"num_placeholders": rng.randint(1, 4)},
+        "detectable_format:number_highlighted_sections": lambda: {"num_highlights": rng.randint(1, 4)},
+    }
+    kwargs = [makers[iid]() if iid in makers else {} for iid in ids]
     return ids, kwargs
 
 
