@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = "ctxprobe"
@@ -232,8 +234,22 @@ LAYERS: list[set[str]] = [
 ]
 
 
-def _layer(module: str) -> int:
-    rel = module.split(".", 1)[1] if "." in module else ""
+#: A family package, ``families/<name>/``, holds parts of several layers; each file's layer
+#: is named by its role, the file's name up to its first ``_`` (``task_book.py``: task), or
+#: the name of the folder inside the package that holds it (``task/qa.py``: task). Its
+#: ``__init__.py`` is the family's declaration (``FAMILY``), in the core layer: the
+#: registry's built-ins import it, and it names its parts by path only.
+FAMILIES = "families"
+ROLES: dict[str, str] = {
+    "task": "tasks", "score": "tasks", "preset": "tasks",  # the family class, its scorer, its presets
+    "sim": "sim",  # its sim skill: reached only through the registry, like all of sim/
+    "analysis": "analysis",  # its analysis of stored rows
+    "report": "report",  # its report hooks, terminal tables, plots, HTML
+    "cli": "cli",  # its command
+}
+
+
+def _folder_layer(rel: str) -> int:
     best: tuple[int, int] | None = None  # (length of the entry, layer)
     for i, names in enumerate(LAYERS):
         for entry in names:
@@ -242,14 +258,42 @@ def _layer(module: str) -> int:
                 best = (len(entry), i)
     if best is None:
         top = rel.split(".")[0]
-        raise AssertionError(f"{module}: its folder {top!r} is in no layer; add it to LAYERS and docs/architecture.md")
+        raise AssertionError(f"ctxprobe.{rel}: its folder {top!r} is in no layer; add it to LAYERS and "
+                             "docs/architecture.md")
     return best[1]
 
 
+def family_role(module: str) -> str | None:
+    """The role of a module of a family package (``"declaration"`` for the packages'
+    ``__init__``), None for a module outside ``families/``."""
+    parts = module.split(".")[1:]
+    if not parts or parts[0] != FAMILIES:
+        return None
+    if len(parts) <= 2:
+        return "declaration"
+    role = parts[2].split("_")[0]
+    if role not in ROLES:
+        raise AssertionError(f"{module}: a family package's file is named by its role ({', '.join(sorted(ROLES))}, "
+                             "optionally ROLE_more.py or in a folder ROLE/): rename it (docs/architecture.md)")
+    return role
+
+
+def _layer(module: str) -> int:
+    role = family_role(module)
+    if role is not None:
+        return _folder_layer("core" if role == "declaration" else ROLES[role])
+    return _folder_layer(module.split(".", 1)[1] if "." in module else "")
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a later layer; every module must have a layer (a file in a folder
+    that is in no layer, or a family's file named by no role, fails here)."""
+    layer = {mod: _layer(mod) for mod in graph}
+    return sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps if layer[dep] > layer[mod])
+
+
 def test_every_import_points_down_the_pipeline() -> None:
-    graph = import_graph()
-    upward = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
-                    if _layer(dep) > _layer(mod))
+    upward = upward_imports(import_graph())
     assert not upward, "imports of a later pipeline stage (move the shared piece down):\n" + "\n".join(upward)
 
 
@@ -268,14 +312,55 @@ def test_the_layer_check_sees_an_upward_import() -> None:
 SIM = PKG + ".sim"
 
 
+def _in_simulator(module: str) -> bool:
+    """sim/ and every family's sim skill (``families/<name>/sim*.py``)."""
+    return module == SIM or module.startswith(SIM + ".") or family_role(module) == "sim"
+
+
 def test_nothing_outside_the_simulator_imports_it() -> None:
-    """The simulator is reached through the registry (``core/builtins.py`` names its
-    entries by path), never imported: no module outside ``sim/`` names ``ctxprobe.sim``,
-    type-only imports included."""
+    """The simulator is reached through the registry (``core/builtins.py`` and the families'
+    declarations name its entries by path), never imported: no module outside ``sim/`` and
+    the families' ``sim`` files names one of them, type-only imports included."""
     graph = import_graph()
     outside = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
-                     if (dep == SIM or dep.startswith(SIM + ".")) and not (mod == SIM or mod.startswith(SIM + ".")))
+                     if _in_simulator(dep) and not _in_simulator(mod))
     assert not outside, "imports of the simulator from outside it (register it instead):\n" + "\n".join(outside)
+
+
+def test_a_family_package_places_each_file_by_its_role(tmp_path: Path) -> None:
+    """A family package holds parts of several layers: each file's layer is its role's, so
+    a family's analysis importing its own report, its task importing its sim skill, or a
+    file named by no role is refused, while report -> analysis -> task is allowed."""
+    global SRC
+    fam = tmp_path / PKG / FAMILIES / "demo"
+    (fam / "task").mkdir(parents=True)
+    for init in (tmp_path / PKG, fam.parent, fam, fam / "task"):
+        (init / "__init__.py").write_text("")
+    (fam / "task" / "words.py").write_text("")
+    (fam / "score.py").write_text("from ctxprobe.families.demo.task import words\n")
+    (fam / "analysis.py").write_text("from ctxprobe.families.demo import score\n")
+    (fam / "report_html.py").write_text("from . import analysis\n")
+    (fam / "sim.py").write_text("")
+    assert _layer(f"{PKG}.{FAMILIES}.demo.task.words") == _layer("ctxprobe.tasks.niah")
+    assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html")
+    assert _layer(f"{PKG}.{FAMILIES}.demo") == _layer(f"{PKG}.{FAMILIES}") == _layer("ctxprobe.core.registry")
+    assert _in_simulator(f"{PKG}.{FAMILIES}.demo.sim") and not _in_simulator(f"{PKG}.{FAMILIES}.demo.task_sim")
+    saved = SRC
+    try:
+        SRC = tmp_path
+        assert upward_imports(import_graph()) == []
+        (fam / "analysis.py").write_text("def late():\n    from ctxprobe.families.demo.report_html import x\n")
+        assert upward_imports(import_graph()) == [f"{PKG}.{FAMILIES}.demo.analysis -> {PKG}.{FAMILIES}.demo.report_html"]
+        (fam / "analysis.py").write_text("")
+        (fam / "task" / "words.py").write_text("from ctxprobe.families.demo import sim\n")
+        assert upward_imports(import_graph()) == [f"{PKG}.{FAMILIES}.demo.task.words -> {PKG}.{FAMILIES}.demo.sim"]
+        (fam / "__init__.py").write_text("from ctxprobe.families.demo import score\n")  # a declaration imports no part
+        assert f"{PKG}.{FAMILIES}.demo -> {PKG}.{FAMILIES}.demo.score" in upward_imports(import_graph())
+        (fam / "helpers.py").write_text("")
+        with pytest.raises(AssertionError, match="named by its role"):
+            upward_imports(import_graph())
+    finally:
+        SRC = saved
 
 
 def test_importing_the_models_loads_no_simulator() -> None:

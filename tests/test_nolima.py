@@ -14,7 +14,7 @@ from ctxprobe.core.case_meta import META_TYPES
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.tasks import BuildContext, make_family, validate_params
-from ctxprobe.tasks.nolima import DEFAULT_TASK_TEMPLATE, distractor_depth, expand, nolima_score
+from ctxprobe.families.nolima.task import DEFAULT_TASK_TEMPLATE, distractor_depth, expand, nolima_score
 from ctxprobe.tokenizers import resolve_tokenizer
 
 ENTRY = {  # NoLiMa's layout (invented content)

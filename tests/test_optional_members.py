@@ -121,7 +121,7 @@ def test_ruler_preset_is_registered_beside_its_family():
 def test_report_hooks_are_the_familys_and_default_to_nothing():
     from ctxprobe.report.hooks import NO_HOOKS, FamilyReportHooks, family_hooks
 
-    assert with_family_defaults(BareFamily).report_hooks is None and family_hooks("bare-unknown") is NO_HOOKS
+    assert family_hooks("bare-unknown") is NO_HOOKS
     assert family_hooks("niah") is NO_HOOKS  # the generic report says all niah needs
     book = family_hooks("phonebook")
     assert isinstance(book, FamilyReportHooks) and book.own_terminal and not book.ruler_predictions
@@ -131,13 +131,14 @@ def test_report_hooks_are_the_familys_and_default_to_nothing():
 
 
 def test_a_plugin_familys_hooks_reach_the_json_report(tmp_path, monkeypatch):
-    """A plugin family names its hooks by path; the loader asks them, generic code never
-    names the family."""
+    """A plugin family names its hooks by path on its declaration; the loader asks them,
+    generic code never names the family."""
     import sys
     import types
 
     import ctxprobe
     from ctxprobe.report.hooks import FamilyReportHooks
+    from ctxprobe.core.declaration import FamilyDeclaration
     from ctxprobe.tasks.niah import Niah
 
     class Counts(FamilyReportHooks):
@@ -147,8 +148,9 @@ def test_a_plugin_familys_hooks_reach_the_json_report(tmp_path, monkeypatch):
     module = types.ModuleType("scratch_hooks")
     module.HOOKS = Counts()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "scratch_hooks", module)
-    counted = type("Counted", (Niah,), {"name": "counted", "report_hooks": "scratch_hooks:HOOKS"})
-    registry.register("families", "counted", counted, origin="test")
+    counted = type("Counted", (Niah,), {"name": "counted"})
+    registry.register("families", "counted", FamilyDeclaration("counted", counted, report_hooks="scratch_hooks:HOOKS"),
+                      origin="test")
     try:
         spec = ctxprobe.make_spec({"model": "sim:perfect", "families": {"counted": {}}, "lengths": "1k",
                                    "depths": "0,1", "reps": 2})

@@ -1,4 +1,4 @@
-"""Sim skills are registered with their families (the family's registry entry names its
+"""Sim skills are registered with their families (the family's declaration names its
 ``sim_skill``), a plugin's family brings one the same way, and the skills recognise
 disjoint questions, so the order the sim asks them in decides nothing."""
 
@@ -28,9 +28,9 @@ def test_every_built_in_family_registers_its_skill() -> None:
     assert len(builtin) >= 9
     found = dict(skills())
     for name in builtin:
-        # a family package (ctxprobe.families.NAME) brings its skill in its own sim module
-        assert registry.get("families", name).meta["sim_skill"] in (f"ctxprobe.sim.skills.{name}:{name}_skill",
-                                                                    f"ctxprobe.families.{name}.sim:{name}_skill")
+        path = registry.get("families", name).declaration().sim_skill
+        # in sim/skills/ for a family still spread over folders, else in its own package
+        assert path in (f"ctxprobe.sim.skills.{name}:{name}_skill", f"ctxprobe.families.{name}.sim:{name}_skill")
         assert found[name].__name__ == f"{name}_skill"  # loaded from its path
 
 

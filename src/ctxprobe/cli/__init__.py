@@ -347,9 +347,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (_run_parser, _phonebook_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers,
                 add_import_parsers, add_prices_parser,
-                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands):
+                lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands, _family_commands):
         add(sub)
     return parser
+
+
+def _family_commands(sub: Any) -> None:
+    """Each family's command of its own (its declaration's ``command``), in name order."""
+    from ctxprobe.core import registry
+
+    for declared in registry.declared_families():
+        add = declared.load("command")
+        if add is not None:
+            add(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -201,6 +201,7 @@ def _print_plan(spec: Any, out: Console, err: Console, args: argparse.Namespace 
 
 def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.core import registry
+    from ctxprobe.core.loader import resolve
     from ctxprobe.models import resolve_provider
     from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -217,7 +218,7 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"serving {model} (tokenizer {args.tokenizer}) at {url} — Ctrl-C stops", highlight=False)
 
     sim = registry.get("providers", "sim")  # its server is the simulator's, named on its entry
-    serve_forever = registry.Entry(sim.group, sim.name, sim.meta["serve"], sim.origin).load()
+    serve_forever = resolve(sim.meta["serve"], what="the sim server")
     serve_forever(provider, host=args.host, port=args.port, tokenizer=tokenizer, truncate_to=args.truncate_to,
                   model_id=args.model_id, on_ready=ready)
     return 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ctxprobe.core.declaration import FamilyDeclaration
+
 
 def register_builtins(register: Callable[..., Any]) -> None:
     p = "ctxprobe.models.factories:"
@@ -51,28 +53,34 @@ def register_builtins(register: Callable[..., Any]) -> None:
     register("tokenizers", "anthropic-count", t + "anthropic_count", bare=True)
     register("tokenizers", "gemini-count", t + "gemini_count", bare=True)
 
-    # task families
-    for name, target in (("niah", "niah:Niah"), ("multihop", "multihop:Multihop"), ("documents", "documents:Documents"),
-                         ("phonebook", "phonebook:Phonebook"), ("vartrack", "vartrack:Vartrack"),
-                         ("aggregation", "aggregation:Aggregation"), ("ruler", "ruler.family:Ruler"),
-                         ("mrcr", "mrcr:Mrcr"), ("graphwalks", "graphwalks:Graphwalks"),
-                         ("nolima", "nolima:Nolima")):
-        # meta sim_skill: how a simulated model answers the family's question (ctxprobe.sim.skills)
-        register("families", name, "ctxprobe.tasks." + target, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill")
-    # family packages (ctxprobe.families.NAME): task, scorer, sim skill, sim kinds, report hooks
-    # meta sim_kinds: sim kinds the family brings (``sim:KIND?...``; ctxprobe.sim.family_kinds)
-    for name, kinds in (("updates", ("interference",)), ("longout", ("out-budget",)),
-                        ("instructions", ("capacity",))):
-        f = f"ctxprobe.families.{name}."
-        register("families", name, f + "task:" + name.capitalize(), sim_skill=f + f"sim:{name}_skill",
-                 sim_kinds={kind: f + "sim:" + kind.upper().replace("-", "_") for kind in kinds})
+    # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
+    # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
+    from ctxprobe.families import instructions, longout, nolima, updates
+
+    def family(name: str, cls: str, **parts: Any) -> FamilyDeclaration:  # one still in tasks/ and sim/skills/
+        return FamilyDeclaration(name, "ctxprobe.tasks." + cls, sim_skill=f"ctxprobe.sim.skills.{name}:{name}_skill",
+                                 **parts)
+
+    for declared in (
+            family("niah", "niah:Niah"),
+            family("multihop", "multihop:Multihop"),
+            family("documents", "documents:Documents"),
+            family("phonebook", "phonebook:Phonebook", report_hooks="ctxprobe.report.phonebook_hooks:HOOKS"),
+            family("vartrack", "vartrack:Vartrack"),
+            family("aggregation", "aggregation:Aggregation"),
+            family("ruler", "ruler.family:Ruler", presets={"ruler": "ctxprobe.tasks.ruler.preset:RULER_PRESET"}),
+            family("mrcr", "mrcr:Mrcr"),
+            family("graphwalks", "graphwalks:Graphwalks"),
+            nolima.FAMILY,
+            updates.FAMILY,
+            longout.FAMILY,
+            instructions.FAMILY,
+    ):
+        register("families", declared.name, declared)
 
     # report sections (after the page's own, in name order)
     register("report_sections", "decide", "ctxprobe.decide.html:report_section")
     register("report_sections", "synthetic-vs-natural", "ctxprobe.report.html_natural:natural_section")
-
-    # presets (named sets of families), each beside its family
-    register("presets", "ruler", "ctxprobe.tasks.ruler.preset:RULER_PRESET")
 
     # the HTML report's own sections, in page order (plugins' sections come at order 500, by name)
     h = "ctxprobe.report.html_builtin:"

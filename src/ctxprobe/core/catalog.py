@@ -155,10 +155,9 @@ def provider_info(provider: str) -> ProviderInfo:
         return EMPTY
     info = entry.meta.get("info")
     if isinstance(info, str):  # "module:attr", imported on first use
-        import importlib
+        from ctxprobe.core.loader import load_path
 
-        module, _, attr = info.partition(":")
-        info = getattr(importlib.import_module(module), attr)
+        info = load_path(info, what=f"provider '{provider}': its profile")
     if info is None and entry.origin != "ctxprobe":
         factory = entry.load()
         info = getattr(factory, "provider_info", None)

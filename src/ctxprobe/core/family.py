@@ -78,11 +78,6 @@ class FamilyBase:
     #: (:mod:`ctxprobe.analysis.natural`) holds them against every family that is not.
     natural: ClassVar[bool] = False
 
-    #: What the family adds to the reports: the ``"module:attr"`` path of a
-    #: ``ctxprobe.report.hooks.FamilyReportHooks`` (imported only when a report asks, so
-    #: the family never imports the report layer); None: nothing beyond the generic report.
-    report_hooks: ClassVar[str | None] = None
-
     #: Output tokens every case of this family asks for, when the family fixes them
     #: (RULER's per-task ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
     @classmethod
@@ -128,7 +123,7 @@ class FamilyBase:
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "long_output", "output_budget", "answer_items", "sized_in_tokens",
                              "cell_tokens", "check_reps", "uses_judge", "floor_kind",
-                             "natural", "prefix_period", "report_hooks")
+                             "natural", "prefix_period")
 
 
 def with_family_defaults(cls: type) -> type:

@@ -16,7 +16,11 @@ What a target must be, per group (see docs/architecture.md):
 - ``providers``: ``factory(ref, *, tokenizer, n_ctx, options) -> Provider``, ``ref`` a
   :class:`ctxprobe.spec.names.ModelRef`; the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
 - ``tokenizers``: ``factory(name, rest) -> Tokenizer`` for ``NAME:REST``;
-- ``families``: a class ``Family(ctx: BuildContext)`` (:class:`ctxprobe.core.family.Family`);
+- ``families``: a :class:`ctxprobe.core.declaration.FamilyDeclaration` (the family class and
+  its parts: sim skill, report hooks, command, presets; the presets are registered with
+  it), or a family class ``Family(ctx: BuildContext)`` alone (:class:`ctxprobe.core.family.Family`),
+  its parts as keywords (``register("families", "echo", Echo, sim_skill=echo_skill)``);
+  :meth:`Entry.load` gives the class, :meth:`Entry.declaration` the declaration;
 - ``presets``: a :class:`ctxprobe.core.preset.Preset` (``--preset NAME``);
 - ``report_sections``: ``section(views) -> ReportSection | None``, one more section of the
   HTML report (:class:`ctxprobe.report.html_parts.ReportSection`; ``views`` the page's runs,
@@ -31,12 +35,13 @@ a plugin that does not inherit the base: callers read them as plain attributes.
 from __future__ import annotations
 
 import difflib
-import importlib
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.core.declaration import FamilyDeclaration, declare
+from ctxprobe.core.loader import load_path
 from ctxprobe.errors import CtxprobeError
 
 GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets", "report_sections")
@@ -56,38 +61,51 @@ class Entry:
     origin: str = "ctxprobe"
     #: Group-specific facts known without importing anything (how a provider is spelled).
     meta: Mapping[str, Any] = field(default_factory=dict)
+    _target: object = field(default=_MISSING, repr=False, compare=False)
     _loaded: object = field(default=_MISSING, repr=False, compare=False)
+
+    def _import(self) -> Any:
+        """The target itself, imported when it is a path (once)."""
+        if self._target is _MISSING:
+            target = self.target
+            if isinstance(target, str):
+                target = load_path(target, what=f"{self.group[:-1]} '{self.name}' ({self.origin})")
+            self._target = target
+        return self._target
 
     def load(self) -> Any:
         if self._loaded is _MISSING:
-            target = self.target
-            if isinstance(target, str):
-                module, _, attr = target.partition(":")
-                try:
-                    obj: Any = importlib.import_module(module)
-                    for part in filter(None, attr.split(".")):
-                        obj = getattr(obj, part)
-                except (ImportError, AttributeError) as exc:
-                    raise CtxprobeError(f"{self.group[:-1]} '{self.name}' ({self.origin}) cannot be loaded from "
-                                        f"{target}: {exc}") from None
-                target = obj
+            target = self._import()
             adapt = _ADAPTERS.get(self.group)
-            self._loaded = adapt(target) if adapt is not None else target
+            self._loaded = adapt(self, target) if adapt is not None else target
         return self._loaded
 
+    def declaration(self) -> FamilyDeclaration:
+        """A family's declaration (``families`` entries only): the one it was registered with,
+        or, for a family class alone, the class with no parts."""
+        if self.group != "families":
+            raise ValueError(f"{self.group[:-1]} '{self.name}' is not a family")
+        target = self.target if isinstance(self.target, FamilyDeclaration) else self._import()
+        try:
+            return declare(self.name, target)
+        except ValueError as exc:
+            raise CtxprobeError(f"family '{self.name}' ({self.origin}): {exc}") from None
 
-def _family_defaults(target: object) -> object:
+
+def _family_class(entry: Entry, target: object) -> object:
     from ctxprobe.core.family import with_family_defaults
 
-    return with_family_defaults(target) if isinstance(target, type) else target
+    cls = entry.declaration().load("family") if isinstance(target, FamilyDeclaration) else target
+    return with_family_defaults(cls) if isinstance(cls, type) else cls
 
 
-#: What loading does to a group's target before anyone sees it: a family class that does
-#: not inherit :class:`ctxprobe.core.family.FamilyBase` gets its optional members'
-#: defaults. (Providers and tokenizers are factories: their products get theirs where the
+#: What loading does to a group's target before anyone sees it: a family's declaration
+#: gives its class, and a family class that does not inherit
+#: :class:`ctxprobe.core.family.FamilyBase` gets its optional members' defaults.
+#: (Providers and tokenizers are factories: their products get theirs where the
 #: factory is called, :func:`ctxprobe.models.resolve_provider` and
 #: :func:`ctxprobe.tokenizers.resolve_tokenizer`.)
-_ADAPTERS = {"families": _family_defaults}
+_ADAPTERS = {"families": _family_class}
 
 
 _ENTRIES: dict[str, dict[str, Entry]] = {g: {} for g in GROUPS}
@@ -97,11 +115,15 @@ _STATE = {"loaded": False}
 
 def register(group: str, name: str, target: str | object, *, origin: str = "ctxprobe", replace: bool = False,
              **meta: Any) -> Entry:
-    """Add an entry. A name already taken raises, unless ``replace`` (tests, deliberate overrides)."""
+    """Add an entry. A name already taken raises, unless ``replace`` (tests, deliberate overrides).
+    A family is kept as its declaration (``meta``: its parts, for a class given alone); the
+    presets a declaration brings are registered with it."""
     if group not in _ENTRIES:
         raise ValueError(f"unknown registry group {group!r} (one of {', '.join(GROUPS)})")
     if not name or name != name.strip():
         raise ValueError(f"bad {group} name {name!r}")
+    if group == "families" and (meta or not isinstance(target, str)):
+        target, meta = declare(name, target, **meta), {}
     entry = Entry(group, name, target, origin, dict(meta))
     _ensure_loaded()  # built-ins first: a plugin cannot take a built-in's name by registering early
     with _LOCK:
@@ -109,6 +131,9 @@ def register(group: str, name: str, target: str | object, *, origin: str = "ctxp
         if old is not None and not replace:
             raise CtxprobeError(f"{group[:-1]} '{name}' is registered twice ({old.origin} and {origin})")
         _ENTRIES[group][name] = entry
+    if isinstance(target, FamilyDeclaration):
+        for preset, value in target.presets.items():
+            register("presets", preset, value, origin=origin, replace=replace)
     return entry
 
 
@@ -154,6 +179,13 @@ def entries(group: str) -> list[Entry]:
     _ensure_loaded()
     with _LOCK:
         return sorted(_ENTRIES[group].values(), key=lambda e: e.name)
+
+
+def declared_families() -> list[FamilyDeclaration]:
+    """The declarations of the families registered as one (built-ins, and plugins that
+    register in code), in name order, without importing anything: a family named only by an
+    entry point's path is read when it is used, so its command (and presets) are not here."""
+    return [e.target for e in entries("families") if isinstance(e.target, FamilyDeclaration)]
 
 
 def names(group: str) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ctxprobe.core import registry
 from ctxprobe.core.case import IdsPolicy
+from ctxprobe.core.loader import resolve
 from ctxprobe.spec.names import ModelRef, parse_model
 from ctxprobe.models.base import (
     GenerateRequest,
@@ -55,7 +56,7 @@ def check_model_name(model: str | ModelRef) -> ModelRef:
     entry = registry.get("providers", ref.provider, what="model provider")
     check = entry.meta.get("check")
     if check is not None:
-        registry.Entry(entry.group, entry.name, check, entry.origin).load()(ref)
+        resolve(check, what=f"provider '{entry.name}' ({entry.origin}): its name check")(ref)
     return ref
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 from ctxprobe.core import registry
 from ctxprobe.core.catalog import provider_info
+from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch_base import BatchAPI
@@ -21,8 +20,5 @@ def batch_api_for(provider: Provider, model: str | None = None) -> BatchAPI:
         have = [e.name + ":" for e in registry.entries("providers") if provider_info(e.name).batch]
         raise CtxprobeError(f"{provider.name} has no batch API: --batch works with {', '.join(have)} models; "
                             "drop --batch")
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        target = getattr(importlib.import_module(module), attr)
-    api: BatchAPI = target(provider)
+    api: BatchAPI = resolve(target, what=f"provider '{name}': its batch API")(provider)
     return api

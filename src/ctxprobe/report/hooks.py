@@ -1,14 +1,14 @@
 """What a family adds to the reports: :class:`FamilyReportHooks`.
 
-A family names its hooks in its class attribute ``report_hooks`` (a ``"module:attr"``
-path, imported only when a report needs it, so the family's module never imports the
-report layer; default None: the family adds nothing). The generic report code asks
+A family names its hooks on its declaration, ``report_hooks``
+(:class:`ctxprobe.core.declaration.FamilyDeclaration`: a ``"module:attr"`` path, imported
+only when a report needs it, so the family's other parts never import the report layer;
+default None: the family adds nothing). The generic report code asks
 :func:`family_hooks` and never names a family.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,15 +82,10 @@ def family_hooks(name: str) -> FamilyReportHooks:
     entry = registry.find("families", name)
     if entry is None:
         return NO_HOOKS
-    path = entry.load().report_hooks
-    if path is None:
+    hooks = entry.declaration().load("report_hooks")
+    if hooks is None:
         return NO_HOOKS
-    module, _, attr = str(path).partition(":")
-    try:
-        hooks = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise CtxprobeError(f"family '{name}': its report hooks cannot be loaded from {path}: {exc}") from None
     if not isinstance(hooks, FamilyReportHooks):
-        raise CtxprobeError(f"family '{name}': its report hooks ({path}) must be a "
+        raise CtxprobeError(f"family '{name}': its report hooks ({entry.declaration().report_hooks}) must be a "
                             "ctxprobe.report.hooks.FamilyReportHooks")
     return hooks

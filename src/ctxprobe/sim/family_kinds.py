@@ -1,6 +1,7 @@
 """Sim kinds a family brings: ``sim:KIND?param=value`` whose behaviour is the family's own.
 
-A family lists them on its registry entry, ``sim_kinds={KIND: "module:attr"}``, each a
+A family names them on its declaration (:class:`ctxprobe.core.declaration.FamilyDeclaration`),
+``sim_kinds={KIND: "module:attr"}``, each a
 :class:`SimKind`: its parameters (with defaults) and a function that answers one turn as
 that simulated model would. Like every sim, it reads only the prompt (:class:`SimTurn`:
 the question, the visible context, a deterministic uniform draw, a token counter and the
@@ -10,11 +11,11 @@ and ``tnoise`` are accepted by every kind (:mod:`ctxprobe.sim.model`).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ctxprobe.core import registry
+from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
 
 COMMON = {"ctx": int, "latency": float, "tnoise": float}
@@ -44,12 +45,12 @@ class SimKind:
     help: str = ""
 
 
-def family_kinds() -> dict[str, tuple[str, str]]:
-    """KIND → (family, "module:attr") for every registered family kind."""
-    out: dict[str, tuple[str, str]] = {}
+def family_kinds() -> dict[str, tuple[str, object]]:
+    """KIND → (family, its SimKind or "module:attr") for every registered family kind."""
+    out: dict[str, tuple[str, object]] = {}
     for entry in registry.entries("families"):
-        for kind, target in (entry.meta.get("sim_kinds") or {}).items():
-            out[str(kind)] = (entry.name, str(target))
+        for kind, target in entry.declaration().sim_kinds.items():
+            out[str(kind)] = (entry.name, target)
     return out
 
 
@@ -58,13 +59,9 @@ def find_kind(kind: str) -> SimKind | None:
     if found is None:
         return None
     family, target = found
-    module, _, attr = target.partition(":")
-    try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise CtxprobeError(f"family '{family}': its sim kind '{kind}' cannot be loaded from {target}: {exc}") from None
+    obj = resolve(target, what=f"family '{family}': its sim kind '{kind}'")
     if not isinstance(obj, SimKind):
-        raise CtxprobeError(f"family '{family}': its sim kind '{kind}' ({target}) must be a ctxprobe.sim.family_kinds.SimKind")
+        raise CtxprobeError(f"family '{family}': its sim kind '{kind}' must be a ctxprobe.sim.family_kinds.SimKind")
     return obj
 
 

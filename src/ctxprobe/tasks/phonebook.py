@@ -82,7 +82,6 @@ from ctxprobe.tasks.phonebook_book import (  # noqa: F401  (the family's public 
 class Phonebook(FamilyBase):
     name = "phonebook"
     params_model = PhonebookParams
-    report_hooks = "ctxprobe.report.phonebook_hooks:HOOKS"
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

@@ -78,7 +78,6 @@ class Instructions(FamilyBase):
     name = "instructions"
     floor_kind = "no-context"
     params_model = InstructionsParams
-    report_hooks = "ctxprobe.families.instructions.report:HOOKS"
 
     @classmethod
     def answer_items(cls, params: Mapping[str, Any]) -> int:

@@ -72,7 +72,6 @@ class Longout(FamilyBase):
     floor_kind = None  # no answer can be guessed without the page: the floor is 0 by construction
     long_output = True
     params_model = LongoutParams
-    report_hooks = "ctxprobe.families.longout.report:HOOKS"
 
     @classmethod
     def answer_items(cls, params: Mapping[str, Any]) -> int:

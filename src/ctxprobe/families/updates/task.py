@@ -92,7 +92,6 @@ class Updates(FamilyBase):
     name = "updates"
     floor_kind = "no-context"
     params_model = UpdatesParams
-    report_hooks = "ctxprobe.families.updates.report:HOOKS"
 
     @classmethod
     def answer_items(cls, params: Mapping[str, Any]) -> int:

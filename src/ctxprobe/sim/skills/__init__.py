@@ -6,9 +6,10 @@ see an answer key: only prompt text. Sim kinds (``perfect``, ``blind-middle``, `
 decide what part of the context is visible and whether the answer survives; skills decide
 what the answer is.
 
-A family brings its skill on its registry entry, ``sim_skill`` (a ``"module:attr"`` path,
-imported when a sim first answers, or the function itself): ctxprobe's own families name
-theirs in :mod:`ctxprobe.core.builtins` (one module here each), a plugin's family
+A family brings its skill on its declaration, ``sim_skill``
+(:class:`ctxprobe.core.declaration.FamilyDeclaration`: a ``"module:attr"`` path, imported
+when a sim first answers, or the function itself): a family in its own package keeps it
+in ``families/<name>/sim.py``, the others here (one module each); a plugin's family
 registered in code the same way::
 
     registry.register("families", "echo", Echo, sim_skill=echo_skill)
@@ -23,7 +24,6 @@ family's instruction text (``sim:late-reader`` reads where it stands).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import cast
 
@@ -32,31 +32,20 @@ from ctxprobe.errors import CtxprobeError
 
 Skill = Callable[[str, str], "str | None"]  # (question, visible context) -> answer
 
-_LOADED: dict[str, Skill] = {}
 
-
-def _load(family: str, target: object) -> Skill:
-    if not isinstance(target, str):
-        if not callable(target):
-            raise CtxprobeError(f"family '{family}': its sim_skill must be a function (question, context) "
-                                f"-> answer or a 'module:attr' path, not {type(target).__name__}")
-        return cast(Skill, target)
-    if target not in _LOADED:
-        module, _, attr = target.partition(":")
-        try:
-            obj: object = importlib.import_module(module)
-            for part in filter(None, attr.split(".")):
-                obj = getattr(obj, part)
-        except (ImportError, AttributeError) as exc:
-            raise CtxprobeError(f"family '{family}': its sim skill cannot be loaded from {target}: {exc}") from None
-        _LOADED[target] = cast(Skill, obj)
-    return _LOADED[target]
+def _skill(entry: registry.Entry) -> Skill | None:
+    declared = entry.declaration()
+    skill = declared.load("sim_skill")
+    if skill is not None and not callable(skill):
+        raise CtxprobeError(f"family '{entry.name}': its sim_skill must be a function (question, context) "
+                            f"-> answer or a 'module:attr' path, not {type(skill).__name__}")
+    return cast("Skill | None", skill)
 
 
 def skills() -> list[tuple[str, Skill]]:
     """(family name, skill) of every registered family that declares a sim skill, in name order."""
-    return [(entry.name, _load(entry.name, entry.meta["sim_skill"]))
-            for entry in registry.entries("families") if entry.meta.get("sim_skill") is not None]
+    found = ((entry.name, _skill(entry)) for entry in registry.entries("families"))
+    return [(name, skill) for name, skill in found if skill is not None]
 
 
 def answer(question: str, context: str) -> str | None:

@@ -1,4 +1,4 @@
-"""NoLiMa's questions (``tasks/nolima.py``, NoLiMa's ``DEFAULT_TASK_TEMPLATE``): the prompt
+"""NoLiMa's questions (``families/nolima/task.py``, NoLiMa's ``DEFAULT_TASK_TEMPLATE``): the prompt
 ends with ``Question: ...`` then ``Return only the final answer ...``, so the sim's last
 paragraph is that instruction, and the question is the paragraph before it.
 

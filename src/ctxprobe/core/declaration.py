@@ -1,0 +1,82 @@
+"""A task family declared once: :class:`FamilyDeclaration`.
+
+Everything a family brings beyond the generic pipeline is named on one declaration: its
+family class (generation and scoring), how a simulated model answers it (its sim skill),
+what it adds to the reports (its report hooks), a command of its own and its presets.
+Each part is a ``"module:attr"`` path (or the object itself), imported only when it is
+used (:mod:`ctxprobe.core.loader`), so declaring a family imports none of its layers.
+
+ctxprobe's own families are packages ``ctxprobe/families/<name>/`` whose ``__init__.py``
+holds ``FAMILY = FamilyDeclaration(...)``; the parts are files named by role (``task.py``,
+``sim.py``, ``report.py``..., docs/architecture.md). Every declaration is registered in
+the registry's ``families`` group: ``registry.register("families", FAMILY.name, FAMILY)``
+(:mod:`ctxprobe.core.builtins` does it for ctxprobe's own, one line each), or by an
+entry point ``[project.entry-points."ctxprobe.families"] NAME = "pkg.module:FAMILY"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ctxprobe.core.loader import resolve
+
+
+@dataclass(frozen=True)
+class FamilyDeclaration:
+    """One family and its parts, each a ``"module:attr"`` path or the object itself."""
+
+    #: The family's name (``--family NAME``, its spec key, its stored rows' ``family``).
+    name: str
+    #: The family class (:class:`ctxprobe.core.family.Family`): ``cls(ctx: BuildContext)``.
+    family: str | type
+    #: How a simulated model answers its question: ``skill(question, context) -> str | None``
+    #: reading only prompt text (:mod:`ctxprobe.sim.skills`); None: the sims cannot find it.
+    sim_skill: str | object | None = None
+    #: What it adds to the reports: a ``ctxprobe.report.hooks.FamilyReportHooks``; None:
+    #: nothing beyond the generic report.
+    report_hooks: str | object | None = None
+    #: A subcommand of its own: ``add(subparsers) -> None`` adding it to ``ctxprobe``'s parser
+    #: (the phone book's ``ctxprobe phonebook``); None: none.
+    command: str | object | None = None
+    #: Named sets of families it brings (``--preset NAME``): name → a
+    #: :class:`ctxprobe.core.preset.Preset` (or its path), registered with the declaration.
+    presets: Mapping[str, str | object] = field(default_factory=dict)
+    #: Simulated models it brings (``sim:KIND?param=value``): kind → a
+    #: ``ctxprobe.sim.family_kinds.SimKind`` (or its path), found by :mod:`ctxprobe.sim.family_kinds`.
+    sim_kinds: Mapping[str, str | object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name != self.name.strip():
+            raise ValueError(f"bad family name {self.name!r}")
+
+    def load(self, part: str) -> Any:
+        """The part ``part`` (``"family"``, ``"sim_skill"``, ``"report_hooks"``, ``"command"``)
+        as an object, imported on first use; None when the family declares none."""
+        target = getattr(self, part)
+        if target is None:
+            return None
+        return resolve(target, what=f"family '{self.name}': its {part.replace('_', ' ')}")
+
+
+#: The parts a declaration names (the keyword arguments ``register("families", ...)`` takes).
+PARTS: tuple[str, ...] = tuple(f.name for f in fields(FamilyDeclaration) if f.name not in ("name", "family"))
+
+
+def declare(name: str, target: object, **parts: Any) -> FamilyDeclaration:
+    """``target`` as a declaration: itself when it is one, else the declaration of the family
+    class (or path) ``target`` with ``parts`` (``sim_skill=...``: the keyword form of
+    ``registry.register("families", NAME, Cls, sim_skill=...)``)."""
+    if isinstance(target, FamilyDeclaration):
+        if parts:
+            raise ValueError(f"family '{name}': give its parts on its declaration, not beside it ({', '.join(parts)})")
+        if target.name != name:
+            raise ValueError(f"family declared as '{target.name}' registered as '{name}'")
+        return target
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise ValueError(f"family '{name}': unknown part(s) {', '.join(unknown)} (known: {', '.join(PARTS)})")
+    if not isinstance(target, (str, type)):
+        raise ValueError(f"family '{name}': a family is a class, a 'module:attr' path or a FamilyDeclaration")
+    return FamilyDeclaration(name, target, **parts)
