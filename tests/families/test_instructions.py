@@ -14,7 +14,7 @@ import pytest
 
 from ctxprobe.core.case import Cell
 from ctxprobe.core.outcome import Outcome
-from ctxprobe.families.instructions import catalog, checks
+from ctxprobe.families.instructions import score_checks as checks, task_catalog as catalog
 from ctxprobe.families.instructions.analysis import by_count, capacity
 from ctxprobe.families.instructions.sim import compose
 from ctxprobe.report.export import export_jsonl

@@ -16,7 +16,7 @@ import pytest
 from ctxprobe.core.case import Cell
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.families.longout.analysis import by_level, output_effective_length
-from ctxprobe.families.longout.page import fenced, tsv
+from ctxprobe.families.longout.task_page import fenced, tsv
 from ctxprobe.families.longout.score import score_tsv
 from ctxprobe.report.load import report_json
 from ctxprobe.spec import make_spec

@@ -1,4 +1,4 @@
-"""Scoring ``instructions`` by IFEval's rules (:mod:`ctxprobe.families.instructions.checks`).
+"""Scoring ``instructions`` by IFEval's rules (:mod:`ctxprobe.families.instructions.score_checks`).
 
 The case score is IFEval's instruction-level *strict* accuracy of the reply (the share of
 its instructions followed); ``detail`` holds every instruction's strict and loose verdict
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.families.instructions.checks import verdicts
+from ctxprobe.families.instructions.score_checks import verdicts
 
 
 def score_instructions(ids: Sequence[str], kwargs: Sequence[Mapping[str, Any]], output: str) -> Scored:

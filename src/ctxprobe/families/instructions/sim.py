@@ -2,7 +2,7 @@
 
 It reads the request (the question: ``Please write a short note to NAME about TOPIC: the
 A, the B and the C.``) and the instructions it finds in the context by IFEval's wording
-(:func:`ctxprobe.families.instructions.catalog.find_instructions`, in reading order), then
+(:func:`ctxprobe.families.instructions.task_catalog.find_instructions`, in reading order), then
 writes the note. Its plain note (no instruction followed) uses commas, names A, B and C
 in its middle lines, and has no title, list, placeholder, highlight, postscript, closing
 phrase or quotes, so it breaks every instruction type drawn. Each followed instruction
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxprobe.families.instructions.catalog import find_instructions
+from ctxprobe.families.instructions.task_catalog import find_instructions
 from ctxprobe.sim.family_kinds import SimKind, SimTurn
 
 _REQUEST = re.compile(r"Please write a short note to (\w+) about (.+?): the (\w+), the (\w+) and the (\w+)\.")

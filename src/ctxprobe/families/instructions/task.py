@@ -1,5 +1,5 @@
 """``instructions``: a personal agent's system prompt holds I verifiable instructions
-(IFEval's, :mod:`ctxprobe.families.instructions.catalog`), the user's data around them
+(IFEval's, :mod:`ctxprobe.families.instructions.task_catalog`), the user's data around them
 grows with the length (a profile, memories and a conversation history of neutral filler),
 and the last paragraph is the user's request: a short note about a topic.
 
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ctxprobe.core.case import Case, Cell, derive_seed
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
-from ctxprobe.families.instructions import catalog
+from ctxprobe.families.instructions import task_catalog as catalog
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import pack
 from ctxprobe.tasks.base import BuildContext

@@ -4,7 +4,7 @@ how a case draws each one's arguments, and how a reader finds them again in a pr
 
 Kept to types whose check needs no downloaded data and that one reply can satisfy together
 (no JSON wrapping, no sections or paragraph counts that would change the other checks):
-see :mod:`ctxprobe.families.instructions.checks`. ``keywords:frequency`` is drawn with
+see :mod:`ctxprobe.families.instructions.score_checks`. ``keywords:frequency`` is drawn with
 IFEval's ``at least`` relation only (a reply that ignores a ``less than`` count passes it).
 """
 

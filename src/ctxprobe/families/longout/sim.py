@@ -12,7 +12,7 @@ up to B tokens are whole, longer ones lose their last rows (a recall miss, the m
 
 from __future__ import annotations
 
-from ctxprobe.families.longout.page import HEADER, QUESTION_RE, fenced, read_page, tsv
+from ctxprobe.families.longout.task_page import HEADER, QUESTION_RE, fenced, read_page, tsv
 from ctxprobe.sim.family_kinds import SimKind, SimTurn
 
 

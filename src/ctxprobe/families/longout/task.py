@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ctxprobe.core.case import Case, Cell, derive_seed
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
-from ctxprobe.families.longout import page
+from ctxprobe.families.longout import task_page as page
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ctxprobe.families.updates.stream import PROBE, QUESTION_RE, read_stream
+from ctxprobe.families.updates.task_stream import PROBE, QUESTION_RE, read_stream
 from ctxprobe.sim.family_kinds import SimKind, SimTurn
 
 

@@ -1,7 +1,7 @@
 """``updates``: K keys, each updated U times in one interleaved stream, then a question for
 every key's current (final) value (PI-LLM, Wang & Sun 2025, arXiv 2506.08184).
 
-The stream (:mod:`ctxprobe.families.updates.stream`, PI-LLM's wording) sits as one block
+The stream (:mod:`ctxprobe.families.updates.task_stream`, PI-LLM's wording) sits as one block
 in neutral filler at the cell's depth; the prompt is PI-LLM's instruction, the filler with
 the stream, and its question. Values are random 5-digit numbers, unique in the case (the
 filler has no digits); each occurs exactly once in the prompt, checked at generation.
@@ -34,7 +34,7 @@ from ctxprobe.core.case import Case, Cell, derive_seed
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.families.updates import stream
+from ctxprobe.families.updates import task_stream as stream
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.tasks.base import BuildContext
 from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
