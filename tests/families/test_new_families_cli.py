@@ -54,3 +54,24 @@ def test_decide_use_reads_the_new_families_like_any(tmp_path: Path, capsys: pyte
     with Store(store) as s:  # "--param updates.updates=3,10" is the U axis
         us = {r["meta"]["updates_per_key"] for r in s.iter_case_records(perfect) if r["family"] == "updates"}
     assert us == {3, 10}
+
+
+def test_html_and_json_reports_carry_each_family_s_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store, page = tmp_path / "s.sqlite", tmp_path / "r.html"
+    code = main(["run", "--model", "sim:perfect", "--lengths", "2k", "--depths", "0.5", "--reps", "2",
+                 "--store", str(store), "--no-plots", "--no-progress", "--family", "updates,longout,instructions",
+                 "--param", "longout.answer_tokens=150"])
+    assert code == 0
+    with Store(store) as s:
+        run_id = s.list_runs()[0].run_id
+    assert main(["report", run_id, "--html", str(page), "--no-plots", "--store", str(store)]) == 0
+    html = page.read_text()
+    for title in ("Update interference (PI-LLM)", "Long outputs (LongProc HTML→TSV)", "Instructions under load (IFEval)"):
+        assert title in html
+    assert "output effective length 150 tokens" in html and "instruction capacity 3" in html
+    capsys.readouterr()
+    assert main(["report", run_id, "--json", "--store", str(store)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["longout"]["longout"]["output_effective_length"] == 150
+    assert out["instructions"]["instructions"]["instruction_capacity"] == 3
+    assert out["updates"]["updates"]["points"][0]["key_outcomes"] == {"correct": 4}
