@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 RUNS = {
     "updates": ["--param", "updates.keys=2", "--param", "updates.updates=3,10"],
-    "longout": ["--param", "longout.answer_tokens=100,200"],
+    "longout": ["--param", "longout.answer_tokens=100,150", "--reps", "2"],
     "instructions": ["--param", "instructions.count=1,3", "--param", "instructions.placement=both"],
 }
 
@@ -25,13 +25,15 @@ RUNS = {
 @pytest.mark.parametrize("family", sorted(RUNS))
 def test_local_model_profile(family: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.sqlite"
-    code = main(["run", "--model", "local", "--family", family, *RUNS[family], "--lengths", "1k,2k,4k",
-                 "--depths", "0.5", "--reps", "1", "--store", str(store), "--no-plots", "--no-progress"])
+    args = RUNS[family] if "--reps" in RUNS[family] else [*RUNS[family], "--reps", "1"]
+    code = main(["run", "--model", "local", "--family", family, *args, "--lengths", "1k,2k,4k",
+                 "--depths", "0.5", "--store", str(store), "--no-plots", "--no-progress"])
     assert code == 0
     with Store(store) as s:
         run_id = s.list_runs()[0].run_id
         recs = list(s.iter_case_records(run_id))
-    assert len(recs) == 3 and all(r["outcome"] not in ("error", "input_truncated") for r in recs)
+    assert len(recs) == 3 * int(args[args.index("--reps") + 1])
+    assert all(r["outcome"] not in ("error", "input_truncated") for r in recs)
     report = report_json([run_id], store)
     extra = report[family][family]
     with capsys.disabled():
