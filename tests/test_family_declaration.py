@@ -82,7 +82,7 @@ def test_bad_declarations_are_refused() -> None:
         declare("nolima", nolima.FAMILY, sim_skill="a:b")
     with pytest.raises(ValueError, match="bad family name"):
         FamilyDeclaration(" x", _Fam)
-    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets"}
+    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds"}
 
 
 def test_a_part_that_cannot_be_loaded_says_which_family_and_part() -> None:

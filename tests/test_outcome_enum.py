@@ -9,7 +9,7 @@ import sqlite3
 from ctxprobe.core.outcome import CUT_MISSES, HARNESS_OUTCOMES, OUTCOMES, Outcome
 
 #: The values stores already hold: renaming one would orphan every stored run.
-STORED = ("correct", "wrong", "distractor", "partial", "not_found", "refusal", "empty", "parse_error",
+STORED = ("correct", "wrong", "distractor", "stale", "partial", "not_found", "refusal", "empty", "parse_error",
           "output_truncated", "input_truncated", "error")
 
 

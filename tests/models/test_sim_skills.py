@@ -52,6 +52,8 @@ CASES: list[tuple[str, dict[str, Any], int, float]] = [
         "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3",
         "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe")],
     ("documents", {}, 512, 0.5), ("nolima", {}, 1024, 0.5),
+    ("updates", {}, 1024, 0.5), ("longout", {"answer_tokens": [150]}, 2048, 0.5),
+    ("instructions", {"count": [11], "placement": "both"}, 1024, 0.5),
 ]
 
 

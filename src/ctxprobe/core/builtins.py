@@ -58,7 +58,7 @@ def register_builtins(register: Callable[..., Any]) -> None:
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
     # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
-    from ctxprobe.families import nolima, phonebook, ruler
+    from ctxprobe.families import instructions, longout, nolima, phonebook, ruler, updates
 
     ts, sk = "ctxprobe.tasks.", "ctxprobe.sim.skills."  # families still in tasks/ (class) and sim/skills/ (skill)
     for declared in (
@@ -73,6 +73,9 @@ def register_builtins(register: Callable[..., Any]) -> None:
             FamilyDeclaration("mrcr", ts + "mrcr:Mrcr", sim_skill=sk + "mrcr:mrcr_skill"),
             FamilyDeclaration("graphwalks", ts + "graphwalks:Graphwalks", sim_skill=sk + "graphwalks:graphwalks_skill"),
             nolima.FAMILY,
+            updates.FAMILY,
+            longout.FAMILY,
+            instructions.FAMILY,
     ):
         register("families", declared.name, declared)
 

@@ -43,6 +43,9 @@ class FamilyDeclaration:
     #: Named sets of families it brings (``--preset NAME``): name → a
     #: :class:`ctxprobe.core.preset.Preset` (or its path), registered with the declaration.
     presets: Mapping[str, str | object] = field(default_factory=dict)
+    #: Simulated models it brings (``sim:KIND?param=value``): kind → a
+    #: ``ctxprobe.sim.family_kinds.SimKind`` (or its path), found by :mod:`ctxprobe.sim.family_kinds`.
+    sim_kinds: Mapping[str, str | object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip():

@@ -29,6 +29,7 @@ class Family(Protocol):
     params_model: type[BaseModel]
     #: Optional members (defaults in :class:`FamilyBase`).
     length_includes_output: bool
+    long_output: bool
 
     def generate(self, cell: Cell, rep: int, *, seed: int, params: BaseModel) -> Case:
         """Build one case to its exact token budget. Deterministic in its arguments."""
@@ -66,6 +67,11 @@ class FamilyBase:
     #: each case (``BuildContext.no_context``), ``"random-instance"`` computes it from each
     #: case, None: no floor.
     floor_kind: ClassVar[FloorKind | None] = None
+
+    #: Its answers are long (a document's worth): a reply cut at the output limit is
+    #: ``output_truncated`` whatever it holds, and left out of accuracy: the cut, not the
+    #: model, ended it (:mod:`ctxprobe.scores.outcome`).
+    long_output: ClassVar[bool] = False
 
     #: Its cases are natural (the user's own documents, or a published natural set imported
     #: as its cases), not planted: the synthetic-vs-natural comparison
@@ -115,7 +121,7 @@ class FamilyBase:
 
 
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
-OPTIONAL: tuple[str, ...] = ("length_includes_output", "output_budget", "answer_items", "sized_in_tokens",
+OPTIONAL: tuple[str, ...] = ("length_includes_output", "long_output", "output_budget", "answer_items", "sized_in_tokens",
                              "cell_tokens", "check_reps", "uses_judge", "floor_kind",
                              "natural", "prefix_period")
 

@@ -17,6 +17,8 @@ class Outcome(str, Enum):
     CORRECT = "correct"
     WRONG = "wrong"
     DISTRACTOR = "distractor"
+    #: A value the asked key held before it was overwritten (``updates``: proactive interference).
+    STALE = "stale"
     PARTIAL = "partial"
     NOT_FOUND = "not_found"
     REFUSAL = "refusal"

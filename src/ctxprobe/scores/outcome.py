@@ -53,6 +53,8 @@ def score_response(
     scored = judged if judged is not None else family.score(case, text)
     if scored.outcome == Outcome.ERROR:  # the judge could not grade: a harness failure
         return None, scored
+    if finish_reason == "length" and family.long_output:  # a long answer cut by the cap
+        return None, Scored(0.0, Outcome.OUTPUT_TRUNCATED, {**scored.detail, "cut_score": scored.score})
     if scored.outcome in CUT_MISSES and finish_reason == "length":
         scored = Scored(scored.score, Outcome.OUTPUT_TRUNCATED, scored.detail)
     return scored.score, scored

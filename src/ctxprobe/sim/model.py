@@ -1,67 +1,62 @@
 """Simulated models (``sim:*``) with known behaviour, for testing the harness end to end.
 
-A sim reads the prompt the way a model would and never sees an answer key: the *question*
-is the last paragraph (text after the last blank line) of the last user message, and the
-*context* is everything before it (earlier messages, then the rest of that message). A
-:class:`Reader` finds the key(s) the question asks about (``[a-z]+-[a-z]+-\\d+`` for
-``niah``), the sentences of the context that mention each key, and the first number after
-the key in each such sentence.
+A sim reads the prompt the way a model would and never sees an answer key: the *question* is the last
+paragraph (text after the last blank line) of the last user message, and the *context* is everything before it
+(earlier messages, then the rest of that message). A :class:`Reader` finds the key(s) the question asks about
+(``[a-z]+-[a-z]+-\\d+`` for ``niah``), the sentences of the context that mention each key, and the first
+number after the key in each such sentence.
 
 Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
 
 ``sim:perfect``
-    Answers the value(s) of the asked key(s), comma-separated, if the context states them;
-    otherwise ``I could not find it.``
+    Answers the value(s) of the asked key(s), comma-separated, if the context states them; otherwise ``I could
+    not find it.``
 ``sim:echo``
-    Returns every distinct run of 5 or more digits in the whole prompt, space-separated
-    (so strict scoring with distractors gives 0). Empty text if there is none.
+    Returns every distinct run of 5 or more digits in the whole prompt, space-separated (so strict scoring with
+    distractors gives 0). Empty text if there is none.
 ``sim:blind-middle``
-    Cannot see the middle half of the context (characters from 25% to 75% of the context
-    text are invisible to it); otherwise perfect. Produces the U shape over depth.
+    Cannot see the middle half of the context (characters from 25% to 75% of the context text are invisible to
+    it); otherwise perfect. Produces the U shape over depth.
 ``sim:first-half``
-    Sees only the first half of the context (characters before 50% of the context text);
-    otherwise perfect. Fails any family whose evidence is in the second half (e.g. a
-    multihop chain with one fact past the middle, or aggregation over the whole text).
+    Sees only the first half of the context (characters before 50% of the context text); otherwise perfect.
+    Fails any family whose evidence is in the second half (e.g. a multihop chain with one fact past the middle,
+    or aggregation over the whole text).
 ``sim:decay?cliff=4096&width=2048&noise=0.0&seed=0``
-    Counts the prompt's tokens (``count_chat`` of the messages). P(correct) is ``1 - noise``
-    up to ``cliff`` tokens, then falls linearly to 0 at ``cliff + width``. The draw is
-    deterministic: a uniform number from sha256(seed + full prompt text), so the same prompt
-    always gets the same answer. On a miss it answers another number from the context (the
-    value of another key when there is one) or ``I could not find it.``
-    With ``slope=S`` (multi-line ``NAME : VALUE`` answers, e.g. ``phonebook``) each line is
-    drawn on its own: P(line correct) = p_len × max(0, 1 − S × p), p = the name's first
-    character offset in the context / the context's length; a missed line reads
-    ``NAME : NOT_FOUND``. A known position slope for checking position metrics.
-    With ``load=L`` (same per-line answers) each line's probability is further multiplied
-    by max(0, 1 − L × n), n = the number of names the question asks: accuracy falls with
-    the number of needles, a known truth for the needle-overload metrics (NOI).
+    Counts the prompt's tokens (``count_chat`` of the messages). P(correct) is ``1 - noise`` up to ``cliff``
+    tokens, then falls linearly to 0 at ``cliff + width``. The draw is deterministic: a uniform number from
+    sha256(seed + full prompt text), so the same prompt always gets the same answer. On a miss it answers
+    another number from the context (the value of another key when there is one) or ``I could not find it.``
+    With ``slope=S`` (multi-line ``NAME : VALUE`` answers, e.g. ``phonebook``) each line is drawn on its own:
+    P(line correct) = p_len × max(0, 1 − S × p), p = the name's first character offset in the context / the
+    context's length; a missed line reads ``NAME : NOT_FOUND``. A known position slope for checking position
+    metrics. With ``load=L`` (same per-line answers) each line's probability is further multiplied by max(0, 1 −
+    L × n), n = the number of names the question asks: accuracy falls with the number of needles, a known truth
+    for the needle-overload metrics (NOI).
 ``sim:late-reader?miss=0.5&tail=0.25&seed=0``
-    Follows an instruction only when it has just read it: it finds the task's instruction
-    in the prompt by its wording (:mod:`ctxprobe.sim.skills.instructions`) and, when no
-    instruction starts in the prompt's last ``tail`` share of characters (messages joined
-    as it reads them), misses with probability ``miss``: ``I could not find it.`` The draw
-    is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it answers like
-    ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end
-    beat instructions at the start only.
+    Follows an instruction only when it has just read it: it finds the task's instruction in the prompt by its
+    wording (:mod:`ctxprobe.sim.skills.instructions`) and, when no instruction starts in the prompt's last
+    ``tail`` share of characters (messages joined as it reads them), misses with probability ``miss``: ``I could
+    not find it.`` The draw is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it
+    answers like ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end beat
+    instructions at the start only.
 ``sim:reasoner?rate=8``
-    A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep
-    without the axis) it answers at once and sees like ``blind-middle``. Given a budget
-    of B tokens it first thinks (``<think>…</think>``) through the whole context, one
-    thinking token per ``rate`` prompt tokens: when that need, ceil(prompt tokens /
-    rate), fits in B it answers like ``perfect`` (its thinking names the value it found,
-    so an answer read from the thinking would be caught); when it does not, it is cut off
-    while thinking at its hard output cap (B + ``max_tokens``): an empty answer,
-    ``finish_reason="length"``. It reports its reasoning tokens. Every other kind cannot
-    reason and refuses a non-zero budget.
+    A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep without the axis) it
+    answers at once and sees like ``blind-middle``. Given a budget of B tokens it first thinks
+    (``<think>…</think>``) through the whole context, one thinking token per ``rate`` prompt tokens: when that
+    need, ceil(prompt tokens / rate), fits in B it answers like ``perfect`` (its thinking names the value it
+    found, so an answer read from the thinking would be caught); when it does not, it is cut off while thinking
+    at its hard output cap (B + ``max_tokens``): an empty answer, ``finish_reason="length"``. It reports its
+    reasoning tokens. Every other kind cannot reason and refuses a non-zero budget.
 
-Every kind honours the request's temperature: at 0 it answers as above; at t > 0 each
-answer is "I could not find it." with probability min(1, t × ``tnoise``) (default 0.25),
-drawn from the prompt and the request's ``seed`` (:mod:`ctxprobe.sim.sampling`).
-Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server
-would) and ``ctx=N``: the context window it reports; a prompt longer than N
-tokens is rejected with :class:`PermanentError`, as a real server rejects it with HTTP 400.
-A reply longer than ``max_tokens`` is cut to fit and finishes with ``"length"``.
-``prompt_tokens`` is ``len(prompt_ids)`` when given, else the tokenizer's ``count_chat``.
+Every kind honours the request's temperature: at 0 it answers as above; at t > 0 each answer is "I could not
+find it." with probability min(1, t × ``tnoise``) (default 0.25), drawn from the prompt and the request's
+``seed`` (:mod:`ctxprobe.sim.sampling`).
+Every kind also takes ``latency=SECONDS`` (each reply waits that long, as a slow server would) and ``ctx=N``:
+the context window it reports; a prompt longer than N tokens is rejected with :class:`PermanentError`, as a
+real server rejects it with HTTP 400. A reply longer than ``max_tokens`` is cut to fit and finishes with
+``"length"``. A family may bring kinds of its own (``sim:interference``, ``sim:out-budget``, ``sim:capacity``:
+:mod:`ctxprobe.sim.family_kinds`). ``prompt_tokens`` is ``len(prompt_ids)`` when given, else the tokenizer's
+``count_chat``.
 """
 
 from __future__ import annotations
@@ -140,8 +135,6 @@ def view_prompt(messages: list[Message]) -> PromptView:
     return PromptView(context=context, question=question.strip(), full_text="\n\n".join(contents))
 
 
-
-
 def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:
     """``sim:decay?cliff=4096`` (or ``decay?…``) → ``("decay", {"cliff": "4096"})`` by the model parser."""
     ref = as_ref(spec if isinstance(spec, ModelRef) or spec.startswith("sim:") else f"sim:{spec}")
@@ -161,12 +154,15 @@ def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def _kinds_hint() -> str:
-    return "use one of " + ", ".join(f"sim:{k}" for k in SIM_KINDS)
+    from ctxprobe.sim.family_kinds import kind_names  # the families' own kinds too
+
+    return "use one of " + ", ".join(f"sim:{k}" for k in (*SIM_KINDS, *kind_names()))
 
 
 def _checked_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:
-    if kind not in _KIND_PARAMS:
-        raise CtxprobeError(f"unknown simulated model 'sim:{kind}': {_kinds_hint()}")
+    if kind not in _KIND_PARAMS:  # a family's own kind (ctxprobe.sim.family_kinds), or unknown
+        from ctxprobe.sim.family_kinds import checked_params
+        return checked_params(kind, params, _kinds_hint())
     return _convert_params(kind, params)
 
 
@@ -307,6 +303,10 @@ class SimModel(ProviderBase):
             return self._decay(view, messages, prompt_tokens)
         if self.kind == "late-reader" and self._misses_early_instruction(view, messages):
             return NOT_FOUND
+        if self.kind not in _KIND_PARAMS:  # a family's own kind (ctxprobe.sim.family_kinds)
+            from ctxprobe.sim.family_kinds import answer_turn
+            return answer_turn(self.kind, view.question, view.context, self.params,
+                               lambda salt: self._draw(messages, salt), self.tokenizer.count, self._lookup) or NOT_FOUND
         return self._lookup(view.question, view.context) or NOT_FOUND
 
     def _lookup(self, question: str, context: str) -> str | None:

@@ -80,7 +80,7 @@ class FamilyPart:
 
 def _floor(rep: Any, family: str) -> tuple[str, list[tuple[str, str, str, str]], str] | None:
     from ctxprobe.analysis.floor import KIND_WORDS
-    from ctxprobe.report.floor_table import verdict
+    from ctxprobe.report.floor.table import verdict
     from ctxprobe.report.format import fmt_interval, fmt_score
 
     fl = rep.floors.get(family)

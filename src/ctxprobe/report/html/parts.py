@@ -28,7 +28,7 @@ _RDYLGN = ((165, 0, 38), (215, 48, 39), (244, 109, 67), (253, 174, 97), (254, 22
 
 #: Outcomes with a colour of their own in badges (others are neutral grey).
 OUTCOME_CLASS: dict[str, str] = {
-    Outcome.CORRECT: "ok", Outcome.DISTRACTOR: "bad", Outcome.WRONG: "bad", Outcome.PARTIAL: "warn",
+    Outcome.CORRECT: "ok", Outcome.DISTRACTOR: "bad", Outcome.STALE: "bad", Outcome.WRONG: "bad", Outcome.PARTIAL: "warn",
     Outcome.NOT_FOUND: "bad", Outcome.REFUSAL: "warn", Outcome.EMPTY: "warn", Outcome.PARSE_ERROR: "warn",
     Outcome.OUTPUT_TRUNCATED: "warn", Outcome.INPUT_TRUNCATED: "harness", Outcome.ERROR: "harness"}
 

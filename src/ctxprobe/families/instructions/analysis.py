@@ -1,0 +1,69 @@
+"""Instruction following under load, from a run of ``instructions``: IFEval's four numbers
+(instruction-level and prompt-level accuracy, strict and loose) per instruction count I,
+and the *instruction capacity*: the largest I up to which prompt-level strict accuracy
+clears the bar at every tested I (walked in ascending I, stopping at the first that
+fails; ``None`` when the smallest fails). Prompt-level strict points carry a Wilson 95%
+interval. Harness failures (no score) and noise-floor twins are left out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
+from ctxprobe.analysis.stats import wilson_interval
+from ctxprobe.core.outcome import HARNESS_OUTCOMES
+
+
+@dataclass(frozen=True)
+class CountPoint:
+    count: int
+    n: int
+    inst_strict: float
+    inst_loose: float
+    prompt_strict: float
+    prompt_loose: float
+    prompt_strict_ci: tuple[float, float]
+
+
+def by_count(records: Iterable[Mapping[str, Any]]) -> dict[str, list[CountPoint]]:
+    """Label → one point per instruction count, ascending."""
+    groups: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for rec in records:
+        meta, detail = rec.get("meta") or {}, rec.get("detail") or {}
+        if "instruction_id_list" not in meta or meta.get("no_context") or rec.get("score") is None \
+                or rec.get("outcome") in HARNESS_OUTCOMES or "strict" not in detail:
+            continue
+        groups[str(rec["family"])][int(meta["n_instructions"])].append(detail)
+    out: dict[str, list[CountPoint]] = {}
+    for label, counts in sorted(groups.items()):
+        points = []
+        for count, details in sorted(counts.items()):
+            strict = [v for d in details for v in d["strict"]]
+            loose = [v for d in details for v in d["loose"]]
+            ps = sum(bool(d["prompt_strict"]) for d in details)
+            points.append(CountPoint(count, len(details), sum(strict) / len(strict), sum(loose) / len(loose),
+                                     ps / len(details), sum(bool(d["prompt_loose"]) for d in details) / len(details),
+                                     wilson_interval(ps, len(details))))
+        out[label] = points
+    return out
+
+
+def capacity(points: list[CountPoint], threshold: float = DEFAULT_THRESHOLD) -> int | None:
+    """The largest instruction count before the first whose prompt-level strict accuracy misses the bar."""
+    best: int | None = None
+    for p in points:
+        if not clears(p.prompt_strict, threshold):
+            break
+        best = p.count
+    return best
+
+
+def to_dict(points: list[CountPoint], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    return {"threshold": threshold, "instruction_capacity": capacity(points, threshold),
+            "points": [{"instructions": p.count, "n": p.n, "inst_level_strict_acc": p.inst_strict,
+                        "inst_level_loose_acc": p.inst_loose, "prompt_level_strict_acc": p.prompt_strict,
+                        "prompt_level_loose_acc": p.prompt_loose, "prompt_level_strict_95ci": list(p.prompt_strict_ci)}
+                       for p in points]}

@@ -1,0 +1,65 @@
+"""The *output* effective length from a run of ``longout``: per answer length (the asked
+``answer_tokens`` level; each point also gives the reference answers' mean real length),
+the mean F1 of the scored cases and how many replies the output limit cut
+(``output_truncated``, not scored). The output effective length is the longest answer
+level before the first, in ascending order, whose mean F1 misses the bar or that has no
+scored case (every reply cut: the limit, not the model, is what was measured there);
+None when the shortest level already stops the walk. Noise-floor twins are left out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
+from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
+
+
+@dataclass(frozen=True)
+class AnswerPoint:
+    level: int
+    answer_tokens: float  # mean reference length, in the run's tokens (fences included)
+    n: int  # scored cases
+    cut: int  # replies cut at the output limit
+    f1: float | None
+    order: float | None
+
+
+def by_level(records: Iterable[Mapping[str, Any]]) -> dict[str, list[AnswerPoint]]:
+    groups: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for rec in records:
+        meta = rec.get("meta") or {}
+        if "reference_tsv" not in meta or meta.get("no_context") or rec.get("outcome") in HARNESS_OUTCOMES \
+                or rec.get("outcome") is None:
+            continue
+        groups[str(rec["family"])][int(meta["answer_level"])].append(rec)
+    out: dict[str, list[AnswerPoint]] = {}
+    for label, levels in sorted(groups.items()):
+        points = []
+        for level, recs in sorted(levels.items()):
+            scored = [r for r in recs if r.get("score") is not None]
+            cut = sum(r.get("outcome") == Outcome.OUTPUT_TRUNCATED for r in recs)
+            f1 = sum(float(r["score"]) for r in scored) / len(scored) if scored else None
+            order = (sum(float((r.get("detail") or {}).get("order", 0.0)) for r in scored) / len(scored)
+                     if scored else None)
+            tokens = sum(float(r["meta"]["answer_tokens"]) for r in recs) / len(recs)
+            points.append(AnswerPoint(level, tokens, len(scored), cut, f1, order))
+        out[label] = points
+    return out
+
+
+def output_effective_length(points: list[AnswerPoint], threshold: float = DEFAULT_THRESHOLD) -> int | None:
+    best: int | None = None
+    for p in points:
+        if p.f1 is None or not clears(p.f1, threshold):
+            break
+        best = p.level
+    return best
+
+
+def to_dict(points: list[AnswerPoint], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    return {"threshold": threshold, "output_effective_length": output_effective_length(points, threshold),
+            "points": [{"answer_level": p.level, "answer_tokens": round(p.answer_tokens, 1), "n": p.n,
+                        "output_truncated": p.cut, "f1": p.f1, "order": p.order} for p in points]}
