@@ -146,6 +146,7 @@ def test_profile_does_not_say_families_hold_when_all_fail_at_the_shortest_length
 
 
 def test_failure_shows_one_excerpt_per_region_not_one_per_answered_distractor() -> None:
+    from ctxprobe.core.records import CaseRecord
     from ctxprobe.report.evidence import failure_of
 
     filler = " ".join(f"filler{i}" for i in range(400))
@@ -155,8 +156,9 @@ def test_failure_shows_one_excerpt_per_region_not_one_per_answered_distractor() 
     rec = {"case_id": "aggregation/1", "family": "aggregation", "length": 1024, "depth": 0.5, "rep": 0,
            "outcome": "distractor", "score": 0.0, "expected": ["zebra"], "distractors": [*words, "kiwi"],
            "messages": [{"role": "user", "content": f"{filler} {listing} {far}"}],
-           "output": ", ".join([*words, "kiwi"]), "meta": {}}
-    f = failure_of(rec)
+           "output": ", ".join([*words, "kiwi"]), "meta": {}, "seed": 0, "prompt_hash": "", "token_count": 1024,
+           "needle_token_pos": None, "realised_depth": None}
+    f = failure_of(CaseRecord.from_json(rec))
     # the target and the nine listed words share one region; kiwi, far away, has its own
     assert len(f.excerpts) == 2
     first, second = f.excerpts
@@ -277,7 +279,7 @@ def test_a_failing_test_does_not_leave_its_child_running(tmp_path) -> None:
 def test_html_report_of_unpriced_runs_draws_no_empty_price_plot(tmp_path) -> None:
     pytest.importorskip("matplotlib")
     from ctxprobe.models import resolve_provider
-    from ctxprobe.report.html import build_html_report
+    from ctxprobe.report.html.page import build_html_report
     from ctxprobe.sim.server import SimServer
     from ctxprobe.spec import make_spec
     from ctxprobe.sweep.run import run_sweep

@@ -42,7 +42,7 @@ class Batch:
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> object:
     """The doc's provider example as a module of its own, its batch API declared in it."""
     block = re.findall(r"^```python\n(.*?)^```", DOC.read_text(encoding="utf-8"), re.S | re.M)[0]
-    assert 'registry.register("providers", "lastword"' in block and "batch=None" in block
+    assert 'register("providers", "lastword"' in block and "batch=None" in block
     code = block.replace('"lastword"', '"scratchword"').replace("batch=None", 'batch="scratch_word:Batch"')
     (tmp_path / "scratch_word.py").write_text(code + BATCH, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -57,7 +57,10 @@ def test_cap_mid_chain_stops_in_one_line_keeps_every_answer_and_resumes_by_chain
             status = db.get_run(first.run_id).status  # type: ignore[union-attr]
 
         lines = out.getvalue().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(f"stopped at the spending cap of ${CAP:.2f}"), lines
+        # what the grid can show is said first (run's own preamble), then the cap, once, last
+        text = " ".join(lines)
+        assert text.startswith("can show (95%): niah:") and text.count("stopped at the spending cap") == 1, lines
+        assert lines[-1].startswith(f"stopped at the spending cap of ${CAP:.2f}"), lines
         assert 0 < spent <= CAP and status == "incomplete"
         # every case the server answered is stored, with its response: none lost, none half-written
         where = {tuple(tok.encode_chat(r["messages"])): (r["length"], r["rep"], r["depth"]) for r in stored}

@@ -109,7 +109,7 @@ def test_count_tokenizers_need_their_keys(monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.mark.parametrize("model,expected", [
     ("local", "local"), ("sim:perfect", "local"),
-    ("llamacpp:/m/x.gguf", "gguf:/m/x.gguf"), ("hf:/m/qwen?dtype=bfloat16", "hf:/m/qwen"),
+    ("hf:/m/qwen?dtype=bfloat16", "hf:/m/qwen"),
     ("openai:gpt-4o-mini", "tiktoken:o200k_base"), ("openai:gpt-4.1", "tiktoken:o200k_base"),
     ("openai:o3-mini", "tiktoken:o200k_base"), ("openai:gpt-5?reasoning_effort=low", "tiktoken:o200k_base"),
     ("openai:gpt-4-turbo", "tiktoken:cl100k_base"), ("openai:gpt-3.5-turbo", "tiktoken:cl100k_base"),
@@ -118,6 +118,14 @@ def test_count_tokenizers_need_their_keys(monkeypatch: pytest.MonkeyPatch) -> No
 ])
 def test_infer_tokenizer(model: str, expected: str) -> None:
     assert infer_tokenizer(model) == expected
+
+
+def test_infer_tokenizer_of_a_gguf_reads_its_file_and_names_a_missing_one(tmp_path) -> None:
+    gguf = tmp_path / "x.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert infer_tokenizer(f"llamacpp:{gguf}") == f"gguf:{gguf}"
+    with pytest.raises(CtxprobeError, match=f"^cannot load model 'llamacpp:{tmp_path}/y.gguf': no GGUF file"):
+        infer_tokenizer(f"llamacpp:{tmp_path}/y.gguf")
 
 
 def test_infer_tokenizer_unknown_model() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.records import StoredResponse
 from ctxprobe.store import Store, iter_export
 
 EVIL_OUTPUT = "<script>window.pwned=1;alert(1)</script></pre><img src=x onerror=\"window.pwned=2;alert(2)\"> & done"
@@ -32,9 +33,9 @@ def inject_untrusted(store_path: Path, run_id: str) -> str:
             store.db.execute("DELETE FROM responses WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
             store.db.execute("DELETE FROM cases WHERE run_id=? AND case_id=?", (run_id, rec["case_id"]))
         store.save_case(run_id, case)
-        store.save_response(run_id, rec["case_id"], output=EVIL_OUTPUT, finish_reason="stop",
-                            reported_prompt_tokens=rec["token_count"], completion_tokens=30, latency_s=0.01,
-                            attempts=1, error=None, score=0.0, outcome="wrong", detail={})
+        store.save_response(run_id, rec["case_id"], StoredResponse(
+            output=EVIL_OUTPUT, finish_reason="stop", reported_prompt_tokens=rec["token_count"], completion_tokens=30,
+            latency_s=0.01, attempts=1, error=None, score=0.0, outcome="wrong", detail={}))
     return str(rec["case_id"])
 
 
