@@ -89,7 +89,8 @@ def test_inspect_eval_against_serve_sim_imports_as_ctxprobe_run(tmp_path: Path) 
     for depth in (0.0, 0.5, 1.0):
         mine = [r["score"] for r in stored.values() if r["depth"] == depth]
         assert metrics[f"depth {depth}"] == pytest.approx(sum(mine) / len(mine))
-    assert main(["check", imported, "--baseline", ran, "--store", str(store)]) == 0
+    # no regression found (the slice is too small to show every drop: INCONCLUSIVE, passed on request)
+    assert main(["check", imported, "--baseline", ran, "--store", str(store), "--allow-inconclusive"]) == 0
 
 
 def _sim_reader():
