@@ -94,4 +94,5 @@ def test_lm_eval_sends_the_exact_cases_and_scores_them_as_ctxprobe(tmp_path: Pat
     assert len(imported) == 1
     again = {r["case_id"]: (r["score"], r["outcome"]) for r in iter_export(imported[0], store)}
     assert again == {k: (r["score"], r["outcome"]) for k, r in stored.items()}
-    assert main(["check", imported[0], "--baseline", run.run_id, "--store", str(store)]) == 0
+    # no regression found (the slice is too small to show every drop: INCONCLUSIVE, passed on request)
+    assert main(["check", imported[0], "--baseline", run.run_id, "--store", str(store), "--allow-inconclusive"]) == 0
