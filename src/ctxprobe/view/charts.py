@@ -143,7 +143,9 @@ class Trend:
 def trend(values: list[tuple[int | None, int | None, int | None, str]], lengths: list[int],
           labels: dict[int, str], width: int = 640, height: int = 240, dates: list[str] | None = None) -> Trend:
     """``values``: per run in time order (point, lo, hi, tip); ``lengths``: the tested ones
-    (the axis). A value below the shortest length sits under the axis's first tick."""
+    (the axis). ``None`` is below the shortest length (as in
+    :class:`~ctxprobe.analysis.efflength.EffectiveLength`, whose ``hi`` never exceeds the
+    longest): it sits on the bottom tick, "< shortest", an interval's upper end included."""
     left, top, right, bottom = 60, 14, 16, 30
     pw, ph = width - left - right, height - top - bottom
     axis = sorted(set(lengths)) or [1]
@@ -158,8 +160,8 @@ def trend(values: list[tuple[int | None, int | None, int | None, str]], lengths:
     pts = []
     for i, (point, lo, hi, tip) in enumerate(values):
         x = round(left + (pw / 2 if n == 1 else i / (n - 1) * pw), 1)
-        pts.append((x, y_of(point), y_of(lo), y_of(hi) if hi is not None else float(top), tip))
+        pts.append((x, y_of(point), y_of(lo), y_of(hi), tip))
     path = " ".join(f"{'M' if i == 0 else 'L'}{x},{y}" for i, (x, y, _, _, _) in enumerate(pts))
-    ticks = [(y_of(L), labels.get(L, str(L))) for L in axis]
+    ticks = [(y_of(None), f"< {labels.get(axis[0], str(axis[0]))}")] + [(y_of(L), labels.get(L, str(L))) for L in axis]
     shown = sorted({0, len(pts) - 1}) if pts and dates else []
     return Trend(width, height, left, top, pw, ph, pts, path, ticks, [(pts[i][0], (dates or [])[i]) for i in shown])
