@@ -110,7 +110,12 @@ def run_page(loaded: LoadedRun, links: ServerLinks) -> str:
     natural = [a["verdict"] for a in data.get("natural_vs_synthetic", [])]
     summary = [(p.family, iv.line(), iv.interval_text()) for p in rep.profiles
                if (iv := rep.intervals.get(p.family)) is not None]
+    extra = rep.run.meta.extra
+    source = extra.get("imported_from")
+    log = extra.get(f"{source}_log") if source else None
+    imported = f"imported from {source}" + (f" (log {log})" if log else "") if source else ""
     return render("run.html.j2", links, run=rep.run, model=redact(rep.run.model), header=redact(header_line(rep).plain),
+                  imported=redact(imported),
                   incomplete=rep.incomplete, notes=[redact(n) for n in rep.notes], natural=natural, parts=parts,
                   summary=summary, cost=loaded.data.billing, title=f"ctxprobe view · run {rep.run.run_id}")
 
@@ -148,7 +153,10 @@ def compare_page(comparison: Any, models: tuple[str, str], links: ServerLinks) -
         depths = sorted({c.depth for c in f.cells if c.depth is not None})
         lengths = sorted({c.length for c in f.cells if c.length is not None})
         grid = {(c.length, c.depth): c for c in f.cells}
-        fams.append((f, depths, lengths, grid))
+        # no length clears the bar: below the shortest tested, as compare's verdict words it
+        effs = [fmt_tokens(v) if v is not None else f"below {fmt_tokens(lengths[0])}" if lengths else "none"
+                for v in (f.effective_a, f.effective_b)]
+        fams.append((f, depths, lengths, grid, effs))
     return render("compare.html.j2", links, cmp=comparison, fams=fams, models=[redact(m) for m in models],
                   diff_colours=diff_colours, title=f"ctxprobe view · compare {comparison.run_a} {comparison.run_b}")
 
