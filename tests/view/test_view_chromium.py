@@ -9,6 +9,7 @@ nothing, and ``--bundle`` opens from disk with no server. Screenshots are kept u
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -82,6 +83,9 @@ def server(view_store: dict[str, Any]) -> Iterator[str]:
 def _clean(browser: Chromium, where: str) -> None:
     problems = browser.problems()
     assert not problems, f"{where}: console problems {problems}"
+    # nothing fetched from the network: every request is the local server's, a file or inline
+    away = [u for u in browser.requests() if not u.startswith(("http://127.0.0.1:", "file://", "data:", "about:"))]
+    assert not away, f"{where}: requests beyond this machine {away}"
 
 
 def test_every_page_renders_without_console_errors(browser: Chromium, server: str,
@@ -150,6 +154,11 @@ def test_two_clicks_from_the_heatmap_reach_a_failing_case(browser: Chromium, ser
     assert colour not in ("rgba(0, 0, 0, 0)", "transparent")
     assert browser.js("document.getElementById('outcome-badge').innerText") == rec["outcome"] != "correct"
     assert browser.js("document.getElementById('output').innerText") == rec["output"]
+    # a folded stretch sits inside its line: the text after a closed fold starts beside its marker
+    gap = browser.js("(() => { const s = document.querySelector('#prompt details.fold > summary'); "
+                     "const r = document.createRange(); r.selectNodeContents(s.parentElement.nextSibling); "
+                     "return r.getClientRects()[0].top - s.getClientRects()[0].top; })()")
+    assert abs(gap) < 4, gap
     browser.screenshot(ARTIFACTS / "case.png")
 
 
@@ -165,10 +174,31 @@ def test_markup_in_an_output_runs_nothing(browser: Chromium, server: str, view_s
     _clean(browser, "evil case")
 
 
+def _running_pages(browser: Chromium, server: str, run_id: str) -> bool:
+    """In a second tab (the runs page keeps polling in the first): the running run's page,
+    a cell and a case, and the history, all rendered while it runs. True if it still ran."""
+    previous, tab = browser.tab(server + f"/run/{run_id}")
+    try:
+        assert "running" in browser.js("document.querySelector('main p.sub').innerText")
+        assert browser.js("document.querySelectorAll('table.heat td.hc').length") >= 1
+        browser.click_and_wait("table.heat td.hc a")
+        browser.click_and_wait("#cases tr[data-outcome] a")
+        assert browser.js("document.querySelectorAll('#prompt mark.ev').length") >= 1
+        browser.goto(server + "/history")
+        assert run_id in browser.js("document.querySelector('main').innerText")
+        _clean(browser, "a running run's pages")
+        now = browser.js("(() => { const x = new XMLHttpRequest(); x.open('GET', '/api/runs', false); x.send(); "
+                         "return x.responseText; })()")
+        rows = [r for r in json.loads(now)["runs"] if r["run_id"] == run_id]
+        return bool(rows) and rows[0]["status"] == "running"
+    finally:
+        browser.back(previous, tab)
+
+
 def test_a_running_sweep_updates_the_runs_page_live(browser: Chromium, server: str,
                                                     view_store: dict[str, Any]) -> None:
     store = view_store["store"]
-    model = "sim:perfect?latency=0.25"
+    model = "sim:perfect?latency=0.4"
     sweep = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", "run", "--model", model, "--store", str(store),
                               "--family", "niah", "--lengths", "512,1k", "--depths", "0,0.5,1", "--reps", "5",
                               "--concurrency", "1", "--no-plots"], env=_env(), stdout=subprocess.DEVNULL,
@@ -178,6 +208,7 @@ def test_a_running_sweep_updates_the_runs_page_live(browser: Chromium, server: s
         browser.js("window.sameDocument = 'yes'")  # gone if the page reloads
         row = f"[...document.querySelectorAll('#runs tbody tr')].find(r => r.dataset.model === {model!r})"
         seen: list[str] = []
+        pages_while_running = False
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             got = browser.js(f"(() => {{ const r = {row}; return r ? r.querySelector('.progress').textContent + ' ' "
@@ -186,11 +217,14 @@ def test_a_running_sweep_updates_the_runs_page_live(browser: Chromium, server: s
                 seen.append(got)
             if got and got.endswith("complete"):
                 break
+            if not pages_while_running and got and got.endswith("running") and not got.startswith("0/"):
+                pages_while_running = _running_pages(browser, server, browser.js(f"{row}.dataset.run"))
             time.sleep(0.3)
         answered = [int(s.split("/")[0]) for s in seen]
         assert len([s for s in seen if s.endswith("running")]) >= 2, seen  # it advanced while running
         assert answered == sorted(answered) and answered[-1] == 30, seen
         assert seen[-1] == "30/30 complete", seen
+        assert pages_while_running, "the running run's pages were not reached while it ran"
         assert browser.js("window.sameDocument") == "yes"  # no reload
         assert browser.js("performance.getEntriesByType('navigation').length") == 1
         eff = browser.js(f"{row}.querySelector('.eff').textContent")

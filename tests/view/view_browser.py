@@ -88,6 +88,32 @@ class Chromium:
         self.send("Page.navigate", {"url": url})
         self.wait_for("Page.loadEventFired")
 
+    def tab(self, url: str, width: int = 1300) -> tuple[str, str]:
+        """Open ``url`` in a second tab and drive it (the first keeps running, its page
+        untouched); returns (the previous session, the new tab's target) for :meth:`back`."""
+        previous = self.session
+        self.session = ""
+        before = self.seen("Page.loadEventFired")
+        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.send(f"{domain}.enable")
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": 860, "deviceScaleFactor": 1, "mobile": False})
+        self.send("Page.navigate", {"url": url})
+        self.wait_for("Page.loadEventFired", after=before)
+        return previous, target
+
+    def back(self, previous: str, target: str) -> None:
+        """Close the tab :meth:`tab` opened and drive the previous one again."""
+        self.send("Target.closeTarget", {"targetId": target})
+        self.session = previous
+
+    def requests(self) -> list[str]:
+        """Every URL the pages asked for so far (the Network domain's requests)."""
+        self.drain()
+        return [e["params"]["request"]["url"] for e in self.events if e.get("method") == "Network.requestWillBeSent"]
+
     def js(self, expression: str) -> Any:
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
         assert "exceptionDetails" not in result, result
