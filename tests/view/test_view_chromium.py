@@ -127,6 +127,15 @@ def test_every_page_renders_without_console_errors(browser: Chromium, server: st
                "f.dispatchEvent(new Event('input'))")
     visible = browser.js("[...document.querySelectorAll('#runs tbody tr')].filter(r => !r.hidden).map(r => r.dataset.run)")
     assert visible == [blind]
+    # sort: numbers as numbers (cost, shortest effective length), rows without one last, both ways
+    browser.goto(server + "/")
+    for key in ("eff", "cost"):
+        for direction in (1, -1):
+            browser.js(f"document.querySelector('th[data-sort=\"{key}\"]').click()")
+            got = browser.js(f"[...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.{key})")
+            values = [float(v) for v in got if v != ""]
+            assert len(values) >= 2 and values == sorted(values, reverse=direction < 0), (key, got)
+            assert got[len(values):] == [""] * (len(got) - len(values)), (key, got)
     browser.goto(server + f"/run/{blind}")
     browser.screenshot(ARTIFACTS / "run.png")
     assert (ARTIFACTS / "run.png").stat().st_size > 10_000

@@ -70,3 +70,18 @@ def test_the_bundle_promises_no_live_updates(client: TestClient, view_store: dic
     assert live in client.get("/").text
     index = write_bundle(view_store["store"], tmp_path / "b").read_text(encoding="utf-8")
     assert live not in index and "as the store stood when this bundle was written" in index
+
+
+def test_runs_sort_on_numbers(client: TestClient, view_store: dict[str, Any]) -> None:
+    """The runs page sorts cost and effective length as numbers: each row carries the
+    cost in dollars (empty when unpriced) and its shortest observed effective length
+    (0 when below the shortest tested length; empty when nothing is scored)."""
+    rows = {r["run_id"]: r for r in client.get("/api/runs").json()["runs"]}
+    for rid in (view_store["perfect"], view_store["blind"], view_store["imported"]):
+        r = rows[rid]
+        assert r["eff_key"] == min(f["point"] or 0 for f in r["lengths"])
+    secret = rows[view_store["secret"]]
+    assert (secret["eff_key"], secret["usd"], secret["cost"]) == (None, None, "—")
+    page = client.get("/").text
+    assert f'data-run="{view_store["secret"]}"' in page and 'data-cost="" data-eff=""' in page
+    assert 'data-sort="eff" data-numeric="yes"' in page and 'data-sort="cost" data-numeric="yes"' in page

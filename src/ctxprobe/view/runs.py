@@ -41,6 +41,13 @@ class RunRow:
     source: str  # "" for a ctxprobe sweep, else the harness it was imported from
     batch: str = ""  # a batch run: the provider's status of its waiting batches
     lengths: list[FamilyLength] = field(default_factory=list)
+    usd: float | None = None  # the cost as a number for sorting (None: unpriced)
+
+    @property
+    def eff_key(self) -> int | None:
+        """The shortest observed effective length over the run's families, for sorting
+        (0: below the shortest tested length somewhere; None: nothing scored yet)."""
+        return min((f.point or 0 for f in self.lengths), default=None)
 
     @property
     def live(self) -> bool:
@@ -55,7 +62,8 @@ class RunRow:
         return round(100 * self.answered / self.planned) if self.planned else 0
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "live": self.live, "progress": self.progress, "percent": self.percent}
+        return {**asdict(self), "live": self.live, "progress": self.progress, "percent": self.percent,
+                "eff_key": self.eff_key}
 
 
 def _cost(usd: float, priced: int) -> str:
@@ -72,7 +80,8 @@ def run_row(source: StoreSource, run: RunRecord, short: str) -> RunRow:
     imported = run.meta.extra.get("imported_from")
     return RunRow(run.run_id, short, redact(run.model), fams + (["noise floor"] if baseline else []), run.status,
                   run.n_final, run.n_planned, run.created_at[:16].replace("T", " "),
-                  _cost(billing.usd, billing.responses), str(imported) if imported else "", run.batch or "", lengths)
+                  _cost(billing.usd, billing.responses), str(imported) if imported else "", run.batch or "", lengths,
+                  billing.usd if billing.responses else None)
 
 
 def run_rows(source: StoreSource) -> list[RunRow]:

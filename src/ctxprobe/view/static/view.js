@@ -21,14 +21,16 @@
     Array.prototype.forEach.call(table.tHead.querySelectorAll("th[data-sort]"), function (th) {
       th.addEventListener("click", function () {
         var key = th.getAttribute("data-sort");
+        var numeric = th.getAttribute("data-numeric") === "yes";
         var dir = th.getAttribute("data-dir") === "asc" ? "desc" : "asc";
         th.setAttribute("data-dir", dir);
         var rows = Array.prototype.slice.call(tbody.rows);
         rows.sort(function (a, b) {
-          var x = a.getAttribute("data-" + key) || a.getAttribute("data-run") || "";
-          var y = b.getAttribute("data-" + key) || b.getAttribute("data-run") || "";
-          if (key === "run") { x = a.getAttribute("data-run"); y = b.getAttribute("data-run"); }
-          var c = x < y ? -1 : x > y ? 1 : 0;
+          var x = a.getAttribute("data-" + key) || "";
+          var y = b.getAttribute("data-" + key) || "";
+          if (x === "" || y === "") { return (x === "") - (y === ""); }  // no value: last either way
+          var c;
+          if (numeric) { c = Number(x) - Number(y); } else { c = x < y ? -1 : x > y ? 1 : 0; }
           return dir === "asc" ? c : -c;
         });
         rows.forEach(function (r) { tbody.appendChild(r); });
@@ -72,6 +74,8 @@
     if (!api) { return; }
     function fill(tr, r) {
       tr.setAttribute("data-status", r.status);
+      tr.setAttribute("data-cost", r.usd === null ? "" : String(r.usd));
+      tr.setAttribute("data-eff", r.eff_key === null ? "" : String(r.eff_key));
       var state = tr.querySelector(".state");
       if (state) { state.className = "state " + r.status; text(state, r.status); }
       var bar = tr.querySelector("progress");
@@ -97,6 +101,7 @@
       tr.setAttribute("data-run", r.run_id);
       tr.setAttribute("data-model", r.model);
       tr.setAttribute("data-created", r.created);
+      tr.setAttribute("data-families", r.families.join(", "));
       var cells = ["pick", "run", "model", "families", "status", "eff", "cost", "when"];
       cells.forEach(function (name) {
         var td = document.createElement("td");
