@@ -85,3 +85,11 @@ def test_runs_sort_on_numbers(client: TestClient, view_store: dict[str, Any]) ->
     page = client.get("/").text
     assert f'data-run="{view_store["secret"]}"' in page and 'data-cost="" data-eff=""' in page
     assert 'data-sort="eff" data-numeric="yes"' in page and 'data-sort="cost" data-numeric="yes"' in page
+
+
+def test_a_url_no_route_matches_is_the_one_line_page(client: TestClient, view_store: dict[str, Any]) -> None:
+    for url in ("/nothing/here", f"/run/{view_store['blind']}/cell/niah/long/0.5"):
+        r = client.get(url)
+        assert r.status_code == 404 and "no page at " in r.text and "<nav>" in r.text, url
+    api = client.get("/api/nothing")
+    assert api.status_code == 404 and api.json()["error"].startswith("no page at /api/nothing")

@@ -162,4 +162,12 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
         Route("/case/{run_id}/{case_id:path}", case), Route("/compare/{run_a}/{run_b}", compare),
         Route("/decide", decide), Route("/history", history),
     ]
-    return Starlette(routes=routes)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        """A URL no route matches: the same one-line page (or JSON) as an unknown run."""
+        message = f"no page at {request.url.path}; the runs are at /"
+        if request.url.path.startswith("/api/"):
+            return _json({"error": message}, status=404)
+        return _html(pages.error_page(message, LINKS), status=404)
+
+    return Starlette(routes=routes, exception_handlers={404: not_found})
