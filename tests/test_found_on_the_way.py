@@ -317,3 +317,25 @@ def test_png_titles_are_wrapped_to_the_figure_width(tmp_path) -> None:
     ax2.set_title("niah: short")
     _save(fig2, tmp_path / "s.png")
     assert ax2.title.get_text() == "niah: short"  # a title that fits is left alone
+
+
+def test_decide_html_names_why_a_priced_family_has_no_plot(tmp_path) -> None:
+    """A family whose runs are priced but all below the shortest tested length has nothing to
+    place on the plot: the note says that, not that its runs have no price."""
+    pytest.importorskip("matplotlib")
+    from ctxprobe.cli import main
+
+    store, prices, page = tmp_path / "s.sqlite", tmp_path / "prices.yaml", tmp_path / "d.html"
+    model = "sim:decay?cliff=100&width=1"  # misses everything past 100 tokens
+    prices.write_text(f'"{model}": {{input: 1.0, output: 1.0}}\n', encoding="utf-8")
+    assert main(["run", "--model", model, "--lengths", "512,1k", "--depths", "0.5", "--reps", "2",
+                 "--store", str(store), "--no-plots", "--no-progress"]) == 0
+    from ctxprobe.store import Store
+
+    with Store(store) as db:
+        (run,) = db.list_runs()
+    assert main(["decide", run.run_id, "--store", str(store), "--prices", str(prices), "--html", str(page)]) == 0
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    assert "Pareto plot" not in text
+    assert "no price plot for niah: every run of it is below the shortest tested length" in text
+    assert "none of its runs has a price" not in text

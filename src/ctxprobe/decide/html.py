@@ -59,11 +59,13 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
 
     families = sorted({c.family for c in d.choices if "+" not in c.family})
     figures: list[Figure] = []
-    unpriced = [fam for fam in families if not any(price is not None and point is not None
-                                                   for *_, point, _, price in pareto_points(d, fam))]
+    points = {fam: pareto_points(d, fam) for fam in families}
+    unpriced = [fam for fam in families if all(price is None for *_, price in points[fam])]
+    unplaced = [fam for fam in families if fam not in unpriced
+                and all(point is None for _, _, point, _, _ in points[fam])]
     for fam in families:
-        if fam in unpriced:
-            continue  # no run of it has a price: an empty plot says nothing (the note below does)
+        if fam in unpriced or fam in unplaced:
+            continue  # an empty plot says nothing (the note below says why there is none)
 
         def draw(fam: str = fam) -> Path:
             return pareto_png(d, fam, png_dir / f"pareto-{fam}.png")
@@ -77,6 +79,9 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
     if unpriced:
         note += (f"; no price plot for {', '.join(unpriced)}: none of its runs has a price (name the models in a "
                  "--prices file, or see `ctxprobe prices`)")
+    if unplaced:
+        note += (f"; no price plot for {', '.join(unplaced)}: every run of it is below the shortest tested length "
+                 "(nothing to place on the effective-length axis)")
     return ReportSection("Decision: which model for which need", tables, note, figures)
 
 
