@@ -110,6 +110,20 @@ def test_inconclusive_boundary_one_pair() -> None:
     assert check_cases(seven, base, max_drop=0.06, **FAST).status == "FAIL"
 
 
+def test_a_drop_of_exactly_max_drop_is_tolerated_as_the_power_figures_count_it() -> None:
+    # 9 of 180 lost is a drop of 0.05, which --max-drop 0.05 tolerates ("more than"); in floats
+    # 1 - 171/180 = 0.050000000000000044, which the gate once counted as above it (and failed),
+    # while its own power line said the first material drop was 10 pairs
+    grid = {"niah": ([512], [0.5], 180)}
+    assert material_lost(0.05, 180) == 10 and needed_lost(2, 0.05) == 7
+    base, nine = _runs(grid, lost={("niah", 512, 0.5): 9})
+    at = check_cases(nine, base, max_drop=0.05, **FAST)
+    assert at.comparison.families[0].pooled.diff is not None and -at.comparison.families[0].pooled.diff > 0.05
+    assert at.status == "PASS" and not at.responsible  # significant (9 >= 7) but not above --max-drop
+    _, ten = _runs(grid, lost={("niah", 512, 0.5): 10})
+    assert check_cases(ten, base, max_drop=0.05, **FAST).status == "FAIL"  # 10 of 180: 0.056 > 0.05
+
+
 def test_only_pairs_right_in_the_baseline_can_be_lost() -> None:
     # 20 pairs, 15 of them wrong in the baseline (the run gets those right: gained): 5 losable < 7 needed
     grid = {"niah": ([512], [0.5], 20)}
