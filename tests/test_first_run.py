@@ -57,6 +57,10 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     assert code == 0 and "1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95%" in text
     code, text, _ = _run(capsys, "decide", run_id, "--store", store, "--json")
     assert json.loads(text)["runs"][0]["families"]["niah"]["settle"]["2048"]["cases"] == 24
+    page = tmp_path / "d.html"  # decide's page: its runs table carries it beside the verdict
+    assert main(["decide", run_id, "--store", store, "--html", str(page)]) == 0
+    assert ("2K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate that takes "
+            "24 of 24 (`--reps 5` here, 2.5× the cases)") in page.read_text(encoding="utf-8")
     # and the reps it names do settle it: the same command with --reps 5 answers
     code, out, _ = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "5",
                         "--store", store, "--no-plots", "--no-progress")
