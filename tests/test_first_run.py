@@ -36,6 +36,11 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     # before: 10 cases a length cannot show the bar (the best they show is 0.025^(1/10) = 0.692)
     assert "niah: 10 cases a length; all correct shows accuracy ≥ 0.692: this grid cannot show the bar 0.856 " \
            "at any length; 24 cases a length would (`--reps 5`)" in err
+    # plan --json says it too, line for line
+    capsys.readouterr()
+    assert main(["plan", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "2", "--json"]) == 0
+    assert [line for line in err.splitlines() if line.startswith("can show")] == json.loads(
+        capsys.readouterr().out)["can_show"]
     # after: every open length, with the reps that settle it at the rate observed (all correct: 24 of 24)
     for length in ("1K", "2K"):
         assert (f"{length}: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate "
