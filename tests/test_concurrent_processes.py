@@ -55,13 +55,13 @@ def _prompts(path: Path) -> dict[str, str]:
     return {c: prompt_hash(json.loads(m)) for c, m in rows}
 
 
-def test_three_processes_one_store_no_duplicate_requests(tmp_path, case_requests) -> None:
+def test_three_processes_one_store_no_duplicate_requests(tmp_path, case_requests, spawn) -> None:
     store = tmp_path / "s.sqlite"
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.25", tok), tok) as server:
         url = server.start()
-        procs = [subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                  env=_env()) for _ in range(3)]
+        procs = [spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=_env()) for _ in range(3)]
         errs = [p.communicate(timeout=240)[1] for p in procs]
         for p, err in zip(procs, errs):
             assert p.returncode == 0, err
@@ -78,7 +78,7 @@ def test_three_processes_one_store_no_duplicate_requests(tmp_path, case_requests
         assert status == "complete"
 
 
-def test_a_failing_process_never_overwrites_stored_answers(tmp_path) -> None:
+def test_a_failing_process_never_overwrites_stored_answers(tmp_path, spawn) -> None:
     """The issue's finding: a second process with --retries 0 whose requests time out
     replaced stored `correct` responses with `error`. Now every answer seen stored stays,
     and only prompts that really timed out are ever sent twice."""
@@ -90,13 +90,13 @@ def test_a_failing_process_never_overwrites_stored_answers(tmp_path) -> None:
                   if plan.kind_for(_messages_hash(PROBE_MESSAGES)) is None)
     with SimServer(resolve_provider("sim:perfect?latency=0.1", tok), tok, faults=faults) as server:
         url = server.start()
-        good = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                env=_env())
+        good = spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                     env=_env())
         deadline = time.monotonic() + 60
         while len(_responses(store)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        bad = subprocess.Popen(_args(url, store, "--retries", "0", "--timeout", "0.5"), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, env=_env())
+        bad = spawn(_args(url, store, "--retries", "0", "--timeout", "0.5"), stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE, text=True, env=_env())
         seen: dict[str, tuple[str, str | None]] = {}
         errored: set[str] = set()
         while good.poll() is None or bad.poll() is None:
@@ -124,18 +124,18 @@ def test_a_failing_process_never_overwrites_stored_answers(tmp_path) -> None:
                 assert count <= 2, case_id  # a timed-out attempt, retried once by a later session
 
 
-def test_killed_process_claims_are_taken_over(tmp_path, case_requests) -> None:
+def test_killed_process_claims_are_taken_over(tmp_path, case_requests, spawn) -> None:
     store = tmp_path / "k.sqlite"
     tok = resolve_tokenizer("local")
     # slow enough that the victim is still at work once the survivor has started (~5 s here)
     with SimServer(resolve_provider("sim:perfect?latency=0.8", tok), tok) as server:
         url = server.start()
-        victim = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+        victim = spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
         deadline = time.monotonic() + 60
         while len(_responses(store)) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
-        survivor = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    env=_env())
+        survivor = spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=_env())
 
         def claims(settled: int) -> dict[int, int]:
             try:
@@ -164,7 +164,7 @@ def test_killed_process_claims_are_taken_over(tmp_path, case_requests) -> None:
         assert status == "complete"
 
 
-def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path, case_requests) -> None:
+def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path, case_requests, spawn) -> None:
     """With --build-workers, cases a process has claimed can sit built but not yet sent; a
     process must never wait on others' claims while holding such cases (each would wait for
     the other for ever). Both finish, and each case is sent once."""
@@ -172,8 +172,8 @@ def test_two_processes_building_in_parallel_neither_waits_forever(tmp_path, case
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.25", tok), tok) as server:
         url = server.start()
-        procs = [subprocess.Popen(_args(url, store, "--build-workers", "2"), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True, env=_env()) for _ in range(2)]
+        procs = [spawn(_args(url, store, "--build-workers", "2"), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, env=_env()) for _ in range(2)]
         errs = [p.communicate(timeout=300)[1] for p in procs]
         for p, err in zip(procs, errs):
             assert p.returncode == 0, err
@@ -194,7 +194,7 @@ def _store_unlocked(store: Path) -> bool:
     return True
 
 
-def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tmp_path, case_requests) -> None:
+def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tmp_path, case_requests, spawn) -> None:
     """SIGSTOP (a laptop asleep, a paused VM): the process exists but its lease runs out.
     The other process takes its cases over; when it wakes up it sends none of them and its
     late replies replace no stored answer."""
@@ -203,13 +203,13 @@ def test_a_process_paused_past_its_lease_is_taken_over_and_overwrites_nothing(tm
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect?latency=0.8", tok), tok) as server:
         url = server.start()
-        sleeper = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                   env=env)
+        sleeper = spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                        env=env)
         deadline = time.monotonic() + 60
         while len(_responses(store)) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
-        other = subprocess.Popen(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                 env=env)
+        other = spawn(_args(url, store), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                      env=env)
         while not _settled_by(store, other.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
         for _ in range(20):  # pause it outside a write transaction, or the other would wait on the lock

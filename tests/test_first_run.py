@@ -36,6 +36,11 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     # before: 10 cases a length cannot show the bar (the best they show is 0.025^(1/10) = 0.692)
     assert "niah: 10 cases a length; all correct shows accuracy ≥ 0.692: this grid cannot show the bar 0.856 " \
            "at any length; 24 cases a length would (`--reps 5`)" in err
+    # plan --json says it too, line for line
+    capsys.readouterr()
+    assert main(["plan", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "2", "--json"]) == 0
+    assert [line for line in err.splitlines() if line.startswith("can show")] == json.loads(
+        capsys.readouterr().out)["can_show"]
     # after: every open length, with the reps that settle it at the rate observed (all correct: 24 of 24)
     for length in ("1K", "2K"):
         assert (f"{length}: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate "
@@ -55,8 +60,14 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     capsys.readouterr()
     code, text, _ = _run(capsys, "decide", run_id, "--store", store)
     assert code == 0 and "1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95%" in text
+    # and a band left open names the reps too, not only "more cases would tell"
+    assert "maybe: A (not shown at 1,024 tokens: more cases would tell, `--reps 5` at the rate observed)" in text
     code, text, _ = _run(capsys, "decide", run_id, "--store", store, "--json")
     assert json.loads(text)["runs"][0]["families"]["niah"]["settle"]["2048"]["cases"] == 24
+    page = tmp_path / "d.html"  # decide's page: its runs table carries it beside the verdict
+    assert main(["decide", run_id, "--store", store, "--html", str(page)]) == 0
+    assert ("2K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate that takes "
+            "24 of 24 (`--reps 5` here, 2.5× the cases)") in page.read_text(encoding="utf-8")
     # and the reps it names do settle it: the same command with --reps 5 answers
     code, out, _ = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "5",
                         "--store", store, "--no-plots", "--no-progress")

@@ -5,6 +5,8 @@ known time per computed token), and a URL where nothing listens."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ctxprobe.cli import main
@@ -58,6 +60,12 @@ def test_a_server_without_slots_and_one_that_is_down(capsys, monkeypatch) -> Non
     assert "server: http://127.0.0.1:9/v1 not reachable now (nothing answers there): slots and speed assumed" in down
     [time_line] = [x for x in down if x.startswith("time: ")]
     assert "(assumed: " in time_line
+    # plan --json: the same facts, and where the time estimate came from
+    assert main(["plan", "--model", "openai-compat:m@http://127.0.0.1:9/v1", "--lengths", "1k", "--reps", "2",
+                 "--tokenizer", "approx", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["server"] in down and got["time"]["source"].startswith("assumed: ") and got["time"]["seconds"] > 0
+    assert got["can_show"] and got["can_show"][0].startswith("can show (95%): niah: 10 cases a length")
 
 
 def test_models_that_are_not_served_are_not_asked() -> None:

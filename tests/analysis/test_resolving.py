@@ -113,3 +113,10 @@ def test_settled_lengths_and_the_bar_itself() -> None:
     assert settle(1024, 0, 24, threshold=0.856, confidence=0.95, lengths=1, per_rep=1) is None  # fails
     on_bar = settle(1024, 107, 125, threshold=0.856, confidence=0.95, lengths=1, per_rep=5)  # 107/125 = 0.856
     assert on_bar is not None and on_bar.cases is None and "sits on the bar" in on_bar.line()
+
+
+def test_a_large_count_is_written_with_thousands_separators() -> None:
+    # 17 of 20 (0.85) just under the bar: tens of thousands of cases, written as every count is
+    s = settle(1024, 17, 20, threshold=0.856, confidence=0.95, lengths=3, per_rep=5)
+    assert s is not None and s.cases is not None and s.cases >= 10_000
+    assert f"takes {s.cases:,} cases (`--reps {s.reps}` here" in s.line()

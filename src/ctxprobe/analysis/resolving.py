@@ -157,8 +157,8 @@ class Settle:
 
     def _at_rate(self) -> str:
         if self.successes == self.n:
-            return f"{self.cases} of {self.cases}"
-        return f"{self.cases} cases"
+            return f"{self.cases:,} of {self.cases:,}"
+        return f"{self.cases:,} cases"
 
     def to_dict(self) -> dict[str, object]:
         return {"length": self.length, "n": self.n, "successes": self.successes, "rate": self.rate,

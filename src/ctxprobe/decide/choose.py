@@ -103,7 +103,12 @@ def _maybe_why(facts: FamilyFacts, needed: dict[int, str], cover: int, unit: str
     parts = []
     opened = sorted(L for L, v in needed.items() if v == "open")
     if opened:
-        parts.append(f"not shown at {at(opened)}: more cases would tell")
+        settles = [facts.interval.settle.get(L) for L in opened]
+        reps = [x.reps for x in settles if x is not None]
+        how = (f", `--reps {max(r for r in reps if r is not None)}` at the rate{'s' if len(opened) > 1 else ''} "
+               "observed"
+               if reps and len(reps) == len(opened) and None not in reps else "")
+        parts.append(f"not shown at {at(opened)}: more cases would tell{how}")
     if needed.get(cover) == "fail":
         inside = sorted(L for L in needed if L != cover)
         parts.append(f"fails the bar at {at([cover])}, past the band's end ({facts.interval.confidence:.0%} "

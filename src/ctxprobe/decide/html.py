@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.decide.decision import Decision
 from ctxprobe.decide.render import band_text
 from ctxprobe.errors import CtxprobeError
@@ -26,6 +27,12 @@ def _eff(value: int | None) -> str:
     return fmt_tokens(value) if value else "below the shortest"
 
 
+def _verdict(interval: EffectiveLength) -> str:
+    """The run's effective-length line, and for each length it left open the cases (and
+    ``--reps``) that would settle it, as ``decide``'s text and JSON say."""
+    return " ".join([interval.line(), *(s.line() + "." for _, s in sorted(interval.settle.items()))])
+
+
 def decision_section(d: Decision, png_dir: Path) -> ReportSection:
     """Choices, runs, limits, the runs' natural checks and caveats as tables, and one Pareto
     plot per family."""
@@ -40,7 +47,7 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
          ", ".join(x.model for x in c.candidates if x.status == "no") or "—"] for c in d.choices],
         caption="cheapest run meeting the bar with 95% confidence, per need and band")
     runs = Table(["model", "run", "family", "bar", "effective length", "input / 1M", "run cost"], [
-        [r.model, r.run.run_id, fam, f"{facts.bar:g}", facts.interval.line(),
+        [r.model, r.run.run_id, fam, f"{facts.bar:g}", _verdict(facts.interval),
          _usd(r.price.input if r.price else None), f"{_usd(r.cost()[0])} ({r.cost()[1]})"]
         for r in d.runs for fam, facts in r.families.items()], caption="runs")
     limits = Table(["model", "product limit"], [[lim.model, lim.line()] for lim in d.limits],

@@ -51,13 +51,17 @@ class PlanReport:
     table: PriceTable = field(default_factory=dict)  # the price file's entries the plan read
 
     def to_dict(self) -> dict[str, Any]:
-        """``plan --json``: the grid, its three prices and where they and the window came from."""
+        """``plan --json``: the grid, its three prices and where they and the window came from,
+        the time estimate and where its speeds came from, what the grid can show per family
+        and what the server said (the text plan's lines)."""
         s = self.summary
         window, source = window_source(self.spec.model, self.table)
         return {"model": self.spec.model, "requests": s.requests, "cells": s.cells,
                 "input_tokens": s.input_tokens, "output_tokens": s.max_output_tokens,
                 "reasoning_tokens": s.reasoning_tokens, "cost_at_most": s.cost_usd,
                 "prices": self.prices.plan_json(), "window": {"tokens": window, "source": source},
+                "time": {"seconds": s.seconds, "source": s.speed_note if s.seconds is not None else None},
+                "can_show": list(self.power), "server": self.server,
                 "dispatch": self.dispatch, "warnings": list(self.warnings),
                 "adaptive": self.adaptive.lines() if self.adaptive is not None else None}
 
