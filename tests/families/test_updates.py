@@ -187,3 +187,7 @@ def test_forget_variant_is_paired_and_floor_builds(tmp_path: Path) -> None:
         assert plain["score"] == forget["score"] == 1.0
     floors = [r for r in records if r["family"].endswith("@no-context")]
     assert floors and all(r["score"] == 0.0 for r in floors)
+    # the JSON report carries the curve once, under the family's name, one fit per variant
+    report = report_json([run_id], store)
+    assert sorted(report["updates"]) == ["updates~forget", "updates~plain"]
+    assert "updates~plain" not in report and "updates~forget" not in report
