@@ -49,6 +49,11 @@ class FamilyReportHooks:
         refused in one line when the family has no such option."""
         raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
 
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        """Lines the terminal report prints for the family after the profiles, from the
+        object :meth:`json_extra` made (empty: nothing)."""
+        return []
+
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         """What the HTML page needs of one run beyond its profiles, from its case records
         (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
