@@ -178,3 +178,32 @@ def test_every_reply_cut_at_the_limit_is_output_truncated_and_unscored(tmp_path:
     assert all(r["detail"]["cut_score"] < 1.0 for r in cut)  # what it wrote before the cut, kept for reading
     assert points[1].n == 0 and points[1].cut == 3 and points[0].f1 == 1.0
     assert output_effective_length(points) == 100  # the walk stops where nothing was scored
+
+
+def test_three_answer_lengths_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``run`` at three answer lengths with a cap between the second and the third: the
+    report's output effective length is the second, every capped reply is labelled
+    ``output_truncated`` and unscored, and the report says what cut them and the limit
+    sized for these answers."""
+    from ctxprobe.cli import main
+    from ctxprobe.spec import default_output_limit
+
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--model", "sim:perfect", "--family", "longout", "--lengths", "4k", "--depths", "0.5",
+                 "--reps", "6", "--param", "longout.answer_tokens=100,200,400", "--max-tokens", "300",
+                 "--store", str(store), "--no-plots", "--no-progress"]) == 0
+    with Store(store) as s:
+        run_id = s.list_runs()[0].run_id
+        records = list(s.iter_case_records(run_id))
+    capped = [r for r in records if r["finish_reason"] == "length"]
+    assert {r["meta"]["answer_level"] for r in capped} == {400} and len(capped) == 2
+    assert all(r["outcome"] == Outcome.OUTPUT_TRUNCATED and r["score"] is None for r in capped)
+    assert all(r["score"] == 1.0 for r in records if r not in capped)
+    capsys.readouterr()
+    assert main(["report", run_id, "--no-plots", "--store", str(store)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    sized = default_output_limit("longout", {"answer_tokens": [100, 200, 400]})
+    assert sized >= 1.25 * 400 and f"the limit would be --max-tokens {sized}" in text
+    assert "longout: 2 of 6 answers were cut off by --max-tokens 300 before they ended" in text
+    assert "longout: output effective length 200 tokens" in text
+    assert report_json([run_id], store)["longout"]["longout"]["output_effective_length"] == 200
