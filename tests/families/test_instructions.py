@@ -153,6 +153,17 @@ def test_capacity_sim_s_truth_is_recovered(tmp_path: Path) -> None:
     assert capacity(points) == 3
 
 
+def test_capacity_is_walked_at_the_report_s_bar() -> None:
+    from ctxprobe.families.instructions.analysis import at_bars
+
+    points = [{"instructions": n, "prompt_level_strict_acc": acc} for n, acc in ((1, 1.0), (3, 0.75), (6, 0.5))]
+    extra = {"instructions": {"threshold": 0.856, "instruction_capacity": 1, "points": points}}
+    for bar, cap in ((0.75, 3), (0.7501, 1), (0.5, 6), (1.0, 1), (1.0001, None)):
+        got = at_bars(extra, {"instructions": bar})["instructions"]
+        assert got["instruction_capacity"] == cap and got["threshold"] == bar and got["points"] == points
+    assert at_bars(extra, {}) == extra  # a label without a bar keeps its own
+
+
 def test_the_floor_is_chance_compliance(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     run_id = _sweep(store, "sim:perfect", {"count": [3]}, baseline="no-context")

@@ -163,6 +163,17 @@ def test_output_budget_sim_s_truth_is_the_output_effective_length(tmp_path: Path
     assert all(p.cut == 0 for p in points) and all(r["finish_reason"] == "stop" for r in records)
     assert output_effective_length(points) == 200
     assert report_json([run_id], store)["longout"]["longout"]["output_effective_length"] == 200
+    # the bar is the report's (--threshold): at the 400-token level's own F1 that level clears it, just above not
+    f1 = points[2].f1
+    assert f1 is not None and 0.5 < f1 < 0.85
+    for bar, longest in ((f1, 400), (f1 + 1e-3, 200), (0.5, 800)):
+        shown = report_json([run_id], store, threshold=bar)["longout"]["longout"]
+        assert shown["threshold"] == bar and shown["output_effective_length"] == longest
+    from ctxprobe.cli import main
+
+    page = store.parent / "r.html"
+    assert main(["report", run_id, "--html", str(page), "--no-plots", "--threshold", "0.5", "--store", str(store)]) == 0
+    assert "output effective length 800 tokens (mean F1 ≥ 0.5)" in page.read_text()
 
 
 def test_every_reply_cut_at_the_limit_is_output_truncated_and_unscored(tmp_path: Path) -> None:

@@ -77,7 +77,9 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     found = floors(rows, data.floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
-    return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, data.family_extras, floors=found,
+    at = {p.family: p.threshold for p in profiles}  # a family's own measure against the bar: at the report's
+    extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
+    return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
                   overlap=data.overlap, variants=data.variants)
 

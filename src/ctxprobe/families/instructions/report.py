@@ -24,6 +24,11 @@ class InstructionsHooks(FamilyReportHooks):
 
         return {label: to_dict(points) for label, points in by_count(records).items()} or None
 
+    def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
+        from ctxprobe.families.instructions.analysis import at_bars
+
+        return at_bars(extra, bars)
+
     def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
         lines = []
         for label, d in extra.items():

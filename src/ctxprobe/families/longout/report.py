@@ -28,6 +28,11 @@ class LongoutHooks(FamilyReportHooks):
 
         return {label: to_dict(points) for label, points in by_level(records).items()} or None
 
+    def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
+        from ctxprobe.families.longout.analysis import at_bars
+
+        return at_bars(extra, bars)
+
     def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
         lines = []
         for label, d in extra.items():
