@@ -122,6 +122,18 @@ def test_ols_and_bootstrap_by_hand() -> None:
     assert bootstrap_slope(strata, resamples=50) == pytest.approx((-0.5, -0.5))
 
 
+def test_the_bootstrap_keeps_each_k_s_share_of_a_stratum() -> None:
+    """With K an axis too, the resamples keep every (length, K, U) cell's cases: here K
+    alone decides the score (K = 1 always right, K = 4 always wrong), so no resample can
+    tilt the curve and the interval is the slope itself, 0."""
+    records = [{"family": "updates", "length": 2048, "score": 1.0 if k == 1 else 0.0, "outcome": "correct",
+                "meta": {"updates_per_key": u, "n_keys": k}, "detail": {"keys": []}}
+               for u in (3, 10, 30) for k in (1, 4) for _ in range(5)]
+    fit = fit_records(records)["updates"]
+    assert fit.slope == pytest.approx(0.0) and (fit.low, fit.high) == pytest.approx((0.0, 0.0))
+    assert [p.accuracy for p in fit.points] == [0.5, 0.5, 0.5]
+
+
 def test_the_slope_interval_covers_the_truth_in_simulation() -> None:
     """Coverage of the stratified bootstrap at a small design (5 U levels × 8 cases × 4
     keys, per-key P(correct) = 1 − 0.15 ln U), measured: the nominal 95% interval holds
