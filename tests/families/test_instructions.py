@@ -5,7 +5,6 @@ IFEval's own checker (lm-evaluation-harness's ``ifeval`` task) with identical ve
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
@@ -17,7 +16,6 @@ from ctxprobe.core.outcome import Outcome
 from ctxprobe.families.instructions import score_checks as checks, task_catalog as catalog
 from ctxprobe.families.instructions.analysis import by_count, capacity
 from ctxprobe.families.instructions.sim import compose
-from ctxprobe.report.export import export_jsonl
 from ctxprobe.report.load import report_json
 from ctxprobe.spec import make_spec
 from ctxprobe.store import Store
@@ -155,6 +153,17 @@ def test_capacity_sim_s_truth_is_recovered(tmp_path: Path) -> None:
     assert capacity(points) == 3
 
 
+def test_capacity_is_walked_at_the_report_s_bar() -> None:
+    from ctxprobe.families.instructions.analysis import at_bars
+
+    points = [{"instructions": n, "prompt_level_strict_acc": acc} for n, acc in ((1, 1.0), (3, 0.75), (6, 0.5))]
+    extra = {"instructions": {"threshold": 0.856, "instruction_capacity": 1, "points": points}}
+    for bar, cap in ((0.75, 3), (0.7501, 1), (0.5, 6), (1.0, 1), (1.0001, None)):
+        got = at_bars(extra, {"instructions": bar})["instructions"]
+        assert got["instruction_capacity"] == cap and got["threshold"] == bar and got["points"] == points
+    assert at_bars(extra, {}) == extra  # a label without a bar keeps its own
+
+
 def test_the_floor_is_chance_compliance(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     run_id = _sweep(store, "sim:perfect", {"count": [3]}, baseline="no-context")
@@ -163,41 +172,72 @@ def test_the_floor_is_chance_compliance(tmp_path: Path) -> None:
     assert floors and all(r["score"] == 0.0 for r in floors)  # the plain note breaks every type
 
 
-def test_ifeval_s_own_checker_rescores_the_exported_run(tmp_path: Path) -> None:
-    """lm-evaluation-harness's IFEval checker (its ``ifeval`` task: the registry of
-    instruction classes and its strict/loose functions) re-scores the ``export --jsonl``
-    of a run from the case meta's IFEval fields alone, with our verdicts exactly."""
+def _ifeval():  # lm-evaluation-harness's IFEval task: its registry of instruction classes and its checker
     pytest.importorskip("lm_eval")
-    from lm_eval.tasks.ifeval import utils as ifeval  # needs langdetect, immutabledict, nltk (dev extra)
+    from lm_eval.tasks.ifeval import instructions_registry, utils  # needs langdetect, immutabledict, nltk (dev extra)
 
+    return instructions_registry, utils
+
+
+def test_descriptions_are_ifeval_s_own() -> None:
+    """Every description a case states is what IFEval's own instruction class writes for
+    the stored kwargs (its ``build_description``: word lists sorted, for one)."""
+    registry, _ = _ifeval()
+    rng = random.Random(4)
+    for _ in range(40):
+        ids, kwargs = catalog.draw(rng, len(catalog.TYPES), ["roses", "hedge", "pond", "shed", "lawn"])
+        for iid, kw in zip(ids, kwargs):
+            theirs = registry.INSTRUCTION_DICT[iid](iid).build_description(**{k: v for k, v in kw.items() if v})
+            assert catalog.describe(iid, kw) == theirs, iid
+
+
+def test_ifeval_s_own_checker_rescores_the_exported_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lm-evaluation-harness's IFEval checker (its ``ifeval`` task: the registry of
+    instruction classes and its strict/loose functions) re-scores ``ctxprobe export --jsonl``
+    of runs from the case meta's IFEval fields alone: every stored verdict, strict and
+    loose, of every instruction of every case is IFEval's; so are ours on damaged copies of
+    each reply; and every instruction the prompt states is in IFEval's own words."""
+    from ctxprobe.cli import main
+
+    registry, ifeval = _ifeval()
     store = tmp_path / "s.sqlite"
-    runs = [_sweep(store, "sim:capacity?n=2", {"count": [1, 3, 6, 11]}, reps=8, seed=4),
-            _sweep(store, "sim:perfect", {"count": [4, 11], "placement": "end"}, reps=4, seed=5),
+    runs = [_sweep(store, "sim:capacity?n=2", {"count": [1, 3, 6, 11]}, reps=16, seed=4),
+            _sweep(store, "sim:perfect", {"count": [4, 11], "placement": "end"}, reps=4, seed=5, baseline="no-context"),
             _sweep(store, "sim:echo", {"count": [5]}, reps=2)]
     lines = []
-    for run_id in runs:
-        out = io.StringIO()
-        export_jsonl(run_id, store, out)
-        lines += [json.loads(line) for line in out.getvalue().splitlines()]
+    for i, run_id in enumerate(runs):
+        path = tmp_path / f"{i}.jsonl"
+        assert main(["export", run_id, "--jsonl", "-o", str(path), "--store", str(store)]) == 0
+        lines += [json.loads(line) for line in path.read_text().splitlines()]
+    capsys.readouterr()
+    assert len(lines) == 16 + 4 + 4 + 2  # the floor twins too
     rng = random.Random(9)
-    compared = 0
+    stored = compared = 0
     for row in lines:
-        meta = row["meta"]
-        replies = [row["output"]]
-        # damaged copies of the reply: first or last line gone, a comma or star added
-        text = row["output"]
-        replies += [text.split("\n", 1)[-1], text.rsplit("\n", 1)[0], text.replace(".", ",", 1), "*" + text + "*",
-                    text[: rng.randrange(len(text) + 1)], "Sure:\n" + text + "\nDone"]
-        for reply in replies:
-            inp = ifeval.InputExample(key=0, instruction_id_list=meta["instruction_id_list"], prompt=meta["prompt"],
-                                      kwargs=meta["kwargs"])
-            strict, loose = checks.verdicts(meta["instruction_id_list"], meta["kwargs"], reply)
-            assert ifeval.test_instruction_following_strict(inp, reply).follow_instruction_list == strict, reply
-            assert ifeval.test_instruction_following_loose(inp, reply).follow_instruction_list == loose, reply
-            compared += len(strict)
-        if row["output"] == text and row.get("detail"):
-            assert row["detail"]["strict"] == checks.verdicts(meta["instruction_id_list"], meta["kwargs"], text)[0]
-    assert compared > 400
-    both = [v for row in lines for v in (row.get("detail") or {}).get("strict", [])]
+        meta, text = row["meta"], row["output"]
+        inp = ifeval.InputExample(key=0, instruction_id_list=meta["instruction_id_list"], prompt=meta["prompt"],
+                                  kwargs=meta["kwargs"])
+        # the verdicts the run stored, instruction by instruction, against IFEval's on the stored reply
+        strict = ifeval.test_instruction_following_strict(inp, text)
+        loose = ifeval.test_instruction_following_loose(inp, text)
+        assert row["detail"]["strict"] == strict.follow_instruction_list, text
+        assert row["detail"]["loose"] == loose.follow_instruction_list, text
+        assert row["detail"]["prompt_strict"] == strict.follow_all_instructions
+        assert row["detail"]["prompt_loose"] == loose.follow_all_instructions
+        stored += len(meta["instruction_id_list"])
+        prompt = "\n".join(m["content"] for m in row["messages"])
+        said = [registry.INSTRUCTION_DICT[i](i).build_description(**{k: v for k, v in kw.items() if v})
+                for i, kw in zip(meta["instruction_id_list"], meta["kwargs"])]
+        assert all((d in prompt) != bool(meta.get("no_context")) for d in said)
+        # damaged copies of the reply: first or last line gone, a comma or star added, cut, chat around it
+        for reply in (text.split("\n", 1)[-1], text.rsplit("\n", 1)[0], text.replace(".", ",", 1), "*" + text + "*",
+                      text[: rng.randrange(len(text) + 1)], "Sure:\n" + text + "\nDone"):
+            ours = checks.verdicts(meta["instruction_id_list"], meta["kwargs"], reply)
+            assert ifeval.test_instruction_following_strict(inp, reply).follow_instruction_list == ours[0], reply
+            assert ifeval.test_instruction_following_loose(inp, reply).follow_instruction_list == ours[1], reply
+            compared += len(ours[0])
+    assert stored > 150 and compared > 900
+    assert {iid for row in lines for iid in row["meta"]["instruction_id_list"]} == set(catalog.TYPES)
+    both = [v for row in lines for v in row["detail"]["strict"]]
     assert True in both and False in both  # the runs hold followed and broken instructions alike
-    assert {o for row in lines for o in [row["outcome"]]} >= {Outcome.CORRECT, Outcome.PARTIAL}
+    assert {row["outcome"] for row in lines} >= {Outcome.CORRECT, Outcome.PARTIAL}

@@ -163,6 +163,17 @@ def test_output_budget_sim_s_truth_is_the_output_effective_length(tmp_path: Path
     assert all(p.cut == 0 for p in points) and all(r["finish_reason"] == "stop" for r in records)
     assert output_effective_length(points) == 200
     assert report_json([run_id], store)["longout"]["longout"]["output_effective_length"] == 200
+    # the bar is the report's (--threshold): at the 400-token level's own F1 that level clears it, just above not
+    f1 = points[2].f1
+    assert f1 is not None and 0.5 < f1 < 0.85
+    for bar, longest in ((f1, 400), (f1 + 1e-3, 200), (0.5, 800)):
+        shown = report_json([run_id], store, threshold=bar)["longout"]["longout"]
+        assert shown["threshold"] == bar and shown["output_effective_length"] == longest
+    from ctxprobe.cli import main
+
+    page = store.parent / "r.html"
+    assert main(["report", run_id, "--html", str(page), "--no-plots", "--threshold", "0.5", "--store", str(store)]) == 0
+    assert "output effective length 800 tokens (mean F1 ≥ 0.5)" in page.read_text()
 
 
 def test_every_reply_cut_at_the_limit_is_output_truncated_and_unscored(tmp_path: Path) -> None:
@@ -178,3 +189,32 @@ def test_every_reply_cut_at_the_limit_is_output_truncated_and_unscored(tmp_path:
     assert all(r["detail"]["cut_score"] < 1.0 for r in cut)  # what it wrote before the cut, kept for reading
     assert points[1].n == 0 and points[1].cut == 3 and points[0].f1 == 1.0
     assert output_effective_length(points) == 100  # the walk stops where nothing was scored
+
+
+def test_three_answer_lengths_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``run`` at three answer lengths with a cap between the second and the third: the
+    report's output effective length is the second, every capped reply is labelled
+    ``output_truncated`` and unscored, and the report says what cut them and the limit
+    sized for these answers."""
+    from ctxprobe.cli import main
+    from ctxprobe.spec import default_output_limit
+
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--model", "sim:perfect", "--family", "longout", "--lengths", "4k", "--depths", "0.5",
+                 "--reps", "6", "--param", "longout.answer_tokens=100,200,400", "--max-tokens", "300",
+                 "--store", str(store), "--no-plots", "--no-progress"]) == 0
+    with Store(store) as s:
+        run_id = s.list_runs()[0].run_id
+        records = list(s.iter_case_records(run_id))
+    capped = [r for r in records if r["finish_reason"] == "length"]
+    assert {r["meta"]["answer_level"] for r in capped} == {400} and len(capped) == 2
+    assert all(r["outcome"] == Outcome.OUTPUT_TRUNCATED and r["score"] is None for r in capped)
+    assert all(r["score"] == 1.0 for r in records if r not in capped)
+    capsys.readouterr()
+    assert main(["report", run_id, "--no-plots", "--store", str(store)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    sized = default_output_limit("longout", {"answer_tokens": [100, 200, 400]})
+    assert sized >= 1.25 * 400 and f"the limit would be --max-tokens {sized}" in text
+    assert "longout: 2 of 6 answers were cut off by --max-tokens 300 before they ended" in text
+    assert "longout: output effective length 200 tokens" in text
+    assert report_json([run_id], store)["longout"]["longout"]["output_effective_length"] == 200

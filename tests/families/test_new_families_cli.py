@@ -1,6 +1,6 @@
 """The three 2025 families through the CLI like any family: ``--param`` list axes, the
 families' own sim kinds (their parameters and one-line errors), and ``decide --use`` over
-a run holding ``updates`` and ``instructions``."""
+a run holding ``updates`` and ``instructions``; each family's own result in every report."""
 
 from __future__ import annotations
 
@@ -69,7 +69,11 @@ def test_html_and_json_reports_carry_each_family_s_section(tmp_path: Path, capsy
     for title in ("Update interference (PI-LLM)", "Long outputs (LongProc HTML→TSV)", "Instructions under load (IFEval)"):
         assert title in html
     assert "output effective length 150 tokens" in html and "instruction capacity 3" in html
-    capsys.readouterr()
+    capsys.readouterr()  # the terminal report says each family's own result too
+    assert main(["report", run_id, "--no-plots", "--store", str(store)]) == 0
+    text = capsys.readouterr().out
+    assert "longout: output effective length 150 tokens" in text and "instructions: instruction capacity 3" in text
+    assert "updates: PI-LLM's curve, accuracy = 1.000 +0.000 × ln U" in text and "0 of 4 keys stale" in text
     assert main(["report", run_id, "--json", "--store", str(store)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["longout"]["longout"]["output_effective_length"] == 150

@@ -191,6 +191,17 @@ def clears(mean: float | None, threshold: float) -> bool:
     return mean is not None and mean >= threshold - _EPS
 
 
+def walk_levels(points: Iterable[tuple[int, float | None]], threshold: float) -> int | None:
+    """The last level before the first, in the order given, whose value misses the bar or
+    is unmeasured (None); None when the first already stops the walk."""
+    best: int | None = None
+    for level, value in points:
+        if not clears(value, threshold):
+            break
+        best = level
+    return best
+
+
 def measured(stat: LengthStat) -> bool:
     """False when nothing was scored at this length or the server truncated any of its prompts."""
     return stat.n > 0 and not stat.outcomes.get(Outcome.INPUT_TRUNCATED)

@@ -59,6 +59,7 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
                                          if base_family(p.family) in needs},
                                         {p.family: fixed[base_family(p.family)] for p in answer_cuts
                                          if base_family(p.family) in fixed})
+    notes += long_output_notes(data.rows, run)
     cached, cached_n, cached_of = data.cache
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
@@ -76,7 +77,9 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     found = floors(rows, data.floor_rows, {p.family: p.effective_length for p in profiles}, kinds)
     if run.spec.get("baseline") and (without := sorted({p.family for p in profiles} - set(kinds))):
         notes.append(f"no noise floor for {', '.join(without)}: the family has none (--baseline applies to the others)")
-    return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, data.family_extras, floors=found,
+    at = {p.family: p.threshold for p in profiles}  # a family's own measure against the bar: at the report's
+    extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
+    return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
                   overlap=data.overlap, variants=data.variants)
 
@@ -98,6 +101,30 @@ def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str |
             f"{billing.read:,} read from the prompt cache, {billing.written:,} written to it); planned "
             f"{usd(costs.get(mode))} for the whole grid at the {mode.replace('-', ' ')} price ({others}; list prices "
             f"of {planned.get('as_of', '?')})")
+
+
+def long_output_notes(rows: list[Any], run: RunRecord) -> list[str]:
+    """One line per family of long answers (``long_output``: ``longout``) whose replies the
+    output limit cut: left out of accuracy, so the reader must know, and the limit the
+    family itself would set for these answers (the longest with headroom)."""
+    from ctxprobe.core import registry
+    from ctxprobe.spec import default_output_limit
+
+    out = []
+    max_tokens = (run.spec.get("decoding") or {}).get("max_tokens")
+    for label, params in (run.spec.get("families") or {}).items():
+        name = str((params or {}).get("family", label))
+        entry = registry.find("families", name)
+        if entry is None or not getattr(entry.load(), "long_output", False):
+            continue
+        mine = [r for r in rows if base_family(r.family) == label]
+        cut = sum(r.outcome == Outcome.OUTPUT_TRUNCATED and r.score is None for r in mine)
+        if cut:
+            limit = f"--max-tokens {max_tokens}" if max_tokens else "the output limit"
+            out.append(f"{label}: {cut} of {len(mine)} answers were cut off by {limit} before they ended "
+                       "(output_truncated: left out of accuracy, never scored as misses); sized for these answers "
+                       f"the limit would be --max-tokens {default_output_limit(name, dict(params or {}))}")
+    return out
 
 
 def _fixed_budgets(run: RunRecord) -> dict[str, int]:

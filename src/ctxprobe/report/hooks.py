@@ -49,6 +49,17 @@ class FamilyReportHooks:
         refused in one line when the family has no such option."""
         raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
 
+    def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
+        """The object :meth:`json_extra` (or :meth:`html_data`) made, with what it measures
+        against a bar measured again at the report's: ``bars`` maps each of the run's family
+        labels to its bar (``--threshold``, the run's own, a per-family one). Default: as is."""
+        return extra
+
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        """Lines the terminal report prints for the family after the profiles, from the
+        object :meth:`json_extra` made (empty: nothing)."""
+        return []
+
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         """What the HTML page needs of one run beyond its profiles, from its case records
         (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""

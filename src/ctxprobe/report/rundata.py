@@ -86,11 +86,11 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
             floor_rows += list(computed_floor_rows(records, kinds))
-        extras = {}
-        for label in sorted({r.family for r in rows}):
-            extra = (hooks.get(label) or family_hooks(names.get(label, label))).json_extra(records)
+        extras = {}  # by family name, once a family: a family's extra covers all its labels (variants)
+        for name in sorted({names.get(r.family, r.family) for r in rows}):
+            extra = family_hooks(name).json_extra(records)
             if extra is not None:
-                extras[label] = extra
+                extras[name] = extra
         cut = any(r.outcome == Outcome.OUTPUT_TRUNCATED for r in rows)
         leaks = overlap_stats((r for r in records if not is_baseline(r.family)), names)
         variants, variant_notes = (variant_report(records, list(run.spec["families"]))

@@ -164,7 +164,8 @@ def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, comp
     if profile.effective_length is not None:
         legend += "; ◀ marks the effective length"
     if any(s.n_excluded for s in profile.lengths):
-        legend += "\nexcl = harness failures (input_truncated, error), left out of accuracy"
+        legend += ("\nexcl = left out of accuracy: harness failures (input_truncated, error) and answers cut by "
+                   "the output limit while thinking or, for long answers, before they ended (output_truncated)")
     if any(s.outcomes.get(Outcome.INPUT_TRUNCATED) for s in profile.lengths):
         legend += "\nn/m = not measured: the server truncated prompts there (neither pass nor fail)"
     if profile.sampled and not verdicts:

@@ -2,7 +2,8 @@
 
 ``print_report(load_report(run_id, store), console)`` prints exactly what the command
 prints for one run (the header line, the profile summary, per family its table, interval
-and outcomes, the noise floor, reasoning budgets, RULER's headline, synthetic vs natural,
+and outcomes, the noise floor, reasoning budgets, RULER's headline, the lines a family's
+report hooks add (``terminal_lines``), synthetic vs natural,
 the notes) and writes the PNG plots it names. :func:`print_runs` is the whole command:
 several runs (then synthetic vs natural across them), and runs of a family with a terminal
 report of its own (its report hooks').
@@ -69,6 +70,9 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
     for name, found in report.headlines.items():
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
         family_hooks(name).print_headline(found, out, strict, report.threshold)
+    for name, extra in report.family_extras.items():  # what a family adds: PI-LLM's curve, an output length…
+        for line in family_hooks(name).terminal_lines(extra):
+            out.print(line, highlight=False, markup=False)
     print_natural_block(report.profiles, out, family_names(run))
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))

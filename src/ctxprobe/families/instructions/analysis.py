@@ -3,7 +3,8 @@
 and the *instruction capacity*: the largest I up to which prompt-level strict accuracy
 clears the bar at every tested I (walked in ascending I, stopping at the first that
 fails; ``None`` when the smallest fails). Prompt-level strict points carry a Wilson 95%
-interval. Harness failures (no score) and noise-floor twins are left out."""
+interval. Harness failures (no score) and noise-floor twins are left out. The bar is the
+default one here; a report walks the points again at its own (:func:`at_bars`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 
@@ -53,12 +54,17 @@ def by_count(records: Iterable[Mapping[str, Any]]) -> dict[str, list[CountPoint]
 
 def capacity(points: list[CountPoint], threshold: float = DEFAULT_THRESHOLD) -> int | None:
     """The largest instruction count before the first whose prompt-level strict accuracy misses the bar."""
-    best: int | None = None
-    for p in points:
-        if not clears(p.prompt_strict, threshold):
-            break
-        best = p.count
-    return best
+    return walk_levels(((p.count, p.prompt_strict) for p in points), threshold)
+
+
+def at_bars(extra: Mapping[str, Any], bars: Mapping[str, float]) -> dict[str, Any]:
+    """:func:`to_dict`'s objects (label → object) walked again at each label's bar."""
+    out = {}
+    for label, d in extra.items():
+        bar = float(bars.get(label, d["threshold"]))
+        cap = walk_levels(((p["instructions"], p["prompt_level_strict_acc"]) for p in d["points"]), bar)
+        out[label] = {**d, "threshold": bar, "instruction_capacity": cap}
+    return out
 
 
 def to_dict(points: list[CountPoint], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:

@@ -12,11 +12,33 @@ from ctxprobe.report.hooks import FamilyReportHooks
 from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
 
 
+def headline(d: Mapping[str, Any]) -> str:
+    cap = d["instruction_capacity"]
+    return (f"instruction capacity {cap if cap is not None else 'below the smallest count'} "
+            f"(prompt-level strict ≥ {d['threshold']})")
+
+
 class InstructionsHooks(FamilyReportHooks):
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         from ctxprobe.families.instructions.analysis import by_count, to_dict
 
         return {label: to_dict(points) for label, points in by_count(records).items()} or None
+
+    def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
+        from ctxprobe.families.instructions.analysis import at_bars
+
+        return at_bars(extra, bars)
+
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for label, d in extra.items():
+            lines.append(f"{label}: {headline(d)}")
+            lines.append("  by instruction count: " + "; ".join(
+                f"{p['instructions']}: prompt strict {p['prompt_level_strict_acc']:.2f} "
+                "[{:.2f}–{:.2f}] / loose {:.2f}, instruction strict {:.2f} / loose {:.2f} ({} cases)".format(
+                    *p["prompt_level_strict_95ci"], p["prompt_level_loose_acc"], p["inst_level_strict_acc"],
+                    p["inst_level_loose_acc"], p["n"]) for p in d["points"]))
+        return lines
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         return self.json_extra(records)
@@ -29,12 +51,8 @@ class InstructionsHooks(FamilyReportHooks):
                          f"{p['inst_level_loose_acc']:.3f}", f"{p['prompt_level_strict_acc']:.3f}",
                          "{:.2f}–{:.2f}".format(*p["prompt_level_strict_95ci"]), f"{p['prompt_level_loose_acc']:.3f}"]
                         for p in d["points"]]
-                cap = d["instruction_capacity"]
                 tables.append(Table(["instructions", "cases", "inst strict", "inst loose", "prompt strict", "95% CI",
-                                     "prompt loose"], rows,
-                                    caption=f"{run} · {label}: instruction capacity "
-                                            f"{cap if cap is not None else 'below the smallest count'} "
-                                            f"(prompt-level strict ≥ {d['threshold']})"))
+                                     "prompt loose"], rows, caption=f"{run} · {label}: {headline(d)}"))
         if not tables:
             return None
         section = ReportSection("Instructions under load (IFEval)", tables,

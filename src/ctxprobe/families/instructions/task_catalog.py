@@ -36,17 +36,19 @@ TYPES = ("punctuation:no_comma", "detectable_format:title", "detectable_content:
 
 
 def describe(iid: str, kw: dict[str, Any]) -> str:
-    """IFEval's description of one instruction (its ``build_description`` text)."""
+    """IFEval's description of one instruction (its ``build_description`` text; word lists
+    sorted, as IFEval sorts them before writing them out)."""
     return {
         "punctuation:no_comma": lambda: "In your entire response, refrain from the use of any commas.",
         "detectable_format:title": lambda: ("Your answer must contain a title, wrapped in double angular brackets,"
                                             " such as <<poem of joy>>."),
         "detectable_content:postscript": lambda: ("At the end of your response, please explicitly add a postscript "
                                                   f"starting with {kw.get('postscript_marker')}"),
-        "keywords:existence": lambda: f"Include keywords {kw.get('keywords')} in the response.",
+        "keywords:existence": lambda: f"Include keywords {sorted(kw.get('keywords') or [])} in the response.",
         "keywords:frequency": lambda: (f"In your response, the word {kw.get('keyword')} should appear "
                                        f"{kw.get('relation')} {kw.get('frequency')} times."),
-        "keywords:forbidden_words": lambda: f"Do not include keywords {kw.get('forbidden_words')} in the response.",
+        "keywords:forbidden_words": lambda: (f"Do not include keywords {sorted(set(kw.get('forbidden_words') or []))} "
+                                             "in the response."),
         "detectable_format:number_bullet_lists": lambda: (
             f"Your answer must contain exactly {kw.get('num_bullets')} bullet points. Use the markdown bullet points "
             "such as:\n* This is point 1. \n* This is point 2"),
@@ -63,14 +65,15 @@ def describe(iid: str, kw: dict[str, Any]) -> str:
 
 
 def draw(rng: random.Random, n: int, topic_words: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
-    """``n`` distinct instruction types in a random order, each with its kwargs."""
+    """``n`` distinct instruction types in a random order, each with its kwargs (word lists
+    sorted, so the kwargs read back from the description are the ones stored)."""
     ids = rng.sample(TYPES, n)
     keywords = rng.sample(KEYWORDS, 3)
     makers: dict[str, Callable[[], dict[str, Any]]] = {
         "detectable_content:postscript": lambda: {"postscript_marker": rng.choice(MARKERS)},
-        "keywords:existence": lambda: {"keywords": keywords[:2]},
+        "keywords:existence": lambda: {"keywords": sorted(keywords[:2])},
         "keywords:frequency": lambda: {"keyword": keywords[2], "frequency": rng.randint(1, 3), "relation": "at least"},
-        "keywords:forbidden_words": lambda: {"forbidden_words": rng.sample(topic_words, 2)},
+        "keywords:forbidden_words": lambda: {"forbidden_words": sorted(rng.sample(topic_words, 2))},
         "detectable_format:number_bullet_lists": lambda: {"num_bullets": rng.randint(1, 5)},
         "startend:end_checker": lambda: {"end_phrase": rng.choice(ENDINGS)},
         "detectable_content:number_placeholders": lambda: {"num_placeholders": rng.randint(1, 4)},

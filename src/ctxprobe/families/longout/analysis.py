@@ -4,7 +4,8 @@ the mean F1 of the scored cases and how many replies the output limit cut
 (``output_truncated``, not scored). The output effective length is the longest answer
 level before the first, in ascending order, whose mean F1 misses the bar or that has no
 scored case (every reply cut: the limit, not the model, is what was measured there);
-None when the shortest level already stops the walk. Noise-floor twins are left out."""
+None when the shortest level already stops the walk. Noise-floor twins are left out. The
+bar is the default one here; a report walks the points again at its own (:func:`at_bars`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
+from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
 
 
@@ -51,12 +52,17 @@ def by_level(records: Iterable[Mapping[str, Any]]) -> dict[str, list[AnswerPoint
 
 
 def output_effective_length(points: list[AnswerPoint], threshold: float = DEFAULT_THRESHOLD) -> int | None:
-    best: int | None = None
-    for p in points:
-        if p.f1 is None or not clears(p.f1, threshold):
-            break
-        best = p.level
-    return best
+    return walk_levels(((p.level, p.f1) for p in points), threshold)
+
+
+def at_bars(extra: Mapping[str, Any], bars: Mapping[str, float]) -> dict[str, Any]:
+    """:func:`to_dict`'s objects (label → object) walked again at each label's bar."""
+    out = {}
+    for label, d in extra.items():
+        bar = float(bars.get(label, d["threshold"]))
+        eff = walk_levels(((p["answer_level"], p["f1"]) for p in d["points"]), bar)
+        out[label] = {**d, "threshold": bar, "output_effective_length": eff}
+    return out
 
 
 def to_dict(points: list[AnswerPoint], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:

@@ -16,11 +16,32 @@ def _f(x: float | None) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
+def headline(d: Mapping[str, Any]) -> str:
+    eff = d["output_effective_length"]
+    return (f"output effective length {eff if eff is not None else 'below the shortest answer'} tokens "
+            f"(mean F1 ≥ {d['threshold']})")
+
+
 class LongoutHooks(FamilyReportHooks):
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         from ctxprobe.families.longout.analysis import by_level, to_dict
 
         return {label: to_dict(points) for label, points in by_level(records).items()} or None
+
+    def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
+        from ctxprobe.families.longout.analysis import at_bars
+
+        return at_bars(extra, bars)
+
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for label, d in extra.items():
+            lines.append(f"{label}: {headline(d)}")
+            lines.append("  by answer length: " + "; ".join(
+                f"{p['answer_level']}: F1 {_f(p['f1'])} ({p['n']} scored"
+                + (f", {p['output_truncated']} cut at the output limit)" if p["output_truncated"] else ")")
+                for p in d["points"]))
+        return lines
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         return self.json_extra(records)
@@ -31,11 +52,8 @@ class LongoutHooks(FamilyReportHooks):
             for label, d in (labels or {}).items():
                 rows = [[str(p["answer_level"]), f"{p['answer_tokens']:.0f}", str(p["n"]), str(p["output_truncated"]),
                          _f(p["f1"]), _f(p["order"])] for p in d["points"]]
-                eff = d["output_effective_length"]
                 tables.append(Table(["answer level", "answer tokens", "scored", "cut at limit", "F1", "order"], rows,
-                                    caption=f"{run} · {label}: output effective length "
-                                            f"{eff if eff is not None else 'below the shortest answer'} tokens "
-                                            f"(mean F1 ≥ {d['threshold']})"))
+                                    caption=f"{run} · {label}: {headline(d)}"))
         if not tables:
             return None
         section = ReportSection("Long outputs (LongProc HTML→TSV)", tables,

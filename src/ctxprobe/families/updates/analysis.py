@@ -3,8 +3,9 @@
 For each family label, the cases are grouped by U; each point is the mean case score (the
 share of keys answered with their final value) with the per-key outcome counts (``stale``:
 an overwritten value). The fit is ordinary least squares of the case score on ln U; its
-95% interval is a percentile bootstrap that resamples cases within each (length, U)
-stratum (the design fixes how many cases each holds), 2000 resamples from a fixed seed, so
+95% interval is a percentile bootstrap that resamples cases within each (length, K, U)
+stratum (the design fixes how many cases each holds; K pooled in the fit, each K's share
+kept), 2000 resamples from a fixed seed, so
 the same records always give the same interval. Harness failures (no score) are left out.
 """
 
@@ -93,11 +94,12 @@ def fit_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Fit]:
 
 
 def _fit(rows: list[Mapping[str, Any]]) -> Fit:
-    strata: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
+    strata: dict[tuple[int, int, int], list[tuple[float, float]]] = defaultdict(list)
     by_u: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for rec in rows:
         u = int(rec["meta"]["updates_per_key"])
-        strata[(int(rec["length"]), u)].append((math.log(u), float(rec["score"])))
+        k = int(rec["meta"].get("n_keys") or 0)
+        strata[(int(rec["length"]), k, u)].append((math.log(u), float(rec["score"])))
         by_u[u].append(rec)
     points = []
     for u, group in sorted(by_u.items()):

@@ -16,12 +16,27 @@ def _num(x: float | None, fmt: str = "+.3f") -> str:
     return "–" if x is None else format(x, fmt)
 
 
+def equation(fit: Mapping[str, Any]) -> str:
+    lo, hi = fit["slope_95ci"]
+    return (f"accuracy = {_num(fit['intercept'], '.3f')} {_num(fit['slope_per_ln_updates'])} × ln U "
+            f"(95% CI of the slope {_num(lo)} to {_num(hi)})")
+
+
 class UpdatesHooks(FamilyReportHooks):
     def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         from ctxprobe.families.updates.analysis import fit_records
 
         fits = fit_records(records)
         return {label: fit.to_dict() for label, fit in fits.items()} or None
+
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for label, fit in extra.items():
+            lines.append(f"{label}: PI-LLM's curve, {equation(fit)}")
+            lines.append("  by updates per key U: " + "; ".join(
+                f"{p['updates']}: {p['accuracy']:.2f} ({p['n']} cases; {p['key_outcomes'].get('stale', 0)} of "
+                f"{sum(p['key_outcomes'].values())} keys stale)" for p in fit["points"]))
+        return lines
 
     def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
         return self.json_extra(records)
@@ -30,13 +45,10 @@ class UpdatesHooks(FamilyReportHooks):
         tables = []
         for run, fits in data.items():
             for label, fit in (fits or {}).items():
-                lo, hi = fit["slope_95ci"]
                 rows = [[str(p["updates"]), str(p["n"]), f"{p['accuracy']:.3f}",
                          ", ".join(f"{k} {v}" for k, v in p["key_outcomes"].items())] for p in fit["points"]]
                 tables.append(Table(["updates per key", "cases", "accuracy", "key outcomes"], rows,
-                                    caption=f"{run} · {label}: accuracy = {_num(fit['intercept'], '.3f')} "
-                                            f"{_num(fit['slope_per_ln_updates'])} × ln U "
-                                            f"(95% CI of the slope {_num(lo)} to {_num(hi)})"))
+                                    caption=f"{run} · {label}: {equation(fit)}"))
         if not tables:
             return None
         section = ReportSection("Update interference (PI-LLM)", tables,

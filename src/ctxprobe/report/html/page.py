@@ -121,6 +121,7 @@ def family_data(reports: Sequence[Report], store_path: str | Path,
             taken |= set(mine)
             data = hooks.html_run_data(iter_records(r.run.run_id, store_path), r.run, mine)
             if data is not None:
+                data = hooks.at_bars(data, {p.family: p.threshold for p in r.profiles})
                 out.setdefault(family, {})[run_label(r)] = data
     if unused := [k for k in (options or {}) if k not in taken]:
         flags = ", ".join("--" + k.replace("_", "-") for k in unused)
