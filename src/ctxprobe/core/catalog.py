@@ -222,6 +222,12 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
     info = provider_info(provider)
     note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
     entry = library_model(info.price_library, name) if info.price_library else None
+    if note is None and entry is not None:
+        # a dated id (claude-3-5-sonnet-20241022) is the library's model its note names
+        # (claude-3-5-sonnet-latest): the note holds for every name the library reads as it
+        note = next((m for m in info.models
+                     if (same := library_model(info.price_library, m.name)) is not None
+                     and same.library_id == entry.library_id), None)
     found = from_library(entry) if entry is not None and entry.tiers else None
     if found is None:
         return note
