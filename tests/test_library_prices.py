@@ -222,3 +222,30 @@ def test_a_served_models_dated_id_takes_no_other_models_note() -> None:
     for model in ("anthropic:claude-sonnet-4-6", "anthropic:claude-haiku-4-5-20251001", "gemini:gemini-2.0-flash-lite"):
         info = model_info(as_ref(model))
         assert info is not None and not info.retired, model
+
+
+def test_a_window_the_library_lacks_comes_from_a_window_only_price_file_entry(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """genai-prices 0.2.3 has no window for Gemini 2.5 Pro (the run asks models.get); the
+    user's entry of ``window`` alone gives one to plan with and keeps the library's prices."""
+    from ctxprobe.core.catalog import context_window
+    from ctxprobe.plan.price_list import price_rows
+    from ctxprobe.plan.prices import load_prices
+
+    model = "gemini:gemini-2.5-pro"
+    assert model_info(as_ref(model)).window is None  # type: ignore[union-attr]
+    f = tmp_path / "prices.yaml"
+    f.write_text(f'{model}: {{window: 1048576, source: "the user, read 2026-12-04"}}\n')
+    table = load_prices(f)
+    assert context_window(as_ref(model), table) == 1_048_576
+    assert price_for(model, table, prompt_tokens=300_000) == price_for(model, prompt_tokens=300_000)
+    code = main(["plan", "--model", model, "--lengths", "100k", "--depths", "0.5", "--reps", "1",
+                 "--max-tokens", "16", "--json", "--prices", str(f), "--tokenizer", "tiktoken:o200k_base"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["window"] == {"tokens": 1_048_576, "source": "the user, read 2026-12-04"}
+    assert plan["prices"]["library_model"] == "google/gemini-2.5-pro"
+    assert plan["prices"]["on_demand"] == pytest.approx(_oracle(model, 102_400, 16), rel=0.01)
+    rows = [r for r in price_rows(table) if r.model == model]
+    assert len(rows) == 2 and {r.window for r in rows} == {1_048_576} and rows[0].library  # the library's tiers
+    assert main(["plan", "--model", model, "--lengths", "2000k", "--prices", str(f)]) == 2
+    assert "exceeds gemini:gemini-2.5-pro's window of 1,048,576 tokens" in capsys.readouterr().err
