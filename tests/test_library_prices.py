@@ -26,7 +26,10 @@ LIBRARY = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
 #: Today's models, the issue's and others it does not name, one plan each.
 TODAY = ["anthropic:claude-opus-4-7", "anthropic:claude-sonnet-4-6", "anthropic:claude-fable-5",
          "anthropic:claude-haiku-5-5", "openai:gpt-5.5", "openai:gpt-5.4-mini", "openai:gpt-4.1",
-         "openai:gpt-5-pro", "gemini:gemini-3.8-flash", "gemini:gemini-2.5-flash", "gemini:gemini-3.1-flash-lite"]
+         "openai:gpt-5-pro", "gemini:gemini-3.8-flash", "gemini:gemini-2.5-flash", "gemini:gemini-3.1-flash-lite",
+         # tiered: Gemini 2.5 Pro's prompts over 200K (no window in the library: the run asks the
+         # endpoint), GPT-5.4's over 272K; every other library model: test_library_plan_every_model.py
+         "gemini:gemini-2.5-pro", "openai:gpt-5.4"]
 
 
 def _oracle(model: str, prompt: int, output: int, *, batch: bool = False, cached: int = 0) -> float:
@@ -88,7 +91,8 @@ def test_plan_json_prices_100k_and_300k_as_calc_price_does(model: str, capsys: p
         assert prices["batch"] < prices["on_demand"]
     assert prices["library"] == library_version() and prices["library_model"] == info.library_id
     assert prices["source"].startswith(library_version())
-    assert plan["window"] == {"tokens": info.window, "source": f"{library_version()} ({info.library_id})"}
+    source = f"{library_version()} ({info.library_id})" if info.window is not None else None
+    assert plan["window"] == {"tokens": info.window, "source": source}
     assert not offline
 
 
@@ -189,3 +193,59 @@ def test_prices_lists_served_models_before_deprecated_and_retired_ones() -> None
     assert rows[0].status == "" and rows[-1].status.startswith("retired")
     names = [r.model for r in rows]
     assert names.index("anthropic:claude-opus-4-7") < names.index("anthropic:claude-3-5-haiku-latest")
+
+
+@pytest.mark.parametrize("model, note", [
+    ("anthropic:claude-3-5-sonnet-20241022", "claude-3-5-sonnet-latest"),
+    ("anthropic:claude-3-7-sonnet-20250219", "claude-3-7-sonnet-latest"),
+    ("anthropic:claude-3-haiku-20240307", "claude-3-haiku"),
+    ("anthropic:claude-3-opus-20240229", "claude-3-opus-latest"),
+    ("anthropic:claude-2.1", "claude-2"),
+    ("gemini:gemini-2.0-flash-001", "gemini-2.0-flash"),
+])
+def test_a_retired_models_dated_id_is_refused_as_its_note_says(model: str, note: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A retirement note holds for every name the library reads as the same model (the
+    library priced these dated ids; plan planned them as served before)."""
+    from ctxprobe.core.catalog import provider_info
+
+    provider = model.split(":", 1)[0]
+    (written,) = [m for m in provider_info(provider).models if m.name == note]
+    assert written.retired and model.split(":", 1)[1] not in (written.name, *written.aliases)
+    with pytest.raises(CtxprobeError, match=f"^{model} is retired: "):
+        check_model(as_ref(model))
+    code, _, err = _plan_json(capsys, model, "1k")
+    assert code == 2 and err.strip() == f"error: {model} is retired: {written.retired}"
+
+
+def test_a_served_models_dated_id_takes_no_other_models_note() -> None:
+    for model in ("anthropic:claude-sonnet-4-6", "anthropic:claude-haiku-4-5-20251001", "gemini:gemini-2.0-flash-lite"):
+        info = model_info(as_ref(model))
+        assert info is not None and not info.retired, model
+
+
+def test_a_window_the_library_lacks_comes_from_a_window_only_price_file_entry(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """genai-prices 0.2.3 has no window for Gemini 2.5 Pro (the run asks models.get); the
+    user's entry of ``window`` alone gives one to plan with and keeps the library's prices."""
+    from ctxprobe.core.catalog import context_window
+    from ctxprobe.plan.price_list import price_rows
+    from ctxprobe.plan.prices import load_prices
+
+    model = "gemini:gemini-2.5-pro"
+    assert model_info(as_ref(model)).window is None  # type: ignore[union-attr]
+    f = tmp_path / "prices.yaml"
+    f.write_text(f'{model}: {{window: 1048576, source: "the user, read 2026-12-04"}}\n')
+    table = load_prices(f)
+    assert context_window(as_ref(model), table) == 1_048_576
+    assert price_for(model, table, prompt_tokens=300_000) == price_for(model, prompt_tokens=300_000)
+    code = main(["plan", "--model", model, "--lengths", "100k", "--depths", "0.5", "--reps", "1",
+                 "--max-tokens", "16", "--json", "--prices", str(f), "--tokenizer", "tiktoken:o200k_base"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0 and plan["window"] == {"tokens": 1_048_576, "source": "the user, read 2026-12-04"}
+    assert plan["prices"]["library_model"] == "google/gemini-2.5-pro"
+    assert plan["prices"]["on_demand"] == pytest.approx(_oracle(model, 102_400, 16), rel=0.01)
+    rows = [r for r in price_rows(table) if r.model == model]
+    assert len(rows) == 2 and {r.window for r in rows} == {1_048_576} and rows[0].library  # the library's tiers
+    assert main(["plan", "--model", model, "--lengths", "2000k", "--prices", str(f)]) == 2
+    assert "exceeds gemini:gemini-2.5-pro's window of 1,048,576 tokens" in capsys.readouterr().err

@@ -260,13 +260,37 @@ def test_each_extra_refuses_in_one_line_then_works_once_installed(plain: Env, se
 
 
 def test_plain_install_plans_an_openai_model(plain: Env) -> None:
-    """o200k counting needs no extra: the plan of a hosted OpenAI model, offline."""
+    """o200k counting needs no extra: the plan of a hosted OpenAI model, offline; then every model
+    genai-prices knows for the three hosted providers is planned and priced (issue 41)."""
     proc = plain.cli("plan", "--model", "openai/gpt-4o-mini", "--lengths", "8k", "--reps", "1")
     assert "prices (genai-prices" in proc.stdout and "on demand" in proc.stdout, proc.stdout
     # every provider's models are priced from genai-prices' bundled data on the plain install
     for model in ("anthropic/claude-opus-4-7", "gemini/gemini-3.8-flash", "openai/gpt-5.5"):
         plan = json.loads(plain.cli("plan", "--model", model, "--lengths", "8k", "--reps", "1", "--json").stdout)
         assert plan["prices"]["on_demand"] > 0 and plan["prices"]["library"].startswith("genai-prices"), plan
+    # and every model the library knows for them (prices --json lists each; the retired are refused)
+    rows = json.loads(plain.cli("prices", "--json").stdout)
+    served = sorted({r["model"] for r in rows if not r["status"].startswith("retired")})
+    assert len(served) > 100 and {"anthropic", "gemini", "openai"} == {m.split(":")[0] for m in served}
+    proc = subprocess.run([str(plain.python), "-c", PLAN_EACH], input=json.dumps(served), capture_output=True,
+                          text=True, env=plain.env, cwd=plain.work, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout) == {"planned": len(served), "unplanned": []}
+
+
+#: Plans each model read from stdin (``plan --json`` in one process: one start, not 150).
+PLAN_EACH = """
+import contextlib, io, json, sys
+from ctxprobe.cli import main
+models, unplanned = json.load(sys.stdin), []
+for m in models:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["plan", "--model", m, "--lengths", "1k", "--depths", "0.5", "--reps", "1", "--json"])
+    if code != 0 or json.loads(out.getvalue())["prices"]["on_demand"] is None:
+        unplanned.append(m)
+print(json.dumps({"planned": len(models) - len(unplanned), "unplanned": unplanned}))
+"""
 
 
 def test_local_extra_needs_no_compiler(plain: Env, tmp_path: Path) -> None:

@@ -94,6 +94,8 @@ class ModelInfo:
     aliases: tuple[str, ...] = ()
     library: str = ""  # ``genai-prices X.Y.Z`` when the prices and window are that library's
     library_id: str = ""  # the library's ``provider/model`` the entry was read from
+    #: where ``window`` came from when not where the prices did (a price file's window-only entry)
+    window_source: str = ""
 
     def price_at(self, prompt_tokens: int | None = None) -> Price | None:
         """The tier billing a request of ``prompt_tokens`` prompt tokens (the base tier when None)."""
@@ -222,6 +224,12 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
     info = provider_info(provider)
     note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
     entry = library_model(info.price_library, name) if info.price_library else None
+    if note is None and entry is not None:
+        # a dated id (claude-3-5-sonnet-20241022) is the library's model its note names
+        # (claude-3-5-sonnet-latest): the note holds for every name the library reads as it
+        note = next((m for m in info.models
+                     if (same := library_model(info.price_library, m.name)) is not None
+                     and same.library_id == entry.library_id), None)
     found = from_library(entry) if entry is not None and entry.tiers else None
     if found is None:
         return note
@@ -252,9 +260,13 @@ def model_info(model: ModelKey, table: Mapping[str, object] | None = None) -> Mo
     """What ``table`` (a price file's entries) knows of ``model``, else the built-in
     knowledge (:func:`known_model`); None: nothing."""
     found = table.get(model.plain) if table is not None else None
-    if isinstance(found, ModelInfo):
+    if isinstance(found, ModelInfo) and found.prices:
         return found
-    return known_model(model.provider, model.name) if model.name and not model.bare else None
+    known = known_model(model.provider, model.name) if model.name and not model.bare else None
+    if isinstance(found, ModelInfo):  # a window-only entry: its window on the library's prices
+        return replace(known, window=found.window, long_window=None, window_source=found.window_source) \
+            if known is not None else found
+    return known
 
 
 def context_window(model: ModelKey, table: Mapping[str, object] | None = None) -> int | None:

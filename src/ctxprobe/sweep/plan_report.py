@@ -80,12 +80,14 @@ class PlanReport:
 
 def window_source(model: ModelRef, table: PriceTable | None = None) -> tuple[int | None, str | None]:
     """The model's window as the plan knows it, and where it came from: a price file's
-    entry, genai-prices (with its version), or a provider profile's note; (None, None):
-    unknown until the run asks the model's server."""
+    entry (one giving the window alone included), genai-prices (with its version), or a
+    provider profile's note; (None, None): unknown until the run asks the model's server."""
     info = model_info(model, table)
     window = context_window(model, table)
     if info is None or window is None:
         return None, None
+    if info.window_source:
+        return window, info.window_source
     if info.library and window == info.window:
         return window, f"{info.library} ({info.library_id})"
     return window, info.source or "price file"

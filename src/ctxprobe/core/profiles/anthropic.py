@@ -27,6 +27,16 @@ MODELS = (
               deprecated="totalum.app (June 2026) gives its retirement as 2026-08-05; not confirmed on "
                          "Anthropic's page"),
     ModelInfo("claude-3-5-haiku-latest", retired=_RETIRED_35),
+    # Claude 1-3, which genai-prices 0.2.3 still prices and does not mark (read 2026-12-04):
+    ModelInfo("claude-v1", retired="Claude 1.x and Instant retired 2024-11-06 (Anthropic's model deprecations page, "
+                                   "as tabled by ghost.fail/model-deprecation); use claude-haiku-4-5 or newer"),
+    ModelInfo("claude-2", retired="Claude 2.0 and 2.1 retired 2025-07-21 (model deprecations page); use a newer Sonnet"),
+    ModelInfo("claude-3-sonnet", retired="Claude Sonnet 3 retired 2025-07-21 (model deprecations page); "
+                                         "use a newer Sonnet"),
+    ModelInfo("claude-3-opus-latest", retired="Claude Opus 3 retired 2026-01-05 (anthropic.com/research/"
+                                              "deprecation-updates-opus-3; API access by request only); use a newer Opus"),
+    ModelInfo("claude-3-haiku", retired="Claude Haiku 3 retired 2026-04-20 (Anthropic's release notes, as reported "
+                                        "by 24-ai.news and dev.to/flarecanary, April 2026); use claude-haiku-4-5"),
     ModelInfo("claude-3-5-sonnet-latest", retired="retired 2025-10-28 (model deprecations page); use a newer Sonnet"),
     ModelInfo("claude-3-7-sonnet-latest", retired="retired 2026-02-19 (model deprecations page); use a newer Sonnet"),
 )
