@@ -29,7 +29,6 @@ from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.rundata import family_names
 from ctxprobe.store import CaseRecord, iter_export, iter_records, open_existing
-from ctxprobe.core.case import Case, Cell, sample_of_id
 from ctxprobe.core.pack import PackLine
 from ctxprobe.core.case_meta import case_meta
 
@@ -49,8 +48,9 @@ def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
     n = 0
-    for rec in iter_export(run.run_id, store_path):
-        line = {**rec, "model": redact(rec["model"]), **pack_line(rec, run)}
+    for rec in iter_records(run.run_id, store_path):
+        line = {"run_id": run.run_id, "model": redact(run.model), "tokenizer": run.tokenizer, **rec.to_json(),
+                **pack_line(rec, run)}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         n += 1
     return n
@@ -120,14 +120,11 @@ def write_parquet(run_id: str, store_path: str | Path, out: str | Path, batch: i
     return n
 
 
-def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
+def pack_line(rec: CaseRecord, run: Any) -> dict[str, Any]:
     """One self-contained pack line (:class:`ctxprobe.core.pack.PackLine`) of a stored case:
     the case plus what is needed to rebuild and judge it, the run's spec redacted."""
-    budget = rec.get("reasoning_budget")
-    case = Case(Cell(rec["family"], rec["length"], rec["depth"], budget), rec["rep"], rec["seed"], rec["messages"],
-                rec["expected"], rec["distractors"], rec["meta"], rec["token_count"], rec["needle_token_pos"],
-                rec["realised_depth"], sample=sample_of_id(str(rec["case_id"])))
-    claimed = {"case_id": rec["case_id"], "prompt_hash": rec["prompt_hash"], "content_hash": case.content_hash}
+    case = rec.to_case()
+    claimed = {"case_id": rec.case_id, "prompt_hash": rec.prompt_hash, "content_hash": case.content_hash}
     return PackLine(case, run.tokenizer, redact_obj(run.spec), run.meta.chat_template_hash, run.run_id,
                     run.ctxprobe_version, claimed).to_json()
 
@@ -140,7 +137,7 @@ def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -
     fh = _open(out) if isinstance(out, (str, Path)) else out
     try:
         n = 0
-        for rec in iter_export(run.run_id, store_path):
+        for rec in iter_records(run.run_id, store_path):
             fh.write(json.dumps(pack_line(rec, run), ensure_ascii=False, sort_keys=True) + "\n")
             n += 1
         return n
