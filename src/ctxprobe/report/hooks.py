@@ -18,6 +18,7 @@ from rich.console import Console
 from ctxprobe.errors import CtxprobeError
 
 if TYPE_CHECKING:
+    from ctxprobe.core.records import CaseRecord
     from ctxprobe.core.rows import ResultRow
     from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
@@ -33,7 +34,7 @@ class FamilyReportHooks:
     #: loader keeps them only for such families' cases (a run's prompts can be large).
     json_reads_prompts: bool = False
 
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         """An object the JSON report carries under the family's name, from the run's case
         records (None: nothing)."""
         return None
@@ -49,7 +50,7 @@ class FamilyReportHooks:
         refused in one line when the family has no such option."""
         raise NotImplementedError(f"{type(self).__name__} has no terminal report of its own")
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         """What the HTML page needs of one run beyond its profiles, from its case records
         (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
         return None
@@ -58,7 +59,7 @@ class FamilyReportHooks:
     #: names as :meth:`print_runs` takes them: the phone book's ``x_axis``…); empty: none.
     html_options: tuple[str, ...] = ()
 
-    def html_run_data(self, records: Iterable[Mapping[str, Any]], run: RunRecord,
+    def html_run_data(self, records: Iterable[CaseRecord], run: RunRecord,
                       options: Mapping[str, Any]) -> Any | None:
         """:meth:`html_data` knowing the stored run (its model and meta: a window it
         recorded) and the family's report options (only names in :attr:`html_options`);
@@ -80,7 +81,7 @@ class FamilyReportHooks:
     #: ``report --scorer NAME`` (NAME the family's) reports any run by it.
     rescores: bool = False
 
-    def rescore(self, record: Mapping[str, Any], family: str) -> float:
+    def rescore(self, record: CaseRecord, family: str) -> float:
         """The family's own score of one stored, scored case record (``family``: the name of
         the record's family; any family's case is asked under ``--scorer``)."""
         raise NotImplementedError(f"{type(self).__name__} has no scorer of its own")

@@ -8,17 +8,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.hooks import FamilyReportHooks
 from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
 
 
 class InstructionsHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         from ctxprobe.families.instructions.analysis import by_count, to_dict
 
         return {label: to_dict(points) for label, points in by_count(records).items()} or None
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         return self.json_extra(records)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.hooks import FamilyReportHooks
 from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
 
@@ -17,12 +18,12 @@ def _f(x: float | None) -> str:
 
 
 class LongoutHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         from ctxprobe.families.longout.analysis import by_level, to_dict
 
         return {label: to_dict(points) for label, points in by_level(records).items()} or None
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         return self.json_extra(records)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:

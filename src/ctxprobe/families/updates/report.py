@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.hooks import FamilyReportHooks
 from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
 
@@ -17,13 +18,13 @@ def _num(x: float | None, fmt: str = "+.3f") -> str:
 
 
 class UpdatesHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         from ctxprobe.families.updates.analysis import fit_records
 
         fits = fit_records(records)
         return {label: fit.to_dict() for label, fit in fits.items()} or None
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         return self.json_extra(records)
 
     def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
