@@ -28,7 +28,7 @@ from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.rundata import family_names
-from ctxprobe.store import CaseRecord, iter_export, iter_records, open_existing
+from ctxprobe.store import CaseRecord, iter_records, open_existing
 from ctxprobe.core.pack import PackLine
 from ctxprobe.core.case_meta import case_meta
 
@@ -40,6 +40,8 @@ COLUMNS: tuple[str, ...] = (
     "meta", "detail", "cached_prompt_tokens", "cache_write_tokens",
 )
 _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
+#: The columns that are the run's, not the case's.
+_RUN_COLUMNS = frozenset({"run_id", "model", "tokenizer"})
 
 
 def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
@@ -58,9 +60,11 @@ def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
 
 def case_rows(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
     """Flat rows (``COLUMNS``), secrets removed from the model string and error texts."""
-    for rec in iter_export(run_id, store_path):
-        row = {name: rec.get(name) for name in COLUMNS}
-        row["model"] = redact(str(rec["model"]))
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+    for rec in iter_records(run.run_id, store_path):
+        row = {"run_id": run.run_id, "model": redact(run.model), "tokenizer": run.tokenizer,
+               **{name: getattr(rec, name) for name in COLUMNS if name not in _RUN_COLUMNS}}
         if row["error"] is not None:
             row["error"] = redact(str(row["error"]))
         for name in _JSON_COLUMNS:
