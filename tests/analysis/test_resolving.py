@@ -113,3 +113,17 @@ def test_settled_lengths_and_the_bar_itself() -> None:
     assert settle(1024, 0, 24, threshold=0.856, confidence=0.95, lengths=1, per_rep=1) is None  # fails
     on_bar = settle(1024, 107, 125, threshold=0.856, confidence=0.95, lengths=1, per_rep=5)  # 107/125 = 0.856
     assert on_bar is not None and on_bar.cases is None and "sits on the bar" in on_bar.line()
+
+
+def test_the_grid_power_line_leaves_out_a_family_not_scored_per_case() -> None:
+    """The phone book's accuracy is recall per needle (its class says ``per_case_accuracy``
+    False), so "what the grid can show" counts its cases for no one; a family scored per
+    case beside it, sized in tokens as the phone book here is, keeps its line."""
+    from ctxprobe.analysis.resolving import grid_power
+    from ctxprobe.spec import make_spec
+
+    spec = make_spec({"model": "sim:perfect", "lengths": [1024], "depths": [0.0, 1.0], "reps": 4,
+                      "families": {"niah": {}, "phonebook": {"unit": "tokens", "needles": [4]}}})
+    lines = grid_power(spec)
+    assert lines and any("niah" in line for line in lines)
+    assert not any("phonebook" in line for line in lines)

@@ -82,6 +82,7 @@ from ctxprobe.families.phonebook.task_book import (  # noqa: F401  (the family's
 class Phonebook(FamilyBase):
     name = "phonebook"
     params_model = PhonebookParams
+    per_case_accuracy = False  # recall per needle, in its own report
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx
