@@ -233,8 +233,9 @@ def _reading_parsers(sub: Any) -> None:
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
     p.add_argument("--failures", type=int, default=20,
                    help="failures to sample into the HTML report (default %(default)s)")
-    p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
-                   help="strict (default) or ruler: re-score stored outputs with RULER's string_match_all/part")
+    p.add_argument("--scorer", default="strict",
+                   help="strict (default), or a family with a scorer of its own (an unknown name lists them): "
+                        "re-score the stored outputs with it")
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")

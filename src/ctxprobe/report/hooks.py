@@ -83,6 +83,8 @@ class FamilyReportHooks:
     #: run of the family is re-scored with it for its :meth:`headline`, and
     #: ``report --scorer NAME`` (NAME the family's) reports any run by it.
     rescores: bool = False
+    #: How the terminal report's header names that scorer ("RULER string match").
+    scorer_label: str = "the family's own scorer"
 
     def rescore(self, record: CaseRecord, family: str) -> float:
         """The family's own score of one stored, scored case record (``family``: the name of

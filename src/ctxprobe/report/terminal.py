@@ -137,7 +137,8 @@ def header_line(report: Report) -> Text:
     return Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
                          f"{run.n_final}/{run.n_planned} planned cases answered · {run.status} · "
                          f"scorer {report.scorer}"
-                         + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
+                         + (f" ({family_hooks(report.scorer).scorer_label}, re-scored)" if report.scorer != "strict"
+                            else "")
                          + " · lengths in tokens"
                          + (f" · filler {sharing} across depths" if sharing else "")
                          + (f" · {layout}" if layout else ""))

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 class RulerHooks(FamilyReportHooks):
     rescores = True
+    scorer_label = "RULER string match"
 
     def rescore(self, record: CaseRecord, family: str) -> float:
         refs = [*record.expected, *case_meta(record.meta).get("aliases", [])]
