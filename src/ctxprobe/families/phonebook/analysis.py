@@ -44,7 +44,7 @@ from ctxprobe.families.phonebook.analysis_axes import TokenAxis, Window
 from ctxprobe.families.phonebook.analysis_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.core.records import CaseRecord
 

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
 from ctxprobe.core.catalog import context_window
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.core.runmeta import RunMeta

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ctxprobe.families.phonebook.analysis import FAMILY, PhonebookAnalysis
 from ctxprobe.families.phonebook.analysis_axes import muc_tokens
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.table import COMPACT, fitting
 

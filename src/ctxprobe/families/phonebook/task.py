@@ -47,7 +47,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
+from ctxprobe.families.phonebook.task_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
