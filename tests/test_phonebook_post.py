@@ -125,8 +125,9 @@ def test_phonebook_spec_sends_top_p_and_temperature_as_the_original() -> None:
     assert spec.decoding.temperature == 0.0 and spec.decoding.top_p == 0.95
     ours = phonebook_spec(model="sim:perfect", entries=[100], needles=[10], runs=1, method="ctxprobe")
     assert ours.decoding.top_p is None
-    claude = phonebook_spec(model="anthropic:claude-x", entries=[100], needles=[10], runs=1)
-    assert claude.decoding.top_p is None and claude.decoding.temperature == 0.0  # as the original's call
+    for spelling in ("anthropic:claude-x", "anthropic/claude-sonnet-4-5"):  # the provider, however it is spelled
+        claude = phonebook_spec(model=spelling, entries=[100], needles=[10], runs=1)
+        assert claude.decoding.top_p is None and claude.decoding.temperature == 0.0  # as the original's call
 
 
 # -- reply parsing ------------------------------------------------------------------------
