@@ -30,7 +30,7 @@ from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report
 from ctxprobe.report.natural_terminal import print_cross_run_block, print_natural_block
 from ctxprobe.spec.threshold import Bar
-from ctxprobe.report.plots_write import write_plots
+from ctxprobe.report.plots.write import write_plots
 from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing

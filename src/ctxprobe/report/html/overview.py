@@ -214,7 +214,7 @@ def _legend() -> list[str]:
 
 
 def all_families(views: list[RunView], png_dir: Path) -> list[Figure]:
-    from ctxprobe.report.plots_multi import all_families_png
+    from ctxprobe.report.plots.multi import all_families_png
 
     figures = []
     for v in views:
