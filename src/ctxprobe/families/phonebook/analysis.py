@@ -74,9 +74,8 @@ class NeedleResult:
 
 
 def _merge_shards(shards: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One needle list for a sharded book (each shard's stored needle list): correct only if
-    the owning shard was right and no other shard answered a number (so the merged answer
-    is unambiguous)."""
+    """One needle list of a sharded book's shards' lists: correct only if the owning shard was
+    right and no other shard answered a number (so the merged answer is unambiguous)."""
     merged = []
     for parts in zip(*shards):
         own = [p for p in parts if p["in_shard"]]
@@ -93,9 +92,7 @@ def needle_results(records: Iterable[CaseRecord]) -> list[NeedleResult]:
     groups: dict[tuple[int, int, int], list[CaseRecord]] = defaultdict(list)
     for rec in records:
         detail = rec.detail or {}
-        if rec.family != FAMILY or rec.score is None or rec.outcome in HARNESS_OUTCOMES:
-            continue
-        if "needles" not in detail:
+        if rec.family != FAMILY or rec.score is None or rec.outcome in HARNESS_OUTCOMES or "needles" not in detail:
             continue
         meta = phonebook_meta(rec.meta)
         groups[(rec.length, meta["needles"], meta["run"])].append(rec)
