@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from stub_records import stub_records
 from ctxprobe.families.phonebook.analysis import (
     METRICS,
     NeedleResult,
@@ -204,7 +205,7 @@ def test_needle_results_keeps_scored_phonebook_needles_only() -> None:
         {**_rec(1000, 6, ["correct"]), "detail": {"other": 1}},
         _rec(2000, 0, ["wrong", "correct"], unit="tokens"),
     ]
-    got = needle_results(recs)
+    got = needle_results(stub_records(recs))
     assert [(r.length, r.run, r.bin, r.outcome, r.exact, r.unit, r.entries, r.needles) for r in got] == [
         (1000, 0, 0, "correct", True, "entries", 1500, 2), (1000, 0, 1, "wrong", False, "entries", 1500, 2),
         (2000, 0, 0, "wrong", False, "tokens", 2500, 2), (2000, 0, 1, "correct", True, "tokens", 2500, 2)]
@@ -221,7 +222,7 @@ def test_sharded_books_are_merged_against_the_one_long_book() -> None:
         # run 1 lost a shard: its merged answer is unknown
         _rec(1000, 1, ["correct", "correct", "correct"], shard=0, shards=2, in_shard=own),
     ]
-    got = needle_results(recs)
+    got = needle_results(stub_records(recs))
     # bin 0: owner right, the other shard returned nothing wrong -> correct
     # bin 1: owner (shard 1) right, but shard 0 said not_found -> that label
     # bin 2: owner (shard 1) wrong -> wrong
@@ -232,7 +233,7 @@ def test_sharded_books_are_merged_against_the_one_long_book() -> None:
 def test_a_needle_no_shard_owns_is_empty() -> None:
     recs = [_rec(1000, 0, ["correct"], shard=0, shards=2, in_shard=[False]),
             _rec(1000, 0, ["correct"], shard=1, shards=2, in_shard=[False])]
-    assert [r.outcome for r in needle_results(recs)] == ["empty"]
+    assert [r.outcome for r in needle_results(stub_records(recs))] == ["empty"]
 
 
 def test_post_variant_needs_exact_verdicts_and_n100() -> None:
@@ -425,7 +426,7 @@ def test_a_lost_shard_skips_only_its_own_run() -> None:
         _rec(1000, 2, ["correct", "correct"], shard=0, shards=2, in_shard=own),
         _rec(1000, 2, ["correct", "correct"], shard=1, shards=2, in_shard=other),
     ]
-    assert [(r.run, r.outcome) for r in needle_results(recs)] == [(2, "correct"), (2, "correct")]
+    assert [(r.run, r.outcome) for r in needle_results(stub_records(recs))] == [(2, "correct"), (2, "correct")]
 
 
 def test_a_shard_that_rightly_said_not_found_does_not_hide_one_that_answered_wrong() -> None:
@@ -435,7 +436,7 @@ def test_a_shard_that_rightly_said_not_found_does_not_hide_one_that_answered_wro
 
     recs = json.loads(json.dumps([_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
                                   for s, o in enumerate(["correct", "correct", "distractor"])]))
-    assert [r.outcome for r in needle_results(recs)] == ["distractor"]
+    assert [r.outcome for r in needle_results(stub_records(recs))] == ["distractor"]
 
 
 def test_records_and_lookups_read_back_from_json() -> None:
@@ -443,15 +444,15 @@ def test_records_and_lookups_read_back_from_json() -> None:
     import json
 
     rec = json.loads(json.dumps(_rec(1000, 0, ["correct", "wrong"])))
-    assert [r.outcome for r in needle_results([rec])] == ["correct", "wrong"]
-    assert [r.correct for r in needle_results([rec])] == [True, False]
+    assert [r.outcome for r in needle_results(stub_records([rec]))] == ["correct", "wrong"]
+    assert [r.correct for r in needle_results(stub_records([rec]))] == [True, False]
     an = analyse(needles(1000, 5, [4] * 5), bootstrap=0)
     assert an.metric(json.loads('"ADI"'), json.loads('"robust"'), json.loads("1000")).value == 0.0
     unit = json.loads('"entries"')
     post = analyse(needles(1000, 100, [4] * 100, exact=True, unit=unit), bootstrap=0)
     assert post.metric("CSI", "post", 1000).value == pytest.approx(0.0, abs=1e-9)  # entries: CSI defined
     other = json.loads(json.dumps(_rec(1000, 1, ["correct"], family="vartrack")))
-    assert needle_results([other]) == []
+    assert needle_results(stub_records([other])) == []
 
 
 def test_small_helpers_at_their_edges() -> None:
@@ -508,10 +509,10 @@ def test_the_undefined_share_is_a_fraction_of_the_resamples() -> None:
 def test_several_wrong_shards_give_the_first_ones_label() -> None:
     recs = [_rec(1000, 0, [o], shard=s, shards=3, in_shard=[s == 0])
             for s, o in enumerate(["correct", "distractor", "wrong"])]
-    assert [r.outcome for r in needle_results(recs)] == ["distractor"]
+    assert [r.outcome for r in needle_results(stub_records(recs))] == ["distractor"]
     # the owner's own failure stands, whatever the other shards said
     recs = [_rec(1000, 0, [o], shard=s, shards=2, in_shard=[s == 0]) for s, o in enumerate(["wrong", "distractor"])]
-    assert [r.outcome for r in needle_results(recs)] == ["wrong"]
+    assert [r.outcome for r in needle_results(stub_records(recs))] == ["wrong"]
 
 
 def test_post_metrics_see_partial_bin_accuracy() -> None:

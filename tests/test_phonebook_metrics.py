@@ -7,7 +7,7 @@ import pytest
 
 from ctxprobe.families.phonebook.analysis import analyse, needle_results, paired_difference
 from ctxprobe.sim.model import view_prompt
-from ctxprobe.store import iter_export
+from ctxprobe.store import iter_records
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
 
@@ -18,7 +18,7 @@ def _run(tmp_path, model, name="s", **kw):
     store = tmp_path / f"{name}.sqlite"
     args = {"lengths": ["1k", "3k"], "needles": [10, 20], "runs": 4, "tokenizer": "local", **kw}
     result = run_sweep(phonebook_spec(model=model, **args), store, progress=False)
-    recs = list(iter_export(result.run_id, store))
+    recs = list(iter_records(result.run_id, store))
     return recs, needle_results(recs)
 
 

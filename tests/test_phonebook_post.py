@@ -26,6 +26,7 @@ from ctxprobe.families.phonebook.analysis_post import post_metrics, post_stats
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.export import export_jsonl
 from ctxprobe.store import iter_export
+from stub_records import stub_records
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext, make_family, validate_params
@@ -124,8 +125,9 @@ def test_phonebook_spec_sends_top_p_and_temperature_as_the_original() -> None:
     assert spec.decoding.temperature == 0.0 and spec.decoding.top_p == 0.95
     ours = phonebook_spec(model="sim:perfect", entries=[100], needles=[10], runs=1, method="ctxprobe")
     assert ours.decoding.top_p is None
-    claude = phonebook_spec(model="anthropic:claude-x", entries=[100], needles=[10], runs=1)
-    assert claude.decoding.top_p is None and claude.decoding.temperature == 0.0  # as the original's call
+    for spelling in ("anthropic:claude-x", "anthropic/claude-sonnet-4-5"):  # the provider, however it is spelled
+        claude = phonebook_spec(model=spelling, entries=[100], needles=[10], runs=1)
+        assert claude.decoding.top_p is None and claude.decoding.temperature == 0.0  # as the original's call
 
 
 # -- reply parsing ------------------------------------------------------------------------
@@ -184,6 +186,11 @@ def test_reply_parsing_is_the_originals(normalise: bool) -> None:
 # -- metrics ------------------------------------------------------------------------------
 
 
+def needle_results_(recs: list[dict]) -> list:
+    """The needles of exported lines (each a stored case's record)."""
+    return needle_results(stub_records(recs))
+
+
 def _exported(tmp_path, model: str, entries: list[int], needles: list[int], runs: int) -> list[dict]:
     tmp_path.mkdir(parents=True, exist_ok=True)
     store = tmp_path / "s.sqlite"
@@ -213,7 +220,7 @@ def test_metrics_match_an_independent_implementation_of_the_script(tmp_path) -> 
     model = "sim:decay?cliff=100000&slope=0.6&load=0.004&seed=5"
     recs = _exported(tmp_path, model, [1000, 2000], [10, 100], runs=3)
     results = _original_results(recs)
-    an = analyse(needle_results(recs), bootstrap=0)
+    an = analyse(needle_results_(recs), bootstrap=0)
     for m in (1000, 2000):
         want = original_metrics(results[(m, 100)], results[(m, 10)], results[(1000, 100)])
         for name, value in want.items():
@@ -294,13 +301,13 @@ def test_needle_overload_against_known_truth(tmp_path) -> None:
     """sim:decay with load=L answers each of n asked names right with probability 1 − L·n."""
     load = 0.006  # N=10: 0.94, N=100: 0.40
     recs = _exported(tmp_path, f"sim:decay?cliff=100000&load={load}", [1000], [10, 100], runs=6)
-    an = analyse(needle_results(recs), bootstrap=200)
+    an = analyse(needle_results_(recs), bootstrap=200)
     p10, p100 = 1 - 10 * load, 1 - 100 * load
     robust = an.metric("NOI", "robust", 1000)
     assert robust.lo <= p10 - p100 <= robust.hi and robust.value == pytest.approx(p10 - p100, abs=0.12)
     post = an.metric("NOI", "post", 1000)
     assert post.value == pytest.approx((p10 - p100) / p10, abs=0.2) and post.lo > 0.3
-    flat = analyse(needle_results(_exported(tmp_path / "f", "sim:decay?cliff=100000&load=0", [1000], [10, 100], 2)),
+    flat = analyse(needle_results_(_exported(tmp_path / "f", "sim:decay?cliff=100000&load=0", [1000], [10, 100], 2)),
                    bootstrap=0)
     assert flat.metric("NOI", "robust", 1000).value == 0.0 and flat.metric("NOI", "post", 1000).value == 0.0
 

@@ -10,7 +10,8 @@ from one module (docs/architecture.md's examples import only from here).
 - a family: :class:`FamilyBase`, the :class:`Family` protocol, :class:`BuildContext`,
   :class:`Case`, :class:`Cell`, :class:`Message`, :class:`Scored`, :class:`Outcome`;
 - what a family adds to the reports: :class:`FamilyReportHooks`, reading the run's
-  :class:`CaseRecord` s (each with its :class:`StoredResponse`);
+  :class:`CaseRecord` s (each with its :class:`StoredResponse`), or :class:`LabelTableHooks`
+  for one JSON object and one HTML table per family label;
 - a report section: :class:`RunView` (what it is handed), :class:`ReportSection`,
   :class:`Table`, :class:`Figure`.
 """
@@ -27,6 +28,7 @@ from ctxprobe.core.registry import register, unregister
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider, ProviderBase
 from ctxprobe.report.hooks import FamilyReportHooks
+from ctxprobe.report.html.label_tables import LabelTableHooks
 from ctxprobe.report.html.parts import Figure, ReportSection, Table
 from ctxprobe.report.html.sections import RunView
 from ctxprobe.spec.names import ModelRef
@@ -36,7 +38,7 @@ from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 
 __all__ = [
     "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
-    "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "Message", "ModelInfo", "ModelRef",
+    "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "LabelTableHooks", "Message", "ModelInfo", "ModelRef",
     "Outcome", "Price", "Provider", "ProviderBase", "ProviderInfo", "ReportSection", "RunView", "Scored",
     "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
 ]

@@ -120,3 +120,17 @@ def test_a_large_count_is_written_with_thousands_separators() -> None:
     s = settle(1024, 17, 20, threshold=0.856, confidence=0.95, lengths=3, per_rep=5)
     assert s is not None and s.cases is not None and s.cases >= 10_000
     assert f"takes {s.cases:,} cases (`--reps {s.reps}` here" in s.line()
+
+
+def test_the_grid_power_line_leaves_out_a_family_not_scored_per_case() -> None:
+    """The phone book's accuracy is recall per needle (its class says ``per_case_accuracy``
+    False), so "what the grid can show" counts its cases for no one; a family scored per
+    case beside it, sized in tokens as the phone book here is, keeps its line."""
+    from ctxprobe.analysis.resolving import grid_power
+    from ctxprobe.spec import make_spec
+
+    spec = make_spec({"model": "sim:perfect", "lengths": [1024], "depths": [0.0, 1.0], "reps": 4,
+                      "families": {"niah": {}, "phonebook": {"unit": "tokens", "needles": [4]}}})
+    lines = grid_power(spec)
+    assert lines and any("niah" in line for line in lines)
+    assert not any("phonebook" in line for line in lines)

@@ -21,6 +21,7 @@ from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
+from stub_records import stub_records
 
 HISTORY = {"Fruit": ["11111", "22222", "33333"], "Tool": ["44444", "55555"]}
 
@@ -126,9 +127,9 @@ def test_the_bootstrap_keeps_each_k_s_share_of_a_stratum() -> None:
     """With K an axis too, the resamples keep every (length, K, U) cell's cases: here K
     alone decides the score (K = 1 always right, K = 4 always wrong), so no resample can
     tilt the curve and the interval is the slope itself, 0."""
-    records = [{"family": "updates", "length": 2048, "score": 1.0 if k == 1 else 0.0, "outcome": "correct",
-                "meta": {"updates_per_key": u, "n_keys": k}, "detail": {"keys": []}}
-               for u in (3, 10, 30) for k in (1, 4) for _ in range(5)]
+    records = stub_records({"family": "updates", "length": 2048, "score": 1.0 if k == 1 else 0.0, "outcome": "correct",
+                            "meta": {"updates_per_key": u, "n_keys": k}, "detail": {"keys": []}}
+                           for u in (3, 10, 30) for k in (1, 4) for _ in range(5))
     fit = fit_records(records)["updates"]
     assert fit.slope == pytest.approx(0.0) and (fit.low, fit.high) == pytest.approx((0.0, 0.0))
     assert [p.accuracy for p in fit.points] == [0.5, 0.5, 0.5]

@@ -267,9 +267,9 @@ def _only_run(store: Path) -> str:
 def test_without_a_tokenizer_the_token_places_are_an_estimate_and_say_so(runs) -> None:
     """The HTML/JSON hooks read no tokenizer: token places spread over characters, labelled."""
     from ctxprobe.families.phonebook.report import HOOKS
-    from ctxprobe.store import iter_export
+    from ctxprobe.store import iter_records
 
-    an = HOOKS.html_data(iter_export(runs["known"], runs["store"]))
+    an = HOOKS.html_data(iter_records(runs["known"], runs["store"]))
     assert an is not None and an.tokens is not None and not an.tokens.counted
     fig, axis = position_figure(an, length=100, x="tokens")
     assert axis.kind == "tokens" and "estimated from characters" in fig.axes[0].get_xlabel()

@@ -12,6 +12,11 @@ import ctxprobe
 from ctxprobe.families.phonebook.report_plots import phonebook_report
 from ctxprobe.families.phonebook.report_terminal import AnswerStats, tally_answers, truncation_line
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
+from stub_records import stub_records
+
+
+def tally_answers_(recs: list[dict], max_tokens: int | None) -> dict:
+    return tally_answers(stub_records(recs), max_tokens)
 
 
 def _rec(outcome: str, finish: str = "stop", listed: int = 10, n: int = 10, tokens: int | None = 100,
@@ -24,7 +29,7 @@ def _rec(outcome: str, finish: str = "stop", listed: int = 10, n: int = 10, toke
 def test_cut_off_answers_are_counted_and_a_fitting_limit_suggested() -> None:
     recs = [_rec("correct"), _rec("partial", "length", listed=4, tokens=100), _rec("output_truncated", "length",
                                                                                     listed=0, tokens=100)]
-    st = tally_answers(recs, 100)[(100, 10)]
+    st = tally_answers_(recs, 100)[(100, 10)]
     assert (st.answers, st.cut) == (3, 2)
     # 4 of 10 listed in 100 tokens: 250 needed, rounded up to a multiple of 32; none listed: twice the limit
     assert st.suggested == max(256, 224)
@@ -34,7 +39,7 @@ def test_an_answer_naming_every_name_then_running_on_is_not_cut_off() -> None:
     """The embedded 135M model lists all N names, then repeats itself to the limit."""
     from ctxprobe.families.phonebook.report_terminal import ran_on_line
 
-    st = tally_answers([_rec("output_truncated", "length", listed=10), _rec("output_truncated", "length", listed=9)],
+    st = tally_answers_([_rec("output_truncated", "length", listed=10), _rec("output_truncated", "length", listed=9)],
                        352)
     assert (st[(100, 10)].cut, st[(100, 10)].ran_on) == (1, 1)
     line = ran_on_line(st)
@@ -49,13 +54,13 @@ def test_an_answer_naming_every_name_then_running_on_is_not_cut_off() -> None:
     ("output_truncated", "length", 1),
 ])
 def test_what_counts_as_cut_off(outcome: str, finish: str, cut: int) -> None:
-    assert tally_answers([_rec(outcome, finish, listed=5)], 100)[(100, 10)].cut == cut
+    assert tally_answers_([_rec(outcome, finish, listed=5)], 100)[(100, 10)].cut == cut
 
 
 def test_suggestion_boundary_exact_multiple_is_kept() -> None:
     # 5 of 10 listed in 128 tokens: exactly 256 needed, which is already a multiple of 32
-    assert tally_answers([_rec("partial", "length", listed=5, tokens=128)], 128)[(100, 10)].suggested == 256
-    assert tally_answers([_rec("partial", "length", listed=5, tokens=129)], 129)[(100, 10)].suggested == 288
+    assert tally_answers_([_rec("partial", "length", listed=5, tokens=128)], 128)[(100, 10)].suggested == 256
+    assert tally_answers_([_rec("partial", "length", listed=5, tokens=129)], 129)[(100, 10)].suggested == 288
 
 
 def test_truncation_line_names_the_limit_and_the_fix() -> None:

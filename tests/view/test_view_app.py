@@ -22,7 +22,7 @@ from ctxprobe.report.load import load_report, report_json
 from ctxprobe.report.compare_runs import compare_runs
 from ctxprobe.report.terminal import interval_lines
 from ctxprobe.spec import make_spec
-from ctxprobe.store import Store, iter_export, reading_only
+from ctxprobe.store import Store, iter_export, iter_records, reading_only
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.view import host_warning, make_app, write_bundle
 from ctxprobe.view.casefold import case_view
@@ -113,9 +113,9 @@ def test_folded_prompt_keeps_every_character(view_store: dict[str, Any]) -> None
     """Folding hides filler, never drops it: the pieces join back to the whole prompt."""
     from ctxprobe.report.evidence import prompt_text
 
-    for rec in iter_export(view_store["perfect"], view_store["store"]):
+    for rec in iter_records(view_store["perfect"], view_store["store"]):
         v = case_view(rec, keep=40)
-        assert "".join(p.text for p in v.pieces) == prompt_text(rec["messages"])
+        assert "".join(p.text for p in v.pieces) == prompt_text(rec.messages)
         assert any(p.kind == "fold" for p in v.pieces) and any(p.kind == "evidence" for p in v.pieces)
         assert all(len(p.text) > 0 for p in v.pieces)
 

@@ -221,15 +221,18 @@ def grid_power_lines(labels: dict[str, tuple[int, float | None]], *, depths: int
 def grid_power(spec: Spec, confidence: float = 0.95) -> list[str]:
     """:func:`grid_power_lines` of a spec: every family label (noise-floor twins aside) at
     its cases a length (depths × reps; each reasoning budget is a curve with as many) and
-    its bar (``bars``, else ``threshold``). The phone book, read as recall per needle by its
-    own report, is left out."""
+    its bar (``bars``, else ``threshold``). A family whose accuracy is not one score per
+    case (``per_case_accuracy`` False: the phone book's recall per needle, read by its own
+    report) is left out."""
+    from ctxprobe.core import registry
     from ctxprobe.core.baseline import is_baseline
 
     n = len(spec.depths) * spec.reps
     labels: dict[str, tuple[int, float | None]] = {}
     for label, params in spec.families.items():
+        entry = registry.find("families", str((params or {}).get("family", label)))
         if is_baseline(label) or (params or {}).get("unit") == "entries" \
-                or str((params or {}).get("family", label)) == "phonebook":  # recall per needle: its own report
+                or (entry is not None and not entry.load().per_case_accuracy):
             continue
         bar = spec.bars.get(label, spec.bars.get(str((params or {}).get("family", label)), spec.threshold))
         labels[label] = (n, None if isinstance(bar, str) else float(bar))

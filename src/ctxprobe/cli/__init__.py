@@ -16,7 +16,7 @@ from ctxprobe.core.profiles.local import SIM_FORMS
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import (CHECK_EPILOG, DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, OneLineErrors, family_commands,
-                                 family_report_flags, spec_default)
+                                 family_report_flags, preset_flags, spec_default)
 from ctxprobe.cli.reading import (
     cmd_check,
     cmd_compare,
@@ -87,12 +87,7 @@ def _add_grid_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("spec", nargs="?", help="YAML spec file (flags override its keys)")
     _add_model_flags(p)
     p.add_argument("--family", help=f"task families, comma list (default {d('families')})")
-    p.add_argument("--preset", help="a named set of families: ruler (RULER's 13 tasks as RULER renders them; "
-                                      "the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot)")
-    p.add_argument("--ruler-docs", help="ruler preset: a folder of text for the essay haystacks "
-                                        "(default: built-in prose; RULER uses Paul Graham essays)")
-    p.add_argument("--ruler-qa-squad", help="ruler preset: RULER's SQuAD file (SQuAD v2.0 dev JSON) for qa_1")
-    p.add_argument("--ruler-qa-hotpot", help="ruler preset: RULER's HotpotQA file (dev distractor JSON) for qa_2")
+    preset_flags(p)
     p.add_argument("--param", action="append", metavar="FAMILY.KEY=VALUE",
                    help="a family parameter, e.g. --param niah.distractors=3 (repeatable)")
     p.add_argument("--lengths", help="comma list of prompt lengths in model tokens: 1k,4k,8k (k = 1024) or 4000")
@@ -238,8 +233,9 @@ def _reading_parsers(sub: Any) -> None:
     p.add_argument("--html", metavar="PATH", help="write one self-contained HTML report (several runs side by side)")
     p.add_argument("--failures", type=int, default=20,
                    help="failures to sample into the HTML report (default %(default)s)")
-    p.add_argument("--scorer", choices=["strict", "ruler"], default="strict",
-                   help="strict (default) or ruler: re-score stored outputs with RULER's string_match_all/part")
+    p.add_argument("--scorer", default="strict",
+                   help="strict (default), or a family with a scorer of its own (an unknown name lists them): "
+                        "re-score the stored outputs with it")
     _add_store(p)
     p.add_argument("--json", action="store_true", help="print the results as JSON (for CI pipelines)")
     p.add_argument("--threshold", type=float, help=f"accuracy bar (default: the run's, else {spec_default('threshold')})")

@@ -11,7 +11,8 @@ from ctxprobe.report.format import DEFAULT_REPORT_DIR
 from ctxprobe.store.db import DEFAULT_STORE
 
 __all__ = ["CHECK_EPILOG", "DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "FamilyCommand", "OneLineErrors",
-           "check_family_grids", "family_commands", "family_report_flags", "show_default", "spec_default"]
+           "check_family_grids", "family_commands", "family_report_flags", "preset_flags", "show_default",
+           "spec_default"]
 
 EXAMPLES = """examples:
   ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
@@ -83,6 +84,20 @@ def family_commands() -> list[FamilyCommand]:
 def family_report_flags(report: argparse.ArgumentParser) -> tuple[str, ...]:
     """Add every family's own ``report`` flags to ``report``; their dest names."""
     return tuple(dest for c in family_commands() if c.report_flags is not None for dest in c.report_flags(report))
+
+
+def preset_flags(p: argparse.ArgumentParser) -> None:
+    """``--preset`` and every registered preset's own flags (``--NAME-KEY``, each help its
+    ``option_help``), as the presets declare them."""
+    from ctxprobe.core import registry
+
+    presets = [registry.get("presets", name).load() for name in registry.names("presets")]
+    p.add_argument("--preset", help="a named set of families: " + "; ".join(
+        f"{preset.name} ({getattr(preset, 'summary', None) or preset.title})" for preset in presets))
+    for preset in presets:  # a preset written before option_help existed: each flag named by its key
+        helps = getattr(preset, "option_help", None) or {}
+        for key in preset.options:
+            p.add_argument(f"--{preset.name}-{key}".replace("_", "-"), help=f"{preset.name} preset: {helps.get(key, key)}")
 
 
 def check_family_grids(spec: Any, command: str) -> None:

@@ -227,63 +227,6 @@ class PublishedMrcrMeta(_MrcrCommon):
     tokens_to_generate: int
 
 
-# -- phonebook ----------------------------------------------------------------------------
-
-class PhonebookLayout(TypedDict):
-    book_in: Literal["system", "user"]
-    system_role: bool
-    repeat_instructions: bool
-    examples: int
-
-
-class PhonebookMeta(TypedDict):
-    unit: Literal["tokens", "entries"]
-    entries: int
-    needles: int
-    run: int
-    shard: int
-    shards: int
-    shard_range: list[int]
-    names: list[str]
-    indices: list[int]
-    encodes: int
-    bins: list[list[int]]
-    method: Literal["ctxprobe", "post"]
-    cot: bool
-    post_normalise: bool
-    layout: PhonebookLayout
-
-
-# -- ruler --------------------------------------------------------------------------------
-
-class _RulerMeta(TypedDict):
-    ruler_task: str
-    metric: str
-    answer_prefix: str
-    tokens_to_generate: int
-    haystack_units: int
-    encodes: int
-
-
-class RulerTaskMeta(TypedDict, total=False):
-    """The keys a RULER task adds of its own (each task writes its few)."""
-
-    keys: list[str]  # niah: the keys asked
-    needles: list[str]  # niah: the needle sentences
-    needle_depths: list[float]  # niah
-    value: str  # vt: the value tracked
-    icl_names: list[str]  # vt: the worked example's variables
-    shot_answer: list[str]  # cwe: the worked example's answer
-    vocab_size: int  # fwe
-    qa_index: int  # qa: the question's index in the dataset
-    query: str  # qa
-    n_docs: int  # qa
-
-
-class RulerMeta(_RulerMeta, RulerTaskMeta):
-    """A RULER case: the common keys, then its task's own."""
-
-
 # -- the views -----------------------------------------------------------------------------
 
 def case_meta(meta: Mapping[str, Any]) -> CaseMeta:
@@ -316,18 +259,11 @@ def published_mrcr_meta(meta: Mapping[str, Any]) -> PublishedMrcrMeta:
     return cast(PublishedMrcrMeta, meta)
 
 
-def phonebook_meta(meta: Mapping[str, Any]) -> PhonebookMeta:
-    return cast(PhonebookMeta, meta)
-
-
-def ruler_meta(meta: Mapping[str, Any]) -> RulerMeta:
-    return cast(RulerMeta, meta)
-
-
-#: Each built-in family's meta type (the published readers' rows: ``PUBLISHED_META_TYPES``).
+#: The meta type of each family still in ``tasks/`` and of NoLiMa (the published readers'
+#: rows: ``PUBLISHED_META_TYPES``); a family in a package of its own names its meta type
+#: there (``families/phonebook/task_meta.py``, ``families/ruler/task/meta.py``).
 META_TYPES: dict[str, type] = {
     "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
-    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "phonebook": PhonebookMeta,
-    "ruler": RulerMeta, "nolima": NolimaMeta,
+    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "nolima": NolimaMeta,
 }
 PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}

@@ -78,6 +78,11 @@ class FamilyBase:
     #: (:mod:`ctxprobe.analysis.natural`) holds them against every family that is not.
     natural: ClassVar[bool] = False
 
+    #: Its accuracy is one score per case, what a length's interval counts (``run``'s and
+    #: ``plan``'s "what the grid can show" line); False: its own report reads it per item
+    #: (the phone book's recall per needle), and that line leaves it out.
+    per_case_accuracy: ClassVar[bool] = True
+
     #: Output tokens every case of this family asks for, when the family fixes them
     #: (RULER's per-task ``tokens_to_generate``); None: the sweep's ``decoding.max_tokens``.
     @classmethod
@@ -123,7 +128,7 @@ class FamilyBase:
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "long_output", "output_budget", "answer_items", "sized_in_tokens",
                              "cell_tokens", "check_reps", "uses_judge", "floor_kind",
-                             "natural", "prefix_period")
+                             "natural", "per_case_accuracy", "prefix_period")
 
 
 def with_family_defaults(cls: type) -> type:

@@ -14,8 +14,12 @@ class Preset(Protocol):
     title: str
     #: The preset keeps its own prompt layout (``--instruction``/``--separator`` refused).
     keeps_layout: bool
+    #: What it runs, for ``--preset``'s help ("RULER's 13 tasks as RULER renders them").
+    summary: str
     #: The options it reads (``--NAME-KEY`` flags of ``run``: ``ruler_docs`` → ``docs``).
     options: tuple[str, ...]
+    #: Each option's help text (the CLI adds one flag per option).
+    option_help: Mapping[str, str]
 
     def families(self, options: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
         """Label → family parameters (``{"family": NAME, ...}``) of the runnable ones."""

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxprobe.core.case import Case, Cell, sample_of_id
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.redaction import scrub, scrub_obj
 
 
@@ -103,6 +105,16 @@ class CaseRecord(Mapping[str, Any]):
         values["attempts"] = self.attempts or 0
         values["detail"] = self.detail or {}
         return StoredResponse(**values)
+
+    def to_case(self) -> Case:
+        """The case as it was built and sent (its cell, sample, messages and answer key; a
+        family that fixes its output budget, RULER's ``tokens_to_generate``, keeps it)."""
+        meta = dict(self.meta or {})
+        return Case(Cell(self.family, int(self.length), float(self.depth), self.reasoning_budget), int(self.rep),
+                    int(self.seed), list(self.messages), [str(v) for v in self.expected or []],
+                    [str(v) for v in self.distractors or []], meta, int(self.token_count),
+                    self.needle_token_pos, self.realised_depth, max_tokens=case_meta(meta).get("tokens_to_generate"),
+                    sample=sample_of_id(self.case_id))
 
     def without_prompt(self) -> CaseRecord:
         """The record with its messages dropped (what a reader that never reads prompts holds)."""

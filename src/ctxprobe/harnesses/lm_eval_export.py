@@ -67,6 +67,11 @@ def load_cases(**kwargs):
 '''
 
 
+#: The record's fields the scorer reads back (``CaseRecord.from_json`` with the doc's case id and prompt hash).
+_CASE_JSON = ("family", "length", "depth", "rep", "seed", "messages", "expected", "distractors", "meta", "token_count",
+              "needle_token_pos", "realised_depth")
+
+
 def _doc(rec: CaseRecord, run_id: str, family_params: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
     messages = rec.messages
     roles = [m["role"] for m in messages]
@@ -80,10 +85,7 @@ def _doc(rec: CaseRecord, run_id: str, family_params: Mapping[str, Any], max_tok
             "system": messages[0]["content"] if roles[0] == "system" else "",
             "prompt": messages[-1]["content"], "target": ", ".join(rec.expected),
             # everything the scorer reads, as JSON text (one column type for every family)
-            "case_json": json.dumps({k: rec[k] for k in ("family", "length", "depth", "rep", "seed", "messages",
-                                                         "expected", "distractors", "meta", "token_count",
-                                                         "needle_token_pos", "realised_depth")},
-                                    ensure_ascii=False),
+            "case_json": json.dumps({k: getattr(rec, k) for k in _CASE_JSON}, ensure_ascii=False),
             "family_params_json": json.dumps(family_params, ensure_ascii=False)}
 
 

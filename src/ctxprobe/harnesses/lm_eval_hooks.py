@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.core.family import Family
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.harnesses.cases import Reply, score_reply
-from ctxprobe.harnesses.stored import case_of, scoring_family
+from ctxprobe.harnesses.stored import scoring_family
 
 
 def load_cases(utils_file: str, cases: str, **_: Any) -> Any:
@@ -43,7 +44,9 @@ def _family(label: str, params_json: str) -> Family:
 
 def score_doc(doc: dict[str, Any], output: str | None) -> tuple[float | None, str]:
     """(score or None for a harness failure, outcome label) of ``output`` to ``doc``'s case."""
-    case = case_of(json.loads(doc["case_json"]))
+    # the doc's case_json holds the case's fields; its id and prompt hash sit beside it
+    case = CaseRecord.from_json({**json.loads(doc["case_json"]), "case_id": doc["case_id"],
+                                 "prompt_hash": doc["prompt_hash"]}).to_case()
     reply = Reply(doc["case_id"], output, error=None if output is not None else "no answer")
     score, scored = score_reply(_family(doc["family"], doc["family_params_json"]), case, reply)
     return score, str(scored.outcome)

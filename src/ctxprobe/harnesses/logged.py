@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxprobe.core.case import Case, Cell, Message, prompt_hash
+from ctxprobe.core.case import Case, Message, prompt_hash
 from ctxprobe.core.family import Family
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.core.outcome import Scored
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.harnesses.cases import Reply, score_reply
@@ -42,12 +43,10 @@ def logged_case(source: str, metadata: Mapping[str, Any], messages: list[Message
     if prompt_hash(messages) != metadata.get("prompt_hash"):
         raise CtxprobeError(f"{source}: sample '{case_id}' holds other messages than the case ctxprobe built "
                             "(their hash differs): was the log edited?")
-    meta = dict(content.get("meta") or {})
-    case = Case(Cell(str(metadata["family"]), int(metadata["length"]), float(metadata["depth"])),
-                int(metadata["rep"]), int(content["seed"]), messages, [str(v) for v in content["expected"]],
-                [str(v) for v in content.get("distractors") or []], meta, int(metadata["token_count"]),
-                needle_token_pos=content.get("needle_token_pos"), realised_depth=content.get("realised_depth"),
-                max_tokens=meta.get("tokens_to_generate"))
+    try:  # the sample's cell (its metadata) and its answer key (the content), as a stored record holds them
+        case = CaseRecord.from_json({**metadata, **content, "messages": messages}).to_case()
+    except (TypeError, ValueError) as err:
+        raise CtxprobeError(f"{source}: sample '{case_id}' has a malformed case ({err})") from None
     if case.case_id != case_id:
         raise CtxprobeError(f"{source}: sample '{case_id}' names another cell than its case ({case.case_id})")
     return case

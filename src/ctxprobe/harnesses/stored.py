@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.cases.families import make_labelled
-from ctxprobe.core.case import Case, Cell
+from ctxprobe.core.case import Case
 from ctxprobe.core.family import Family
 from ctxprobe.core.outcome import Scored
 from ctxprobe.errors import CtxprobeError
@@ -21,16 +21,6 @@ from ctxprobe.harnesses.cases import Reply, score_reply
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.store import open_existing
 from ctxprobe.tasks import BuildContext
-
-
-def case_of(rec: Mapping[str, Any]) -> Case:
-    """A case from its stored record (a ``CaseRecord``, or an exported doc: the lm-eval
-    task's ``case_json``, which holds the same keys)."""
-    return Case(Cell(rec["family"], int(rec["length"]), float(rec["depth"])), int(rec["rep"]), int(rec["seed"]),
-                list(rec["messages"]), list(rec["expected"]), list(rec.get("distractors") or []),
-                dict(rec.get("meta") or {}), int(rec["token_count"]),
-                needle_token_pos=rec.get("needle_token_pos"), realised_depth=rec.get("realised_depth"),
-                max_tokens=(rec.get("meta") or {}).get("tokens_to_generate"))
 
 
 def scoring_family(label: str, params: Mapping[str, Any]) -> Family:
@@ -54,7 +44,7 @@ class StoredCases:
         self.chat_template_hash: str | None = run.meta.chat_template_hash
         self.trained_context: int | None = run.meta.trained_context
         self.records = records
-        self._cases = {rec.case_id: case_of(rec) for rec in records}
+        self._cases = {rec.case_id: rec.to_case() for rec in records}
         if not self._cases:
             raise CtxprobeError(f"run {run.run_id} has no stored cases")
         self._families: dict[str, Family] = {}

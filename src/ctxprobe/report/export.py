@@ -28,8 +28,7 @@ from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.report.redact import redact, redact_obj
 from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.rundata import family_names
-from ctxprobe.store import CaseRecord, iter_export, iter_records, open_existing
-from ctxprobe.core.case import Case, Cell, sample_of_id
+from ctxprobe.store import CaseRecord, iter_records, open_existing
 from ctxprobe.core.pack import PackLine
 from ctxprobe.core.case_meta import case_meta
 
@@ -41,6 +40,8 @@ COLUMNS: tuple[str, ...] = (
     "meta", "detail", "cached_prompt_tokens", "cache_write_tokens",
 )
 _JSON_COLUMNS = frozenset({"expected", "distractors", "meta", "detail"})
+#: The columns that are the run's, not the case's.
+_RUN_COLUMNS = frozenset({"run_id", "model", "tokenizer"})
 
 
 def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
@@ -49,8 +50,9 @@ def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
     with open_existing(store_path) as store:
         run = store.require_run(run_id)
     n = 0
-    for rec in iter_export(run.run_id, store_path):
-        line = {**rec, "model": redact(rec["model"]), **pack_line(rec, run)}
+    for rec in iter_records(run.run_id, store_path):
+        line = {"run_id": run.run_id, "model": redact(run.model), "tokenizer": run.tokenizer, **rec.to_json(),
+                **pack_line(rec, run)}
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
         n += 1
     return n
@@ -58,9 +60,11 @@ def export_jsonl(run_id: str, store_path: str | Path, out: TextIO) -> int:
 
 def case_rows(run_id: str, store_path: str | Path) -> Iterator[dict[str, Any]]:
     """Flat rows (``COLUMNS``), secrets removed from the model string and error texts."""
-    for rec in iter_export(run_id, store_path):
-        row = {name: rec.get(name) for name in COLUMNS}
-        row["model"] = redact(str(rec["model"]))
+    with open_existing(store_path) as store:
+        run = store.require_run(run_id)
+    for rec in iter_records(run.run_id, store_path):
+        row = {"run_id": run.run_id, "model": redact(run.model), "tokenizer": run.tokenizer,
+               **{name: getattr(rec, name) for name in COLUMNS if name not in _RUN_COLUMNS}}
         if row["error"] is not None:
             row["error"] = redact(str(row["error"]))
         for name in _JSON_COLUMNS:
@@ -120,14 +124,11 @@ def write_parquet(run_id: str, store_path: str | Path, out: str | Path, batch: i
     return n
 
 
-def pack_line(rec: dict[str, Any], run: Any) -> dict[str, Any]:
+def pack_line(rec: CaseRecord, run: Any) -> dict[str, Any]:
     """One self-contained pack line (:class:`ctxprobe.core.pack.PackLine`) of a stored case:
     the case plus what is needed to rebuild and judge it, the run's spec redacted."""
-    budget = rec.get("reasoning_budget")
-    case = Case(Cell(rec["family"], rec["length"], rec["depth"], budget), rec["rep"], rec["seed"], rec["messages"],
-                rec["expected"], rec["distractors"], rec["meta"], rec["token_count"], rec["needle_token_pos"],
-                rec["realised_depth"], sample=sample_of_id(str(rec["case_id"])))
-    claimed = {"case_id": rec["case_id"], "prompt_hash": rec["prompt_hash"], "content_hash": case.content_hash}
+    case = rec.to_case()
+    claimed = {"case_id": rec.case_id, "prompt_hash": rec.prompt_hash, "content_hash": case.content_hash}
     return PackLine(case, run.tokenizer, redact_obj(run.spec), run.meta.chat_template_hash, run.run_id,
                     run.ctxprobe_version, claimed).to_json()
 
@@ -140,7 +141,7 @@ def write_pack(run_id: str, store_path: str | Path, out: str | Path | IO[str]) -
     fh = _open(out) if isinstance(out, (str, Path)) else out
     try:
         n = 0
-        for rec in iter_export(run.run_id, store_path):
+        for rec in iter_records(run.run_id, store_path):
             fh.write(json.dumps(pack_line(rec, run), ensure_ascii=False, sort_keys=True) + "\n")
             n += 1
         return n

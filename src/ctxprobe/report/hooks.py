@@ -18,6 +18,7 @@ from rich.console import Console
 from ctxprobe.errors import CtxprobeError
 
 if TYPE_CHECKING:
+    from ctxprobe.core.records import CaseRecord
     from ctxprobe.core.rows import ResultRow
     from ctxprobe.report.html.parts import PageSection
     from ctxprobe.store import RunRecord
@@ -32,8 +33,11 @@ class FamilyReportHooks:
     #: Whether :meth:`json_extra` reads the records' prompts (``messages``): the report's
     #: loader keeps them only for such families' cases (a run's prompts can be large).
     json_reads_prompts: bool = False
+    #: What the family measures, in the HTML summary's words ("associative recall of many
+    #: entries"); None: the family's name.
+    ability: str | None = None
 
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         """An object the JSON report carries under the family's name, from the run's case
         records (None: nothing)."""
         return None
@@ -60,7 +64,7 @@ class FamilyReportHooks:
         object :meth:`json_extra` made (empty: nothing)."""
         return []
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         """What the HTML page needs of one run beyond its profiles, from its case records
         (None: nothing); handed back to :meth:`html_sentence` and :meth:`html_section`."""
         return None
@@ -69,7 +73,7 @@ class FamilyReportHooks:
     #: names as :meth:`print_runs` takes them: the phone book's ``x_axis``…); empty: none.
     html_options: tuple[str, ...] = ()
 
-    def html_run_data(self, records: Iterable[Mapping[str, Any]], run: RunRecord,
+    def html_run_data(self, records: Iterable[CaseRecord], run: RunRecord,
                       options: Mapping[str, Any]) -> Any | None:
         """:meth:`html_data` knowing the stored run (its model and meta: a window it
         recorded) and the family's report options (only names in :attr:`html_options`);
@@ -90,8 +94,10 @@ class FamilyReportHooks:
     #: run of the family is re-scored with it for its :meth:`headline`, and
     #: ``report --scorer NAME`` (NAME the family's) reports any run by it.
     rescores: bool = False
+    #: How the terminal report's header names that scorer ("RULER string match").
+    scorer_label: str = "the family's own scorer"
 
-    def rescore(self, record: Mapping[str, Any], family: str) -> float:
+    def rescore(self, record: CaseRecord, family: str) -> float:
         """The family's own score of one stored, scored case record (``family``: the name of
         the record's family; any family's case is asked under ``--scorer``)."""
         raise NotImplementedError(f"{type(self).__name__} has no scorer of its own")

@@ -10,7 +10,7 @@ from typing import Any
 
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.report.analyse import analyse_run, planned_vs_billed
-from ctxprobe.report.plots_write import write_plots
+from ctxprobe.report.plots.write import write_plots
 from ctxprobe.report.hooks import check_scorer
 from ctxprobe.report.rundata import RunData, family_names, load_run
 from ctxprobe.report.runreport import Completeness, Report

@@ -31,7 +31,7 @@ from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report
 from ctxprobe.report.natural_terminal import print_cross_run_block, print_natural_block
 from ctxprobe.spec.threshold import Bar
-from ctxprobe.report.plots_write import write_plots
+from ctxprobe.report.plots.write import write_plots
 from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing
@@ -141,7 +141,8 @@ def header_line(report: Report) -> Text:
     return Text.assemble((f"run {run.run_id}", "bold"), f" · model {run.model} · tokenizer {run.tokenizer} · "
                          f"{run.n_final}/{run.n_planned} planned cases answered · {run.status} · "
                          f"scorer {report.scorer}"
-                         + (" (RULER string match, re-scored)" if report.scorer == "ruler" else "")
+                         + (f" ({family_hooks(report.scorer).scorer_label}, re-scored)" if report.scorer != "strict"
+                            else "")
                          + " · lengths in tokens"
                          + (f" · filler {sharing} across depths" if sharing else "")
                          + (f" · {layout}" if layout else ""))

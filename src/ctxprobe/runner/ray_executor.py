@@ -42,9 +42,10 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, Provider, ProviderBase, TransientError
 from ctxprobe.runner.execute import RunnerConfig, Sink, execute
 from ctxprobe.core.case import Case
+from ctxprobe.spec.names import as_ref
 
-#: Model spec prefixes whose actors host a model in process (they get a CPU each).
-_HOSTED = ("local", "llamacpp:", "hf:")
+#: Providers whose actors host a model in process (they get a CPU each; ``local`` is the embedded GGUF).
+_HOSTED = ("local", "llamacpp", "hf")
 
 
 def _import_ray() -> Any:
@@ -123,7 +124,7 @@ class RayPool(ProviderBase):
         per_actor = max(1, -(-concurrency // (len(models) * max(1, replicas))))
         self.actors: list[Any] = []
         for model in models:
-            hosted = model == "local" or model.startswith(_HOSTED)
+            hosted = as_ref(model).provider in _HOSTED
             cpus = actor_cpus if actor_cpus is not None else (1.0 if hosted else 0.0)
             for _ in range(max(1, replicas)):
                 self.actors.append(remote_cls.options(

@@ -172,10 +172,10 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
         stale = age_note(info.as_of)
         if stale:
             warnings.append(f"{spec.model}: {stale}")
-    if spec.reasoning_budgets and spec.model.startswith("anthropic:"):
+    if spec.reasoning_budgets and spec.model.provider == "anthropic":
         from ctxprobe.models.claude_rules import reasoning_note
 
-        note = reasoning_note(spec.model.split(":", 1)[1].split("?", 1)[0])
+        note = reasoning_note(spec.model.name)
         if note:
             warnings.append(note)
     beyond = plan_beyond_trained(spec, sizes)

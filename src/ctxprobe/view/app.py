@@ -92,7 +92,7 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
             loaded = source.loaded(p["run_id"])
             length, depth = int(p["length"]), _float(p["depth"])
             records = [r for r in source.records(loaded.report.run.run_id)
-                       if r["family"] == p["family"] and r["length"] == length and float(r["depth"]) == depth]
+                       if r.family == p["family"] and r.length == length and r.depth == depth]
             if not records:
                 raise CtxprobeError(f"run {loaded.report.run.run_id} has no case in {p['family']} at length "
                                     f"{length}, depth {depth:g}")
@@ -113,7 +113,7 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
 
         def build() -> Response:
             loaded = source.loaded(rid)
-            rec = next((r for r in source.records(loaded.report.run.run_id) if r["case_id"] == cid), None)
+            rec = next((r for r in source.records(loaded.report.run.run_id) if r.case_id == cid), None)
             if rec is None:
                 raise CtxprobeError(f"run {loaded.report.run.run_id} has no case '{cid}'")
             return _html(pages.case_page(loaded, case_view(rec), LINKS))

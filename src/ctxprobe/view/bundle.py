@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.view import pages
 from ctxprobe.view.casefold import case_view
@@ -45,10 +46,10 @@ def write_bundle(store_path: str | Path, out_dir: str | Path) -> Path:
         _write(out / links.run_json(rid), json.dumps(loaded.json, indent=2))
         records = source.records(rid)
         _write(out / links.cases(rid), pages.cases_page(loaded, records, None, links))
-        cells: dict[tuple[str, int, float], list[dict[str, object]]] = {}
+        cells: dict[tuple[str, int, float], list[CaseRecord]] = {}
         for rec in records:
-            cells.setdefault((str(rec["family"]), int(rec["length"]), float(rec["depth"])), []).append(rec)
-            _write(out / links.case(rid, str(rec["case_id"])), pages.case_page(loaded, case_view(rec), links))
+            cells.setdefault((rec.family, rec.length, rec.depth), []).append(rec)
+            _write(out / links.case(rid, rec.case_id), pages.case_page(loaded, case_view(rec), links))
         for (family, length, depth), recs in cells.items():
             _write(out / links.cell(rid, family, length, depth),
                    pages.cell_page(loaded, family, length, depth, recs, links))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
-
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.evidence import excerpt, locate_evidence, prompt_text
@@ -78,14 +76,14 @@ def _fold(pieces: list[Piece], keep: int) -> list[Piece]:
     return out
 
 
-def case_view(rec: dict[str, Any], keep: int = KEEP) -> CaseView:
-    """One stored case record (an export row) as the case page shows it."""
-    text = prompt_text(rec.get("messages") or [])
-    expected = [str(v) for v in rec.get("expected") or []]
-    distractors = [str(v) for v in rec.get("distractors") or []]
-    meta = case_meta(rec.get("meta") or {})
+def case_view(rec: CaseRecord, keep: int = KEEP) -> CaseView:
+    """One stored case record as the case page shows it."""
+    text = prompt_text(rec.messages or [])
+    expected = [str(v) for v in rec.expected or []]
+    distractors = [str(v) for v in rec.distractors or []]
+    meta = case_meta(rec.meta or {})
     question = meta.get("question") if isinstance(meta.get("question"), str) else None
-    found = locate_evidence(text, CaseRecord.from_json(rec))
+    found = locate_evidence(text, rec)
     if found is not None:
         ex = excerpt(text, found[:2], "target evidence", found[2], window=len(text), distractors=distractors,
                      evidence_values=expected)
@@ -96,9 +94,9 @@ def case_view(rec: dict[str, Any], keep: int = KEEP) -> CaseView:
     if question:
         pieces = _marks(pieces, question, "question")
     pieces = _fold([p for p in pieces if p.text], keep)
-    output = rec.get("output")
+    output = rec.output
     why: list[tuple[str, str]] = []
-    detail = rec.get("detail") or {}
+    detail = rec.detail or {}
     for k, v in sorted(detail.items()) if isinstance(detail, dict) else []:
         why.append((f"scorer: {k}", v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)))
     if output is not None:
@@ -107,10 +105,8 @@ def case_view(rec: dict[str, Any], keep: int = KEEP) -> CaseView:
         why.append(("expected value(s) in the output", ", ".join(hits) or "none"))
         if distractors:
             why.append(("look-alike (distractor) value(s) in the output", ", ".join(looks) or "none"))
-    error = rec.get("error")
-    return CaseView(str(rec["case_id"]), str(rec["family"]), int(rec["length"]), float(rec["depth"]),
-                    int(rec.get("rep") or 0), str(rec.get("outcome") or "unanswered"), rec.get("score"), expected,
-                    distractors, question, located, pieces, output, rec.get("reasoning"),
-                    redact(error) if error else None, rec.get("finish_reason"), why,
-                    int(rec.get("token_count") or 0), rec.get("reported_prompt_tokens"),
-                    rec.get("completion_tokens"), rec.get("latency_s"), rec.get("attempts"))
+    error = rec.error
+    return CaseView(rec.case_id, rec.family, rec.length, rec.depth, rec.rep or 0, rec.outcome or "unanswered",
+                    rec.score, expected, distractors, question, located, pieces, output, rec.reasoning,
+                    redact(error) if error else None, rec.finish_reason, why, rec.token_count or 0,
+                    rec.reported_prompt_tokens, rec.completion_tokens, rec.latency_s, rec.attempts)

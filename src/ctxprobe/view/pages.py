@@ -21,6 +21,7 @@ from markupsafe import Markup
 
 from ctxprobe._version import __version__
 from ctxprobe.core.outcome import OUTCOMES
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.format import fmt_depth, fmt_tokens
 from ctxprobe.report.html.parts import OUTCOME_CLASS, accuracy_colours
 from ctxprobe.report.redact import redact
@@ -120,7 +121,7 @@ def run_page(loaded: LoadedRun, links: ServerLinks) -> str:
                   summary=summary, cost=loaded.data.billing, title=f"ctxprobe view · run {rep.run.run_id}")
 
 
-def cell_page(loaded: LoadedRun, family: str, length: int, depth: float, records: list[dict[str, Any]],
+def cell_page(loaded: LoadedRun, family: str, length: int, depth: float, records: list[CaseRecord],
               links: ServerLinks) -> str:
     prof = next((p for p in loaded.json["profiles"] if p["family"] == family), None)
     stat = None if prof is None else next((c for c in prof["cells"] if c["length"] == length and c["depth"] == depth),
@@ -130,8 +131,8 @@ def cell_page(loaded: LoadedRun, family: str, length: int, depth: float, records
                   title=f"ctxprobe view · {family} {fmt_tokens(length)} depth {fmt_depth(depth)}")
 
 
-def cases_page(loaded: LoadedRun, records: list[dict[str, Any]], outcome: str | None, links: ServerLinks) -> str:
-    counts = Counter(str(r.get("outcome") or "unanswered") for r in records)
+def cases_page(loaded: LoadedRun, records: list[CaseRecord], outcome: str | None, links: ServerLinks) -> str:
+    counts = Counter(r.outcome or "unanswered" for r in records)
     return render("cases.html.j2", links, run=loaded.report.run, model=redact(loaded.report.run.model),
                   records=records, counts=sorted(counts.items()), outcome=outcome or "",
                   title=f"ctxprobe view · cases of {loaded.report.run.run_id}")

@@ -21,7 +21,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.analyse import analyse_run
 from ctxprobe.report.rundata import RunData, load_run
 from ctxprobe.report.runreport import Report
-from ctxprobe.store import RunRecord, iter_export, open_existing, reading_only
+from ctxprobe.store import CaseRecord, RunRecord, iter_records, open_existing, reading_only
 
 T = TypeVar("T")
 
@@ -55,7 +55,7 @@ class StoreSource:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._runs: dict[str, tuple[tuple[str, str, int, int], LoadedRun, float]] = {}
-        self._records: dict[str, tuple[tuple[str, str, int, int], list[dict[str, Any]]]] = {}
+        self._records: dict[str, tuple[tuple[str, str, int, int], list[CaseRecord]]] = {}
 
     def read(self, fn: Callable[[], T]) -> T:
         with reading_only():
@@ -97,15 +97,15 @@ class StoreSource:
             self._runs[record.run_id] = (_version(found.data.run), found, time.monotonic())
         return found
 
-    def records(self, run_id: str) -> list[dict[str, Any]]:
-        """Every case record of the run (case, prompt, response, score), as exports read them."""
+    def records(self, run_id: str) -> list[CaseRecord]:
+        """Every case record of the run (case, prompt, response, score)."""
         record = self.run(run_id)
         key = _version(record)
         with self._lock:
             hit = self._records.get(record.run_id)
         if hit is not None and hit[0] == key:
             return hit[1]
-        found = self.read(lambda: list(iter_export(record.run_id, self.path)))
+        found = self.read(lambda: list(iter_records(record.run_id, self.path)))
         with self._lock:
             self._records[record.run_id] = (key, found)
         return found

@@ -16,6 +16,7 @@ from typing import Any
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
+from ctxprobe.core.records import CaseRecord
 
 
 @dataclass(frozen=True)
@@ -29,15 +30,15 @@ class CountPoint:
     prompt_strict_ci: tuple[float, float]
 
 
-def by_count(records: Iterable[Mapping[str, Any]]) -> dict[str, list[CountPoint]]:
+def by_count(records: Iterable[CaseRecord]) -> dict[str, list[CountPoint]]:
     """Label → one point per instruction count, ascending."""
     groups: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for rec in records:
-        meta, detail = rec.get("meta") or {}, rec.get("detail") or {}
-        if "instruction_id_list" not in meta or meta.get("no_context") or rec.get("score") is None \
-                or rec.get("outcome") in HARNESS_OUTCOMES or "strict" not in detail:
+        meta, detail = rec.meta or {}, rec.detail or {}
+        if "instruction_id_list" not in meta or meta.get("no_context") or rec.score is None \
+                or rec.outcome in HARNESS_OUTCOMES or "strict" not in detail:
             continue
-        groups[str(rec["family"])][int(meta["n_instructions"])].append(detail)
+        groups[rec.family][int(meta["n_instructions"])].append(detail)
     out: dict[str, list[CountPoint]] = {}
     for label, counts in sorted(groups.items()):
         points = []

@@ -5,11 +5,11 @@ the HTML page."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-from ctxprobe.report.hooks import FamilyReportHooks
-from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
+from ctxprobe.core.records import CaseRecord
+from ctxprobe.report.html.label_tables import LabelTableHooks
+from ctxprobe.report.html.parts import Table
 
 
 def headline(d: Mapping[str, Any]) -> str:
@@ -18,11 +18,15 @@ def headline(d: Mapping[str, Any]) -> str:
             f"(prompt-level strict ≥ {d['threshold']})")
 
 
-class InstructionsHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+class InstructionsHooks(LabelTableHooks):
+    title = "Instructions under load (IFEval)"
+    note = "IFEval's accuracies by number of instructions in the system prompt."
+    anchor = "instructions-load"
+
+    def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.instructions.analysis import by_count, to_dict
 
-        return {label: to_dict(points) for label, points in by_count(records).items()} or None
+        return {label: to_dict(points) for label, points in by_count(records).items()}
 
     def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
         from ctxprobe.families.instructions.analysis import at_bars
@@ -40,25 +44,13 @@ class InstructionsHooks(FamilyReportHooks):
                     p["inst_level_loose_acc"], p["n"]) for p in d["points"]))
         return lines
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
-        return self.json_extra(records)
-
-    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
-        tables = []
-        for run, labels in data.items():
-            for label, d in (labels or {}).items():
-                rows = [[str(p["instructions"]), str(p["n"]), f"{p['inst_level_strict_acc']:.3f}",
-                         f"{p['inst_level_loose_acc']:.3f}", f"{p['prompt_level_strict_acc']:.3f}",
-                         "{:.2f}–{:.2f}".format(*p["prompt_level_strict_95ci"]), f"{p['prompt_level_loose_acc']:.3f}"]
-                        for p in d["points"]]
-                tables.append(Table(["instructions", "cases", "inst strict", "inst loose", "prompt strict", "95% CI",
-                                     "prompt loose"], rows, caption=f"{run} · {label}: {headline(d)}"))
-        if not tables:
-            return None
-        section = ReportSection("Instructions under load (IFEval)", tables,
-                                "IFEval's accuracies by number of instructions in the system prompt.")
-        return page_section("plugin_section.html.j2", [("instructions-load", section.title)],
-                            anchor="instructions-load", s=section)
+    def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
+        rows = [[str(p["instructions"]), str(p["n"]), f"{p['inst_level_strict_acc']:.3f}",
+                 f"{p['inst_level_loose_acc']:.3f}", f"{p['prompt_level_strict_acc']:.3f}",
+                 "{:.2f}–{:.2f}".format(*p["prompt_level_strict_95ci"]), f"{p['prompt_level_loose_acc']:.3f}"]
+                for p in data["points"]]
+        return Table(["instructions", "cases", "inst strict", "inst loose", "prompt strict", "95% CI",
+                      "prompt loose"], rows, caption=f"{run} · {label}: {headline(data)}")
 
 
 HOOKS = InstructionsHooks()

@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
+from ctxprobe.core.records import CaseRecord
 
 
 @dataclass(frozen=True)
@@ -28,24 +29,24 @@ class AnswerPoint:
     order: float | None
 
 
-def by_level(records: Iterable[Mapping[str, Any]]) -> dict[str, list[AnswerPoint]]:
-    groups: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+def by_level(records: Iterable[CaseRecord]) -> dict[str, list[AnswerPoint]]:
+    groups: dict[str, dict[int, list[CaseRecord]]] = defaultdict(lambda: defaultdict(list))
     for rec in records:
-        meta = rec.get("meta") or {}
-        if "reference_tsv" not in meta or meta.get("no_context") or rec.get("outcome") in HARNESS_OUTCOMES \
-                or rec.get("outcome") is None:
+        meta = rec.meta or {}
+        if "reference_tsv" not in meta or meta.get("no_context") or rec.outcome in HARNESS_OUTCOMES \
+                or rec.outcome is None:
             continue
-        groups[str(rec["family"])][int(meta["answer_level"])].append(rec)
+        groups[rec.family][int(meta["answer_level"])].append(rec)
     out: dict[str, list[AnswerPoint]] = {}
     for label, levels in sorted(groups.items()):
         points = []
         for level, recs in sorted(levels.items()):
-            scored = [r for r in recs if r.get("score") is not None]
-            cut = sum(r.get("outcome") == Outcome.OUTPUT_TRUNCATED for r in recs)
-            f1 = sum(float(r["score"]) for r in scored) / len(scored) if scored else None
-            order = (sum(float((r.get("detail") or {}).get("order", 0.0)) for r in scored) / len(scored)
+            scored = [r for r in recs if r.score is not None]
+            cut = sum(r.outcome == Outcome.OUTPUT_TRUNCATED for r in recs)
+            f1 = sum(float(r.score or 0.0) for r in scored) / len(scored) if scored else None
+            order = (sum(float((r.detail or {}).get("order", 0.0)) for r in scored) / len(scored)
                      if scored else None)
-            tokens = sum(float(r["meta"]["answer_tokens"]) for r in recs) / len(recs)
+            tokens = sum(float(r.meta["answer_tokens"]) for r in recs) / len(recs)
             points.append(AnswerPoint(level, tokens, len(scored), cut, f1, order))
         out[label] = points
     return out

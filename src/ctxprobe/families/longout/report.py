@@ -5,11 +5,11 @@ family's label and as a section of the HTML page."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-from ctxprobe.report.hooks import FamilyReportHooks
-from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
+from ctxprobe.core.records import CaseRecord
+from ctxprobe.report.html.label_tables import LabelTableHooks
+from ctxprobe.report.html.parts import Table
 
 
 def _f(x: float | None) -> str:
@@ -22,11 +22,15 @@ def headline(d: Mapping[str, Any]) -> str:
             f"(mean F1 ≥ {d['threshold']})")
 
 
-class LongoutHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+class LongoutHooks(LabelTableHooks):
+    title = "Long outputs (LongProc HTML→TSV)"
+    note = "Row-level F1 (LongProc's rule) by answer length; replies cut at the output limit are not scored."
+    anchor = "longout-output"
+
+    def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.longout.analysis import by_level, to_dict
 
-        return {label: to_dict(points) for label, points in by_level(records).items()} or None
+        return {label: to_dict(points) for label, points in by_level(records).items()}
 
     def at_bars(self, extra: Any, bars: Mapping[str, float]) -> Any:
         from ctxprobe.families.longout.analysis import at_bars
@@ -43,24 +47,11 @@ class LongoutHooks(FamilyReportHooks):
                 for p in d["points"]))
         return lines
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
-        return self.json_extra(records)
-
-    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
-        tables = []
-        for run, labels in data.items():
-            for label, d in (labels or {}).items():
-                rows = [[str(p["answer_level"]), f"{p['answer_tokens']:.0f}", str(p["n"]), str(p["output_truncated"]),
-                         _f(p["f1"]), _f(p["order"])] for p in d["points"]]
-                tables.append(Table(["answer level", "answer tokens", "scored", "cut at limit", "F1", "order"], rows,
-                                    caption=f"{run} · {label}: {headline(d)}"))
-        if not tables:
-            return None
-        section = ReportSection("Long outputs (LongProc HTML→TSV)", tables,
-                                "Row-level F1 (LongProc's rule) by answer length; replies cut at the output limit "
-                                "are not scored.")
-        return page_section("plugin_section.html.j2", [("longout-output", section.title)],
-                            anchor="longout-output", s=section)
+    def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
+        rows = [[str(p["answer_level"]), f"{p['answer_tokens']:.0f}", str(p["n"]), str(p["output_truncated"]),
+                 _f(p["f1"]), _f(p["order"])] for p in data["points"]]
+        return Table(["answer level", "answer tokens", "scored", "cut at limit", "F1", "order"], rows,
+                     caption=f"{run} · {label}: {headline(data)}")
 
 
 HOOKS = LongoutHooks()

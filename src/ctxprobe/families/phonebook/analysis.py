@@ -44,8 +44,9 @@ from ctxprobe.families.phonebook.analysis_axes import TokenAxis, Window
 from ctxprobe.families.phonebook.analysis_post import N_REF, post_metrics
 from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.stats import wilson_interval
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
+from ctxprobe.core.records import CaseRecord
 
 FAMILY = "phonebook"
 METRICS = ("CSI", "ADI", "NOI", "RRS", "RRI", "LCRDS", "MUC")
@@ -72,11 +73,11 @@ class NeedleResult:
         return self.outcome == "correct"
 
 
-def _merge_shards(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One needle list for a sharded book: correct only if the owning shard was right and
-    no other shard answered a number (so the merged answer is unambiguous)."""
+def _merge_shards(shards: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One needle list of a sharded book's shards' lists: correct only if the owning shard was
+    right and no other shard answered a number (so the merged answer is unambiguous)."""
     merged = []
-    for parts in zip(*(s["detail"]["needles"] for s in shards)):
+    for parts in zip(*shards):
         own = [p for p in parts if p["in_shard"]]
         wrong_elsewhere = [p["outcome"] for p in parts if not p["in_shard"] and p["outcome"] != "correct"]
         outcome = own[0]["outcome"] if own else "empty"
@@ -86,27 +87,26 @@ def _merge_shards(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def needle_results(records: Iterable[Mapping[str, Any]]) -> list[NeedleResult]:
+def needle_results(records: Iterable[CaseRecord]) -> list[NeedleResult]:
     """Per-needle rows of the scored phonebook cases (harness failures left out)."""
-    groups: dict[tuple[int, int, int], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[int, int, int], list[CaseRecord]] = defaultdict(list)
     for rec in records:
-        detail = rec.get("detail") or {}
-        if rec.get("family") != FAMILY or rec.get("score") is None or rec.get("outcome") in HARNESS_OUTCOMES:
+        detail = rec.detail or {}
+        if rec.family != FAMILY or rec.score is None or rec.outcome in HARNESS_OUTCOMES or "needles" not in detail:
             continue
-        if "needles" not in detail:
-            continue
-        meta = phonebook_meta(rec["meta"])
-        groups[(rec["length"], meta["needles"], meta["run"])].append(dict(rec))
+        meta = phonebook_meta(rec.meta)
+        groups[(rec.length, meta["needles"], meta["run"])].append(rec)
     out: list[NeedleResult] = []
     for (length, n, run), recs in sorted(groups.items()):
-        first = phonebook_meta(recs[0]["meta"])
+        first = phonebook_meta(recs[0].meta)
         shards = first.get("shards", 1)
         if shards > 1:
             if len(recs) < shards:
                 continue  # a shard is missing or failed: the merged answer is unknown
-            needles = _merge_shards(sorted(recs, key=lambda r: phonebook_meta(r["meta"])["shard"]))
+            ordered = sorted(recs, key=lambda r: phonebook_meta(r.meta)["shard"])
+            needles = _merge_shards([(r.detail or {})["needles"] for r in ordered])
         else:
-            needles = recs[0]["detail"]["needles"]
+            needles = (recs[0].detail or {})["needles"]
         m = first["entries"]
         unit = first.get("unit", "entries")
         out.extend(NeedleResult(length, m, n, run, d["bin"], d["pos"], d["name"], d["outcome"], d.get("exact"), unit)

@@ -24,12 +24,13 @@ before the window was). None when nothing knows it.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
 from ctxprobe.core.catalog import context_window
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.variant import split_label
 from ctxprobe.errors import CtxprobeError
@@ -38,13 +39,21 @@ from ctxprobe.spec.names import as_ref
 from ctxprobe.tokenizers.base import Tokenizer
 
 FAMILY = "phonebook"
-#: What a light record carries in place of its messages: each asked name's token offset,
-#: and whether the text around the book was counted by the run's tokenizer.
-OFFSETS = "needle_tokens"
-COUNTED = "needle_tokens_counted"
 
 
-def needle_token_offsets(messages: list[Mapping[str, Any]], names: list[str], token_count: int | None,
+@dataclass(frozen=True)
+class LightRecord:
+    """A stored case without its prompt (a book is large; the analysis needs none of it),
+    carrying in its place each asked name's token offset (``offsets``; None: not a
+    one-request phone book) and whether the text around the book was counted by the run's
+    tokenizer (``counted``; False: estimated by characters)."""
+
+    record: CaseRecord
+    offsets: list[float] | None = None
+    counted: bool = False
+
+
+def needle_token_offsets(messages: Sequence[Mapping[str, Any]], names: list[str], token_count: int | None,
                          tokenizer: Tokenizer | None = None) -> list[float] | None:
     """Token offset of each asked name's book line in the prompt (see the module's
     docstring); None when the prompt has no count or a name has no book line in it."""
@@ -84,19 +93,18 @@ def offline_tokenizer(name: str) -> Tokenizer | None:
         return None
 
 
-def without_prompts(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None
-                    ) -> Iterator[dict[str, Any]]:
-    """Case records without their prompts (a book is large; the analysis needs none of
-    it), each phone-book record carrying its needles' token offsets under ``OFFSETS``
-    (the text around the book counted by ``tokenizer``; without one, by characters)."""
+def without_prompts(records: Iterable[CaseRecord], tokenizer: Tokenizer | None = None
+                    ) -> Iterator[LightRecord]:
+    """Case records without their prompts, each one-request phone-book record carrying its
+    needles' token offsets (the text around the book counted by ``tokenizer``; without
+    one, by characters)."""
     for rec in records:
-        light = {k: v for k, v in rec.items() if k != "messages"}
-        if split_label(str(rec.get("family", "")))[0] == FAMILY and "messages" in rec:
-            meta = phonebook_meta(rec.get("meta") or {})
+        light = LightRecord(rec.without_prompt())
+        if split_label(rec.family)[0] == FAMILY and rec.messages:
+            meta = phonebook_meta(rec.meta or {})
             if meta.get("shards", 1) == 1 and meta.get("names"):
-                light[OFFSETS] = needle_token_offsets(rec["messages"], list(meta["names"]), rec.get("token_count"),
-                                                      tokenizer)
-                light[COUNTED] = tokenizer is not None
+                offsets = needle_token_offsets(rec.messages, list(meta["names"]), rec.token_count, tokenizer)
+                light = LightRecord(light.record, offsets, tokenizer is not None)
         yield light
 
 
@@ -118,7 +126,7 @@ class TokenAxis:
         return self.prompt.get((length, needles))
 
 
-def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
+def token_axis(records: Iterable[LightRecord]) -> TokenAxis:
     """:class:`TokenAxis` of a run's phone-book records (light ones from
     :func:`without_prompts`; their ``family`` as :func:`~ctxprobe.families.phonebook.analysis.needle_results`
     reads it). Every stored case counts, answered or not: a position is the prompt's."""
@@ -126,20 +134,20 @@ def token_axis(records: Iterable[Mapping[str, Any]]) -> TokenAxis:
     sums: dict[tuple[int, int, int], list[float]] = defaultdict(list)
     sharded = missing = 0
     counted = True
-    for rec in records:
-        if rec.get("family") != FAMILY:
+    for light in records:
+        rec, offsets = light.record, light.offsets
+        if rec.family != FAMILY:
             continue
-        meta = phonebook_meta(rec.get("meta") or {})
+        meta = phonebook_meta(rec.meta or {})
         if meta.get("shards", 1) > 1:
             sharded += 1
             continue
-        offsets = rec.get(OFFSETS)
-        if not offsets or not rec.get("token_count"):
+        if not offsets or not rec.token_count:
             missing += 1
             continue
-        counted = counted and bool(rec.get(COUNTED))
-        key = (int(rec["length"]), int(meta["needles"]))
-        counts[key].append(int(rec["token_count"]))
+        counted = counted and light.counted
+        key = (rec.length, int(meta["needles"]))
+        counts[key].append(rec.token_count)
         for b, offset in enumerate(offsets):
             sums[(key[0], key[1], b)].append(float(offset))
     if sharded:

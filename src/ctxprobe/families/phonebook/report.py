@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.hooks import FamilyReportHooks
 
 if TYPE_CHECKING:
@@ -22,8 +23,9 @@ class PhonebookHooks(FamilyReportHooks):
     ruler_predictions = False  # no RULER task reads a phone book
     own_terminal = True
     json_reads_prompts = True  # the needles' token offsets are counted in the prompt
+    ability = "associative recall of many entries"
 
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         an = _analysis(records)
         return phonebook_to_dict(an) if an is not None else None
 
@@ -41,10 +43,10 @@ class PhonebookHooks(FamilyReportHooks):
 
     html_options = ("trend_degree", "all_panels", "x_axis")
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
+    def html_data(self, records: Iterable[CaseRecord]) -> Any | None:
         return _analysis(records)
 
-    def html_run_data(self, records: Iterable[Mapping[str, Any]], run: RunRecord,
+    def html_run_data(self, records: Iterable[CaseRecord], run: RunRecord,
                       options: Mapping[str, Any]) -> Any | None:
         """The analysis with the run's window, drawn as ``options`` say: the tokens and
         window axes count the text around the book with the run's tokenizer when it counts
@@ -79,14 +81,14 @@ class PhonebookHooks(FamilyReportHooks):
                                                         options=options))
 
 
-def _analysis(records: Iterable[Mapping[str, Any]], tokenizer: Tokenizer | None = None) -> Any | None:
+def _analysis(records: Iterable[CaseRecord], tokenizer: Tokenizer | None = None) -> Any | None:
     """The run's analysis with its book in prompt tokens (None: nothing scored); without
     ``tokenizer`` the text around the book is spread over its characters."""
     from ctxprobe.families.phonebook.analysis import analyse, needle_results
     from ctxprobe.families.phonebook.analysis_axes import token_axis, without_prompts
 
     light = list(without_prompts(records, tokenizer))
-    results = needle_results(light)
+    results = needle_results([lt.record for lt in light])
     if not results:
         return None
     an = analyse(results)

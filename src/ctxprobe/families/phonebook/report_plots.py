@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ctxprobe.families.phonebook.analysis import METRICS, PhonebookAnalysis, analyse, needle_results
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.families.phonebook.report_terminal import PHONEBOOK_LEGEND, muc_prompt_tokens
 from ctxprobe.families.phonebook.report_xaxis import TREND_DEGREE, PlotOptions, XAxis, trend_name, x_axis
@@ -230,7 +231,8 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     as the post's figures, and % of entries, the post's position measure)."""
     from ctxprobe.store import open_existing
 
-    from ctxprobe.families.phonebook.analysis_axes import offline_tokenizer, run_window, token_axis, without_prompts
+    from ctxprobe.families.phonebook.analysis_axes import (LightRecord, offline_tokenizer, run_window, token_axis,
+                                                           without_prompts)
     from ctxprobe.core.variant import split_label
     from ctxprobe.families.phonebook.report_terminal import render_phonebook_terminal, tally_answers
 
@@ -241,13 +243,14 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
     with open_existing(store_path) as store:
         for run_id in run_ids:
             run = store.require_run(run_id)
-            by_variant: dict[str | None, list[dict[str, Any]]] = {}
+            by_variant: dict[str | None, list[LightRecord]] = {}
             tokenizer = offline_tokenizer(run.tokenizer)
-            for rec in without_prompts(store.iter_case_records(run.run_id), tokenizer):
-                base, variant = split_label(str(rec["family"]))  # prompt variants: one analysis each
-                by_variant.setdefault(variant, []).append({**rec, "family": base})
+            for light in without_prompts(store.iter_case_records(run.run_id), tokenizer):
+                base, variant = split_label(light.record.family)  # prompt variants: one analysis each
+                by_variant.setdefault(variant, []).append(replace(light, record=replace(light.record, family=base)))
             found = False
-            for variant, records in by_variant.items():
+            for variant, lights in by_variant.items():
+                records = [light.record for light in lights]
                 results = needle_results(records)
                 if not results:
                     continue
@@ -255,11 +258,11 @@ def phonebook_report(run_ids: list[str], store_path: str | Path, out_dir: str | 
                 label = f"{run.model} · {run.run_id[:8]}" + (f" · {variant}" if variant else "")
                 limits[label] = (run.spec.get("decoding") or {}).get("max_tokens")
                 an = analyse(results, bootstrap=bootstrap)
-                an.tokens, an.window = token_axis(records), run_window(run.model, run.meta)
+                an.tokens, an.window = token_axis(lights), run_window(run.model, run.meta)
                 analyses[label] = an
                 answers[label] = tally_answers(records, limits[label])
             if not found:
-                raise CtxprobeError(_nothing_scored(run.run_id, [r for rs in by_variant.values() for r in rs]))
+                raise CtxprobeError(_nothing_scored(run.run_id, [lt.record for ls in by_variant.values() for lt in ls]))
     if console is not None:
         render_phonebook_terminal(analyses, answers, limits, console)
         render_metrics_table(analyses, console)
@@ -301,14 +304,13 @@ def _write_plots(analyses: Mapping[str, PhonebookAnalysis], out: Path, opts: Plo
     return plots, omitted
 
 
-def _nothing_scored(run_id: str, records: list[dict[str, Any]]) -> str:
+def _nothing_scored(run_id: str, records: list[CaseRecord]) -> str:
     """Why a phone-book run has nothing to report, in one line: requests that failed
     (timeouts included) are harness failures, retried by rerunning the same command."""
-    failed = [r for r in records if r.get("outcome") == "error"]
-    unsent = sum(r.get("outcome") is None for r in records)
+    failed = [r for r in records if r.outcome == "error"]
+    unsent = sum(r.outcome is None for r in records)
     if failed:
-        timeouts = sum("timeout" in str(r.get("error") or "").lower() or "timed out" in str(r.get("error") or "").lower()
-                       for r in failed)
+        timeouts = sum("timeout" in (r.error or "").lower() or "timed out" in (r.error or "").lower() for r in failed)
         how = f", {timeouts} of them timed out (raise --timeout)" if timeouts else ""
         return (f"run {run_id} has no scored phonebook cases: {len(failed)} of {len(records)} ended in `error` after "
                 f"retries{how}; rerun the same command to retry them")

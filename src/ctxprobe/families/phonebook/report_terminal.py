@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,7 +17,8 @@ from rich.table import Table
 
 from ctxprobe.families.phonebook.analysis import FAMILY, PhonebookAnalysis
 from ctxprobe.families.phonebook.analysis_axes import muc_tokens
-from ctxprobe.core.case_meta import phonebook_meta
+from ctxprobe.families.phonebook.task_meta import phonebook_meta
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.table import COMPACT, fitting
 
 #: Every acronym of the phone-book metrics, defined where they are shown (terminal and HTML).
@@ -47,30 +47,30 @@ class AnswerStats:
     outcomes: dict[str, int] = field(default_factory=dict)
 
 
-def tally_answers(records: Iterable[Mapping[str, Any]], max_tokens: int | None) -> dict[tuple[int, int], AnswerStats]:
+def tally_answers(records: Iterable[CaseRecord], max_tokens: int | None) -> dict[tuple[int, int], AnswerStats]:
     """Per (length, N): answers stored and those cut off by the output limit.
 
     A cut-off answer that listed ``k`` of its ``N`` names in ``max_tokens`` tokens needs about
     ``max_tokens × N / k`` (twice the limit when it listed none: all preamble)."""
     out: dict[tuple[int, int], AnswerStats] = {}
     for rec in records:
-        if rec.get("family") != FAMILY or rec.get("outcome") is None:
+        if rec.family != FAMILY or rec.outcome is None:
             continue
-        key = (int(rec["length"]), int(phonebook_meta(rec["meta"])["needles"]))
+        key = (rec.length, int(phonebook_meta(rec.meta)["needles"]))
         st = out.setdefault(key, AnswerStats())
         st.answers += 1
-        st.outcomes[rec["outcome"]] = st.outcomes.get(rec["outcome"], 0) + 1
+        st.outcomes[rec.outcome] = st.outcomes.get(rec.outcome, 0) + 1
         # output_truncated (nothing right, stopped by the limit), or a partial list stopped by it
-        stopped = rec.get("finish_reason") == "length" and rec["outcome"] != "correct"
-        if rec["outcome"] != "output_truncated" and not stopped:
+        stopped = rec.finish_reason == "length" and rec.outcome != "correct"
+        if rec.outcome != "output_truncated" and not stopped:
             continue
-        needles = (rec.get("detail") or {}).get("needles") or []
+        needles = (rec.detail or {}).get("needles") or []
         listed = sum(1 for d in needles if d.get("returned") is not None)
         if needles and listed == len(needles):
             st.ran_on += 1  # every name answered, then more text: a larger limit changes nothing
             continue
         st.cut += 1
-        limit = rec.get("completion_tokens") or max_tokens or 0
+        limit = rec.completion_tokens or max_tokens or 0
         need = 2 * limit if listed == 0 else math.ceil(limit * key[1] / listed)
         st.suggested = max(st.suggested, _ROUND * math.ceil(need / _ROUND))
     return out

@@ -47,7 +47,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
+from ctxprobe.families.phonebook.task_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.tasks.base import BuildContext
@@ -82,6 +82,7 @@ from ctxprobe.families.phonebook.task_book import (  # noqa: F401  (the family's
 class Phonebook(FamilyBase):
     name = "phonebook"
     params_model = PhonebookParams
+    per_case_accuracy = False  # recall per needle, in its own report
 
     def __init__(self, ctx: BuildContext) -> None:
         self.ctx = ctx

@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec, make_spec, parse_length
+from ctxprobe.spec.names import as_ref
 
 #: Output tokens allowed per asked name: one ``name : (xxx) xxx-xxxx`` line is ~25 tokens
 #: with SmolLM2's tokenizer (measured: the sims 25.0-25.6, the embedded model 256-264 tokens
@@ -75,7 +76,7 @@ def phonebook_spec(
     # method ctxprobe (the family default) is left out of the params, so runs stored before
     # methods existed keep their identity and resume
     params: dict[str, Any] = {**({"method": method} if method != "ctxprobe" else {}), **(layout or {}), "needles": ns}
-    if params.get("method", "ctxprobe") == "post" and top_p is None and not model.startswith("anthropic:"):
+    if params.get("method", "ctxprobe") == "post" and top_p is None and as_ref(model).provider != "anthropic":
         top_p = POST_TOP_P  # the original's Anthropic call sends temperature only
     per_needle = TOKENS_PER_NEEDLE * (2 if params.get("cot") in (True, "true", "True", 1) else 1)
     if entries is not None:

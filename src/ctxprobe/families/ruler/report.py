@@ -13,6 +13,7 @@ from rich.console import Console
 from ctxprobe.core.case_meta import case_meta
 from ctxprobe.families.ruler.analysis import RulerHeadline, ruler_headline
 from ctxprobe.families.ruler.task import TASKS, case_metric, match
+from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.hooks import FamilyReportHooks
 from ctxprobe.report.rundata import family_names
 
@@ -24,10 +25,11 @@ if TYPE_CHECKING:
 
 class RulerHooks(FamilyReportHooks):
     rescores = True
+    scorer_label = "RULER string match"
 
-    def rescore(self, record: Mapping[str, Any], family: str) -> float:
-        refs = [*record["expected"], *case_meta(record["meta"]).get("aliases", [])]
-        return match(case_metric(family, record["meta"]), record["output"] or "", refs)
+    def rescore(self, record: CaseRecord, family: str) -> float:
+        refs = [*record.expected, *case_meta(record.meta).get("aliases", [])]
+        return match(case_metric(family, record.meta), record.output or "", refs)
 
     def headline(self, rows: Sequence[ResultRow], run: RunRecord) -> RulerHeadline | None:
         """RULER's headline over the run's labels that are RULER's task names (a ``--preset

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
+from ctxprobe.core.records import CaseRecord
 
 RESAMPLES = 2000
 
@@ -81,33 +82,33 @@ def bootstrap_slope(strata: Mapping[Any, list[tuple[float, float]]], *, resample
     return slopes[int(0.025 * (len(slopes) - 1))], slopes[int(math.ceil(0.975 * (len(slopes) - 1)))]
 
 
-def fit_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Fit]:
+def fit_records(records: Iterable[CaseRecord]) -> dict[str, Fit]:
     """Label → fit, for every label whose cases are ``updates`` cases (their meta names U)."""
-    by_label: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_label: dict[str, list[CaseRecord]] = defaultdict(list)
     for rec in records:
-        meta = rec.get("meta") or {}
-        if "updates_per_key" not in meta or meta.get("no_context") or rec.get("score") is None \
-                or rec.get("outcome") in HARNESS_OUTCOMES:
+        meta = rec.meta or {}
+        if "updates_per_key" not in meta or meta.get("no_context") or rec.score is None \
+                or rec.outcome in HARNESS_OUTCOMES:
             continue
-        by_label[str(rec["family"])].append(rec)
+        by_label[rec.family].append(rec)
     return {label: _fit(rows) for label, rows in sorted(by_label.items())}
 
 
-def _fit(rows: list[Mapping[str, Any]]) -> Fit:
+def _fit(rows: list[CaseRecord]) -> Fit:
     strata: dict[tuple[int, int, int], list[tuple[float, float]]] = defaultdict(list)
-    by_u: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    by_u: dict[int, list[CaseRecord]] = defaultdict(list)
     for rec in rows:
-        u = int(rec["meta"]["updates_per_key"])
-        k = int(rec["meta"].get("n_keys") or 0)
-        strata[(int(rec["length"]), k, u)].append((math.log(u), float(rec["score"])))
+        u = int(rec.meta["updates_per_key"])
+        k = int(rec.meta.get("n_keys") or 0)
+        strata[(rec.length, k, u)].append((math.log(u), float(rec.score or 0.0)))
         by_u[u].append(rec)
     points = []
     for u, group in sorted(by_u.items()):
         counts: dict[str, int] = defaultdict(int)
         for rec in group:
-            for item in (rec.get("detail") or {}).get("keys", []):
+            for item in (rec.detail or {}).get("keys", []):
                 counts[str(item["outcome"])] += 1
-        points.append(Point(u, len(group), sum(float(r["score"]) for r in group) / len(group), dict(sorted(counts.items()))))
+        points.append(Point(u, len(group), sum(float(r.score or 0.0) for r in group) / len(group), dict(sorted(counts.items()))))
     pairs = [xy for g in strata.values() for xy in g]
     fit = ols_slope([x for x, _ in pairs], [y for _, y in pairs])
     ci = bootstrap_slope(strata) if fit is not None else None

@@ -5,11 +5,11 @@ the JSON report under the family's label and as a section of the HTML page."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
-from ctxprobe.report.hooks import FamilyReportHooks
-from ctxprobe.report.html.parts import PageSection, ReportSection, Table, page_section
+from ctxprobe.core.records import CaseRecord
+from ctxprobe.report.html.label_tables import LabelTableHooks
+from ctxprobe.report.html.parts import Table
 
 
 def _num(x: float | None, fmt: str = "+.3f") -> str:
@@ -22,12 +22,16 @@ def equation(fit: Mapping[str, Any]) -> str:
             f"(95% CI of the slope {_num(lo)} to {_num(hi)})")
 
 
-class UpdatesHooks(FamilyReportHooks):
-    def json_extra(self, records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+class UpdatesHooks(LabelTableHooks):
+    title = "Update interference (PI-LLM)"
+    note = ("Accuracy against ln(updates per key), fitted by least squares; 'stale' counts keys answered with a "
+            "value they held before being overwritten.")
+    anchor = "updates-interference"
+
+    def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.updates.analysis import fit_records
 
-        fits = fit_records(records)
-        return {label: fit.to_dict() for label, fit in fits.items()} or None
+        return {label: fit.to_dict() for label, fit in fit_records(records).items()}
 
     def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
         lines = []
@@ -38,24 +42,11 @@ class UpdatesHooks(FamilyReportHooks):
                 f"{sum(p['key_outcomes'].values())} keys stale)" for p in fit["points"]))
         return lines
 
-    def html_data(self, records: Iterable[Mapping[str, Any]]) -> Any | None:
-        return self.json_extra(records)
-
-    def html_section(self, data: Mapping[str, Any], png_dir: Path) -> PageSection | None:
-        tables = []
-        for run, fits in data.items():
-            for label, fit in (fits or {}).items():
-                rows = [[str(p["updates"]), str(p["n"]), f"{p['accuracy']:.3f}",
-                         ", ".join(f"{k} {v}" for k, v in p["key_outcomes"].items())] for p in fit["points"]]
-                tables.append(Table(["updates per key", "cases", "accuracy", "key outcomes"], rows,
-                                    caption=f"{run} · {label}: {equation(fit)}"))
-        if not tables:
-            return None
-        section = ReportSection("Update interference (PI-LLM)", tables,
-                                "Accuracy against ln(updates per key), fitted by least squares; 'stale' counts keys "
-                                "answered with a value they held before being overwritten.")
-        return page_section("plugin_section.html.j2", [("updates-interference", section.title)],
-                            anchor="updates-interference", s=section)
+    def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
+        rows = [[str(p["updates"]), str(p["n"]), f"{p['accuracy']:.3f}",
+                 ", ".join(f"{k} {v}" for k, v in p["key_outcomes"].items())] for p in data["points"]]
+        return Table(["updates per key", "cases", "accuracy", "key outcomes"], rows,
+                     caption=f"{run} · {label}: {equation(data)}")
 
 
 HOOKS = UpdatesHooks()

@@ -25,12 +25,18 @@ from ctxprobe.tasks.layout import stored_layout_line
 ABILITY = {
     "niah": "retrieving one fact stated once", "multikey": "retrieving one fact among look-alikes",
     "multivalue": "retrieving every value of one key", "multiquery": "retrieving several facts at once",
-    "phonebook": "associative recall of many entries", "vartrack": "tracking a chain of references",
+    "vartrack": "tracking a chain of references",
     "aggregation": "aggregating information spread over the whole context",
     "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
     "mrcr": "telling apart repeated requests in a long conversation",
     "graphwalks": "following the edges of a graph listed in the context",
 }
+
+
+def ability(family: str) -> str:
+    """What ``family`` (a label or a name) measures, in the summary's words: its report
+    hooks' ``ability``, else the built-in list's, else the name itself."""
+    return family_hooks(family).ability or ABILITY.get(family, family)
 
 @dataclass(frozen=True)
 class Sentence:
@@ -48,13 +54,13 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
 
     Follows the interval, not the point estimate: "reliable up to X" only when every length
     up to X clears the bar with 95% confidence (the interval's lower end)."""
-    ability = ABILITY.get(prof.family, prof.family)
+    what = ability(prof.family)
     stats = sorted(prof.lengths, key=lambda s: s.length)
     bar = fmt_threshold(prof.threshold)
     eff = prof.effective_length
 
     def say(text: str, verdict: str = "") -> Sentence:
-        return Sentence(text, prof.family, ability, verdict)
+        return Sentence(text, prof.family, what, verdict)
 
     if not stats:
         return say("no results.")
@@ -90,7 +96,7 @@ def family_sentence(view: RunView, prof: Profile) -> Sentence:
     after = (f"at {fmt_tokens(nxt.length)} accuracy is {nxt.mean:.2f}"
              + ("" if prof.verdicts else f" {fmt_interval(nxt.lo, nxt.hi)}")
              if nxt.n and not nxt.outcomes.get(Outcome.INPUT_TRUNCATED) else effective_length_note(prof) or "")
-    return say(confidence + f"; {after}. Products that rely on {ability} should keep the whole prompt "
+    return say(confidence + f"; {after}. Products that rely on {what} should keep the whole prompt "
                f"(instructions, retrieved chunks, history) within {fmt_tokens(lo)} tokens on this "
                "model and serving stack, and size RAG chunks and prompt layouts to that budget.", verdict)
 
@@ -104,7 +110,7 @@ def summary(views: PageViews) -> dict[str, Any]:
         names = family_names(v.run)
         items = [line for p in v.profiles for line in [
             _sentence(views, v, p, names.get(p.family, p.family)),
-            *([Sentence(f"noise floor: {found[p.family].line()}.", p.family, ABILITY.get(p.family, p.family))]
+            *([Sentence(f"noise floor: {found[p.family].line()}.", p.family, ability(p.family))]
               if p.family in found else [])]] or [Sentence("No scored cases yet.")]
         notes = [*v.report.incomplete, *v.report.notes]
         trained = v.run.meta.trained_context
@@ -123,7 +129,7 @@ def _sentence(views: PageViews, view: RunView, prof: Profile, family: str) -> Se
     said = family_hooks(family).html_sentence(data) if data is not None else None
     if said is None:
         return family_sentence(view, prof)
-    return Sentence(said, prof.family, ABILITY.get(prof.family, prof.family))
+    return Sentence(said, prof.family, ability(prof.family))
 
 
 def _sharing(mode: object, view: RunView) -> str:
@@ -208,7 +214,7 @@ def _legend() -> list[str]:
 
 
 def all_families(views: list[RunView], png_dir: Path) -> list[Figure]:
-    from ctxprobe.report.plots_multi import all_families_png
+    from ctxprobe.report.plots.multi import all_families_png
 
     figures = []
     for v in views:

@@ -76,7 +76,7 @@ def slug(text: str) -> str:
 def family_article(family: str, views: list[RunView], png_dir: Path) -> dict[str, Any]:
     """Heatmap and curve per run (+ an overlay when several runs), verdict, outcomes per cell."""
     from ctxprobe.report.plots import curve_png, heatmap_png
-    from ctxprobe.report.plots_multi import runs_curve_png
+    from ctxprobe.report.plots.multi import runs_curve_png
 
     article: dict[str, Any] = {"slug": slug(family), "family": family, "in_entries": False, "overlay": None,
                                "figures": [], "runs": []}

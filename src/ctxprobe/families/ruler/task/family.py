@@ -27,7 +27,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import RulerMeta, ruler_meta
+from ctxprobe.families.ruler.task.meta import RulerMeta, ruler_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.tasks.base import BuildContext

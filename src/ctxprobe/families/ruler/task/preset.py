@@ -10,7 +10,7 @@ the Paul Graham essays RULER uses (default: ctxprobe's built-in prose).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.families.ruler.task.constants import SYNTHETIC, TASKS
@@ -58,7 +58,12 @@ class RulerPreset:
     name: str = "ruler"
     title: str = "RULER"
     keeps_layout: bool = True  # RULER's own prompt layout
+    summary: str = "RULER's 13 tasks as RULER renders them; the QA tasks need --ruler-qa-squad/--ruler-qa-hotpot"
     options: tuple[str, ...] = ("docs", "qa_squad", "qa_hotpot")
+    option_help: Mapping[str, str] = field(default_factory=lambda: {
+        "docs": "a folder of text for the essay haystacks (default: built-in prose; RULER uses Paul Graham essays)",
+        "qa_squad": "RULER's SQuAD file (SQuAD v2.0 dev JSON) for qa_1",
+        "qa_hotpot": "RULER's HotpotQA file (dev distractor JSON) for qa_2"})
 
     def families(self, options: Mapping[str, str | None]) -> dict[str, dict[str, Any]]:
         tasks = ruler_families(options.get("docs"), options.get("qa_squad"), options.get("qa_hotpot"))

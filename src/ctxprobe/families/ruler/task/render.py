@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxprobe.core.case_meta import RulerTaskMeta
+from ctxprobe.families.ruler.task.meta import RulerTaskMeta
 from ctxprobe.families.ruler.task import constants as C
 from ctxprobe.families.ruler.task.vocab import cwe_words, generated_words, unique_of
 

@@ -22,7 +22,7 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
     title = f"{report.run.model} · run {report.run.run_id} · scorer {report.scorer}"
     tag = "" if report.scorer == "strict" else f"-scorer-{report.scorer}"  # never overwrite the strict plots
     if len(report.profiles) > 1:
-        from ctxprobe.report.plots_multi import all_families_png
+        from ctxprobe.report.plots.multi import all_families_png
 
         paths.append(all_families_png(report.profiles, out / f"all-families-curve{tag}.png", title))
     for prof in report.profiles:
