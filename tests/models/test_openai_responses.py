@@ -78,9 +78,8 @@ def test_pro_models_take_high_only(model: str, monkeypatch: pytest.MonkeyPatch) 
     for effort in ("minimal", "low", "medium", "xhigh"):
         with pytest.raises(CtxprobeError, match=f"^bad model spec [^\\n]*takes reasoning effort high, not {effort}"):
             resolve_provider(f"openai:{model}?reasoning_effort={effort}", None)  # type: ignore[arg-type]
-    with pytest.raises(CtxprobeError, match="Responses API only"):
-        resolve_provider(f"openai:{model}?api=chat", None)  # type: ignore[arg-type]
     provider = resolve_provider(f"openai:{model}", None)  # type: ignore[arg-type]
+    assert provider.responses  # type: ignore[attr-defined]
     assert provider.reasoning_refusal(0) is not None  # it cannot stop reasoning
     assert provider.request_body(GenerateRequest(MESSAGES, max_tokens=8))["reasoning"] == {"effort": "high"}  # type: ignore[attr-defined]
 
@@ -165,3 +164,32 @@ def test_batch_goes_through_the_responses_endpoint(monkeypatch: pytest.MonkeyPat
     openai_batch_line(line)  # the envelope, and the body as ResponseCreateParamsNonStreaming
     assert line["url"] == "/v1/responses" and line["body"]["reasoning"] == {"effort": "high"}
     assert result is not None and result.text
+
+
+def _sdk_literals(alias: object) -> set[str]:
+    import typing
+
+    out: set[str] = set()
+    for arg in typing.get_args(alias):
+        out |= {arg} if isinstance(arg, str) else _sdk_literals(arg)
+    return out
+
+
+def test_api_chat_is_refused_exactly_for_the_models_the_sdk_lists_for_responses_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """openai-python's ``ResponsesModel`` (types/shared/responses_model.py) is ``ChatModel``
+    plus the names served through the Responses API alone; ``?api=chat`` is refused for those
+    and only those (gpt-5.2-pro, which the SDK also lists as a ChatModel, is not refused)."""
+    from openai.types.shared.chat_model import ChatModel
+    from openai.types.shared.responses_model import ResponsesModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test-000000000000")
+    chat = _sdk_literals(ChatModel)
+    only = sorted(_sdk_literals(ResponsesModel) - chat)
+    assert "gpt-5-pro" in only and "o3-pro" in only
+    for model in only:
+        with pytest.raises(CtxprobeError, match="Responses API only"):
+            resolve_provider(f"openai:{model}?api=chat", None)  # type: ignore[arg-type]
+    for model in sorted(m for m in chat if m.endswith("-pro")) + ["gpt-5", "o4-mini"]:
+        provider = resolve_provider(f"openai:{model}?api=chat", None)  # type: ignore[arg-type]
+        assert not provider.responses  # type: ignore[attr-defined]

@@ -49,6 +49,7 @@ from ctxprobe.models.openai_responses import (
     options_refusal,
     parse_response,
     responses_body,
+    responses_only,
 )
 from ctxprobe.models.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
@@ -155,7 +156,7 @@ class OpenAIProvider(SDKProvider):
     def responses(self) -> bool:
         """Whether requests go through the Responses API (reasoning models, unless ``?api=chat``)."""
         api = getattr(self.options, "api", None)
-        return api == "responses" or (api is None and self.reasons) or is_pro(self.model)
+        return api == "responses" or (api is None and (self.reasons or is_pro(self.model))) or responses_only(self.model)
 
     def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None:
         """A reasoning model is sent no temperature or top_p (:meth:`request_body`): a

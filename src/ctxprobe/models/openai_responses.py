@@ -19,13 +19,14 @@ has ``input_tokens``, ``output_tokens``, ``input_tokens_details.cached_tokens`` 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, get_args
 
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import fold_prefill
 
-__all__ = ["ENDPOINT", "EFFORT_TABLE", "efforts_for", "is_pro", "nearest_effort", "options_refusal", "parse_response", "responses_body"]
+__all__ = ["ENDPOINT", "EFFORT_TABLE", "efforts_for", "is_pro", "nearest_effort", "options_refusal", "parse_response",
+           "responses_body", "responses_only"]
 
 ENDPOINT = "/v1/responses"
 #: openai-python's ``ReasoningEffort`` literals, lowest first.
@@ -35,7 +36,8 @@ _SDK = "openai-python 3.60's Reasoning.effort docstring (\"Not all reasoning mod
 #: (pattern on the model name, effort levels it takes, source); first match wins.
 EFFORT_TABLE: tuple[tuple[str, tuple[str, ...], str], ...] = (
     (r"^(o1-pro|o3-pro|gpt-5(\.\d+)?-pro)", ("high",),
-     "issue 41's reading of OpenAI's model pages: pro models take reasoning.effort high only"),
+     "OpenAI's GPT-5 pro model page: it \"defaults to (and only supports) reasoning.effort: high\" "
+     "(read 2026-12; openai-python 2.x's Reasoning.effort docstring said the same of gpt-5-pro)"),
     (r"^gpt-5\.1(?!\d)", ("none", "low", "medium", "high"), "gpt-5.1 added none and dropped minimal; " + _SDK),
     (r"^gpt-5\.[2-4](?!\d)", ("none", "low", "medium", "high", "xhigh"), "gpt-5.2 added xhigh; " + _SDK),
     (r"^(gpt-5\.([5-9]|\d\d)|gpt-[6-9])", ORDER[:1] + ORDER[2:],
@@ -73,9 +75,34 @@ def nearest_effort(model: str, wanted: str) -> str:
     return min(efforts, key=lambda e: (abs(ORDER.index(e) - rank), -ORDER.index(e)))
 
 
+def responses_only(model: str) -> bool:
+    """Whether openai-python lists ``model`` for the Responses API but not for chat
+    completions: the names its ``ResponsesModel`` type adds to ``ChatModel``
+    (types/shared/responses_model.py), read from the installed SDK so a new release's list
+    is the one used; without the SDK, a pro model counts as Responses-only."""
+    try:
+        from openai.types.shared.chat_model import ChatModel
+        from openai.types.shared.responses_model import ResponsesModel
+    except ImportError:
+        return is_pro(model)
+    chat = set(_literals(ChatModel))
+    return _bare(model) in {name for name in _literals(ResponsesModel) if name not in chat}
+
+
+def _literals(alias: Any) -> list[str]:
+    """Every string of the ``Literal`` types inside ``alias`` (a Union or a Literal)."""
+    out: list[str] = []
+    for arg in get_args(alias) or ():
+        if isinstance(arg, str):
+            out.append(arg)
+        elif get_args(arg):
+            out += _literals(arg)
+    return out
+
+
 def options_refusal(model: str, effort: str | None, api: str | None) -> str | None:
     """Why ``?reasoning_effort`` / ``?api`` cannot be sent to ``model`` (None: they can)."""
-    if api == "chat" and is_pro(model):
+    if api == "chat" and responses_only(model):
         return f"{model} is served through the Responses API only: drop ?api=chat"
     efforts, source = efforts_for(model)
     if effort is not None and effort not in efforts:

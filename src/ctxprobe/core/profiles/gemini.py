@@ -25,7 +25,7 @@ INFO = ProviderInfo(
         (r"gemini-3(\.\d+)?-pro", CacheRules("automatic", 4096)),
         # Gemini 3.5 Flash 4,096: the caching page's table (a copy of ai.google.dev/gemini-api/docs/caching
         # dated 2026-06-26 on techdevnotes.com, read 2026-12-03); 3.6-3.8 Flash taken to be the same
-        # (the caching page copies read here predate them; issue 41's reading of the page)
+        # (the copies of the caching page read here predate them: an assumption until the page lists them)
         (r"gemini-3\.[5-8]-flash(?!-lite)", CacheRules("automatic", 4096)),
         (r"gemini-3(\.\d+)?-flash", CacheRules("automatic", 1024)),
         (r"gemini-2\.5", CacheRules("automatic", 2048)),
