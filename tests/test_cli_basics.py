@@ -77,6 +77,32 @@ def test_progress_label_names_the_family_and_keeps_its_width() -> None:
     assert len({len(label) for label in labels}) == 1
 
 
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_progress_bar_never_cuts_its_counts_or_times(width: int) -> None:
+    """At 80 columns (a CI log) the label drops the outcome so the counts, spend and times
+    stay whole; wider, the outcome is shown too."""
+    import io
+
+    from rich.console import Console
+
+    from ctxprobe.core.case import Case, Cell
+    from ctxprobe.sweep.display import Display
+
+    buf = io.StringIO()
+    shown = Display(10000, 9990, True, Console(file=buf, width=width, force_terminal=False))
+    case = Case.__new__(Case)
+    object.__setattr__(case, "cell", Cell("aggregation_cw", 131072, 0.25))
+    with shown.progress:
+        for _ in range(10):
+            shown.update(case, 1.0, "output_truncated", spent=12.3456)
+    lines = [line for line in buf.getvalue().splitlines() if line.strip()]
+    last = lines[-1]
+    assert all(len(line) <= width for line in lines)
+    assert "10000/10000" in last and "acc 1.00 $12.3456" in last and "ETA" in last
+    assert last.count("0:00:") == 2 and "…" not in last.split("128K", 1)[1]  # only the family name is shortened
+    assert ("output_truncated" in last) == (width >= 100)
+
+
 def test_run_without_matplotlib_prints_the_report_and_a_note(tmp_path, monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util
