@@ -39,6 +39,16 @@ def test_every_flag_and_argument_of_every_command_has_help() -> None:
                                 "check", "serve-sim"}
 
 
+def test_every_help_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal or CI log 80 wide: no help line (usage, choices, epilog) runs past it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    texts = {"ctxprobe": build_parser().format_help()} | {n: p.format_help() for n, p in _commands().items()}
+    long = [f"{name}: {line}" for name, text in texts.items() for line in text.splitlines() if len(line) > 80]
+    assert long == []
+    assert texts["ctxprobe"].startswith("usage: ctxprobe [-h] [--version] COMMAND ...")
+    assert "--max-cost cap" in texts["ctxprobe"]  # exit 3 names every way a run is left incomplete
+
+
 @pytest.mark.parametrize("command", sorted(_commands()))
 def test_help_of_every_command_prints_and_exits_0(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:

@@ -303,7 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
-    sub: Any = parser.add_subparsers(dest="command", required=True)  # its parsers are OneLineErrors too
+    # COMMAND, not a 250-character {run,compare,...} line at the top of --help: each is listed below
+    sub: Any = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands")  # its parsers are OneLineErrors too
     adders: list[Callable[[Any], None]] = [
         _run_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers, add_import_parsers,
         add_prices_parser, lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,
