@@ -94,7 +94,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(runs_json(runs), indent=2))
         return 0
-    out.print(runs_table(runs))
+    out.print(runs_table(runs, out.width))
     return 0
 
 
