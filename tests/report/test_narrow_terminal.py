@@ -83,3 +83,30 @@ def test_runs_keeps_model_names_and_family_labels_whole(width: int) -> None:
         assert whole in words, whole
     assert ("anthropic:claude-sonnet-4-5" in words) == (width >= 100)  # at 80 the longest name folds
     assert words.count("complete") == 3
+
+
+def test_a_long_title_or_caption_widens_the_table_not_wraps_at_its_edge() -> None:
+    """A narrow table under a 70-character title: the title stays one line at 80 columns
+    (it wrapped at the table's own edge, '[Wilson 95%' / 'CI])'); past 80 it still wraps."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ctxprobe.report.table import fitting
+
+    def table(title: str, caption: str) -> Table:
+        t = Table("length", "acc", title=title, caption=Text(caption), title_justify="left", caption_justify="left")
+        t.add_row("1K", "1.00")
+        return t
+
+    title = "niah: accuracy by length × depth  (mean; pooled: mean [Wilson 95% CI])"
+    caption = "per-depth intervals omitted to fit the terminal; widen it or use --json"
+    for width, one_line in ((80, True), (50, False)):
+        console = Console(width=width, record=True)
+        console.print(fitting(console, [table(title, caption)]))
+        lines = [line.rstrip() for line in console.export_text().splitlines()]
+        assert (title in lines) == one_line and (caption in lines) == one_line
+        assert max(map(len, lines)) <= width
+    console = Console(width=80, record=True)
+    console.print(fitting(console, [table("short", "short too")]))
+    assert max(len(line.rstrip()) for line in console.export_text().splitlines()) < 30  # no needless widening
