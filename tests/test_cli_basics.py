@@ -47,6 +47,8 @@ def test_every_help_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     assert long == []
     assert texts["ctxprobe"].startswith("usage: ctxprobe [-h] [--version] COMMAND ...")
     assert "--max-cost cap" in texts["ctxprobe"]  # exit 3 names every way a run is left incomplete
+    # --base-url's fallbacks as the providers read them (README: vllm/ and sglang/ their own variable first)
+    assert all(v in texts["run"] for v in ("$VLLM_BASE_URL", "$SGLANG_BASE_URL", "$OPENAI_BASE_URL"))
 
 
 @pytest.mark.parametrize("command", sorted(_commands()))
