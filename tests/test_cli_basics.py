@@ -39,6 +39,18 @@ def test_every_flag_and_argument_of_every_command_has_help() -> None:
                                 "check", "serve-sim"}
 
 
+def test_every_help_fits_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal or CI log 80 wide: no help line (usage, choices, epilog) runs past it."""
+    monkeypatch.setenv("COLUMNS", "80")
+    texts = {"ctxprobe": build_parser().format_help()} | {n: p.format_help() for n, p in _commands().items()}
+    long = [f"{name}: {line}" for name, text in texts.items() for line in text.splitlines() if len(line) > 80]
+    assert long == []
+    assert texts["ctxprobe"].startswith("usage: ctxprobe [-h] [--version] COMMAND ...")
+    assert "--max-cost cap" in texts["ctxprobe"]  # exit 3 names every way a run is left incomplete
+    # --base-url's fallbacks as the providers read them (README: vllm/ and sglang/ their own variable first)
+    assert all(v in texts["run"] for v in ("$VLLM_BASE_URL", "$SGLANG_BASE_URL", "$OPENAI_BASE_URL"))
+
+
 @pytest.mark.parametrize("command", sorted(_commands()))
 def test_help_of_every_command_prints_and_exits_0(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
@@ -75,6 +87,32 @@ def test_progress_label_names_the_family_and_keeps_its_width() -> None:
                                  ("vartrack", 8192, 1.0, "not_found")]]
     assert labels[0].startswith("niah ") and "aggregati…" in labels[1] and "128K" in labels[1]
     assert len({len(label) for label in labels}) == 1
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_progress_bar_never_cuts_its_counts_or_times(width: int) -> None:
+    """At 80 columns (a CI log) the label drops the outcome so the counts, spend and times
+    stay whole; wider, the outcome is shown too."""
+    import io
+
+    from rich.console import Console
+
+    from ctxprobe.core.case import Case, Cell
+    from ctxprobe.sweep.display import Display
+
+    buf = io.StringIO()
+    shown = Display(10000, 9990, True, Console(file=buf, width=width, force_terminal=False))
+    case = Case.__new__(Case)
+    object.__setattr__(case, "cell", Cell("aggregation_cw", 131072, 0.25))
+    with shown.progress:
+        for _ in range(10):
+            shown.update(case, 1.0, "output_truncated", spent=12.3456)
+    lines = [line for line in buf.getvalue().splitlines() if line.strip()]
+    last = lines[-1]
+    assert all(len(line) <= width for line in lines)
+    assert "10000/10000" in last and "acc 1.00 $12.3456" in last and "ETA" in last
+    assert last.count("0:00:") == 2 and "…" not in last.split("128K", 1)[1]  # only the family name is shortened
+    assert ("output_truncated" in last) == (width >= 100)
 
 
 def test_run_without_matplotlib_prints_the_report_and_a_note(tmp_path, monkeypatch: pytest.MonkeyPatch,

@@ -27,8 +27,9 @@ def test_check_gate_exit_codes_and_compare(tmp_path) -> None:
     worse = _cli("check", bad, "--baseline", good, "--store", str(store))
     assert worse.returncode == 1, worse.stdout + worse.stderr
     assert "niah" in worse.stdout  # the responsible cells (here: the family pooled) are printed
-    cmp = _cli("compare", good, bad, "--store", str(store))
+    cmp = _cli("compare", good[:4], bad[:5], "--store", str(store))  # prefixes in, full ids out
     assert cmp.returncode == 0 and "McNemar" in cmp.stdout
+    assert f"niah: {good} (A) vs {bad} (B)" in " ".join(cmp.stdout.split())
 
 
 def test_adaptive_run_from_cli(tmp_path) -> None:

@@ -51,8 +51,13 @@ def _bad_cases(tmp_path, store):
         "below fixed parts": (["run", "--model", "sim:perfect", "--lengths", "20", "--store", str(store)],
                               "at least"),
         "bad depth": (["run", "--model", "sim:perfect", "--depths", "0,1.5", "--store", str(store)], "[0, 1]"),
+        # where a server's URL comes from: --base-url, a variable, or after @ in --model
         "server down": (["run", "--model", down, "--tokenizer", "local", "--lengths", "512", "--store", str(store)],
-                        "cannot reach"),
+                        "fix its URL (--base-url"),
+        "plan: mistyped family": (["plan", "--model", "sim:perfect", "--family", "naih", "--lengths", "1k"],
+                                  "did you mean 'niah'"),
+        "plan: unknown parameter": (["plan", "--model", "sim:perfect", "--param", "niah.distractor=3",
+                                     "--lengths", "1k"], "unknown parameter 'distractor'"),
         "unknown run": (["report", "zzzz", "--store", str(store)], "ctxprobe runs"),
     }
 

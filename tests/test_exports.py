@@ -126,6 +126,16 @@ def test_failures_terminal_highlights_evidence_and_keeps_output_plain(run) -> No
         render_failures(run_id, store, console, outcome="nonsense")
 
 
+def test_failures_cli_says_none_once(run, capsys: pytest.CaptureFixture[str]) -> None:
+    """An outcome no case has: one line on stdout, nothing repeated on stderr."""
+    from ctxprobe.cli import main
+
+    store, run_id, _ = run
+    assert main(["failures", run_id, "--outcome", "refusal", "--store", str(store)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"no 'refusal' failures in run {run_id}" and captured.err == ""
+
+
 def test_redaction() -> None:
     redacted = redact("openai-compat:m@https://u:p@h:1/v1?token=T&x=1")
     assert redacted == "openai-compat:m@https://h:1/v1?token=REDACTED&x=1"

@@ -61,7 +61,10 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     code, text, _ = _run(capsys, "decide", run_id, "--store", store)
     assert code == 0 and "1K: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95%" in text
     # and a band left open names the reps too, not only "more cases would tell"
-    assert "maybe: A (not shown at 1,024 tokens: more cases would tell, `--reps 5` at the rate observed)" in text
+    assert ("maybe: A (not shown at 1,024 tokens: more cases would tell, `--reps 5` at the rate observed)"
+            in " ".join(text.split()))  # wrapped at 80 columns, indented under its band
+    # a sim is unpriced: said once per run, and a choice reads "(unpriced)", not "at unpriced"
+    assert f"   run {run_id} · unpriced\n" in text and "cost unpriced" not in text and "at unpriced" not in text
     code, text, _ = _run(capsys, "decide", run_id, "--store", store, "--json")
     assert json.loads(text)["runs"][0]["families"]["niah"]["settle"]["2048"]["cases"] == 24
     page = tmp_path / "d.html"  # decide's page: its runs table carries it beside the verdict

@@ -96,7 +96,7 @@ def test_progress_names_books_in_entries() -> None:
     from ctxprobe.sweep.run import _Display
     from ctxprobe.core.case import Case
 
-    shown = _Display(2, 0, False, Console(), {"phonebook": "entries"})
+    shown = _Display(2, 0, False, Console(width=120), {"phonebook": "entries"})  # wide: the outcome shown
     book = Case.__new__(Case)
     object.__setattr__(book, "cell", Cell("phonebook", 300, 0.0))
     shown.update(book, 1.0, "correct")

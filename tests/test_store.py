@@ -59,6 +59,61 @@ def test_unwritable_path_is_one_line(tmp_path) -> None:
         Store(tmp_path)  # a directory
 
 
+def test_a_missing_folder_is_named_and_nothing_is_created(tmp_path) -> None:
+    with pytest.raises(CtxprobeError) as info:
+        Store(tmp_path / "no" / "s.sqlite")
+    assert f"its folder {tmp_path / 'no'} does not exist" in str(info.value)
+    assert not (tmp_path / "no").exists()
+
+
+def _file_state(path):
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest(), sorted(p.name for p in path.parent.iterdir())
+
+
+def test_another_programs_sqlite_file_is_refused_untouched(tmp_path) -> None:
+    """Even one with a `runs` table: no _migrations table is created in it, no WAL mode set."""
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE runs (x)")
+        db.execute("INSERT INTO runs VALUES (1)")
+    db.close()
+    before = _file_state(other)
+    for opener in (lambda: Store(other), _read_only(other)):
+        with pytest.raises(CtxprobeError) as info:
+            opener()
+        assert "no ctxprobe store" in str(info.value) and "\n" not in str(info.value)
+    assert _file_state(other) == before
+
+
+def _read_only(path):
+    from ctxprobe.store.db import reading_only
+
+    def open_it() -> None:
+        with reading_only():
+            Store(path)
+    return open_it
+
+
+def test_a_corrupt_store_is_one_line_and_left_as_is(tmp_path) -> None:
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"garbage, not SQLite " * 300)
+    before = _file_state(bad)
+    with pytest.raises(CtxprobeError) as info:
+        Store(bad)
+    assert "file is not a database (the file is left as is)" in str(info.value) and "\n" not in str(info.value)
+    assert _file_state(bad) == before
+
+
+def test_an_empty_file_becomes_a_store(tmp_path) -> None:
+    (tmp_path / "new.sqlite").touch()  # a placeholder made by `touch` is no other program's file
+    with Store(tmp_path / "new.sqlite") as store:
+        assert store.db.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
 def test_missing_run_message(tmp_path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         with pytest.raises(CtxprobeError, match="ctxprobe runs"):

@@ -28,6 +28,19 @@ def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> t
     return make_family(name, ctx), validate_params(name, params)
 
 
+def check_families(spec: Spec) -> None:
+    """Every label's family exists and takes its parameters, else the one-line error ``run``
+    gives (a mistyped family, an unknown parameter); nothing is made, no tokenizer needed:
+    what ``plan`` checks before it prints a grid no run could send."""
+    for label, raw in spec.families.items():
+        params = dict(raw)
+        name = str(params.pop("family", label))
+        params.pop(BASELINE_PARAM, None)
+        pop_layout(params)
+        pop_decoding(params)
+        validate_params(name, params)
+
+
 def build_families(spec: Spec, ctx: BuildContext) -> dict[str, tuple[Family, object]]:
     """Label → (family, validated params) for every label of the spec (one sweep can hold
     one family several times: RULER's niah_single_1/2/3 are all niah)."""

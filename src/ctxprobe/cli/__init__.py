@@ -37,7 +37,8 @@ __all__ = ["build_parser", "main"]
 
 RUN_HELP = "a run id from `ctxprobe runs` (a unique prefix is enough)"
 BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (and openai/) models, "
-                 "e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
+                 "e.g. http://127.0.0.1:8000/v1 (default $VLLM_BASE_URL or $SGLANG_BASE_URL for those, "
+                 "else $OPENAI_BASE_URL)")
 TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
                   "| gemini-count:MODEL | approx (default: inferred from the model, and printed)")
 
@@ -299,7 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ctxprobe", description="Measure a language model's effective context length.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ctxprobe {__version__}")
-    sub: Any = parser.add_subparsers(dest="command", required=True)  # its parsers are OneLineErrors too
+    # COMMAND, not a 250-character {run,compare,...} line at the top of --help: each is listed below
+    sub: Any = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands")  # its parsers are OneLineErrors too
     adders: list[Callable[[Any], None]] = [
         _run_parser, _compare_parsers, _plan_parser, _reading_parsers, _serve_parsers, add_import_parsers,
         add_prices_parser, lambda s: add_decide_parser(s, DEFAULT_STORE), add_natural_commands,

@@ -15,17 +15,22 @@ __all__ = ["CHECK_EPILOG", "DEFAULT_REPORT_DIR", "DEFAULT_STORE", "EXAMPLES", "F
            "spec_default"]
 
 EXAMPLES = """examples:
-  ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 --reps 1 --distractors 3
+  ctxprobe run --model sim:perfect --lengths 1k,2k   # a simulated model, no key
+  ctxprobe run --model local --lengths 1k,2k,4k,8k,12k --depths 0,0.5,1 \\
+      --reps 1 --distractors 3
   ctxprobe run spec.yaml --reps 5          # flags override the file
+  ctxprobe plan --model openai/gpt-4o --lengths 8k,16k   # nothing sent
   ctxprobe runs
   ctxprobe report RUN_ID                   # table + PNG heatmap and curve
   ctxprobe report RUN_ID --json            # machine-readable, for CI
   ctxprobe export RUN_ID --jsonl -o cases.jsonl
   ctxprobe serve-sim --model sim:blind-middle --port 8000
 
-exit codes: 0 ok · 1 check found a regression · 2 user error (one-line message) ·
-  3 run incomplete: `error` cases left after retries, or prompts truncated by the server ·
-  4 check INCONCLUSIVE: the slice could not have shown a drop of --max-drop · 130 interrupted
+exit codes: 0 ok · 1 check found a regression · 2 user error (one line says
+  what to do) · 3 run incomplete: `error` cases left after retries, prompts
+  truncated by the server, or cases left unsent at the --max-cost cap ·
+  4 check INCONCLUSIVE: the slice could not have shown a drop of --max-drop ·
+  130 interrupted
 """
 
 
@@ -107,9 +112,9 @@ def check_family_grids(spec: Any, command: str) -> None:
             c.check_grid(spec, command)
 
 
-CHECK_EPILOG = """exit codes: 0 pass · 1 regression (the responsible tests printed) · 2 user error ·
-  4 INCONCLUSIVE: no regression found, but some family's pairs could not have shown a drop
-  of --max-drop (pass it with --allow-inconclusive)
+CHECK_EPILOG = """exit codes: 0 pass · 1 regression (the responsible tests printed) ·
+  2 user error · 4 INCONCLUSIVE: no regression found, but some family's pairs
+  could not have shown a drop of --max-drop (pass it with --allow-inconclusive)
 
 examples:
   ctxprobe check RUN --baseline BASE --max-drop 0.05

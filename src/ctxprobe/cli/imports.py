@@ -24,7 +24,8 @@ def add_import_parsers(sub: Any) -> None:
     p = sub.add_parser("import-published", help="turn a local copy of a published set (openai/mrcr, "
                        "openai/graphwalks, LongBench v2, LongMemEval, Oolong) into an instance pack for "
                        "`ctxprobe run --cases` (prompts built as the original builds them, scored by its rule)")
-    p.add_argument("set", choices=SETS, help="which published set the file is from (longbench-v2: its data.json; "
+    p.add_argument("set", choices=SETS, metavar="SET", help=f"which published set the file is from: {', '.join(SETS)} "
+                   "(longbench-v2: its data.json; "
                    "longmemeval: its JSON, graded by its judge prompts through --judge; oolong-synth, oolong-real: "
                    "the split's parquet or JSON lines)")
     p.add_argument("path", help="the file (nothing is downloaded)")

@@ -58,8 +58,8 @@ def cmd_compare(args: argparse.Namespace, out: Console, err: Console) -> int:
     cmp = compare_runs(args.run_a, args.run_b, args.store, store_b=args.store_b, alpha=args.alpha,
                        rule=ThresholdRule.parse(args.threshold_rule) if args.threshold_rule else None)
     for fam in cmp.families:
-        out.print(fitting(out, [compare_table(fam, args.run_a, args.run_b),
-                                compare_table(fam, args.run_a, args.run_b, compact=True)]))
+        out.print(fitting(out, [compare_table(fam, cmp.run_a, cmp.run_b),  # full ids, as the verdict names them
+                                compare_table(fam, cmp.run_a, cmp.run_b, compact=True)]))
     out.print(cmp.verdict(), highlight=False)
     return 0
 
@@ -94,7 +94,7 @@ def cmd_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print(json.dumps(runs_json(runs), indent=2))
         return 0
-    out.print(runs_table(runs))
+    out.print(runs_table(runs, out.width))
     return 0
 
 
@@ -135,7 +135,5 @@ def cmd_export(args: argparse.Namespace, out: Console, err: Console) -> int:
 def cmd_failures(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.failures import render_failures
 
-    shown = render_failures(args.run_id, args.store, out, outcome=args.outcome, n=args.n)
-    if not shown:
-        err.print("no failures" + (f" with outcome {args.outcome}" if args.outcome else ""))
+    render_failures(args.run_id, args.store, out, outcome=args.outcome, n=args.n)  # "no failures in run X" when none
     return 0

@@ -50,8 +50,9 @@ def decision_lines(d: Decision) -> list[str]:
         cost, how = r.cost()
         price = _usd(r.price.input if r.price else None) + ("/1M input" if r.price else "")
         out.append(f"{letters[r.run.run_id]}  {r.model}")
-        out.append(f"   run {r.run.run_id} · {price} · cost {_usd(cost)}"
-                   + (f" ({how})" if cost is not None else "") + (" · adaptive" if r.adaptive else ""))
+        spent = "" if r.price is None and cost is None else f" · cost {_usd(cost)}" + (f" ({how})" if cost is not None
+                                                                                      else "")
+        out.append(f"   run {r.run.run_id} · {price}{spent}" + (" · adaptive" if r.adaptive else ""))
         for fam, facts in r.families.items():
             iv = facts.interval
             words = facts.value(iv.lo, "words") if iv.lo is not None else None
@@ -74,7 +75,8 @@ def decision_lines(d: Decision) -> list[str]:
     for c in d.choices:
         head = f"{c.family} {band_text(c.start, c.band, d.unit)}: "
         if c.choice is not None:
-            out.append(head + f"{letters[c.choice.run_id]} {c.choice.model} at {_usd(c.choice.price)}")
+            at = "(unpriced)" if c.choice.price is None else f"at {_usd(c.choice.price)}"
+            out.append(head + f"{letters[c.choice.run_id]} {c.choice.model} {at}")
         elif c.candidates and all(x.status == "untested" for x in c.candidates):
             out.append(head + "untested: no run was tested that long")
         else:
@@ -85,7 +87,8 @@ def decision_lines(d: Decision) -> list[str]:
                 if status == "yes":
                     out += _also_meets(c.choice.price if c.choice else None, cands, letters)
                 else:
-                    out.append(f"   {status}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands))
+                    out += textwrap.wrap(f"{status}: " + ", ".join(f"{letters[x.run_id]} ({x.why})" for x in cands), 80,
+                                         initial_indent="   ", subsequent_indent="     ", break_on_hyphens=False)
         fails = [letters[x.run_id] for x in c.candidates if x.status == "no"]
         if fails:
             out.append(f"   fails it: {', '.join(fails)}")
@@ -93,7 +96,8 @@ def decision_lines(d: Decision) -> list[str]:
         out.append("")
         out.append("product limits (lowest effective length among the use's families):")
         for lim in d.limits:
-            out.append(f"{letters[lim.run_id]}  {lim.line()}")
+            out += textwrap.wrap(f"{letters[lim.run_id]}  {lim.line()}", 80, subsequent_indent="   ",
+                                 break_on_hyphens=False)
     for note in d.caveats:  # long sentences: wrapped to read at 80 columns and in CI logs
         out += textwrap.wrap(f"caveat: {note}", 80, subsequent_indent="  ", break_on_hyphens=False)
     return out

@@ -307,7 +307,8 @@ class OpenAICompatProvider(ProviderBase):
         try:
             await self._send("GET", "/models")
         except TransientError as err:
-            raise CtxprobeError(f"cannot reach {self.base_url} ({err}); start the server or fix the URL in --model") from None
+            raise CtxprobeError(f"cannot reach {self.base_url} ({err}); start the server or fix its URL "
+                                "(--base-url, a *_BASE_URL variable, or the one after @ in --model)") from None
         except PermanentError as err:
             raise CtxprobeError(f"cannot use {self.base_url}: {err}") from None
         await self.fetch_context_window()

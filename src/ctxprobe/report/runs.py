@@ -20,6 +20,8 @@ from ctxprobe.report.format import fmt_tokens
 from ctxprobe.store.db import RunRecord
 
 MIN_PREFIX = 7
+LABEL_WIDTH = 13  # "aggregation," whole
+LENGTHS_WIDTH = 9  # "512, 1K," and "8K, 128K" a line
 
 
 def unique_prefixes(ids: Sequence[str], minimum: int = MIN_PREFIX) -> dict[str, str]:
@@ -62,19 +64,45 @@ def _family_cell(r: RunRecord) -> str:
     return ", ".join(families) + (" + noise floor" if baseline else "")
 
 
-def runs_table(runs: Sequence[RunRecord]) -> Table:
+def _lengths_cell(r: RunRecord) -> str:
+    return ", ".join(fmt_tokens(x) for x in r.spec.get("lengths", []) if isinstance(x, int))
+
+
+def _fold_widths(runs: Sequence[RunRecord], prefixes: dict[str, str], width: int) -> tuple[int | None, ...]:
+    """The model, family and lengths columns' widths within ``width`` (None: as rich lays
+    them out). When the table is too wide, each model name keeps its whole line where it
+    fits ("sim:blind-mid|dle" was folded to give the others room), a family label stays
+    whole ("aggregation,") and the lengths fold at their commas; a longer name (a URL)
+    still folds. The run, date and status columns never fold."""
+    cells = [(r.model, _family_cell(r), _lengths_cell(r)) for r in runs]
+    fixed = max(map(len, prefixes.values()), default=3) + 16 + max((len(_status(r)) for r in runs), default=6)
+    room = width - fixed - 2 * 5  # two spaces between the six columns
+    model, family, lengths = (max([len(header), *(len(c[i]) for c in cells)])
+                              for i, header in enumerate(("model", "family", "lengths")))
+    if model + family + lengths <= room:
+        return None, None, None
+    label = min(max([6, *(len(w) + 1 for c in cells for w in c[1].split())]), LABEL_WIDTH)
+    span = min(lengths, LENGTHS_WIDTH)
+    model = min(model, room - label - span)
+    if model < 10:  # too narrow for any layout of ours
+        return None, None, None
+    family = min(family, room - model - span)
+    return model, family, room - model - family
+
+
+def runs_table(runs: Sequence[RunRecord], width: int = 80) -> Table:
     prefixes = unique_prefixes([r.run_id for r in runs])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True, header_style="bold",
                   caption="a unique prefix of a run id is enough in every command", caption_justify="left")
     table.add_column("run", no_wrap=True, style="bold")
     table.add_column("created (UTC)", no_wrap=True)
-    table.add_column("model", overflow="fold")
-    table.add_column("family", overflow="fold")
-    table.add_column("lengths", overflow="fold")
+    model, family, lengths = _fold_widths(runs, prefixes, width)
+    table.add_column("model", overflow="fold", width=model)
+    table.add_column("family", overflow="fold", width=family)
+    table.add_column("lengths", overflow="fold", width=lengths)
     table.add_column("status", no_wrap=True)
     for r in runs:
-        lengths = ", ".join(fmt_tokens(x) for x in r.spec.get("lengths", []) if isinstance(x, int))
-        table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, _family_cell(r), lengths,
+        table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, _family_cell(r), _lengths_cell(r),
                       _status(r))
     return table
 

@@ -13,6 +13,7 @@ from typing import TypedDict
 
 from rich import box
 from rich.box import Box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -96,10 +97,14 @@ def render_profile_table(profile: Profile, console: Console) -> None:
 def fitting(console: Console, tables: list[Table]) -> Table:
     """The first table whose natural width fits the console, else the last (narrowest)."""
     unbounded = console.options.update(max_width=10_000)  # measure the natural width
-    for table in tables:
-        if Measurement.get(console, unbounded, table).maximum <= console.width:
-            return table
-    return tables[-1]
+    chosen = next((t for t in tables if Measurement.get(console, unbounded, t).maximum <= console.width), tables[-1])
+    # A title or caption line longer than the table widens it up to the console's width, rather
+    # than wrap at the table's edge mid-phrase ("[Wilson 95%" / "CI])") with the console wider.
+    texts = [chosen.title, chosen.caption]
+    lines = [line for t in texts if t is not None for line in (t.plain if isinstance(t, Text) else str(t)).splitlines()]
+    longest = max((cell_len(line) for line in lines), default=0)
+    chosen.min_width = min(console.width, max(longest, chosen.min_width or 0))
+    return chosen
 
 
 def _profile_table(profile: Profile, truecolor: bool, cell_intervals: bool, compact: bool = False) -> Table:

@@ -69,6 +69,17 @@ class RunRecord:
     batch: str | None = None
 
 
+def _refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse, untouched, a SQLite file of another program: tables but no ctxprobe migrations
+    table (a new store creates that table first, so a store mid-creation is never refused)."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    if tables and "_migrations" not in tables:
+        db.close()
+        raise CtxprobeError(f"{path} is no ctxprobe store (a SQLite file with other tables: "
+                            f"{', '.join(sorted(tables)[:5])}); it is left as is: pass --store with the file a "
+                            "sweep wrote, or a new path")
+
+
 def _meta(meta: RunMeta | Mapping[str, Any]) -> RunMeta:
     return meta if isinstance(meta, RunMeta) else RunMeta.from_json(meta)
 
@@ -79,10 +90,14 @@ class Store:
         if _READ_ONLY.get():
             self._open_read_only()
             return
+        if not self.path.parent.is_dir():
+            raise CtxprobeError(f"cannot create store {self.path}: its folder {self.path.parent} does not exist; "
+                                "create it, or pass --store with a path in an existing folder")
         try:
             if self.path.exists() and not self.path.is_file():
                 raise sqlite3.OperationalError("not a file")
             self.db = sqlite3.connect(self.path, timeout=30)
+            _refuse_foreign(self.db, self.path)  # before WAL mode or a migration touches the file
             self.db.execute("PRAGMA journal_mode=WAL")
             # WAL + NORMAL: a killed process loses nothing committed; only a power cut can
             # drop the last transactions. Per-response commits cost ~2x less than FULL.
@@ -91,7 +106,8 @@ class Store:
             migrate(self.db)
         except sqlite3.DatabaseError as err:
             raise CtxprobeError(
-                f"cannot open store {self.path}: {err}; pass --store with a writable SQLite file path"
+                f"cannot open store {self.path}: {err} (the file is left as is); pass --store with a ctxprobe "
+                "store, or a new path for a new one"
             ) from None
 
     def _open_read_only(self) -> None:
@@ -105,9 +121,9 @@ class Store:
         except sqlite3.DatabaseError as err:
             raise CtxprobeError(f"cannot read store {where}: {err}; pass --store with a readable ctxprobe "
                                 "SQLite file") from None
-        if missing and not self.db.execute("SELECT 1 FROM sqlite_master WHERE name='runs'").fetchone():
-            self.db.close()
-            raise CtxprobeError(f"{where} is no ctxprobe store (it has no runs table); pass --store with the "
+        if missing and not self.db.execute("SELECT 1 FROM sqlite_master WHERE name='_migrations'").fetchone():
+            self.db.close()  # another program's SQLite file (even one with a `runs` table): no upgrade makes it one
+            raise CtxprobeError(f"{where} is no ctxprobe store (it has no migrations table); pass --store with the "
                                 "SQLite file a sweep wrote")
         if missing:
             self.db.close()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.cases.families import check_families
 from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
 from ctxprobe.errors import CtxprobeError
@@ -132,6 +133,7 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
     for model in (spec.model, spec.judge):  # a mistyped model (sim:perfct) is refused before anything is planned
         if model:
             check_model_name(model)
+    check_families(spec)  # a mistyped family (naih) or parameter is refused as run refuses it
     table = load_prices(spec.prices)
     warnings: list[str] = []
     deprecated = check_model(spec.model, table)  # raises for a retired model
