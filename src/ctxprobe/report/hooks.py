@@ -59,6 +59,14 @@ class FamilyReportHooks:
         labels to its bar (``--threshold``, the run's own, a per-family one). Default: as is."""
         return extra
 
+    def write_pngs(self, extra: Mapping[str, Any], out_dir: Path, title: str) -> list[Path]:
+        """The family's own PNGs of one run into ``out_dir`` (what ``run`` and ``report``
+        write beside the run's heatmaps and curves), from the object :meth:`json_extra`
+        made, at the report's bars (:meth:`at_bars`); ``title``: the run's ("model · run …").
+        Drawing needs matplotlib (the ``plot`` extra): without it, the one-line
+        :class:`ctxprobe.errors.MissingExtraError`. Returns the paths written (default: none)."""
+        return []
+
     def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
         """Lines the terminal report prints for the family after the profiles, from the
         object :meth:`json_extra` made (empty: nothing)."""

@@ -3,7 +3,9 @@
 and the *instruction capacity*: the largest I up to which prompt-level strict accuracy
 clears the bar at every tested I (walked in ascending I, stopping at the first that
 fails; ``None`` when the smallest fails). Prompt-level strict points carry a Wilson 95%
-interval. Harness failures (no score) and noise-floor twins are left out. The bar is the
+interval; instruction-level strict points a 95% interval for instructions clustered in
+their prompts (:func:`ctxprobe.analysis.clustered.clustered_interval`: a prompt read badly
+fails several at once, so they are not independent trials). Harness failures (no score) and noise-floor twins are left out. The bar is the
 default one here; a report walks the points again at its own (:func:`at_bars`)."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxprobe.analysis.clustered import clustered_interval
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
 from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
@@ -28,6 +31,7 @@ class CountPoint:
     prompt_strict: float
     prompt_loose: float
     prompt_strict_ci: tuple[float, float]
+    inst_strict_ci: tuple[float, float] = (0.0, 1.0)
 
 
 def by_count(records: Iterable[CaseRecord]) -> dict[str, list[CountPoint]]:
@@ -48,7 +52,9 @@ def by_count(records: Iterable[CaseRecord]) -> dict[str, list[CountPoint]]:
             ps = sum(bool(d["prompt_strict"]) for d in details)
             points.append(CountPoint(count, len(details), sum(strict) / len(strict), sum(loose) / len(loose),
                                      ps / len(details), sum(bool(d["prompt_loose"]) for d in details) / len(details),
-                                     wilson_interval(ps, len(details))))
+                                     wilson_interval(ps, len(details)),
+                                     clustered_interval([sum(d["strict"]) for d in details],
+                                                        [len(d["strict"]) for d in details])[1:]))
         out[label] = points
     return out
 
@@ -72,5 +78,6 @@ def to_dict(points: list[CountPoint], threshold: float = DEFAULT_THRESHOLD) -> d
     return {"threshold": threshold, "instruction_capacity": capacity(points, threshold),
             "points": [{"instructions": p.count, "n": p.n, "inst_level_strict_acc": p.inst_strict,
                         "inst_level_loose_acc": p.inst_loose, "prompt_level_strict_acc": p.prompt_strict,
-                        "prompt_level_loose_acc": p.prompt_loose, "prompt_level_strict_95ci": list(p.prompt_strict_ci)}
+                        "prompt_level_loose_acc": p.prompt_loose, "prompt_level_strict_95ci": list(p.prompt_strict_ci),
+                        "inst_level_strict_95ci": list(p.inst_strict_ci)}
                        for p in points]}

@@ -1,15 +1,21 @@
 """What ``instructions`` adds to the reports: IFEval's accuracies per instruction count and
-the instruction capacity, in the JSON report under the family's label and as a section of
-the HTML page."""
+the instruction capacity, in the JSON report under the family's label, as a section of
+the HTML page, and drawn (:meth:`InstructionsHooks.plot_data`: instruction-level strict
+accuracy against instruction count with its 95% interval, beside the prompt-level strict
+accuracy the capacity is read from, the bar and the capacity marked) as
+``<label>-by-instruction-count.png``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.html.label_tables import LabelTableHooks
 from ctxprobe.report.html.parts import Table
+
+if TYPE_CHECKING:
+    from ctxprobe.report.plots.points import PointsPlot
 
 
 def headline(d: Mapping[str, Any]) -> str:
@@ -22,6 +28,7 @@ class InstructionsHooks(LabelTableHooks):
     title = "Instructions under load (IFEval)"
     note = "IFEval's accuracies by number of instructions in the system prompt."
     anchor = "instructions-load"
+    png_name = "by-instruction-count"
 
     def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.instructions.analysis import by_count, to_dict
@@ -51,6 +58,27 @@ class InstructionsHooks(LabelTableHooks):
                 for p in data["points"]]
         return Table(["instructions", "cases", "inst strict", "inst loose", "prompt strict", "95% CI",
                       "prompt loose"], rows, caption=f"{run} · {label}: {headline(data)}")
+
+    def plot_data(self, title: str, label: str, data: Mapping[str, Any]) -> PointsPlot:
+        from ctxprobe.report.plots.points import PointsPlot, Series
+
+        pts = data["points"]
+        xs = [float(p["instructions"]) for p in pts]
+        inst = Series("instruction-level strict (95% CI, clustered by prompt)", xs,
+                      [p["inst_level_strict_acc"] for p in pts], [p["inst_level_strict_95ci"][0] for p in pts],
+                      [p["inst_level_strict_95ci"][1] for p in pts])
+        prompt = Series("prompt-level strict, the capacity's measure (Wilson 95% CI)", xs,
+                        [p["prompt_level_strict_acc"] for p in pts], [p["prompt_level_strict_95ci"][0] for p in pts],
+                        [p["prompt_level_strict_95ci"][1] for p in pts], colour="tab:orange", marker="s")
+        cap = data["instruction_capacity"]
+        mark = f"instruction capacity {cap}" if cap is not None else "instruction capacity: below the smallest count"
+        return PointsPlot(f"{title} · {label}: {headline(data)}", "instructions in the system prompt",
+                          "accuracy (IFEval, strict)", [inst, prompt], bar=float(data["threshold"]),
+                          mark_x=None if cap is None else float(cap), mark_label=mark,
+                          xticks=[(x, f"{x:g}") for x in xs])
+
+    def caption(self, run: str, label: str, data: Mapping[str, Any]) -> str:
+        return f"{run} · {label}: IFEval strict accuracy against instruction count, {headline(data)}"
 
 
 HOOKS = InstructionsHooks()

@@ -1,6 +1,8 @@
 """The *output* effective length from a run of ``longout``: per answer length (the asked
 ``answer_tokens`` level; each point also gives the reference answers' mean real length),
-the mean F1 of the scored cases and how many replies the output limit cut
+the mean F1 of the scored cases with its 95% interval (Wilson's over the scored cases, the
+summed F1 as successes: ctxprobe's rule for partial credit, on the wide side; None with no
+scored case) and how many replies the output limit cut
 (``output_truncated``, not scored). The output effective length is the longest answer
 level before the first, in ascending order, whose mean F1 misses the bar or that has no
 scored case (every reply cut: the limit, not the model, is what was measured there);
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, walk_levels
+from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES, Outcome
 from ctxprobe.core.records import CaseRecord
 
@@ -27,6 +30,7 @@ class AnswerPoint:
     cut: int  # replies cut at the output limit
     f1: float | None
     order: float | None
+    ci: tuple[float, float] | None = None  # 95% of the F1, Wilson over the scored cases
 
 
 def by_level(records: Iterable[CaseRecord]) -> dict[str, list[AnswerPoint]]:
@@ -47,7 +51,8 @@ def by_level(records: Iterable[CaseRecord]) -> dict[str, list[AnswerPoint]]:
             order = (sum(float((r.detail or {}).get("order", 0.0)) for r in scored) / len(scored)
                      if scored else None)
             tokens = sum(float(r.meta["answer_tokens"]) for r in recs) / len(recs)
-            points.append(AnswerPoint(level, tokens, len(scored), cut, f1, order))
+            ci = wilson_interval(sum(float(r.score or 0.0) for r in scored), len(scored)) if scored else None
+            points.append(AnswerPoint(level, tokens, len(scored), cut, f1, order, ci))
         out[label] = points
     return out
 
@@ -69,4 +74,5 @@ def at_bars(extra: Mapping[str, Any], bars: Mapping[str, float]) -> dict[str, An
 def to_dict(points: list[AnswerPoint], threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     return {"threshold": threshold, "output_effective_length": output_effective_length(points, threshold),
             "points": [{"answer_level": p.level, "answer_tokens": round(p.answer_tokens, 1), "n": p.n,
-                        "output_truncated": p.cut, "f1": p.f1, "order": p.order} for p in points]}
+                        "output_truncated": p.cut, "f1": p.f1,
+                        "f1_95ci": list(p.ci) if p.ci is not None else None, "order": p.order} for p in points]}

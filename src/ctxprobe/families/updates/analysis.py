@@ -1,9 +1,10 @@
 """PI-LLM's curve from a run of ``updates``: accuracy against ln U (updates per key).
 
 For each family label, the cases are grouped by U; each point is the mean case score (the
-share of keys answered with their final value) with the per-key outcome counts (``stale``:
-an overwritten value). The fit is ordinary least squares of the case score on ln U; its
-95% interval is a percentile bootstrap that resamples cases within each (length, K, U)
+share of keys answered with their final value) with its 95% interval (Wilson's over the
+cases, the summed scores as successes: ctxprobe's rule for partial credit, on the wide
+side) and the per-key outcome counts (``stale``: an overwritten value). The fit is
+ordinary least squares of the case score on ln U; its 95% interval is a percentile bootstrap that resamples cases within each (length, K, U)
 stratum (the design fixes how many cases each holds; K pooled in the fit, each K's share
 kept), 2000 resamples from a fixed seed, so
 the same records always give the same interval. Harness failures (no score) are left out.
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ctxprobe.analysis.stats import wilson_interval
 from ctxprobe.core.outcome import HARNESS_OUTCOMES
 from ctxprobe.core.records import CaseRecord
 
@@ -30,6 +32,7 @@ class Point:
     n: int
     accuracy: float
     key_outcomes: dict[str, int]
+    ci: tuple[float, float] = (0.0, 1.0)  # 95%, Wilson over the cases
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,8 @@ class Fit:
 
     def to_dict(self) -> dict[str, Any]:
         return {"slope_per_ln_updates": self.slope, "slope_95ci": [self.low, self.high], "intercept": self.intercept,
-                "points": [{"updates": p.updates, "n": p.n, "accuracy": p.accuracy, "key_outcomes": p.key_outcomes}
+                "points": [{"updates": p.updates, "n": p.n, "accuracy": p.accuracy,
+                            "accuracy_95ci": list(p.ci), "key_outcomes": p.key_outcomes}
                            for p in self.points]}
 
 
@@ -108,7 +112,9 @@ def _fit(rows: list[CaseRecord]) -> Fit:
         for rec in group:
             for item in (rec.detail or {}).get("keys", []):
                 counts[str(item["outcome"])] += 1
-        points.append(Point(u, len(group), sum(float(r.score or 0.0) for r in group) / len(group), dict(sorted(counts.items()))))
+        total = sum(float(r.score or 0.0) for r in group)
+        points.append(Point(u, len(group), total / len(group), dict(sorted(counts.items())),
+                            wilson_interval(total, len(group))))
     pairs = [xy for g in strata.values() for xy in g]
     fit = ols_slope([x for x, _ in pairs], [y for _, y in pairs])
     ci = bootstrap_slope(strata) if fit is not None else None

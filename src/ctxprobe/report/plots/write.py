@@ -1,5 +1,6 @@
 """The PNG plots of a loaded run: a heatmap and a curve per family, all families on one
-chart (matplotlib: the ``plot`` extra)."""
+chart, and the curves a family's report hooks draw of their own (``write_pngs``);
+matplotlib: the ``plot`` extra."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.format import length_unit
+from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.runreport import Report
 
 
@@ -30,4 +32,6 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
         trained = report.run.meta.served_trained_context if length_unit(report.run.spec, prof.family) == "tokens" else None
         paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title, trained))
         paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title, trained))
+    for name, extra in report.family_extras.items():  # a family's own curves (its report hooks')
+        paths += family_hooks(name).write_pngs(extra, out, title)
     return paths
