@@ -130,7 +130,7 @@ def test_prices_marks_which_batch_prices_are_estimates(capsys: pytest.CaptureFix
     (opus,) = [x for x in text if x.startswith("anthropic:claude-opus-4-1 ")]
     (gpt41,) = [x for x in text if x.startswith("openai:gpt-4.1 ")]
     assert " 0.5* " in opus and " 0.5x " in gpt41
-    assert any("ctxprobe's estimate" in x for x in text)
+    assert any("ctxprobe's estimate" in x for x in text) and all(len(x) <= 80 for x in text)
 
 
 @pytest.mark.parametrize("model", ["openai:gpt-5.3", "openai:gpt-4.1", "anthropic:claude-opus-4-1",

@@ -34,7 +34,9 @@ class Price:
     cache_write: float | None = None  # USD per 1M prompt tokens written to it (5-minute TTL)
     cache_write_1h: float | None = None  # the same with Anthropic's 1-hour TTL
     cache_storage: float | None = None  # USD per 1M cached tokens per hour (Gemini explicit caches)
-    batch: float | None = None  # the batch API's factor on every price (0.5: half)
+    #: a price file's batch factor on every price (0.5: half); from genai-prices, its batch
+    #: input price over the input price, for display. Read through :func:`batch_price` only.
+    batch: float | None = None
     above: int = 0  # this tier bills prompts of more than this many tokens (0: the base tier)
     #: the batch API's own prices for this tier (genai-prices' batch variant), used in place
     #: of the factor: a provider may leave some price (cached input) at its standard rate
