@@ -78,7 +78,7 @@ def table() -> list[str]:
             totals = plan_cached(spec, rules, build, periods_of(builder.families), tokenizer.count,
                                  summarize(spec).max_output_tokens)
             info = model_info(model)
-            costs = [totals.cost(info or price, mode, rules) for mode in PRICING_MODES]
+            costs = [totals.cost(info or price, mode, rules, model) for mode in PRICING_MODES]
             requests = len(spec.lengths) * len(spec.depths) * spec.reps * len(spec.families)
             shown = " | ".join(f"${c:,.2f}" if c is not None else "—" for c in costs)
             rows.append(f"| {name} | `{model}` | {requests:,} | {totals.prompt:,} | {shown} | "

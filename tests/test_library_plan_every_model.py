@@ -99,7 +99,10 @@ def test_every_served_library_model_is_planned_at_calc_prices(provider: str, bui
         if "batch_tier" in found.tiers[0]:
             want = sum(_oracle(library, found.name, n, batch=True) for n in asked)
             assert plan["batch"] == pytest.approx(want, rel=0.01), (model, plan["batch"], want)
+            assert plan["batch_basis"] == "library"
             batched += 1
+        else:  # no batch variant in the library: the provider's discount, labelled as ctxprobe's estimate
+            assert plan["batch_basis"] == "estimate" and plan["batch"] == pytest.approx(plan["on_demand"] / 2), model
         starts = [t["above"] for t in found.tiers if 0 < t["above"] < K300]
         if not beyond and starts:
             tiered += 1  # some request is billed at a long-context tier

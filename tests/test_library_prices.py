@@ -16,7 +16,7 @@ from genai_prices import Usage, calc_price
 
 from ctxprobe.cli import main
 from ctxprobe.spec.names import as_ref
-from ctxprobe.core.catalog import check_model, model_info
+from ctxprobe.core.catalog import batch_price, check_model, model_info
 from ctxprobe.core.library_prices import BATCH, library_models, library_version, snapshot
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.prices import price_for
@@ -87,8 +87,12 @@ def test_plan_json_prices_100k_and_300k_as_calc_price_does(model: str, capsys: p
     assert prices["on_demand"] == pytest.approx(sum(_oracle(model, n, 16) for n in asked), rel=0.01)
     if _has_batch(model):
         want_batch = sum(s["requests"] * _oracle(model, s["prompt_tokens"], 16, batch=True) for s in sizes)
-        assert prices["batch"] == pytest.approx(want_batch, rel=0.01)
-        assert prices["batch"] < prices["on_demand"]
+        assert prices["batch_basis"] == "library"
+    else:  # the provider's batch discount, as ctxprobe's estimate (tests/models/test_batch_price_rule.py)
+        want_batch = sum(s["requests"] * _oracle(model, s["prompt_tokens"], 16) for s in sizes) / 2
+        assert prices["batch_basis"] == "estimate"
+    assert prices["batch"] == pytest.approx(want_batch, rel=0.01)
+    assert prices["batch"] < prices["on_demand"]
     assert prices["library"] == library_version() and prices["library_model"] == info.library_id
     assert prices["source"].startswith(library_version())
     source = f"{library_version()} ({info.library_id})" if info.window is not None else None
@@ -124,10 +128,15 @@ def test_every_model_the_library_prices_is_priced_as_calc_price_does(provider: s
             if price.cached_input is not None:
                 got = price.cost(prompt, 16, cached=prompt // 2)
                 assert got == pytest.approx(_oracle(model, prompt, 16, cached=prompt // 2), rel=1e-9), model
-            batch = price.as_batch()
-            if price.batch_tier is not None and batch is not None:
+            batch = batch_price(price, provider)  # the one rule plan, billing and prices use
+            assert batch.price is not None, model  # the library's, else the provider's discount
+            if price.batch_tier is not None:
+                assert batch.basis == "library"
                 want = _oracle(model, prompt, 16, batch=True)
-                assert batch.cost(prompt, 16) == pytest.approx(want, rel=1e-9), (model, prompt)
+            else:  # ctxprobe's estimate: half of what the library bills on demand
+                assert batch.basis == "estimate" and batch.factor == 0.5
+                want = _oracle(model, prompt, 16) / 2
+            assert batch.price.cost(prompt, 16) == pytest.approx(want, rel=1e-9), (model, prompt)
             checked += 1
     assert checked > 3 * len(models)
     assert not offline

@@ -18,9 +18,8 @@ from ctxprobe.models.base import PermanentError, TransientError
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.models.batch_base import BatchLimits
 from ctxprobe.plan.grid import planned_cases
-from ctxprobe.plan.prices import Price
 from ctxprobe.runner import Attempted, RunnerConfig
-from ctxprobe.runner.batch import batch_price, execute_batch, request_for
+from ctxprobe.runner.batch import execute_batch, request_for
 from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTING, BatchEntry
 from ctxprobe.runner.batch_journal import MemoryJournal
 from ctxprobe.runner.client import CallPolicy, ModelClient
@@ -173,10 +172,6 @@ def test_control_retries_transient_failures_on_the_fake_clock() -> None:
 
     with pytest.raises(PermanentError, match="gave up after 3 attempts: HTTP 500"):
         asyncio.run(client.control(never))
-
-
-def test_batch_price_is_half() -> None:
-    assert batch_price(Price(3.0, 15.0)) == Price(1.5, 7.5) and batch_price(None) is None
 
 
 def test_no_batch_api_is_one_line(tmp_path: Path) -> None:

@@ -34,7 +34,9 @@ class Price:
     cache_write: float | None = None  # USD per 1M prompt tokens written to it (5-minute TTL)
     cache_write_1h: float | None = None  # the same with Anthropic's 1-hour TTL
     cache_storage: float | None = None  # USD per 1M cached tokens per hour (Gemini explicit caches)
-    batch: float | None = None  # the batch API's factor on every price (0.5: half)
+    #: a price file's batch factor on every price (0.5: half); from genai-prices, its batch
+    #: input price over the input price, for display. Read through :func:`batch_price` only.
+    batch: float | None = None
     above: int = 0  # this tier bills prompts of more than this many tokens (0: the base tier)
     #: the batch API's own prices for this tier (genai-prices' batch variant), used in place
     #: of the factor: a provider may leave some price (cached input) at its standard rate
@@ -50,20 +52,77 @@ class Price:
         write_price = self.input if self.cache_write is None else self.cache_write
         return (plain * self.input + cached * read_price + written * write_price + output_tokens * self.output) / 1e6
 
-    def as_batch(self) -> Price | None:
-        """Every price at the batch factor; None when the provider has no batch API."""
-        if self.batch_tier is not None:
-            return self.batch_tier
-        if self.batch is None:
-            return None
-        f = self.batch
+    def times(self, factor: float) -> Price:
+        """Every price of this tier multiplied by ``factor`` (a batch API's share of on-demand);
+        how a batch price is found is :func:`batch_price`'s to say."""
 
         def scaled(v: float | None) -> float | None:
-            return None if v is None else v * f
+            return None if v is None else v * factor
 
-        return replace(self, input=self.input * f, output=self.output * f, cached_input=scaled(self.cached_input),
-                       cache_write=scaled(self.cache_write), cache_write_1h=scaled(self.cache_write_1h),
-                       cache_storage=scaled(self.cache_storage))
+        return replace(self, input=self.input * factor, output=self.output * factor,
+                       cached_input=scaled(self.cached_input), cache_write=scaled(self.cache_write),
+                       cache_write_1h=scaled(self.cache_write_1h), cache_storage=scaled(self.cache_storage),
+                       batch=None, batch_tier=None)
+
+
+@dataclass(frozen=True)
+class BatchDiscount:
+    """What a provider's batch API bills, as a share of its on-demand prices, and the page
+    that says so: ctxprobe's own estimate of a model's batch price, used only where neither
+    genai-prices (its ``processing: batch`` variant) nor a price file gives one."""
+
+    factor: float
+    source: str  # the provider's page, and when it was read
+
+
+#: Whose a batch price is: genai-prices' own batch variant, a price file's (or a plugin
+#: profile's) ``batch`` factor, ctxprobe's estimate from the provider's batch discount, or
+#: none known (the provider has no batch API ctxprobe sends to).
+BatchBasis = Literal["library", "price file", "estimate", "unknown"]
+
+
+@dataclass(frozen=True)
+class BatchPrice:
+    """One price tier as billed for requests sent through the provider's batch API."""
+
+    price: Price | None  # None: no batch price known
+    basis: BatchBasis
+    factor: float | None = None  # the share of on-demand (the library's: on the input price)
+    source: str = ""  # an estimate's page
+
+    def label(self) -> str:
+        """Whose price it is, in a few words: what ``plan`` and ``prices`` print beside it."""
+        if self.basis == "library":
+            return "genai-prices' batch price"
+        if self.basis == "price file":
+            return f"the price file's batch factor {self.factor:g}x"
+        if self.basis == "estimate":
+            return f"ctxprobe's estimate: {self.factor:.0%} of on demand"
+        return "no batch API known"
+
+    def described(self) -> str:
+        """:meth:`label` with an estimate's reason and page (``plan --json``'s ``batch_source``)."""
+        if self.basis == "estimate":
+            return f"{self.label()}; genai-prices has no batch price for this model; {self.source}"
+        return self.label()
+
+
+def batch_price(price: Price, provider: str) -> BatchPrice:
+    """The one rule for what a request sent in a batch costs, for ``plan``, ``plan --json``,
+    ``run --batch --max-cost``, the billed cost, ``prices`` and ``decide`` alike: the
+    tier's batch prices from genai-prices where it has them; else a price file's ``batch``
+    factor; else, where ``provider`` has a batch API and declares its discount
+    (:attr:`ProviderInfo.batch_discount`), every price at that share, labelled as
+    ctxprobe's estimate; else unknown."""
+    if price.batch_tier is not None:
+        return BatchPrice(price.batch_tier, "library", price.batch)
+    if price.batch is not None:
+        return BatchPrice(price.times(price.batch), "price file", price.batch)
+    info = provider_info(provider) if provider else EMPTY
+    if info.batch is not None and info.batch_discount is not None:
+        d = info.batch_discount
+        return BatchPrice(price.times(d.factor), "estimate", d.factor, d.source)
+    return BatchPrice(None, "unknown")
 
 
 @dataclass(frozen=True)
@@ -130,6 +189,9 @@ class ProviderInfo:
     tokenizer_by_prefix: tuple[tuple[str, str], ...] = ()
     remote_counter: str | None = None
     batch: str | Callable[..., Any] | None = None
+    #: what that batch API bills as a share of on-demand prices, with its page: the batch
+    #: price of a model neither genai-prices nor a price file prices in batch (:func:`batch_price`)
+    batch_discount: BatchDiscount | None = None
     caching: tuple[tuple[str, CacheRules], ...] = ()
     explicit_caching: bool = False  # caches can be asked for explicitly (--cache-prompt explicit)
     reasoning: str = ""  # the reasoning controls, as a model option: ``?thinking=N``

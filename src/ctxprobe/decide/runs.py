@@ -14,6 +14,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.grid import profile
 from ctxprobe.analysis.natural import FamilyAgreement, natural_vs_synthetic, spec_family_names
 from ctxprobe.analysis.reasoning import base_family, has_budgets, split_by_budget
+from ctxprobe.core.catalog import batch_price
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.decide.content import Content, RunTotals, read_content
@@ -108,15 +109,20 @@ class RunFacts:
 
     def cost(self) -> tuple[float | None, str]:
         """(USD, how it is known): billed by the provider where it reported costs, else the
-        run's tokens at the price table's list price, else unknown."""
+        run's tokens at the price table's list price (a run sent as provider batches at the
+        batch price, by the rule plan and billing use), else unknown."""
         t = self.totals
         if not t.responses:
             return None, "not read"
         if t.billed_responses and t.billed_usd > 0:
             return t.billed_usd, "billed"
-        if self.price is None:
+        price, how = self.price, "list price"
+        if price is not None and (self.run.meta.transport or {}).get("batch"):
+            batch = batch_price(price, self.model.provider)
+            price, how = batch.price, f"list batch price, {batch.label()}"
+        if price is None:
             return None, "unpriced"
-        return (t.prompt_tokens * self.price.input + t.output_tokens * self.price.output) / 1e6, "list price"
+        return (t.prompt_tokens * price.input + t.output_tokens * price.output) / 1e6, how
 
 
 def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, threshold: float | None,

@@ -33,13 +33,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from ctxprobe.core.catalog import NO_CACHE, CacheRules, Mechanism, Price, provider_info
+from ctxprobe.core.catalog import NO_CACHE, CacheRules, Mechanism, Price, batch_price, provider_info
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.names import as_ref
 
 Pricing = Literal["on-demand", "cached", "batch"]
 PRICING_MODES: tuple[Pricing, ...] = ("on-demand", "cached", "batch")
-__all__ = ["NO_CACHE", "PRICING_MODES", "CacheRules", "Mechanism", "Pricing", "cache_rules", "response_cost",
-           "worst_cost"]
+__all__ = ["NO_CACHE", "PRICING_MODES", "CacheRules", "Mechanism", "Pricing", "billed_price", "cache_rules",
+           "response_cost", "worst_cost"]
 
 
 def cache_rules(model: str, *, explicit: bool = False) -> CacheRules:
@@ -161,8 +162,9 @@ class CachedTotals:
     def read_share(self) -> float:
         return self.read / self.prompt if self.prompt else 0.0
 
-    def cost(self, price: Price | Tiered, mode: Pricing, rules: CacheRules, model: str = "") -> float | None:
-        """USD for the grid in ``mode``; None when the provider has no batch API. With
+    def cost(self, price: Price | Tiered, mode: Pricing, rules: CacheRules, model: str) -> float | None:
+        """USD for the grid in ``mode``; None when no batch price is known
+        (:func:`ctxprobe.core.catalog.batch_price`, for ``model``'s provider). With
         tiers (a :class:`ctxprobe.core.catalog.ModelInfo`), each request is billed at the
         tier of its own prompt length; the grid's output tokens are shared out evenly
         over its requests."""
@@ -190,11 +192,11 @@ class Tiered(Protocol):
 
 
 def _part_cost(part: _Part, output: float, price: Price, mode: Pricing, rules: CacheRules, model: str) -> float | None:
-    price = hour_ttl(price, model)
     out = round(output)
     if mode == "batch":
-        batch = price.as_batch()
+        batch = billed_price(price, model, batch=True)
         return None if batch is None else batch.cost(part.prompt, out)
+    price = hour_ttl(price, model)
     if mode == "on-demand":
         return price.cost(part.prompt, out)
     cost = price.cost(part.prompt, out, cached=part.read, written=0)
@@ -219,14 +221,25 @@ def hour_ttl(price: Price, model: str) -> Price:
     return price
 
 
+def billed_price(price: Price, model: str, *, batch: bool = False) -> Price | None:
+    """The price a request to ``model`` is billed at: ``price`` (one tier), or for a request
+    sent in a batch its batch price by the one rule (:func:`ctxprobe.core.catalog.batch_price`;
+    None: none known); writes at the 1-hour price where the model asks for that TTL."""
+    billed = batch_price(price, as_ref(model).provider).price if batch else price
+    return None if billed is None else hour_ttl(billed, model)
+
+
 def response_cost(price: Price, model: str, prompt: int, output: int, *, cached: int = 0, written: int = 0,
                   batch: bool = False) -> float:
     """USD for one response from the tokens its provider reported: ``cached`` prompt tokens
     read from the cache, ``written`` written to it. Anthropic's written tokens are part of
     the prompt (billed at the write price instead of the input price); a Gemini explicit
     cache's are a creation billed on top (input price, plus storage for the TTL), the
-    request then reading them."""
-    p = hour_ttl((price.as_batch() or price) if batch else price, model)
+    request then reading them. ``batch``: at the batch price (an error where none is known:
+    :class:`ctxprobe.runner.budget.Ledger` asks :func:`billed_price` first)."""
+    p = billed_price(price, model, batch=batch)
+    if p is None:
+        raise CtxprobeError(f"no batch price is known for {model}")
     if written and _explicit_provider(model):
         storage = (p.cache_storage or 0.0) * cache_rules(model, explicit=True).ttl_s / 3600
         write_price = p.cache_write if p.cache_write is not None else p.input

@@ -13,8 +13,10 @@ import textwrap
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ctxprobe.core.catalog import STALE_DAYS, ModelInfo, age_days, from_library, known_model, provider_info
+from ctxprobe.core.catalog import (STALE_DAYS, ModelInfo, age_days, batch_price, from_library, known_model,
+                                   provider_info)
 from ctxprobe.plan.prices import Price, PriceTable
+from ctxprobe.spec.names import as_ref
 
 __all__ = ["PriceRow", "price_lines", "price_problems", "price_rows"]
 
@@ -26,7 +28,7 @@ class PriceRow:
     input: float
     output: float
     cached: float | None
-    batch: float | None
+    batch: float | None  # the batch price's share of on-demand (on the input price)
     window: int | None
     long_window: int | None
     as_of: str
@@ -35,6 +37,10 @@ class PriceRow:
     library: str = ""  # "genai-prices X.Y.Z": as_of is the date the price took effect ("" undated)
     batch_input: float | None = None  # the batch API's prices (None: no batch API known)
     batch_output: float | None = None
+    #: whose the batch price is: library (genai-prices'), price file, estimate (ctxprobe's,
+    #: from the provider's batch page: batch_source), unknown
+    batch_basis: str = "unknown"
+    batch_source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,12 +52,14 @@ def _status(info: ModelInfo) -> str:
 
 def _rows(model: str, info: ModelInfo) -> list[PriceRow]:
     rows = []
+    provider = as_ref(model).provider
     for tier in info.prices:
-        batch = tier.as_batch()
+        batch = batch_price(tier, provider)  # the one rule plan and billing use
         rows.append(PriceRow(model, "base" if not tier.above else f"> {tier.above:,}", tier.input, tier.output,
-                             tier.cached_input, tier.batch, info.window, info.long_window, info.as_of,
+                             tier.cached_input, batch.factor, info.window, info.long_window, info.as_of,
                              info.source, _status(info), info.library,
-                             batch.input if batch else None, batch.output if batch else None))
+                             batch.price.input if batch.price else None, batch.price.output if batch.price else None,
+                             batch.basis, batch.described() if batch.basis == "estimate" else ""))
     return rows
 
 
@@ -134,7 +142,7 @@ def price_lines(rows: list[PriceRow]) -> list[str]:
         first = i == 0 or rows[i - 1].model != row.model
         name = (row.model if len(row.model) <= 36 else row.model[:35] + "…") if first else ""
         out.append(f"{name:<36} {row.tier:>9} {_num(row.input):>5} {_num(row.output):>5} {_num(row.cached):>6} "
-                   f"{(_num(row.batch) + 'x') if row.batch else '—':>5} {_window(row) if first else '':>7}")
+                   f"{_batch(row):>5} {_window(row) if first else '':>7}")
         last = i == len(rows) - 1 or rows[i + 1].model != row.model
         if last:
             when = (f"in effect since {row.as_of}" if row.as_of else "undated") if row.library \
@@ -142,5 +150,15 @@ def price_lines(rows: list[PriceRow]) -> list[str]:
             note = f"{when}: {row.source}" + (f" [{row.status}]" if row.status else "")
             out += textwrap.wrap(note, 80, initial_indent="  ", subsequent_indent="    ")
     out.append("USD per 1M tokens; tier: prompts over that many tokens; batch: the batch API's")
-    out.append("factor on the input price (its own prices: --json)")
+    out.append("factor on the input price (its own prices: --json); 0.5* : ctxprobe's estimate,")
+    out.append("genai-prices having no batch price for the model: the provider's batch discount")
+    sources = sorted({r.batch_source.rsplit("; ", 1)[-1] for r in rows if r.batch_basis == "estimate"})
+    out += textwrap.wrap(f"(estimates from {', '.join(sources)})", 80, subsequent_indent="  ") if sources else []
     return out
+
+
+def _batch(row: PriceRow) -> str:
+    """The batch column: the factor, marked * where it is ctxprobe's estimate."""
+    if row.batch is None:
+        return "—"
+    return _num(row.batch) + ("*" if row.batch_basis == "estimate" else "x")

@@ -21,7 +21,11 @@ Four prices besides input and output, each ``None`` where the provider has no su
   cache, ``cache_write_1h`` 2× for the hour; Gemini's explicit caches bill creation at
   the input price);
 - ``cache_storage``: a cached token kept for an hour (Gemini's explicit caches);
-- ``batch``: the factor a provider's batch API bills at (0.5: half price).
+- ``batch``: the factor a provider's batch API bills at (0.5: half price; a tier without
+  one takes its entry's). Where neither a price file nor genai-prices gives a batch price,
+  ctxprobe estimates it from the provider's batch discount (its page cited on the provider's
+  profile) and says so: :func:`ctxprobe.core.catalog.batch_price`, the one rule for
+  ``plan``, ``run --batch``'s billing and cap, ``prices`` and ``decide``.
 """
 
 from __future__ import annotations
@@ -59,7 +63,9 @@ def _entry(model: str, entry: dict[str, Any], path: Path) -> ModelInfo:
     if "input" not in entry and "output" not in entry and window:  # the window alone: prices stay the library's
         return ModelInfo(name, window=int(window), as_of=str(entry.get("as_of", "")),
                          window_source=str(entry.get("source", f"price file {path}")))
-    tiers = [_price(entry)] + [_price(t, int(t["above"])) for t in entry.get("tiers") or ()]
+    # a tier without its own batch factor takes the entry's: one batch rule for every tier
+    inherited = {"batch": entry["batch"]} if entry.get("batch") is not None else {}
+    tiers = [_price(entry)] + [_price({**inherited, **t}, int(t["above"])) for t in entry.get("tiers") or ()]
     return ModelInfo(name, tuple(sorted(tiers, key=lambda p: p.above)), window=int(window) if window else None,
                      as_of=str(entry.get("as_of", "")), source=str(entry.get("source", f"price file {path}")))
 

@@ -95,11 +95,14 @@ def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str |
     def usd(x: object) -> str:
         return f"${x:,.4f}" if isinstance(x, (int, float)) else "unknown"
 
-    others = ", ".join(f"{m.replace('-', ' ')} {usd(costs.get(m))}" for m in ("on-demand", "cached", "batch")
-                       if m != mode)
+    def shown(m: str) -> str:  # a batch price genai-prices lacks is ctxprobe's estimate: said so
+        estimate = m == "batch" and planned.get("batch_basis") == "estimate" and costs.get(m) is not None
+        return usd(costs.get(m)) + (" (ctxprobe's estimate)" if estimate else "")
+
+    others = ", ".join(f"{m.replace('-', ' ')} {shown(m)}" for m in ("on-demand", "cached", "batch") if m != mode)
     return (f"cost: billed {usd(billing.usd)} for {billing.responses} responses ({billing.prompt:,} prompt tokens: "
             f"{billing.read:,} read from the prompt cache, {billing.written:,} written to it); planned "
-            f"{usd(costs.get(mode))} for the whole grid at the {mode.replace('-', ' ')} price ({others}; list prices "
+            f"{shown(mode)} for the whole grid at the {mode.replace('-', ' ')} price ({others}; list prices "
             f"of {planned.get('as_of', '?')})")
 
 

@@ -35,29 +35,13 @@ from ctxprobe.core.case import Case
 from ctxprobe.models.base import GenerateResult, PermanentError, Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.models.batch_base import BatchAPI, ItemResult
-from ctxprobe.plan.prices import Price
 from ctxprobe.redaction import scrub
 from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTED, SUBMITTING, BatchEntry, BatchJournal
 from ctxprobe.runner.client import ModelClient, as_client
 from ctxprobe.runner.execute import Attempted, RunnerConfig, Sink, request_for
 
-#: What the batch APIs of OpenAI, Anthropic and Google bill, as a share of on-demand prices,
-#: used only where neither genai-prices (its ``processing: batch`` variant) nor a price file
-#: gives a batch price: "50% of standard API prices" (docs.anthropic.com/en/docs/build-with-claude/
-#: batch-processing), "a 50% discount" (platform.openai.com/docs/guides/batch), "50% of the
-#: standard cost" (ai.google.dev/gemini-api/docs/batch-mode); written 2025-11-15, checked 2026-12-04
-#: against genai-prices 0.2.3: its batch variants halve input and output in 95 of their 97 price tiers.
-BATCH_DISCOUNT = 0.5
 #: Seconds between two polls of a waiting batch, by default.
 POLL_S = 30.0
-
-
-def batch_price(price: Price | None) -> Price | None:
-    """On-demand ``price`` as billed for batch requests (None stays None): the price's own
-    batch factor where the table has one, else :data:`BATCH_DISCOUNT`."""
-    if price is None:
-        return None
-    return price.as_batch() or Price(price.input * BATCH_DISCOUNT, price.output * BATCH_DISCOUNT)
 
 
 async def execute_batch(cases: Iterator[Case], provider: Provider | ModelClient, sink: Sink, cfg: RunnerConfig,

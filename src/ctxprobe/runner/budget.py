@@ -4,17 +4,16 @@ Before a case is sent its worst case (its prompt tokens + max output tokens, eac
 token at its dearest price: a cache write costs more than a plain token) is reserved;
 when the response arrives the reservation is replaced by the cost of the tokens the server
 reported — prompt tokens read from the prompt cache and written to it each at their own
-price (:func:`ctxprobe.plan.caching.response_cost`). A case is admitted only if everything
+price (:func:`ctxprobe.plan.caching.response_cost`); a run sent as provider batches at the
+batch price the plan showed (:func:`ctxprobe.core.catalog.batch_price`, the one rule). A case is admitted only if everything
 spent and reserved plus its worst case stays within the cap, so the cap is never crossed,
 even with requests in flight.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.plan.caching import Tiered, response_cost, worst_cost
+from ctxprobe.plan.caching import Tiered, billed_price, response_cost, worst_cost
 from ctxprobe.plan.prices import Price
 from ctxprobe.core.case import Case
 
@@ -27,6 +26,9 @@ class Ledger:
                 f"no price is known for {model}, so --max-cost cannot be enforced; add it to a price file "
                 "(--prices FILE, see `ctxprobe plan --help`) or drop --max-cost"
             )
+        if batch and max_cost is not None and price is not None and billed_price(price, model, batch=True) is None:
+            raise CtxprobeError(f"no batch price is known for {model}, so --max-cost cannot be enforced on a batch "
+                                "run; give its batch factor in a price file (batch: 0.5) or drop --max-cost")
         self.model = model
         self.price = price
         self.max_cost = max_cost
@@ -39,12 +41,12 @@ class Ledger:
         self.refused = 0
 
     def price_at(self, prompt_tokens: int) -> Price | None:
-        """The price billing a request of ``prompt_tokens`` prompt tokens."""
+        """The price tier billing a request of ``prompt_tokens`` prompt tokens (None: unpriced,
+        or a batch run's model with no batch price known)."""
         tier = self.tiers.price_at(prompt_tokens) if self.tiers is not None else None
-        if tier is None:
-            return self.price
-        if tier.batch is None and self.price is not None and self.price.batch is not None:
-            tier = replace(tier, batch=self.price.batch)  # the batch factor the session settled on
+        tier = tier or self.price
+        if tier is None or (self.batch and billed_price(tier, self.model, batch=True) is None):
+            return None
         return tier
 
     def _worst(self, case: Case) -> float:

@@ -15,9 +15,10 @@ from ctxprobe.core.case import Case
 from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
-from ctxprobe.core.catalog import ModelInfo, model_info
+from ctxprobe.core.catalog import BatchPrice, ModelInfo, batch_price, model_info
 from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
 from ctxprobe.spec import Spec
+from ctxprobe.spec.names import as_ref
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.base import Tokenizer
@@ -36,6 +37,8 @@ class PricePlan:
     costs: dict[str, float | None] = field(default_factory=dict)
     info: ModelInfo | None = None  # the model's catalog entry: price tiers, when they were read
     as_of: str = ""  # when the price was read ("" unknown: a price file's own)
+    #: whose the batch price is (genai-prices', a price file's factor, ctxprobe's estimate)
+    batch: BatchPrice | None = None
 
     def _tiers(self) -> str:
         tiers = self.info.prices[1:] if self.info is not None else ()
@@ -50,13 +53,16 @@ class PricePlan:
         for mode in PRICING_MODES:
             cost = self.costs.get(mode)
             mark = " <- --max-cost" if mode == self.mode and self.max_cost is not None else ""
+            whose = f" ({self.batch.label()})" if mode == "batch" and self.batch is not None else ""
             if cost is None:
-                out.append(f"  {_LABELS[mode]:<10} no batch API known{mark}")
+                out.append(f"  {_LABELS[mode]:<10} {self.batch.label() if self.batch else 'unknown'}{mark}")
                 continue
-            out.append(f"  {_LABELS[mode]:<10} ${cost:,.2f}{mark}")
+            out.append(f"  {_LABELS[mode]:<10} ${cost:,.2f}{mark}{whose}")
         out.append(f"  cached: {t.read_share:.1%} of {t.prompt:,} prompt tokens read from the cache, "
                    f"{t.written / t.prompt if t.prompt else 0:.1%} written")
         out.append(f"  ({self._how()})")
+        if self.batch is not None and self.batch.basis == "estimate":
+            out.append(f"  (batch: genai-prices has no batch price for this model; {self.batch.source})")
         chosen = self.costs.get(self.mode)
         if self.max_cost is not None and chosen is not None:
             verdict = "within it" if chosen <= self.max_cost else "over it: the run stops at the cap"
@@ -83,18 +89,23 @@ class PricePlan:
     def to_dict(self) -> dict[str, Any]:
         t = self.totals
         return {"mode": self.mode, "costs": dict(self.costs), "as_of": self.as_of or "?",
+                "batch_basis": self.batch.basis if self.batch is not None else None,
                 "prompt_tokens": t.prompt if t else None, "read_tokens": t.read if t else None,
                 "written_tokens": t.written if t else None, "mechanism": self.rules.mechanism}
 
     def plan_json(self) -> dict[str, Any]:
-        """``plan --json``'s prices: the three in USD (None: unknown, or no batch API), the
-        requests by prompt size they were priced from, and where the price came from."""
+        """``plan --json``'s prices: the three in USD (None: unknown, or no batch price), the
+        requests by prompt size they were priced from, and where the price came from (the
+        batch price's own: ``batch_basis`` library / price file / estimate / unknown, and an
+        estimate's page in ``batch_source``)."""
         t, info = self.totals, self.info
         requests = sum(p.requests for p in t.parts.values()) if t else 0
         by_size = [{"prompt_tokens": size, "requests": part.requests, "read_tokens": part.read,
                     "written_tokens": part.written} for size, part in sorted(t.parts.items())] if t else []
         return {"on_demand": self.costs.get("on-demand"), "cached": self.costs.get("cached"),
                 "batch": self.costs.get("batch"), "mode": self.mode, "max_cost": self.max_cost,
+                "batch_basis": self.batch.basis if self.batch is not None else None,
+                "batch_source": self.batch.described() if self.batch is not None and self.batch.price else None,
                 "requests": requests, "prompt_tokens": t.prompt if t else None,
                 "output_tokens": t.output if t else None, "by_prompt_size": by_size,
                 "caching": self.rules.mechanism, "cache_min_tokens": self.rules.min_tokens,
@@ -130,7 +141,8 @@ def price_plan(spec: Spec, *, tokenizer: Tokenizer | None = None, tokenizer_name
     rules = rules_for(spec)
     info = model_info(spec.model, table)
     plan = PricePlan(spec.model, price, rules, spec.pricing_mode, spec.max_cost, info=info,
-                     as_of=info.as_of if info is not None else "")
+                     as_of=info.as_of if info is not None else "",
+                     batch=batch_price(price, as_ref(spec.model).provider) if price is not None else None)
     if price is None or (price.input == 0 and price.output == 0):
         return plan
     name = tokenizer_name or spec.tokenizer or infer_tokenizer(spec.model)

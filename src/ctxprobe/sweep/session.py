@@ -40,7 +40,7 @@ from ctxprobe.core.catalog import check_model, context_window, model_info
 from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.plan.scheduling import chain_lanes
 from ctxprobe.runner import Attempted, RunnerConfig, execute
-from ctxprobe.runner.batch import BATCH_DISCOUNT, execute_batch
+from ctxprobe.runner.batch import execute_batch
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.cases.memory import IdsPolicy, MemoryGate, slim_case
@@ -195,10 +195,7 @@ class SweepSession:
             raise CtxprobeError("--pricing batch prices a run sent as provider batches; this one is sent request by "
                                 "request: use --pricing cached or on-demand (ctxprobe plan prints all three)")
         table = load_prices(spec.prices)
-        price = price_for(spec.model, table)
-        if batch and price is not None and price.batch is None:
-            # a price file without a batch factor: the batch APIs ctxprobe sends to bill at half
-            price = replace(price, batch=BATCH_DISCOUNT)
+        price = price_for(spec.model, table)  # a batch run's at its batch price: the plan's rule (Ledger)
         self.ledger = Ledger(spec.model, price, max_cost=spec.max_cost, spent=0.0, max_tokens=spec.decoding.max_tokens,
                              batch=batch, tiers=model_info(spec.model, table))
         return self.ledger

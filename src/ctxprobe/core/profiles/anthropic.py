@@ -3,9 +3,15 @@ tiers and windows from genai-prices (``price_library="anthropic"``)."""
 
 from __future__ import annotations
 
-from ctxprobe.core.catalog import CacheRules, ModelInfo, ProviderInfo
+from ctxprobe.core.catalog import BatchDiscount, CacheRules, ModelInfo, ProviderInfo
 
 PAGE = "https://docs.anthropic.com/en/docs/about-claude/pricing"
+#: The batch price of a model genai-prices has no batch variant for (Opus 4 and 4.1, Sonnet
+#: 4): "50% of standard API prices" on the Message Batches page; written
+#: 2025-11-15, checked 2026-12-04 against genai-prices 0.2.3, whose Anthropic batch variants
+#: all halve input, output and cache prices.
+_BATCH = ('docs.anthropic.com/en/docs/build-with-claude/batch-processing: "50% of standard API prices", '
+          "read 2025-11-15")
 _RETIRED_35 = "retired by Anthropic (model deprecations page); use claude-haiku-4-5 or a newer Sonnet"
 
 #: ctxprobe's own notes, not prices: prices and windows are genai-prices' (anthropic).
@@ -45,6 +51,7 @@ INFO = ProviderInfo(
     default_tokenizer="approx",  # no published tokenizer; anthropic-count:MODEL asks the API
     remote_counter="anthropic-count:{name}",
     batch="ctxprobe.models.batch_anthropic:AnthropicBatch",
+    batch_discount=BatchDiscount(0.5, _BATCH),
     caching=(
         # 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5: the minimum "increased from 1,024 to 4,096"
         # (docs.aihubmix.com/en/api/Claude-Cache, a relay quoting Anthropic's prompt-caching page;

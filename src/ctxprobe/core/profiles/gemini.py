@@ -4,10 +4,16 @@ storage price, which the library does not have."""
 
 from __future__ import annotations
 
-from ctxprobe.core.catalog import CacheRules, ModelInfo, ProviderInfo
+from ctxprobe.core.catalog import BatchDiscount, CacheRules, ModelInfo, ProviderInfo
 
 PAGE = "https://ai.google.dev/gemini-api/docs/pricing"
 CACHING = "https://ai.google.dev/gemini-api/docs/caching"
+#: The batch price of a model genai-prices has no batch variant for (Gemini 3.5 / 3.7
+#: Flash, 3 Pro Preview): "50% of the standard cost" on the Batch Mode page (the Gemini
+#: API's launch post: "priced at 50% less than the standard rate for a given model");
+#: written 2025-11-15, checked 2026-12-04 against genai-prices 0.2.3, whose Google batch
+#: variants all halve input and output (cached input often not).
+_BATCH = 'ai.google.dev/gemini-api/docs/batch-mode: "50% of the standard cost", read 2025-11-15'
 #: ctxprobe's own notes, not prices: prices and windows are genai-prices' (google).
 MODELS = (
     ModelInfo("gemini-2.0-flash", retired="retired by Google; use gemini-2.5-flash or newer"),
@@ -19,6 +25,7 @@ INFO = ProviderInfo(
     default_tokenizer="approx",  # no published tokenizer; gemini-count:MODEL asks the API
     remote_counter="gemini-count:{name}",
     batch="ctxprobe.models.batch_gemini:GeminiBatch",
+    batch_discount=BatchDiscount(0.5, _BATCH),
     # minimums from the caching page (stored copy, last updated 2026-07-07: 2.5 Pro and
     # Flash 2,048, 3.x Pro 4,096; its 2026-05-07 version: 3 Flash Preview 1,024)
     caching=(

@@ -3,9 +3,15 @@ from genai-prices (``price_library="openai"``)."""
 
 from __future__ import annotations
 
-from ctxprobe.core.catalog import CacheRules, ProviderInfo
+from ctxprobe.core.catalog import BatchDiscount, CacheRules, ProviderInfo
 
 PAGE = "https://platform.openai.com/docs/pricing"
+#: The batch price of a model genai-prices has no batch variant for (gpt-5.3, codex and
+#: search models): "a 50% discount" on the Batch API guide; written 2025-11-15, checked
+#: 2026-12-04 against genai-prices 0.2.3, whose OpenAI batch variants halve input and output
+#: in all but 2 of their tiers (gpt-3.5-turbo-1106, gpt-5.5-pro past 272K), cached input
+#: often not.
+_BATCH = 'platform.openai.com/docs/guides/batch: "a 50% discount", read 2025-11-15'
 
 #: Model-name prefixes → encoding (first match; longer prefixes listed first). Source:
 #: tiktoken's ``model.py`` MODEL_PREFIX_TO_ENCODING, extended with the newer families.
@@ -20,6 +26,7 @@ INFO = ProviderInfo(
     default_tokenizer="tiktoken:o200k_base",  # every current OpenAI chat model uses it
     tokenizer_by_prefix=ENCODINGS,
     batch="ctxprobe.models.batch_openai:OpenAIBatch",
+    batch_discount=BatchDiscount(0.5, _BATCH),
     caching=(("", CacheRules("automatic", 1024, increment=128)),),
     reasoning="?reasoning_effort=low|medium|high (reasoning models), or ?thinking=N",
     price_library="openai",
