@@ -46,7 +46,7 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
         assert (f"{length}: 10 of 10 correct cannot show an accuracy ≥ 0.856 with 95% confidence: at this rate "
                 "that takes 24 of 24 (`--reps 5` here, 2.5× the cases)") in out
     assert out.rstrip().splitlines()[-1] == ("answer: niah not shown reliable at any tested length (95% confidence); "
-                                             "`--reps 5` would settle 1K at the rate observed")
+                                             "`--reps 5` would settle 1K and 2K at the rates observed")
     run_id = next(line.split()[1] for line in err.splitlines() if line.startswith("run "))
     code, text, _ = _run(capsys, "report", run_id, "--store", store, "--json")
     settle = json.loads(text)["effective_length_intervals"]["niah"]["settle"]
