@@ -150,10 +150,11 @@ def test_the_answer_names_the_fewest_reps_that_settle_an_open_length_first() -> 
     assert answer_line(iv) == ("not shown reliable at any tested length (95% confidence); `--reps 5` would settle 2K, "
                                f"`--reps {near.reps}` 1K, at the rates observed")
     # equal counts share a clause; one length is "the rate"; none settles one on the bar
-    assert reps_clause([clear, clear]) == "`--reps 5` would settle 2K and 2K at the rates observed"
-    assert reps_clause([clear]) == "`--reps 5` would settle 2K at the rate observed"
+    assert reps_clause([("niah 2K", clear), ("multihop 2K", clear)]) == ("`--reps 5` would settle niah 2K and "
+                                                                      "multihop 2K at the rates observed")
+    assert reps_clause([("2K", clear)]) == "`--reps 5` would settle 2K at the rate observed"
     on_bar = settle(1024, 107, 125, threshold=0.856, confidence=0.95, lengths=1, per_rep=5)
     assert on_bar is not None
-    assert reps_clause([clear, on_bar]) == ("`--reps 5` would settle 2K at the rates observed; no practical number "
+    assert reps_clause([("2K", clear), ("1K", on_bar)]) == ("`--reps 5` would settle 2K at the rates observed; no practical number "
                                             "of cases settles 1K at the rates observed")
     assert reps_clause([]) == ""

@@ -191,22 +191,21 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def reps_clause(settles: Iterable[Settle], name: Callable[[Settle], str] | None = None) -> str:
-    """What would settle several open lengths, as one clause, fewest repetitions first (so
-    a length near the bar needing thousands does not hide one that needs a few):
-    "`--reps 5` would settle 1K and 2K at the rates observed", "`--reps 53` would settle 2K,
-    `--reps 3995` 1K, at the rates observed"; a length no practical number settles is named
-    as such. ``name``: how a length is named (default its label, ``1K``); "" for none."""
-    name = name or (lambda s: fmt_length(s.length, s.unit))
+def reps_clause(settles: Iterable[tuple[str, Settle]]) -> str:
+    """What would settle several open lengths, each given as (its name, its :class:`Settle`),
+    in one clause, fewest repetitions first (so a length near the bar needing thousands does
+    not hide one that needs a few): "`--reps 5` would settle 1K and 2K at the rates
+    observed", "`--reps 53` would settle 2K, `--reps 3995` 1K, at the rates observed"; a
+    length no practical number settles is named as such; "" for none."""
     by_reps: dict[int, list[str]] = {}
     never: list[str] = []
     count = 0
-    for s in settles:
+    for name, s in settles:
         count += 1
         if s.reps is None:
-            never.append(name(s))
+            never.append(name)
         else:
-            by_reps.setdefault(s.reps, []).append(name(s))
+            by_reps.setdefault(s.reps, []).append(name)
     parts = [f"`--reps {r}`{' would settle' if i == 0 else ''} {_and(names)}"
              for i, (r, names) in enumerate(sorted(by_reps.items()))]
     rates = "the rate observed" if count == 1 else "the rates observed"

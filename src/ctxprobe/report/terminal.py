@@ -183,7 +183,7 @@ def answer_line(iv: EffectiveLength) -> str:
         text = f"fails the bar already at the shortest length, {iv.label(min(iv.lengths))} ({pct} confidence)"
     else:
         text = f"not shown reliable at any tested length ({pct} confidence)"
-    settles = reps_clause(s for _, s in sorted(iv.settle.items())) if not iv.states else ""
+    settles = reps_clause((iv.label(L), s) for L, s in sorted(iv.settle.items())) if not iv.states else ""
     return text + (f"; {settles}" if settles else "")
 
 
