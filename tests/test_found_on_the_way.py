@@ -359,3 +359,14 @@ def test_decide_html_names_why_a_priced_family_has_no_plot(tmp_path) -> None:
     assert "Pareto plot" not in text
     assert "no price plot for niah: every run of it is below the shortest tested length" in text
     assert "none of its runs has a price" not in text
+
+
+def test_a_plugin_family_that_cannot_load_leaves_the_model_help_whole() -> None:
+    from ctxprobe.core import registry
+    from ctxprobe.core.catalog import model_help
+
+    registry.register("families", "broken-fam", "no_such_module_here:Family", origin="test")
+    try:
+        assert "interference" in model_help()
+    finally:
+        registry.unregister("families", "broken-fam")

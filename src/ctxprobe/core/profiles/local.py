@@ -14,9 +14,15 @@ def sim_kinds() -> tuple[str, ...]:
     declaration's ``sim_kinds``), the one list the sims' messages, the --model help and
     serve-sim read, so a new family's kind is named everywhere without an edit here."""
     from ctxprobe.core import registry
+    from ctxprobe.errors import CtxprobeError
 
-    own = sorted({str(k) for e in registry.entries("families") for k in e.declaration().sim_kinds})
-    return (*SIM_KINDS, *(k for k in own if k not in SIM_KINDS))
+    own: set[str] = set()
+    for entry in registry.entries("families"):
+        try:
+            own.update(str(k) for k in entry.declaration().sim_kinds)
+        except CtxprobeError:  # a plugin family that cannot load: its run says why, not --help
+            continue
+    return (*SIM_KINDS, *sorted(k for k in own if k not in SIM_KINDS))
 
 
 def sim_forms() -> str:
