@@ -24,15 +24,35 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 
 def test_model_help_lists_every_sim_kind() -> None:
+    from ctxprobe.core import registry
     from ctxprobe.sim.model import _KIND_PARAMS
 
-    kinds = set(_KIND_PARAMS)  # what `sim:KIND` accepts
-    assert {"late-reader", "reasoner"} <= kinds
+    family_kinds = {str(k) for e in registry.entries("families") for k in e.declaration().sim_kinds}
+    kinds = set(_KIND_PARAMS) | family_kinds  # what `sim:KIND` accepts: the core kinds and the families' own
+    assert {"late-reader", "reasoner"} <= kinds and {"interference", "out-budget", "capacity"} <= family_kinds
     flat = " ".join(_cli("run", "--help").stdout.split())
     for kind in kinds:
         assert kind in flat, kind
     serve = " ".join(_cli("serve-sim", "--help").stdout.split())
     assert all(kind in serve for kind in kinds)
+
+
+def test_a_new_familys_sim_kind_is_in_the_model_help_without_an_edit(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxprobe.cli import build_parser
+    from ctxprobe.core import registry
+    from ctxprobe.core.catalog import model_help
+    from ctxprobe.core.declaration import FamilyDeclaration
+
+    assert "newfamilysim" not in model_help()
+    registry.register("families", "new-fam", FamilyDeclaration("new-fam", "ctxprobe.tasks.niah:Niah",
+                                                               sim_kinds={"newfamilysim": "x:Y"}), origin="test")
+    try:
+        assert "newfamilysim" in model_help()
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["run", "--help"])
+        assert "newfamilysim" in " ".join(capsys.readouterr().out.split())
+    finally:
+        registry.unregister("families", "new-fam")
 
 
 # -- compare/check: no effective length is "below the shortest length", not "none" -----------------
@@ -339,3 +359,14 @@ def test_decide_html_names_why_a_priced_family_has_no_plot(tmp_path) -> None:
     assert "Pareto plot" not in text
     assert "no price plot for niah: every run of it is below the shortest tested length" in text
     assert "none of its runs has a price" not in text
+
+
+def test_a_plugin_family_that_cannot_load_leaves_the_model_help_whole() -> None:
+    from ctxprobe.core import registry
+    from ctxprobe.core.catalog import model_help
+
+    registry.register("families", "broken-fam", "no_such_module_here:Family", origin="test")
+    try:
+        assert "interference" in model_help()
+    finally:
+        registry.unregister("families", "broken-fam")

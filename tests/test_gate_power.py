@@ -124,6 +124,25 @@ def test_a_drop_of_exactly_max_drop_is_tolerated_as_the_power_figures_count_it()
     assert check_cases(ten, base, max_drop=0.05, **FAST).status == "FAIL"  # 10 of 180: 0.056 > 0.05
 
 
+def test_a_significant_drop_the_gate_tolerates_reads_as_tolerated_under_its_pass() -> None:
+    # 9 of 180 lost: significant (9 >= 7 needed for 2 tests) but a drop of 0.05, within --max-drop 0.05
+    grid = {"niah": ([512], [0.5], 180)}
+    base, nine = _runs(grid, lost={("niah", 512, 0.5): 9})
+    lines = check_cases(nine, base, max_drop=0.05, **FAST).lines()
+    assert lines[0].startswith("PASS: ")
+    assert lines[-1].startswith("WORSE: run is significantly worse than base, within --max-drop 0.05 (")
+    # a failing gate's drop is not within it; compare (no gate) words it as before
+    _, ten = _runs(grid, lost={("niah", 512, 0.5): 10})
+    failed = check_cases(ten, base, max_drop=0.05, **FAST)
+    assert failed.status == "FAIL" and failed.lines()[-1].startswith("WORSE: run is significantly worse than base (")
+    assert "max-drop" not in failed.comparison.verdict()
+    # a mixed comparison: the tolerated drops say so too
+    mixed = {"niah": ([512], [0.5], 180), "vartrack": ([512], [0.5], 180)}
+    base, run = _runs(mixed, lost={("niah", 512, 0.5): 9}, gained={("vartrack", 512, 0.5): 9})
+    res = check_cases(run, base, max_drop=0.05, **FAST)
+    assert res.passed and "within --max-drop 0.05 and better in" in res.lines()[-1], res.lines()[-1]
+
+
 def test_only_pairs_right_in_the_baseline_can_be_lost() -> None:
     # 20 pairs, 15 of them wrong in the baseline (the run gets those right: gained): 5 losable < 7 needed
     grid = {"niah": ([512], [0.5], 20)}

@@ -109,7 +109,7 @@ def test_direction_untested_lengths_and_narrow_consoles() -> None:
     assert "disagree: natural higher at 2K" in line and "over 2 lengths" in line
     assert "not tested at 4K (no scored case on a side)" in line and "effective length 2K vs 1K" in line
     # no effective length on a side reads as such, not as "None"
-    assert "below the shortest" in verdict_line(agreement(_profile("documents", [(1024, 20, 0.0)], None), syn))
+    assert "effective length below 1K vs 1K" in verdict_line(agreement(_profile("documents", [(1024, 20, 0.0)], None), syn))
     for width, has_n in ((80, True), (60, False)):
         buf = io.StringIO()
         render_agreements([(a, None, None, None)], Console(file=buf, width=width, color_system=None))
@@ -118,3 +118,27 @@ def test_direction_untested_lengths_and_narrow_consoles() -> None:
         assert ("│  n │" in header or "┃  n ┃" in header) is has_n, text
         assert "1.00 [0.90–1.00]" in text and "0.00 [0.00–0.10]" in text  # the intervals always stay
         assert all(len(line) <= width for line in text.splitlines())
+
+
+def test_an_effective_length_below_the_shortest_reads_the_same_in_the_terminal_and_both_pages(tmp_path: Path) -> None:
+    """No length clears the bar on the natural side (shortest tested: 1K): "below 1K", as
+    compare words it, in the terminal, the report's HTML section and decide's HTML table."""
+    from types import SimpleNamespace
+
+    from ctxprobe.decide.decision import Decision
+    from ctxprobe.decide.html import decision_section
+    from ctxprobe.report.html.natural import natural_section
+
+    nat = _profile("documents", [(1024, 20, 0.0), (2048, 20, 0.0)], None)
+    syn = _profile("niah", [(1024, 20, 1.0), (2048, 20, 0.0)], 1024)
+    a = agreement(nat, syn)
+    assert a.effective_lengths() == "below 1K vs 1K"
+    assert "effective length below 1K vs 1K (natural vs synthetic)" in verdict_line(a)
+    run = SimpleNamespace(run_id="r1", model="m", spec={"families": {"documents": {}, "niah": {}}})
+    view = SimpleNamespace(report=SimpleNamespace(run=run), profiles=[nat, syn], label="r1")
+    section = natural_section([view])
+    assert section is not None and "effective length below 1K vs 1K" in section.text and "none" not in section.text
+    facts = SimpleNamespace(model="m", run=run, families={}, natural=[a], price=None, cost=lambda: (None, ""))
+    page = decision_section(Decision([facts], "tokens", [1024], [], [], []), tmp_path)  # type: ignore[list-item]
+    (table,) = [t for t in page.tables if "natural check" in t.headers]
+    assert table.rows[0][-1] == "below 1K vs 1K"

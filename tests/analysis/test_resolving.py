@@ -134,3 +134,27 @@ def test_the_grid_power_line_leaves_out_a_family_not_scored_per_case() -> None:
     lines = grid_power(spec)
     assert lines and any("niah" in line for line in lines)
     assert not any("phonebook" in line for line in lines)
+
+
+def test_the_answer_names_the_fewest_reps_that_settle_an_open_length_first() -> None:
+    """17 of 20 at 1K (0.85, just under the bar) needs thousands of repetitions; 20 of 20 at
+    2K needs 24 cases, 5 reps of 5 depths: the answer names both, the 5 first, each the count
+    its settle line gives (it once named only 1K's)."""
+    from ctxprobe.analysis.resolving import reps_clause
+    from ctxprobe.report.terminal import answer_line
+
+    iv = _verdict([(1024, 17, 20), (2048, 20, 20)], depths=5)
+    near, clear = iv.settle[1024], iv.settle[2048]
+    assert clear.reps == 5 and near.reps is not None and near.reps > 1000
+    assert f"`--reps {near.reps}` here" in near.line() and "`--reps 5` here" in clear.line()
+    assert answer_line(iv) == ("not shown reliable at any tested length (95% confidence); `--reps 5` would settle 2K, "
+                               f"`--reps {near.reps}` 1K, at the rates observed")
+    # equal counts share a clause; one length is "the rate"; none settles one on the bar
+    assert reps_clause([("niah 2K", clear), ("multihop 2K", clear)]) == ("`--reps 5` would settle niah 2K and "
+                                                                      "multihop 2K at the rates observed")
+    assert reps_clause([("2K", clear)]) == "`--reps 5` would settle 2K at the rate observed"
+    on_bar = settle(1024, 107, 125, threshold=0.856, confidence=0.95, lengths=1, per_rep=5)
+    assert on_bar is not None
+    assert reps_clause([("2K", clear), ("1K", on_bar)]) == ("`--reps 5` would settle 2K at the rates observed; no practical number "
+                                            "of cases settles 1K at the rates observed")
+    assert reps_clause([]) == ""

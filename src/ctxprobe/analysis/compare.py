@@ -220,8 +220,9 @@ class Comparison:
     def significant_cells(self) -> list[CellComparison]:
         return [c for f in self.families for c in f.tests if c.significant]
 
-    def verdict(self) -> str:
-        """One line: which run is better, with how many cells and the mean difference."""
+    def verdict(self, *, within: float | None = None) -> str:
+        """One line: which run is better, with how many cells and the mean difference;
+        ``within``: every significant drop is at most this (a gate that passed), said so."""
         sig = self.significant_cells()
         worse = [c for c in sig if c.b_worse]
         better = [c for c in sig if c.b_better]
@@ -229,10 +230,11 @@ class Comparison:
         diffs = "; ".join(_family_summary(f, self.confidence) + agreement_note(
             f.mean_diff_ci, f.pooled.significant, f.pooled.n_pairs, self.confidence) for f in self.families)
         where = f"{len(sig)} of {n_tests} tests significant at Holm alpha={self.alpha:g}"
+        tolerated = "" if within is None else f", within --max-drop {within:g}"
         if worse and better:
-            head = f"MIXED: {self.run_b} is worse than {self.run_a} in {len(worse)} and better in {len(better)}"
+            head = f"MIXED: {self.run_b} is worse than {self.run_a} in {len(worse)}{tolerated} and better in {len(better)}"
         elif worse:
-            head = f"WORSE: {self.run_b} is significantly worse than {self.run_a}"
+            head = f"WORSE: {self.run_b} is significantly worse than {self.run_a}{tolerated}"
         elif better:
             head = f"BETTER: {self.run_b} is significantly better than {self.run_a}"
         else:

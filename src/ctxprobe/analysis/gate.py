@@ -69,7 +69,7 @@ class CheckResult:
             out.append(f"  {t.label}: {t.mean_a:.2f} -> {t.mean_b:.2f} (drop {-(t.diff or 0.0):.2f}; "
                        f"{t.a_only} {t.unit} lost, {t.b_only} gained; p_holm={t.p_adjusted:.2g})")
         out.extend(self.power_lines())
-        out.append(c.verdict())
+        out.append(c.verdict(within=self.max_drop if self.passed else None))  # a tolerated drop reads as one
         if c.n_excluded or c.only_a or c.only_b:
             out.append(f"note: {c.n_excluded} shared cases not measured on both sides; "
                        f"{c.only_b} cases only in the baseline, {c.only_a} only in the run (not paired)")

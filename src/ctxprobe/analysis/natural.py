@@ -139,6 +139,9 @@ class FamilyAgreement:
     alpha: float
     lengths: list[LengthComparison] = field(default_factory=list)
     untested: list[int] = field(default_factory=list)
+    #: Each side's shortest tested length: an effective length of None is below it.
+    natural_shortest: int | None = None
+    synthetic_shortest: int | None = None
 
     @property
     def agree(self) -> bool:
@@ -160,6 +163,18 @@ class FamilyAgreement:
             if side:
                 parts.append(f"natural {word} at {', '.join(fmt_tokens(L) for L in side)}")
         return f"disagree: {'; '.join(parts)} {rule}"
+
+    def effective_lengths(self) -> str:
+        """``2K vs below 1K`` (natural vs synthetic): the one wording of both effective
+        lengths in every report; a side no length of which clears the bar is below its
+        shortest tested length, as compare words it."""
+        def eff(value: int | None, shortest: int | None) -> str:
+            if value:
+                return fmt_tokens(value)
+            return f"below {fmt_tokens(shortest)}" if shortest else "below the shortest tested length"
+
+        return (f"{eff(self.natural_effective_length, self.natural_shortest)} vs "
+                f"{eff(self.synthetic_effective_length, self.synthetic_shortest)}")
 
     @property
     def smallest_n(self) -> int:
@@ -199,7 +214,8 @@ def agreement(natural: Profile, synthetic: Profile, alpha: float = DEFAULT_ALPHA
     common = sorted(set(nat) & set(syn))
     testable = [L for L in common if nat[L].n > 0 and syn[L].n > 0]
     out = FamilyAgreement(natural.family, synthetic.family, natural.effective_length,
-                          synthetic.effective_length, alpha)
+                          synthetic.effective_length, alpha, natural_shortest=min(nat, default=None),
+                          synthetic_shortest=min(syn, default=None))
     k = max(1, len(testable))
     out.lengths = [_compare(nat[L], syn[L], alpha / k) for L in testable]
     out.untested = [L for L in common if L not in testable]

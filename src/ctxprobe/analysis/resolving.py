@@ -13,7 +13,7 @@ everything else here searches them:
 * :func:`cases_to_show` / :func:`cases_to_fail` — the fewest cases at an observed rate
   whose bounds would settle the length one way;
 * :func:`settle` — for one length left open by its data, how many cases would settle it at
-  the rate observed, and which way.
+  the rate observed, and which way; :func:`reps_clause` says it of several in one clause.
 
 With the default bar 0.856 at 95%, all-correct cases show it from 24 on: 0.025^(1/24) =
 0.8575 ≥ 0.856 > 0.025^(1/23) = 0.8518.
@@ -22,7 +22,7 @@ With the default bar 0.856 at 95%, all-correct cases show it from 24 on: 0.025^(
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ctxprobe.analysis.binomial import cp_lower, cp_upper
@@ -31,7 +31,7 @@ from ctxprobe.spec import Spec
 from ctxprobe.spec.units import fmt_length
 
 __all__ = ["MAX_CASES", "Settle", "best_shown", "cases_to_fail", "cases_to_show", "grid_power", "grid_power_lines",
-           "lower_level", "max_misses", "settle", "shown_failing", "shown_reliable", "upper_level"]
+           "lower_level", "max_misses", "reps_clause", "settle", "shown_failing", "shown_reliable", "upper_level"]
 
 #: The search stops here: a rate this close to the bar is, in practice, never settled.
 MAX_CASES = 1_000_000
@@ -185,6 +185,34 @@ def settle(length: int, successes: float, n: int, *, threshold: float, confidenc
         side, need = "fails", cases_to_fail(threshold, confidence, lengths, rate)
     cases = None if need is None else math.ceil(need * deff)
     return Settle(length, n, successes, side, cases, per_rep, threshold, confidence, unit)
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def reps_clause(settles: Iterable[tuple[str, Settle]]) -> str:
+    """What would settle several open lengths, each given as (its name, its :class:`Settle`),
+    in one clause, fewest repetitions first (so a length near the bar needing thousands does
+    not hide one that needs a few): "`--reps 5` would settle 1K and 2K at the rates
+    observed", "`--reps 53` would settle 2K, `--reps 3995` 1K, at the rates observed"; a
+    length no practical number settles is named as such; "" for none."""
+    by_reps: dict[int, list[str]] = {}
+    never: list[str] = []
+    count = 0
+    for name, s in settles:
+        count += 1
+        if s.reps is None:
+            never.append(name)
+        else:
+            by_reps.setdefault(s.reps, []).append(name)
+    parts = [f"`--reps {r}`{' would settle' if i == 0 else ''} {_and(names)}"
+             for i, (r, names) in enumerate(sorted(by_reps.items()))]
+    rates = "the rate observed" if count == 1 else "the rates observed"
+    text = ", ".join(parts) + ("," if len(parts) > 1 else "") + f" at {rates}" if parts else ""
+    if never:
+        text += ("; " if text else "") + f"no practical number of cases settles {_and(never)} at {rates}"
+    return text
 
 
 # -- what a planned grid can show ----------------------------------------------------------------

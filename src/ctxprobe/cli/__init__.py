@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ctxprobe._version import __version__
 from ctxprobe.core.catalog import model_help
-from ctxprobe.core.profiles.local import SIM_FORMS
+from ctxprobe.core.profiles.local import sim_forms
 from ctxprobe.errors import CtxprobeError
 
 from ctxprobe.cli.common import (CHECK_EPILOG, DEFAULT_REPORT_DIR, DEFAULT_STORE, EXAMPLES, OneLineErrors, family_commands,
@@ -277,7 +277,7 @@ def _reading_parsers(sub: Any) -> None:
 def _serve_parsers(sub: Any) -> None:
     p = sub.add_parser("serve-sim", help="serve a simulated model over a loopback OpenAI-compatible API")
     p.add_argument("--model", default="sim:perfect", help="the simulated model to serve (default %(default)s); "
-                   f"sim:{SIM_FORMS}, options as ?key=value")
+                   f"sim:{sim_forms()}, options as ?key=value")
     p.add_argument("--tokenizer", default="local", help="tokenizer the sim counts and reads with (default %(default)s)")
     p.add_argument("--model-id", help="model id the server reports in /v1/models (default: the --model spec)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default %(default)s: loopback only)")

@@ -162,9 +162,9 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     model = parse_model(args.model)
     if model.provider != "sim":
-        from ctxprobe.core.profiles.local import SIM_FORMS
+        from ctxprobe.core.profiles.local import sim_forms
 
-        raise CtxprobeError(f"serve-sim serves simulated models only: --model sim:{SIM_FORMS}")
+        raise CtxprobeError(f"serve-sim serves simulated models only: --model sim:{sim_forms()}")
     tokenizer = resolve_tokenizer(args.tokenizer)
     provider = resolve_provider(model, tokenizer)
 

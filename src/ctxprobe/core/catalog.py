@@ -204,7 +204,8 @@ class ProviderInfo:
     cache_storage: tuple[tuple[str, float, str], ...] = ()
     free: bool = False
     bare_hints: tuple[str, ...] = ()  # bare model names starting so belong to this provider
-    help: str = ""  # how the model is named, for the CLI's --model help
+    #: how the model is named, for the CLI's --model help (a function: read when the help is built)
+    help: str | Callable[[], str] = ""
     sources: tuple[str, ...] = field(default=())  # the provider's pricing / caching / batch pages
 
     def tokenizer_for(self, name: str, base_url: str | None) -> str | None:
@@ -369,5 +370,9 @@ def model_help() -> str:
     """How models are named, one spelling per registered provider (the CLI's --model help)."""
     from ctxprobe.core import registry
 
-    forms = [provider_info(e.name).help or f"{e.name}/MODEL" for e in registry.entries("providers")]
+    def form(name: str) -> str:
+        told = provider_info(name).help
+        return (told() if callable(told) else told) or f"{name}/MODEL"
+
+    forms = [form(e.name) for e in registry.entries("providers")]
     return " | ".join(forms) + " (provider:name works too, e.g. openai:gpt-4o)"

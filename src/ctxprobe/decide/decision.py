@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxprobe.analysis.resolving import Settle, reps_clause
 from ctxprobe.decide.choose import Choice, choose
 from ctxprobe.decide.content import UNITS
 from ctxprobe.decide.fairness import caveats
@@ -14,6 +15,7 @@ from ctxprobe.decide.pricing import Price, input_price, price_age_notes, price_t
 from ctxprobe.decide.runs import FamilyFacts, RunFacts, load_run
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import Bar
+from ctxprobe.spec.units import fmt_length
 
 __all__ = ["Decision", "Limit", "decide", "decide_runs"]
 
@@ -33,12 +35,24 @@ class Limit:
     content: dict[str, int | None]  # the limit in words, chars (and entries) of content
     #: Every family as weak as the weakest (``family`` names them joined by "and").
     limited_by: tuple[str, ...] = ()
+    #: No limit shown: for each family of the use not reliable at its shortest length, where
+    #: that length is open, the cases that would settle it (the report's settle lines).
+    settle: tuple[tuple[str, Settle], ...] = ()
+
+    def settle_text(self) -> str:
+        """"`--reps 5` would settle 1K at the rate observed" (a use of several families
+        names each: "niah 1K and multihop 1K"); "" when nothing would."""
+        several = len(self.settle) > 1 or "+" in self.use
+        return reps_clause((f"{f} {fmt_length(s.length, s.unit)}" if several else fmt_length(s.length, s.unit), s)
+                           for f, s in self.settle)
 
     def line(self) -> str:
         if self.family is None:
             return f"{self.use}: not every family of the use was measured"
         if self.lo is None:
-            return f"{self.use}: no limit shown (limited by {self.family}: not reliable at any tested length)"
+            more = self.settle_text()
+            return (f"{self.use}: no limit shown (limited by {self.family}: not reliable at any tested length"
+                    + (f"; {more}" if more else "") + ")")
         share = f", {self.lo / self.window:.0%} of its {self.window:,}-token window" if self.window and \
             self.unit == "tokens" else ""
         extra = ", ".join(f"{v:,} {u}" for u, v in self.content.items() if v is not None and u != self.unit)
@@ -51,7 +65,8 @@ class Limit:
                 "limited_by": list(self.limited_by or ([self.family] if self.family else [])), "lo": self.lo,
                 "hi": self.hi, "unit": self.unit, "advertised_window": self.window,
                 "share_of_window": self.lo / self.window if self.lo and self.window and self.unit == "tokens" else None,
-                "content": self.content}
+                "content": self.content, "line": self.line(),
+                "settle": [{"family": f, **s.to_dict()} for f, s in self.settle]}
 
 
 @dataclass(frozen=True)
@@ -133,8 +148,11 @@ def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
             values = [ff.value(ff.interval.lo, u) for ff in facts if ff.interval.lo is not None]
             if u != unit and values and all(v is not None for v in values):
                 content[u] = min(v for v in values if v is not None)
+    # no limit: what would show each family that holds it back reliable at its shortest length
+    settles = tuple((ff.family, s) for ff in facts if lo is None and ff.interval.lo is None and ff.interval.lengths
+                    and (s := ff.interval.settle.get(min(ff.interval.lengths))) is not None)
     return Limit(run.run.run_id, run.model, name, " and ".join(ff.family for ff in weakest_all), lo, hi, unit,
-                 run.window, content, tuple(ff.family for ff in weakest_all))
+                 run.window, content, tuple(ff.family for ff in weakest_all), settles)
 
 
 def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, bands: list[int] | None = None,

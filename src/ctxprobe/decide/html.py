@@ -13,7 +13,6 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.decide.decision import Decision
 from ctxprobe.decide.render import band_text
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.report.format import fmt_tokens
 from ctxprobe.report.html.parts import Figure, ReportSection, Table, figure, plotted, render
 
 __all__ = ["decision_section", "report_section", "write_decision_html"]
@@ -21,10 +20,6 @@ __all__ = ["decision_section", "report_section", "write_decision_html"]
 
 def _usd(x: float | None) -> str:
     return "unpriced" if x is None else f"${x:,.2f}"
-
-
-def _eff(value: int | None) -> str:
-    return fmt_tokens(value) if value else "below the shortest"
 
 
 def _verdict(interval: EffectiveLength) -> str:
@@ -54,7 +49,7 @@ def decision_section(d: Decision, png_dir: Path) -> ReportSection:
                    caption="product limits: the lowest effective length among a use's families")
     tables = [choices, runs, limits]
     natural = [[r.model, r.run.run_id, f"{a.natural} vs {a.synthetic}", a.verdict(),
-                f"{_eff(a.natural_effective_length)} vs {_eff(a.synthetic_effective_length)}"]
+                a.effective_lengths()]
                for r in d.runs for a in r.natural]
     if natural:
         tables.append(Table(["model", "run", "natural vs synthetic", "natural check", "effective length"], natural,

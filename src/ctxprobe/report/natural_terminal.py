@@ -54,14 +54,11 @@ def agreement_table(a: FamilyAgreement, *, natural_label: str | None = None,
 
 
 def verdict_line(a: FamilyAgreement) -> str:
-    """"documents vs niah: agree: …; effective length 2K vs 2K (natural vs synthetic)"."""
-    def eff(value: int | None) -> str:
-        return fmt_tokens(value) if value else "below the shortest"
-
+    """"documents vs niah: agree: …; effective length 2K vs below 1K (natural vs synthetic)"."""
     untested = (f"; not tested at {', '.join(fmt_tokens(L) for L in a.untested)} (no scored case on a side)"
                 if a.untested else "")
-    return (f"{a.natural} vs {a.synthetic}: {a.verdict()}; effective length {eff(a.natural_effective_length)} "
-            f"vs {eff(a.synthetic_effective_length)} (natural vs synthetic){untested}")
+    return (f"{a.natural} vs {a.synthetic}: {a.verdict()}; effective length {a.effective_lengths()} "
+            f"(natural vs synthetic){untested}")
 
 
 Pair = tuple[FamilyAgreement, str | None, str | None, str | None]

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.natural import RunCurves
+from ctxprobe.analysis.resolving import reps_clause
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.budget_table import render_budget_table
 from ctxprobe.report.floor.table import render_floor, summary_cell
@@ -172,7 +173,8 @@ def reliable_line(iv: EffectiveLength) -> str:
 
 def answer_line(iv: EffectiveLength) -> str:
     """The run's answer for one family in one line: ``reliable up to 2K (95% confidence)``,
-    or what it could not show and the repetitions that would settle it."""
+    or what it could not show and the repetitions that would settle each open length, fewest
+    first (:func:`ctxprobe.analysis.resolving.reps_clause`, the settle lines' own counts)."""
     pct = f"{iv.confidence * 100:g}%"
     if iv.reliable_up_to is not None:
         text = f"reliable up to {iv.label(iv.reliable_up_to)} ({pct} confidence)"
@@ -181,10 +183,8 @@ def answer_line(iv: EffectiveLength) -> str:
         text = f"fails the bar already at the shortest length, {iv.label(min(iv.lengths))} ({pct} confidence)"
     else:
         text = f"not shown reliable at any tested length ({pct} confidence)"
-    first = next((s for _, s in sorted(iv.settle.items())), None)
-    if first is not None and first.reps is not None and not iv.states:
-        text += f"; `--reps {first.reps}` would settle {iv.label(first.length)} at the rate observed"
-    return text
+    settles = reps_clause((iv.label(L), s) for L, s in sorted(iv.settle.items())) if not iv.states else ""
+    return text + (f"; {settles}" if settles else "")
 
 
 def profile_summary(report: Report) -> Table:

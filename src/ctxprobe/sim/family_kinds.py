@@ -87,10 +87,6 @@ def checked_params(kind: str, params: Mapping[str, object], hint: str) -> dict[s
     return out
 
 
-def kind_names() -> list[str]:
-    return sorted(family_kinds())
-
-
 def answer_turn(kind: str, question: str, context: str, params: Mapping[str, float],
                 draw: Callable[[str], float], count: Callable[[str], int],
                 perfect: Callable[[str, str], "str | None"]) -> str | None:

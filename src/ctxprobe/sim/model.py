@@ -71,7 +71,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ctxprobe.core.profiles.local import SIM_KINDS
+from ctxprobe.core.profiles.local import sim_kinds
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.reasoning import finalize
@@ -154,9 +154,7 @@ def parse_sim_spec(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def _kinds_hint() -> str:
-    from ctxprobe.sim.family_kinds import kind_names  # the families' own kinds too
-
-    return "use one of " + ", ".join(f"sim:{k}" for k in (*SIM_KINDS, *kind_names()))
+    return "use one of " + ", ".join(f"sim:{k}" for k in sim_kinds())  # the families' own kinds too
 
 
 def _checked_params(kind: str, params: Mapping[str, object]) -> dict[str, float | int]:

@@ -21,10 +21,6 @@ def _acc(mean: float | None, lo: float, hi: float, n: int) -> str:
     return "—" if mean is None else f"{mean:.2f} [{lo:.2f}, {hi:.2f}] n={n}"
 
 
-def _eff(value: int | None) -> str:
-    return fmt_tokens(value) if value else "none"
-
-
 def _rows(pair: str, a: FamilyAgreement) -> list[list[str]]:
     return [[pair, fmt_tokens(c.length), _acc(c.natural_mean, c.natural_lo, c.natural_hi, c.natural_n),
              _acc(c.synthetic_mean, c.synthetic_lo, c.synthetic_hi, c.synthetic_n),
@@ -33,8 +29,7 @@ def _rows(pair: str, a: FamilyAgreement) -> list[list[str]]:
 
 
 def _verdict(pair: str, a: FamilyAgreement) -> str:
-    return (f"{pair}: {a.verdict()}; effective length {_eff(a.natural_effective_length)} vs "
-            f"{_eff(a.synthetic_effective_length)}")
+    return f"{pair}: {a.verdict()}; effective length {a.effective_lengths()}"
 
 
 def natural_section(views: Sequence[Any]) -> ReportSection | None:
