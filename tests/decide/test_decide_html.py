@@ -4,7 +4,6 @@ the network, model names are text. Install the browser with scripts/system-deps.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -16,13 +15,10 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "decide"
 
 
 def _chromium_class() -> type:
-    """The DevTools driver of tests/test_html_report.py (one copy of it in the suite)."""
-    path = Path(__file__).resolve().parents[1] / "test_html_report.py"
-    spec = importlib.util.spec_from_file_location("_html_report_driver", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Chromium
+    """The suite's one DevTools driver (tests/chromium_driver.py)."""
+    from chromium_driver import Chromium
+
+    return Chromium
 
 
 @pytest.fixture()  # one browser a page: its open() waits for the first load event it sees
