@@ -189,6 +189,12 @@ def _running_pages(browser: Chromium, server: str, run_id: str) -> bool:
     previous, tab = browser.tab(server + f"/run/{run_id}")
     try:
         assert "running" in browser.js("document.querySelector('main p.sub').innerText")
+        # a running run is analysed again at most every 3 s: its first scored cell may take
+        # that long to reach the heatmap, so reload for up to 10 s before asking for one
+        deadline = time.monotonic() + 10
+        while not browser.js("document.querySelectorAll('table.heat td.hc').length") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            browser.goto(server + f"/run/{run_id}")
         assert browser.js("document.querySelectorAll('table.heat td.hc').length") >= 1
         browser.click_and_wait("table.heat td.hc a")
         browser.click_and_wait("#cases tr[data-outcome] a")
@@ -207,7 +213,7 @@ def _running_pages(browser: Chromium, server: str, run_id: str) -> bool:
 def test_a_running_sweep_updates_the_runs_page_live(browser: Chromium, server: str,
                                                     view_store: dict[str, Any]) -> None:
     store = view_store["store"]
-    model = "sim:perfect?latency=0.4"
+    model = "sim:perfect?latency=0.6"
     sweep = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", "run", "--model", model, "--store", str(store),
                               "--family", "niah", "--lengths", "512,1k", "--depths", "0,0.5,1", "--reps", "5",
                               "--concurrency", "1", "--no-plots"], env=_env(), stdout=subprocess.DEVNULL,
