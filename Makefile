@@ -36,7 +36,7 @@ install: $(STAMP)
 # network: one fact hidden alone (niah) vs among three look-alikes (niah_3d) at 512 and 1K
 # tokens, with no --reps: the default, 24 cases a length at one depth, is the smallest grid
 # in which an all-correct length is shown to clear the bar (0.856, 95%). ~74K prompt tokens:
-# about 8 minutes on 2 idle cores, 14 on shared ones (docs/measurements.md)
+# about 5 minutes on 2 cores, 14 on busy shared ones (docs/measurements.md)
 # (README: measured runtime in docs/measurements.md).
 demo: $(DEMO_STAMP)
 	$(BIN)/ctxprobe run --model local --family niah,niah_3d --param niah_3d.family=niah \
