@@ -29,6 +29,7 @@ class InstructionsHooks(LabelTableHooks):
     note = "IFEval's accuracies by number of instructions in the system prompt."
     anchor = "instructions-load"
     png_name = "by-instruction-count"
+    points_title = "by instruction count"
 
     def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.instructions.analysis import by_count, to_dict
@@ -40,16 +41,14 @@ class InstructionsHooks(LabelTableHooks):
 
         return at_bars(extra, bars)
 
-    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
-        lines = []
-        for label, d in extra.items():
-            lines.append(f"{label}: {headline(d)}")
-            lines.append("  by instruction count: " + "; ".join(
-                f"{p['instructions']}: prompt strict {p['prompt_level_strict_acc']:.2f} "
-                "[{:.2f}–{:.2f}] / loose {:.2f}, instruction strict {:.2f} / loose {:.2f} ({} cases)".format(
-                    *p["prompt_level_strict_95ci"], p["prompt_level_loose_acc"], p["inst_level_strict_acc"],
-                    p["inst_level_loose_acc"], p["n"]) for p in d["points"]))
-        return lines
+    def label_headline(self, data: Mapping[str, Any]) -> str:
+        return headline(data)
+
+    def point_text(self, p: Mapping[str, Any]) -> str:
+        return ("{}: prompt strict {:.2f} [{:.2f}–{:.2f}] / loose {:.2f}, instruction strict {:.2f} / loose {:.2f} "
+                "({} cases)").format(p["instructions"], p["prompt_level_strict_acc"], *p["prompt_level_strict_95ci"],
+                                     p["prompt_level_loose_acc"], p["inst_level_strict_acc"],
+                                     p["inst_level_loose_acc"], p["n"])
 
     def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
         rows = [[str(p["instructions"]), str(p["n"]), f"{p['inst_level_strict_acc']:.3f}",

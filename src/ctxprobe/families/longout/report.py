@@ -32,6 +32,7 @@ class LongoutHooks(LabelTableHooks):
     note = "Row-level F1 (LongProc's rule) by answer length; replies cut at the output limit are not scored."
     anchor = "longout-output"
     png_name = "by-answer-length"
+    points_title = "by answer length"
 
     def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
         from ctxprobe.families.longout.analysis import by_level, to_dict
@@ -43,15 +44,12 @@ class LongoutHooks(LabelTableHooks):
 
         return at_bars(extra, bars)
 
-    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
-        lines = []
-        for label, d in extra.items():
-            lines.append(f"{label}: {headline(d)}")
-            lines.append("  by answer length: " + "; ".join(
-                f"{p['answer_level']}: F1 {_f(p['f1'])} ({p['n']} scored"
-                + (f", {p['output_truncated']} cut at the output limit)" if p["output_truncated"] else ")")
-                for p in d["points"]))
-        return lines
+    def label_headline(self, data: Mapping[str, Any]) -> str:
+        return headline(data)
+
+    def point_text(self, p: Mapping[str, Any]) -> str:
+        return (f"{p['answer_level']}: F1 {_f(p['f1'])} ({p['n']} scored"
+                + (f", {p['output_truncated']} cut at the output limit)" if p["output_truncated"] else ")"))
 
     def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
         rows = [[str(p["answer_level"]), f"{p['answer_tokens']:.0f}", str(p["n"]), str(p["output_truncated"]),

@@ -33,6 +33,7 @@ class UpdatesHooks(LabelTableHooks):
     note = ("Accuracy against ln(updates per key), fitted by least squares; 'stale' counts keys answered with a "
             "value they held before being overwritten.")
     anchor = "updates-interference"
+    points_title = "by updates per key U"
     png_name = "by-updates-per-key"
 
     def label_extras(self, records: Iterable[CaseRecord]) -> Mapping[str, dict[str, Any]]:
@@ -40,14 +41,12 @@ class UpdatesHooks(LabelTableHooks):
 
         return {label: fit.to_dict() for label, fit in fit_records(records).items()}
 
-    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
-        lines = []
-        for label, fit in extra.items():
-            lines.append(f"{label}: PI-LLM's curve, {equation(fit)}")
-            lines.append("  by updates per key U: " + "; ".join(
-                f"{p['updates']}: {p['accuracy']:.2f} ({p['n']} cases; {p['key_outcomes'].get('stale', 0)} of "
-                f"{sum(p['key_outcomes'].values())} keys stale)" for p in fit["points"]))
-        return lines
+    def label_headline(self, data: Mapping[str, Any]) -> str:
+        return f"PI-LLM's curve, {equation(data)}"
+
+    def point_text(self, p: Mapping[str, Any]) -> str:
+        return (f"{p['updates']}: {p['accuracy']:.2f} ({p['n']} cases; {p['key_outcomes'].get('stale', 0)} of "
+                f"{sum(p['key_outcomes'].values())} keys stale)")
 
     def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
         rows = [[str(p["updates"]), str(p["n"]), f"{p['accuracy']:.3f}",

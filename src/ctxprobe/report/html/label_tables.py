@@ -35,9 +35,27 @@ class LabelTableHooks(FamilyReportHooks):
         """Label → the object the JSON report carries for it (labels without one left out)."""
         raise NotImplementedError
 
+    #: What the terminal's second line per label walks ("by answer length").
+    points_title: str = ""
+
     def table(self, run: str, label: str, data: Mapping[str, Any]) -> Table:
         """The table of one label's object (``data``) in one run."""
         raise NotImplementedError
+
+    def label_headline(self, data: Mapping[str, Any]) -> str:
+        """One label's result in a phrase (the terminal's first line per label)."""
+        raise NotImplementedError
+
+    def point_text(self, point: Mapping[str, Any]) -> str:
+        """One of a label's ``points`` as the terminal prints it."""
+        raise NotImplementedError
+
+    def terminal_lines(self, extra: Mapping[str, Any]) -> list[str]:
+        lines = []
+        for label, data in extra.items():
+            lines.append(f"{label}: {self.label_headline(data)}")
+            lines.append(f"  {self.points_title}: " + "; ".join(self.point_text(p) for p in data["points"]))
+        return lines
 
     def plot_data(self, title: str, label: str, data: Mapping[str, Any]) -> PointsPlot | None:
         """What one label's PNG draws, from its object (``data``, at the report's bar):
