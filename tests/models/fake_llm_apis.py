@@ -170,23 +170,73 @@ def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str
 
 # -- Anthropic ------------------------------------------------------------------------------
 
+#: The ``anthropic-version`` from which ``temperature``, ``top_p`` and ``top_k`` are a 400
+#: (Anthropic's migration guide for 2026-10-21; the anthropic SDK from 2.0 sends it and its
+#: ``MessageCreateParams`` no longer names them).
+NO_SAMPLING_VERSION = "2026-10-21"
+#: What the fake Models API states of a few models (``ModelInfo.capabilities``/``lifecycle``,
+#: anthropic 2.17's types): thinking types as the issue reports them per model; any other
+#: model is stated with no ``capabilities`` (an older API or a proxy), ``active``.
+FAKE_CLAUDE: dict[str, dict[str, Any]] = {
+    "claude-sonnet-5-5": {"thinking": {"adaptive": True, "enabled": False, "disabled": True}, "efforts": 5},
+    "claude-fable-5": {"thinking": {"adaptive": True, "enabled": False, "disabled": False}, "efforts": 5},
+    "claude-opus-4-1": {"thinking": {"adaptive": False, "enabled": True, "disabled": True}, "efforts": 0,
+                        "lifecycle": "deprecated", "retires_at": "2027-02-15T00:00:00Z"},
+    "claude-3-opus-latest": {"thinking": {"adaptive": False, "enabled": False, "disabled": True}, "efforts": 0,
+                             "lifecycle": "retired", "retires_at": "2026-01-05T00:00:00Z"},
+}
+#: Tokens the fake Claude thinks when asked to: a cap below it cuts the thinking.
+FAKE_THINKING = 200
+
+
+def _model_info(name: str) -> dict[str, Any]:
+    """A ``ModelInfo`` as anthropic 2.17 declares it (capabilities with every key present)."""
+    known = FAKE_CLAUDE.get(name)
+    info: dict[str, Any] = {"id": name, "type": "model", "display_name": name, "created_at": "2026-04-16T00:00:00Z",
+                            "lifecycle": "active", "max_input_tokens": FAKE_WINDOWS.get(name, 1_000_000),
+                            "max_tokens": 128_000, "deprecated_at": None, "retires_at": None}
+    if known is None:
+        return info
+    yes = {"supported": True}
+    no = {"supported": False}
+    levels = ("low", "medium", "high", "xhigh", "max")
+    types = {k: {"supported": known["thinking"].get(k, False)} for k in ("adaptive", "enabled", "disabled")}
+    types["between_tools"] = no
+    info["capabilities"] = {
+        "batch": yes, "citations": yes, "code_execution": no, "image_input": yes, "pdf_input": yes,
+        "structured_outputs": yes, "context_management": {"supported": False},
+        "server_tools": {"supported": False, "code_execution": no, "web_search": no},
+        "effort": {"supported": bool(known["efforts"]),
+                   **{lv: {"supported": i < known["efforts"]} for i, lv in enumerate(levels)}},
+        "thinking": {"supported": any(known["thinking"].values()), "types": types}}
+    if "lifecycle" in known:
+        info.update(lifecycle=known["lifecycle"], retires_at=known["retires_at"], deprecated_at="2026-06-01T00:00:00Z")
+    return info
+
+
 def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
     got = re.fullmatch(r"/v1/models/([^/?]+)(\?.*)?", path)
-    if method == "GET" and got:  # models.retrieve: anthropic's types.ModelInfo (max_input_tokens)
-        name = got.group(1)
-        return 200, {"id": name, "type": "model", "display_name": name, "created_at": "2026-04-16T00:00:00Z",
-                     "lifecycle": "active", "max_input_tokens": FAKE_WINDOWS.get(name, 1_000_000),
-                     "max_tokens": 128_000}, {}
+    if method == "GET" and got:  # models.retrieve: anthropic's types.ModelInfo
+        return 200, _model_info(got.group(1)), {}
+    version = headers.get("anthropic-version", "")
+    sampled = sorted(k for k in ("temperature", "top_p", "top_k") if k in body)
+    if version >= NO_SAMPLING_VERSION and sampled:  # what the real API rejects under this version
+        return 400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                "message": f"{sampled[0]}: not supported under anthropic-version "
+                                                           f"{version}"}}, {}
     if path.startswith("/v1/messages/count_tokens"):
         chars = sum(len(m["content"]) for m in body["messages"]) + len(body.get("system", ""))
         return 200, {"input_tokens": 10 + chars // 4}, {}
+    thinking = (body.get("thinking") or {}).get("type") in ("adaptive", "enabled")
+    cap = int(body.get("max_tokens") or 0)
 
-    def message(blocks: list[dict[str, Any]], stop: str) -> Reply:
+    def message(blocks: list[dict[str, Any]], stop: str, thought: int = 0) -> Reply:
         return 200, {"id": "msg_013Zva2CMHLNnXjNJJKqJ2EF", "type": "message", "role": "assistant", "model": model,
                      "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                     "usage": {"input_tokens": 30, "output_tokens": 9, "cache_creation_input_tokens": 0,
-                               "cache_read_input_tokens": 4, "service_tier": "standard"}}, {}
+                     "usage": {"input_tokens": 30, "output_tokens": 9 + thought, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 4, "service_tier": "standard",
+                               "output_tokens_details": {"thinking_tokens": thought}}}, {}
 
     if model == "rate":
         return 429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}, {"retry-after": "3"}
@@ -198,9 +248,19 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
         return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}, {}
     if model == "reason":
         return message([{"type": "thinking", "thinking": "maybe 1111111?", "signature": "sig"},
-                        {"type": "text", "text": "The code is 4819203."}], "end_turn")
+                        {"type": "text", "text": "The code is 4819203."}], "end_turn", 12)
     if model == "cutoff":
-        return message([{"type": "thinking", "thinking": "still thinking about", "signature": "sig"}], "max_tokens")
+        return message([{"type": "thinking", "thinking": "still thinking about", "signature": "sig"}], "max_tokens",
+                       cap)
+    if thinking and cap < FAKE_THINKING:  # thought until the cap; the text omitted, as Claude 5 does by default
+        return 200, {"id": "msg_01cut", "type": "message", "role": "assistant", "model": model,
+                     "content": [{"type": "thinking", "thinking": "", "signature": "sig"}], "stop_reason": "max_tokens",
+                     "stop_sequence": None,
+                     "usage": {"input_tokens": 30, "output_tokens": cap, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 4, "output_tokens_details": {"thinking_tokens": cap}}}, {}
+    if thinking:
+        return message([{"type": "thinking", "thinking": "", "signature": "sig"},
+                        {"type": "text", "text": "The code is 4819203."}], "end_turn", FAKE_THINKING - 20)
     return message([{"type": "text", "text": "The code is 4819203."}], "end_turn")
 
 

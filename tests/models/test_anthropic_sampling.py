@@ -1,14 +1,14 @@
 """Claude's sampling fields on the wire, read back from a loopback fake of the Messages API
 through the real ``anthropic`` SDK.
 
-Anthropic's rules (Messages API reference, ``temperature``/``top_p``; "What's new in Claude
-Opus 4.7", https://platform.claude.com/docs/en/about-claude/models/whats-new-claude-4-7):
-Claude Sonnet 4.5 and later answer 400 "temperature and top_p cannot both be specified for
-this model" when both are sent; Claude Opus 4.7 removed the sampling parameters (any value
-is a 400). anthropic 1.0 removed ``temperature``/``top_p``/``top_k`` from ``messages.create``
-(its MIGRATION.md, "Removed: deprecated request parameters": pass them through
-``extra_body`` for models that still take them), so they must reach the JSON body whatever
-the SDK's signature says.
+The anthropic SDK from 2.0 sends ``anthropic-version: 2026-10-21`` (``anthropic/_constants.py``),
+under which ``temperature``, ``top_p`` and ``top_k`` are a 400 whatever their value
+(Anthropic's migration guide for 2026-10-21; the SDK's ``MessageCreateParams`` no longer
+names them). The fake rejects them under that header as the real API does, so a request
+that carried one (ctxprobe used to put ``temperature`` in ``extra_body``) fails here.
+With an SDK whose ``MessageCreateParams`` still names them (the lower bounds'), one of the
+two is sent, never both (Claude Sonnet 4.5 and later answer 400 to both), to the models
+that take them.
 """
 
 from __future__ import annotations
@@ -19,14 +19,19 @@ from typing import Any
 
 import pytest
 
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.anthropic_api import sampling, takes_sampling
 from ctxprobe.models.base import GenerateRequest
+from ctxprobe.models.claude_rules import SAMPLING_NOTE, api_version, sampling_settable
 
-from fake_llm_apis import FakeServer, anthropic_route
+from contract_checks import anthropic_params
+from fake_llm_apis import NO_SAMPLING_VERSION, FakeServer, anthropic_route
 
 pytest.importorskip("anthropic")
 MESSAGES = [{"role": "user", "content": "What is the code?"}]
+#: The installed SDK sends the version that takes no sampling (anthropic >= 2.0).
+NEW_API = (api_version() or "") >= NO_SAMPLING_VERSION
 
 
 @pytest.fixture
@@ -47,23 +52,59 @@ def sent(server: FakeServer, model: str, **request: Any) -> dict[str, Any]:
             await provider.aclose()
 
     asyncio.run(go())
-    return server.requests[-1][2]
+    path, headers, body = server.requests[-1]
+    anthropic_params(body)  # only what the installed SDK's MessageCreateParams names
+    return body
 
 
-def test_temperature_reaches_the_body_whatever_the_sdks_signature(api: FakeServer) -> None:
-    # before: with anthropic >= 1.0 (no temperature in create) nothing was sent, so greedy
-    # decoding silently became the API's default temperature 1.0
-    body = sent(api, "claude-sonnet-4-5", temperature=0.0)
-    assert body["temperature"] == 0.0 and "top_p" not in body
+def test_the_settable_rule_is_the_sdks_own_types() -> None:
+    from anthropic.types.message_create_params import MessageCreateParamsBase
+
+    named = {k for base in MessageCreateParamsBase.__mro__ for k in getattr(base, "__annotations__", {})}
+    assert sampling_settable() is ("temperature" in named)
+    assert sampling_settable() is not NEW_API  # 2026-10-21 and the types agree
 
 
-def test_top_p_goes_alone_when_the_temperature_is_the_default(api: FakeServer) -> None:
-    # before: both were sent, and Claude Sonnet 4.5 and later answer 400 to that
-    body = sent(api, "claude-sonnet-4-5", temperature=0.0, top_p=0.9)
-    assert body["top_p"] == 0.9 and "temperature" not in body
+def test_a_plain_run_of_a_model_that_sampled_sends_no_sampling_field(api: FakeServer) -> None:
+    # before: anthropic/claude-opus-4-1 got temperature in extra_body, a 400 under 2026-10-21
+    body = sent(api, "claude-opus-4-1", temperature=0.0)
+    if NEW_API:
+        assert not {"temperature", "top_p", "top_k"} & set(body)
+        assert api.responses[-1][1] == 200  # the strict fake accepted it
+    else:
+        assert body["temperature"] == 0.0
 
 
-def test_a_temperature_set_with_top_p_wins_and_top_p_is_not_sent(api: FakeServer) -> None:
+@pytest.mark.skipif(not NEW_API, reason="the installed anthropic SDK still names temperature")
+def test_the_fake_rejects_sampling_under_the_version_the_sdk_sends(api: FakeServer) -> None:
+    import anthropic
+
+    async def go() -> None:
+        client = anthropic.AsyncAnthropic(api_key="sk-ant-test-sampling-000000", base_url=api.url, max_retries=0)
+        try:
+            await client.messages.create(model="claude-opus-4-1", max_tokens=5, messages=MESSAGES,  # type: ignore[arg-type]
+                                         extra_body={"temperature": 0.0})
+        finally:
+            await client.close()
+
+    with pytest.raises(anthropic.BadRequestError, match="temperature"):
+        asyncio.run(go())
+
+
+@pytest.mark.skipif(not NEW_API, reason="the installed anthropic SDK still names temperature")
+def test_a_decoding_needing_sampling_is_refused_in_one_line() -> None:
+    import os
+
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-test-sampling-000000")
+    provider = resolve_provider("anthropic:claude-sonnet-4-5", None)  # type: ignore[arg-type]
+    why = provider.sampling_refusal(0.7, None)
+    assert why is not None and "\n" not in why and SAMPLING_NOTE in why and "2026-10-21" in why
+    assert provider.decoding_note() is not None and SAMPLING_NOTE in provider.decoding_note()  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(NEW_API, reason="the installed anthropic SDK takes no sampling fields")
+def test_with_an_sdk_that_names_them_one_of_the_two_is_sent(api: FakeServer) -> None:
+    assert sent(api, "claude-sonnet-4-5", temperature=0.0, top_p=0.9) == {**sent(api, "claude-sonnet-4-5", top_p=0.9)}
     body = sent(api, "claude-haiku-4-5", temperature=0.7, top_p=0.9)
     assert body["temperature"] == 0.7 and "top_p" not in body
 
@@ -84,5 +125,28 @@ def test_thinking_takes_the_default_sampling(api: FakeServer) -> None:
     ("claude-opus-4-1-20250805", True), ("claude-sonnet-4-6", True), ("claude-3-5-haiku-latest", True),
     ("claude-haiku-4-5-20251001", True), ("claude-opus-5", False), ("my-proxy-model", True)])
 def test_which_models_sample(model: str, takes: bool) -> None:
+    takes = takes and not NEW_API
     assert takes_sampling(model) is takes
     assert sampling(model, 0.0, None) == ({"temperature": 0.0} if takes else {})
+
+
+def test_the_plan_says_decoding_is_the_providers_default() -> None:
+    from ctxprobe.spec.schema import make_spec
+    from ctxprobe.sweep.plan_report import plan_report
+
+    spec = make_spec({"model": "anthropic:claude-opus-4-1", "lengths": "1k", "depths": [0.5], "reps": 1})
+    said = [w for w in plan_report(spec, ask_server=False).warnings if SAMPLING_NOTE in w]
+    assert len(said) == (1 if NEW_API else 0)
+
+
+def test_run_refuses_a_temperature_it_cannot_send(tmp_path: Any, api: FakeServer) -> None:
+    from ctxprobe.spec.schema import make_spec
+    from ctxprobe.sweep.run import run_sweep
+
+    if not NEW_API:
+        pytest.skip("the installed anthropic SDK still names temperature")
+    spec = make_spec({"model": "anthropic:claude-opus-4-1", "tokenizer": "approx", "lengths": "1k",
+                      "depths": [0.5], "reps": 1, "decoding": {"temperature": 0.7}})
+    with pytest.raises(CtxprobeError, match=f"^--temperature/--top-p: [^\\n]*{SAMPLING_NOTE}[^\\n]*$"):
+        run_sweep(spec, tmp_path / "s.sqlite", progress=False)
+    assert not [p for p, _, _ in api.requests if p == "/v1/messages"]  # nothing was sent

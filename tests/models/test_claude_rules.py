@@ -64,8 +64,10 @@ def test_a_budget_sweep_on_an_adaptive_only_model_sends_only_adaptive(model: str
         if budget:
             check_typed_dict(ThinkingConfigAdaptiveParam, body["thinking"])
             assert body["thinking"] == {"type": "adaptive"}
+        elif claude_rules(model).off == "disabled":  # Claude 5 Opus/Sonnet/Haiku: 0 is said as disabled
+            assert body["thinking"] == {"type": "disabled"}, body
         else:
-            assert "thinking" not in body  # "disabled" is a 400 there: 0 leaves thinking out
+            assert "thinking" not in body  # "disabled" is a 400 there: 0 leaves thinking out (or is refused)
 
 
 def test_older_models_keep_enabled_and_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -82,7 +84,8 @@ def test_older_models_keep_enabled_and_disabled(monkeypatch: pytest.MonkeyPatch)
     check_typed_dict(ThinkingConfigEnabledParam, bodies[0]["thinking"])
     assert bodies[0]["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     check_typed_dict(ThinkingConfigDisabledParam, bodies[1]["thinking"])
-    assert bodies[1]["thinking"] == {"type": "disabled"} and bodies[1]["temperature"] == 0
+    assert bodies[1]["thinking"] == {"type": "disabled"}
+    assert "temperature" not in bodies[1]  # anthropic-version 2026-10-21: no sampling field at all
     assert bodies[2]["thinking"]["type"] == "enabled"  # still taken on 4.6 (the SDK warns it is deprecated)
     assert bodies[3]["thinking"] == {"type": "adaptive"} and "temperature" not in bodies[3]
     assert bodies[4]["thinking"] == {"type": "adaptive"} and bodies[4]["output_config"] == {"effort": "max"}
@@ -96,15 +99,20 @@ def test_older_models_keep_enabled_and_disabled(monkeypatch: pytest.MonkeyPatch)
                                           ("claude-newname-1", False)])
 def test_sampling_by_family_a_new_name_is_not_the_oldest(model: str, takes: bool) -> None:
     from ctxprobe.models.anthropic_api import sampling, takes_sampling
+    from ctxprobe.models.claude_rules import sampling_settable
 
-    assert takes_sampling(model) is takes
-    assert ("temperature" in sampling(model, 0.0, None)) is takes
+    assert claude_rules(model).sampling is takes  # the family's rule
+    assert takes_sampling(model) is (takes and sampling_settable())  # and the API version's
+    assert ("temperature" in sampling(model, 0.0, None)) is (takes and sampling_settable())
     if model.startswith("claude-newname"):
         assert claude_rules(model) is NEWEST
 
 
 @pytest.mark.parametrize("model, why", [
-    ("claude-sonnet-4-6?effort=max", "takes effort low|medium|high, not max"),
+    ("claude-sonnet-4-6?effort=xhigh", "takes effort low|medium|high|max, not xhigh"),
+    ("claude-sonnet-4-5?effort=low", "takes effort \\(none\\), not low"),
+    ("claude-haiku-4-5?effort=high", "takes effort \\(none\\), not high"),
+    ("claude-opus-4-5?effort=max", "takes effort low|medium|high, not max"),
     ("claude-sonnet-4-5?adaptive=true", "takes no adaptive thinking"),
 ])
 def test_options_a_model_does_not_take_are_refused_in_one_line_by_plan_and_run(model: str, why: str) -> None:
@@ -123,7 +131,7 @@ def test_plan_says_how_the_budget_axis_is_sent_to_an_adaptive_only_model() -> No
 
     spec = make_spec({"model": "anthropic:claude-opus-4-7", "lengths": "1k", "depths": [0.5], "reps": 1,
                       "reasoning_budgets": [0, 4096]})
-    (note,) = [w for w in plan_report(spec).warnings if "adaptive" in w]
+    (note,) = [w for w in plan_report(spec).warnings if "takes adaptive thinking only" in w]
     assert "max_tokens = answer budget + N" in note and "0 leaves thinking out" in note
     spec = make_spec({"model": "anthropic:claude-sonnet-4-5", "lengths": "1k", "depths": [0.5], "reps": 1,
                       "reasoning_budgets": [0, 4096]})

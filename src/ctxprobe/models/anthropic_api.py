@@ -6,26 +6,38 @@ the runner retries; errors are classified like the OpenAI provider's (the two SD
 their exception hierarchy), and 529 "overloaded" is transient like any 5xx.
 
 The Messages API takes the system prompt as a separate ``system`` parameter, so system
-messages are lifted out of the list. What each model takes (thinking shapes, sampling,
-effort levels) is :mod:`ctxprobe.models.claude_rules`' table. Extended thinking
-(``?thinking=N``, N ≥ 1024 per the API) is sent as ``thinking={"type": "enabled",
-"budget_tokens": N}`` with ``max_tokens = answer budget + N`` where the model takes that;
-``?adaptive=true`` sends ``thinking={"type": "adaptive"}`` (Claude 4.6 and later), the only
-shape Opus 4.7 and later take: there a budget N (``?thinking=N`` or the sweep's axis) is
-sent as adaptive thinking with ``max_tokens = answer budget + N``, and 0 leaves thinking
-out. Thinking takes the default sampling, so neither ``temperature`` nor ``top_p`` is sent. Without thinking, one of the two is sent,
-never both (:func:`sampling`), and neither to models that take none (Claude Opus 4.7
-and later); SDKs from 1.0 on no longer name them in ``create``, so they ride in
-``extra_body`` (the SDK's migration guide's way), while a batch's ``params`` carry them
-as they are.
-``?effort=low|medium|high|xhigh|max`` is sent as ``output_config.effort``. ``thinking`` blocks come back apart from ``text`` blocks and
-are stored as reasoning.
+messages are lifted out of the list. What each model takes (thinking shapes, how thinking
+is turned off, effort levels) comes from Anthropic's Models API (``models.retrieve``'s
+``capabilities``, read once per run by :meth:`AnthropicProvider.read_model_facts` and
+stored with the run), else :mod:`ctxprobe.models.claude_rules`' table (offline). A model the
+API calls ``retired`` is refused in one line; a ``deprecated`` one is warned with its
+``retires_at`` date.
+
+Every body holds only what the installed SDK's ``MessageCreateParams`` names; nothing rides
+in ``extra_body``. Sampling: the anthropic SDK from 2.0 sends ``anthropic-version:
+2026-10-21``, under which ``temperature``/``top_p``/``top_k`` are a 400 (the SDK's types no
+longer name them), so no sampling field is sent and decoding is the provider's default
+(:func:`~ctxprobe.models.claude_rules.sampling_note`); a decoding that needs one is refused
+in one line. With an SDK whose ``MessageCreateParams`` still names them, one of
+``temperature``/``top_p`` is sent, never both (:func:`sampling`), to the models that take them.
+
+Extended thinking (``?thinking=N``, N ≥ 1024 per the API) is sent as ``thinking={"type":
+"enabled", "budget_tokens": N}`` with ``max_tokens = answer budget + N`` where the model
+takes that; ``?adaptive=true`` sends ``thinking={"type": "adaptive"}`` (Claude 4.6 and
+later), the only shape Opus 4.7 and later take: there a budget N (``?thinking=N`` or the
+sweep's axis) is sent as adaptive thinking with ``max_tokens = answer budget + N``.
+``?effort=`` is sent as ``output_config.effort`` where the model lists that level.
+``thinking`` blocks come back apart from ``text`` blocks and are stored as reasoning; the
+thinking tokens billed (``usage.output_tokens_details.thinking_tokens``, anthropic 2.17) are
+stored as the reply's reasoning tokens whether or not the text was shown (Claude 5 omits it
+by default), so a reply whose thinking used the cap reads as ``output_truncated`` with its
+count.
 
 A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) replaces
-``?thinking``: on a model that takes ``enabled``, N ≥ 1024 is sent as
-``thinking={"type": "enabled", "budget_tokens": N}`` with ``max_tokens = answer budget + N``
-(always above N, as the API requires), and 0 as ``thinking={"type": "disabled"}``; 1–1023
-is refused before anything is sent. On an adaptive-only model, as above (said by ``plan``).
+``?thinking``: N ≥ 1024 as above; 0 as the model's "off" (``{"type": "disabled"}`` where
+listed, thinking left out where the model thinks only when asked) and refused before
+anything is sent where the model cannot stop thinking (Claude Fable); 1–1023 is refused on
+a model that takes ``enabled``.
 """
 
 from __future__ import annotations
@@ -36,7 +48,15 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
 from ctxprobe.models.caching import PrefixGate, anthropic_blocks
-from ctxprobe.models.claude_rules import ClaudeRules, claude_rules, options_refusal, reasoning_note
+from ctxprobe.models.claude_rules import (
+    ClaudeRules,
+    claude_rules,
+    options_refusal,
+    reasoning_note,
+    rules_from_api,
+    sampling_note,
+    sampling_settable,
+)
 from ctxprobe.models.options import AnthropicOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
@@ -69,10 +89,11 @@ def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, st
 
 
 def takes_sampling(model: str) -> bool:
-    """Whether the model takes ``temperature``/``top_p`` at all, by family
-    (:mod:`ctxprobe.models.claude_rules`: Opus 4.7 removed them, as did the models after
-    it; a family the table does not name gets the newest rules: none)."""
-    return claude_rules(model).sampling
+    """Whether ``temperature``/``top_p`` may be sent to the model: the installed SDK's
+    request type names them (not under ``anthropic-version: 2026-10-21``) and the model's
+    family takes them (:mod:`ctxprobe.models.claude_rules`: Opus 4.7 removed them, as did
+    the models after it; a family the table does not name gets the newest rules: none)."""
+    return sampling_settable() and claude_rules(model).sampling
 
 
 def sampling(model: str, temperature: float, top_p: float | None) -> dict[str, float]:
@@ -107,6 +128,9 @@ def parse_message(data: dict[str, Any]) -> GenerateResult:
         extra["cached_prompt_tokens"] = cached
     if isinstance(written := usage.get("cache_creation_input_tokens"), int):
         extra["cache_write_tokens"] = written
+    details = d if isinstance(d := usage.get("output_tokens_details"), dict) else {}
+    if isinstance(thought := details.get("thinking_tokens"), int) and not isinstance(thought, bool):
+        extra["reasoning_tokens"] = thought  # billed thinking, shown or not (Claude 5 omits the text)
     stop = data.get("stop_reason")
     return finalize(
         text,
@@ -140,6 +164,9 @@ class AnthropicProvider(SDKProvider):
         if why:
             raise CtxprobeError(f"bad model spec '{name or PREFIX + model}': {why}")
         super().__init__(model, options, name=name, context_window=context_window)
+        #: What Anthropic's Models API stated of the model (:meth:`read_model_facts`), once read.
+        self.facts: dict[str, Any] | None = None
+        self._api_rules: ClaudeRules | None = None
         self.cache_rules = cache_rules(self.name)
         self._gate = PrefixGate(self.cache_rules.ttl_s if options.cache_ttl != "1h" else 3600.0)
 
@@ -153,6 +180,8 @@ class AnthropicProvider(SDKProvider):
         """A decoding (the sweep's, or a variant's) this model would not be sent as asked
         (:func:`sampling`)."""
         asks = f"temperature {temperature:g}" + ("" if top_p is None else f" and top_p {top_p:g}")
+        if not sampling_settable():
+            return f"{self.name}: {sampling_note()}, so {asks} cannot be sent: drop it"
         if not takes_sampling(self.model):
             return (f"{self.name} takes no temperature or top_p (any but the default is refused), so {asks} "
                     "would not be sent: drop it")
@@ -164,14 +193,26 @@ class AnthropicProvider(SDKProvider):
                     "were asked: give one of them (top_p with temperature=0)")
         return None
 
+    def decoding_note(self) -> str | None:
+        """Said by the run header, stored with the run and shown by the report where the API
+        takes no decoding settings (:func:`~ctxprobe.models.claude_rules.sampling_note`)."""
+        return sampling_note()
+
     @property
     def rules(self) -> ClaudeRules:
-        """What the model's family takes (:mod:`ctxprobe.models.claude_rules`)."""
-        return claude_rules(self.model)
+        """What the model takes: the Models API's word once read (:meth:`read_model_facts`),
+        else the table's (:mod:`ctxprobe.models.claude_rules`)."""
+        return self._api_rules or claude_rules(self.model)
 
-    async def advertised_window(self) -> int | None:
-        """The input limit Anthropic's Models API states (``models.retrieve``: ``max_input_tokens``),
-        read when neither the library nor a price file gives a window."""
+    async def read_model_facts(self) -> tuple[dict[str, Any], list[str]]:
+        """Anthropic's Models API on the model (``models.retrieve``), read once per run:
+        (the facts stored with the run, warnings). ``capabilities`` become the rules
+        requests follow; a ``retired`` model is refused in one line; a ``deprecated`` one
+        is warned with its ``retires_at`` date."""
+        if self.facts is not None:
+            return self.facts, []
+        import datetime as dt
+
         client = self._client_for_loop()
         try:
             info = await client.models.retrieve(self.model)
@@ -180,39 +221,72 @@ class AnthropicProvider(SDKProvider):
             if mapped is None:
                 raise
             raise mapped from None
-        limit = getattr(info, "max_input_tokens", None)
+        data = info.model_dump(mode="json")
+        read = dt.date.today().isoformat()
+        self._api_rules = rules_from_api(self.model, data, read)
+        rules = self.rules
+        self.facts = {"source": rules.source, "lifecycle": data.get("lifecycle"),
+                      "retires_at": data.get("retires_at"), "max_input_tokens": data.get("max_input_tokens"),
+                      "thinking": rules.thinking, "thinking_off": rules.off, "efforts": list(rules.efforts)}
+        when = str(data.get("retires_at") or data.get("deprecated_at") or "")[:10]
+        if data.get("lifecycle") == "retired":
+            raise CtxprobeError(f"{self.name} is retired (Anthropic's Models API says lifecycle: retired"
+                                f"{', since ' + when if when else ''}): requests naming it fail; choose a current model")
+        why = options_refusal(self.model, self.options.effort, self.options.adaptive, rules)
+        if why:
+            raise CtxprobeError(f"bad model spec '{self.name}': {why}")
+        warnings = []
+        if data.get("lifecycle") == "deprecated":
+            warnings.append(f"{self.name} is deprecated (Anthropic's Models API), "
+                            + (f"retiring {when}" if when else "no retirement date given") + ": plan a move to a newer model")
+        return self.facts, warnings
+
+    async def advertised_window(self) -> int | None:
+        """The input limit Anthropic's Models API states (``models.retrieve``: ``max_input_tokens``),
+        read when neither the library nor a price file gives a window (once per run)."""
+        facts, _ = await self.read_model_facts()
+        limit = facts.get("max_input_tokens")
         return limit if isinstance(limit, int) and limit > 0 else None
 
     def reasoning_axis_note(self) -> str | None:
         """How a reasoning-budget axis is sent to this model, where not as asked (adaptive-only)."""
-        return reasoning_note(self.model)
+        return reasoning_note(self.model, self.rules)
 
     def reasoning_refusal(self, budget: int) -> str | None:
-        if 0 < budget < MIN_THINKING and not self.rules.adaptive_only:  # adaptive: the budget only caps max_tokens
+        rules = self.rules
+        if budget > 0 and rules.thinking == "none":
+            return (f"{self.name} does not think ({rules.cited}), so a reasoning budget of {budget:,} tokens would "
+                    "change nothing: give --reasoning-budgets 0 or drop the flag")
+        if budget == 0 and rules.off == "never":
+            return (f"{self.name} cannot turn thinking off ({rules.cited}: no thinking {{type: disabled}}, and "
+                    "thinking left out is adaptive), so budget 0 cannot be sent: start --reasoning-budgets above 0")
+        if 0 < budget < MIN_THINKING and not rules.adaptive_only:  # adaptive: the budget only caps max_tokens
             return (f"{self.name}: a reasoning budget of {budget:,} tokens is below Anthropic's minimum thinking "
                     f"budget of {MIN_THINKING:,}: use 0 (thinking off) or at least {MIN_THINKING // 1024}k")
         return None
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
-        """The keyword arguments of ``messages.create`` for one request."""
+        """The keyword arguments of ``messages.create`` for one request: only what the
+        installed SDK's ``MessageCreateParams`` names."""
         # an answer prefix joins the user turn, as for every hosted API (Anthropic's own
         # prefill rejects the trailing space some prefixes end with)
         folded = fold_prefill(request.messages)
         system, messages = split_system(folded)
         if request.cache is not None and self.cache_rules.mechanism == "breakpoints":
             system, messages = self._cached_blocks(folded, request)
+        rules = self.rules
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
         body: dict[str, Any] = {"model": self.model, "messages": messages,
                                 "max_tokens": request.max_tokens + budget}
         if system is not None:
             body["system"] = system
-        adaptive = self.rules.adaptive_only or bool(getattr(self.options, "adaptive", None))
+        adaptive = rules.adaptive_only or bool(getattr(self.options, "adaptive", None))
         if adaptive and (budget or getattr(self.options, "adaptive", None)):
             # adaptive thinking (ThinkingConfigAdaptiveParam): the model decides; a budget only raises max_tokens
             body["thinking"] = {"type": "adaptive"}
         elif budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        elif request.reasoning_budget == 0 and not self.rules.adaptive_only:
+        elif request.reasoning_budget == 0 and rules.off == "disabled" and rules.thinking != "none":
             body["thinking"] = {"type": "disabled"}  # the budget axis's 0: said, not left to the model's default
         if "thinking" not in body or body["thinking"]["type"] == "disabled":  # thinking takes the default sampling
             body.update(sampling(self.model, request.temperature, request.top_p))
@@ -235,26 +309,12 @@ class AnthropicProvider(SDKProvider):
         rest = [{"role": m["role"], "content": blocks(i)} for i, m in enumerate(messages) if m["role"] != "system"]
         return system, rest
 
-    def _create_kwargs(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``body`` as ``messages.create`` keyword arguments: fields the SDK's ``create``
-        does not name (``temperature``/``top_p`` since anthropic 1.0, which removed them
-        from its signatures though the API still takes them on the models that sample)
-        ride in ``extra_body``, merged into the request JSON as they are."""
-        import inspect
-
-        named = inspect.signature(self._sdk.resources.messages.AsyncMessages.create).parameters
-        kwargs = {k: v for k, v in body.items() if k in named}
-        extra = {k: v for k, v in body.items() if k not in named}
-        if extra:
-            kwargs["extra_body"] = extra
-        return kwargs
-
     async def generate(self, request: GenerateRequest) -> GenerateResult:
         client = self._client_for_loop()
         secrets = (self._api_key,)
         try:
             async with self._gate.enter(request.cache if self.cache_rules.mechanism == "breakpoints" else None):
-                response = await client.messages.create(**self._create_kwargs(self.request_body(request)))
+                response = await client.messages.create(**self.request_body(request))
         except Exception as exc:
             mapped = classify_stainless_error(exc, self._sdk, self._where, secrets)
             if mapped is None:

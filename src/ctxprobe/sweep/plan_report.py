@@ -174,12 +174,25 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
         stale = age_note(info.as_of)
         if stale:
             warnings.append(f"{spec.model}: {stale}")
-    if spec.reasoning_budgets and spec.model.provider == "anthropic":
-        from ctxprobe.models.claude_rules import reasoning_note
+    if spec.model.provider == "anthropic":
+        from ctxprobe.models.claude_rules import claude_rules, reasoning_note, sampling_note
 
-        note = reasoning_note(spec.model.name)
-        if note:
-            warnings.append(note)
+        said = sampling_note()  # decoding not settable under the SDK's API version
+        if said:
+            warnings.append(said)
+        rules = claude_rules(spec.model.name)
+        if spec.reasoning_budgets:
+            note = reasoning_note(spec.model.name)
+            if note:
+                warnings.append(note)
+            zero = {"disabled": "thinking {type: disabled}", "omit": "thinking left out",
+                    "never": "refused (cannot stop thinking)"}[rules.off]
+            warnings.append(f"{spec.model.name}: thinking {rules.thinking}, budget 0 as {zero}, effort "
+                            f"{'|'.join(rules.efforts) or '(none)'}; rules from {rules.cited} (the run reads "
+                            "Anthropic's Models API and follows it)")
+        if 0 in (spec.reasoning_budgets or []) and rules.off == "never":
+            raise CtxprobeError(f"{spec.model.name} cannot turn thinking off ({rules.cited}), so reasoning budget 0 "
+                                "cannot be sent: start --reasoning-budgets above 0")
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         warnings.append(beyond)

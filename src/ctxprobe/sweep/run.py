@@ -85,6 +85,24 @@ async def _endpoint_window(provider: Provider, console: Console) -> None:
         warn(console, f"the model's endpoint did not state its window: {exc}")
 
 
+async def _model_facts(provider: Provider, console: Console) -> tuple[dict[str, object] | None, list[str]]:
+    """What the provider states of the model (Anthropic's Models API: capabilities and
+    lifecycle), read once before anything is checked or sent: (the facts, stored with the
+    run; warnings). A retired model is refused (CtxprobeError); an endpoint that answers
+    nothing leaves ctxprobe's own table in force, said in a warning."""
+    read = getattr(provider, "read_model_facts", None)
+    if not callable(read):
+        return None, []
+    try:
+        facts, notes = await read()
+    except (PermanentError, TransientError) as exc:
+        warn(console, f"the model's endpoint did not state its capabilities ({exc}): ctxprobe's own table is used")
+        return None, []
+    for line in notes:
+        warn(console, line)
+    return facts, list(notes)
+
+
 def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
     """Refuse, before anything is sent, a reasoning budget the model cannot take (a model
     that cannot reason takes budget 0 only; Anthropic's thinking starts at 1,024 tokens)."""
@@ -166,19 +184,30 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                            executor=executor, confirm_cancel=confirm_cancel)
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
+        facts, notes = await _model_facts(provider, console)  # the provider's word on the model, read once
         check_reasoning_budgets(spec, provider)
         check_decoding_variants(spec, provider)
         await session.preflight()
         await _endpoint_window(provider, console)
         axis_note = getattr(provider, "reasoning_axis_note", None)  # how the budget axis is sent (adaptive-only Claude)
+        decoding_note = getattr(provider, "decoding_note", None)  # decoding not settable (Claude, 2026-10-21)
+        said = decoding_note() if callable(decoding_note) else None
+        if said:
+            console.print(said, highlight=False, markup=False)
         note = axis_note() if spec.reasoning_budgets and callable(axis_note) else None
         if note:
             warn(console, note)
-            if session.checked is None:  # a hosted API has no probe: the note alone is kept
+        kept = [n for n in (*notes, said, note) if n]
+        if kept or facts:
+            if session.checked is None:  # a hosted API has no probe: the notes alone are kept
                 from ctxprobe.core.runmeta import Preflight
 
                 session.checked = Preflight()
-            session.checked.warnings.append(note)  # stored with the preflight: the report says it too
+            session.checked.warnings.extend(kept)  # stored with the preflight: the report says them too
+            if facts:
+                session.checked.endpoint["model_facts"] = facts
+            if said:
+                session.checked.endpoint["sampling"] = "provider default; not settable"
         check_lengths(spec, provider, families, sizes)
         beyond = beyond_trained_warning(spec, provider, tokenizer, sizes, families)
         if beyond:
