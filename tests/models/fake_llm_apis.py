@@ -182,7 +182,7 @@ FAKE_CLAUDE: dict[str, dict[str, Any]] = {
     "claude-fable-5": {"thinking": {"adaptive": True, "enabled": False, "disabled": False}, "efforts": 5},
     "claude-opus-4-1": {"thinking": {"adaptive": False, "enabled": True, "disabled": True}, "efforts": 0,
                         "lifecycle": "deprecated", "retires_at": "2027-02-15T00:00:00Z"},
-    "claude-3-opus-latest": {"thinking": {"adaptive": False, "enabled": False, "disabled": True}, "efforts": 0,
+    "claude-opus-4-0": {"thinking": {"adaptive": False, "enabled": False, "disabled": True}, "efforts": 0,
                              "lifecycle": "retired", "retires_at": "2026-01-05T00:00:00Z"},
 }
 #: Tokens the fake Claude thinks when asked to: a cap below it cuts the thinking.
@@ -230,6 +230,8 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
         return 200, {"input_tokens": 10 + chars // 4}, {}
     thinking = (body.get("thinking") or {}).get("type") in ("adaptive", "enabled")
     cap = int(body.get("max_tokens") or 0)
+    # the prompt's tokens, roughly (as count_tokens above), for the replies that think
+    read = 10 + (len(json.dumps(body.get("messages"))) + len(json.dumps(body.get("system", "")))) // 4
 
     def message(blocks: list[dict[str, Any]], stop: str, thought: int = 0) -> Reply:
         return 200, {"id": "msg_013Zva2CMHLNnXjNJJKqJ2EF", "type": "message", "role": "assistant", "model": model,
@@ -256,7 +258,7 @@ def anthropic_route(method: str, path: str, headers: dict[str, str], body: dict[
         return 200, {"id": "msg_01cut", "type": "message", "role": "assistant", "model": model,
                      "content": [{"type": "thinking", "thinking": "", "signature": "sig"}], "stop_reason": "max_tokens",
                      "stop_sequence": None,
-                     "usage": {"input_tokens": 30, "output_tokens": cap, "cache_creation_input_tokens": 0,
+                     "usage": {"input_tokens": read, "output_tokens": cap, "cache_creation_input_tokens": 0,
                                "cache_read_input_tokens": 4, "output_tokens_details": {"thinking_tokens": cap}}}, {}
     if thinking:
         return message([{"type": "thinking", "thinking": "", "signature": "sig"},
