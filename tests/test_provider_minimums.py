@@ -23,6 +23,9 @@ from ctxprobe.plan.caching import cache_rules
 @pytest.mark.parametrize("model, minimum", [
     ("anthropic:claude-opus-4-6", 4096), ("anthropic:claude-opus-4-5", 4096), ("anthropic:claude-haiku-4-5", 4096),
     ("anthropic:claude-sonnet-4-5", 1024),
+    # issue 48: 4,096 for Opus 4.7/4.8, 2,048 for Sonnet 4.6 and Fable 5 (were 1,024)
+    ("anthropic:claude-opus-4-7", 4096), ("anthropic:claude-opus-4-8", 4096),
+    ("anthropic:claude-sonnet-4-6", 2048), ("anthropic:claude-fable-5", 2048), ("anthropic:claude-fable-5-1", 2048),
     ("gemini:gemini-3.5-flash", 4096), ("gemini:gemini-3.6-flash", 4096), ("gemini:gemini-3.7-flash", 4096),
     ("gemini:gemini-3.8-flash", 4096), ("gemini:gemini-3-flash-preview", 1024), ("gemini:gemini-3.9-flash", 1024),
     ("gemini:gemini-3.1-pro-preview", 4096),

@@ -57,10 +57,16 @@ INFO = ProviderInfo(
         # (docs.aihubmix.com/en/api/Claude-Cache, a relay quoting Anthropic's prompt-caching page;
         # docs.orq.ai/docs/proxy/prompt-caching's table agrees), read 2026-12-03
         (r"claude-(opus-4-6|opus-4-5|haiku-4-5)", CacheRules("breakpoints", 4096)),
+        # 4,096 for Opus 4.7 and 4.8 as for 4.5/4.6 (claudecodeguides.com/claude-cache-minimum-token-
+        # requirements-2026 tables Opus 4.7 at 4,096, read 2026-12-04; issue 48 against the provider's page)
+        (r"claude-opus-4-[78](?!\d)", CacheRules("breakpoints", 4096)),
+        # 2,048 for Sonnet 4.6 and Fable 5: github.com/anthropics/anthropic-sdk-python issue 1194 (Sonnet 4.6
+        # caches from 2,048, not the 1,024 the page said), and issue 48 against the provider's page
+        (r"claude-(sonnet-4-6|fable-5)(?!\d)", CacheRules("breakpoints", 2048)),
         (r"claude-(3-haiku|3-5-haiku)", CacheRules("breakpoints", 2048)),
         (r"claude-", CacheRules("breakpoints", 1024)),
     ),
-    reasoning="?thinking=N (at least 1,024), ?effort=low|medium|high",
+    reasoning="?thinking=N (at least 1,024), ?adaptive=true, ?effort= (the levels the model lists)",
     models=MODELS,
     price_library="anthropic",
     bare_hints=("claude",),
