@@ -14,9 +14,9 @@ Requests (what a loopback fake recorded):
 - Anthropic ``/v1/messages``: ``anthropic.types.message_create_params.
   MessageCreateParamsNonStreaming``; ``/v1/messages/count_tokens``:
   ``MessageCountTokensParams``; ``/v1/messages/batches``: ``batch_create_params.Request``.
-  ``temperature``/``top_p`` are checked as numbers where the SDK's type no longer has
-  them (anthropic >= 1.0; its MIGRATION.md, "Removed: deprecated request parameters",
-  sends them through ``extra_body``).
+  Nothing is let through that the type does not name: ``temperature``/``top_p`` fail where
+  the installed SDK's type no longer has them (anthropic >= 2.0, whose
+  ``anthropic-version: 2026-10-21`` rejects them).
 - Gemini ``:generateContent``: ``contents`` each a ``types.Content``; ``generationConfig``
   with the top-level ``systemInstruction``/``cachedContent`` a ``types.GenerateContentConfig``
   (the SDK's request converter splits the config that way); ``cachedContents``:
@@ -39,8 +39,6 @@ SERVER_FIELDS: dict[str, Any] = {
     "chat_template_kwargs": dict[str, Any], "continue_final_message": bool, "add_generation_prompt": bool,
     "thinking_token_budget": int, "id_slot": int, "cache_prompt": bool,
 }
-#: What anthropic >= 1.0 dropped from its types and forwards through extra_body.
-ANTHROPIC_SAMPLING: dict[str, Any] = {"temperature": float, "top_p": float}
 #: The top-level fields of a REST GenerateContentRequest that the SDK's config carries.
 _GEMINI_CONFIG_FIELDS = {"systemInstruction", "cachedContent", "system_instruction", "cached_content"}
 
@@ -76,13 +74,7 @@ def openai_batch_line(line: dict[str, Any]) -> None:
 def anthropic_params(body: dict[str, Any], td: Any = None) -> None:
     from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
-    td = td or MessageCreateParamsNonStreaming
-    own = dict(body)
-    declared = set(getattr(td, "__annotations__", {})) | {k for base in td.__mro__ for k in getattr(base, "__annotations__", {})}
-    for key, tp in ANTHROPIC_SAMPLING.items():
-        if key in own and key not in declared:
-            check_type(tp, own.pop(key), f"$.{key}")
-    check_typed_dict(td, own)
+    check_typed_dict(td or MessageCreateParamsNonStreaming, body)
 
 
 def anthropic_batch(body: dict[str, Any]) -> None:
@@ -91,16 +83,7 @@ def anthropic_batch(body: dict[str, Any]) -> None:
     if set(body) != {"requests"}:
         raise ContractError(f"batch create fields {sorted(body)}")
     for item in body["requests"]:
-        params = item.get("params", {})
-        anthropic_params(params)  # the params alone, sampling fields as the SDK forwards them
-        check_typed_dict(Request, {**item, "params": {k: v for k, v in params.items() if k not in _undeclared(params)}})
-
-
-def _undeclared(params: dict[str, Any]) -> set[str]:
-    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
-
-    declared = {k for base in MessageCreateParamsNonStreaming.__mro__ for k in getattr(base, "__annotations__", {})}
-    return {k for k in ANTHROPIC_SAMPLING if k in params and k not in declared}
+        check_typed_dict(Request, item)
 
 
 def gemini_generate(body: dict[str, Any], *, with_model: bool = False) -> None:

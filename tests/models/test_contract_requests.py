@@ -55,7 +55,7 @@ ANTHROPIC = [("claude-sonnet-4-5", {}), ("claude-sonnet-4-5", {"top_p": 0.9}),
              ("claude-haiku-4-5", {"temperature": 0.7, "top_p": 0.9, "seed": 3}),
              ("claude-sonnet-4-5", {"reasoning_budget": 0}), ("claude-sonnet-4-5", {"reasoning_budget": 4096}),
              ("claude-sonnet-4-5", {"cache": HINT}), ("claude-sonnet-4-5?cache_ttl=1h", {"cache": HINT}),
-             ("claude-opus-4-5?effort=xhigh", {"reasoning_budget": 1024}), ("claude-opus-4-7", {"top_p": 0.5})]
+             ("claude-opus-4-5?effort=high", {"reasoning_budget": 1024}), ("claude-opus-4-7", {"top_p": 0.5})]
 GEMINI = [("gemini-2.5-flash", {}), ("gemini-2.5-flash", {"temperature": 0.4, "top_p": 0.9, "seed": 11}),
           ("gemini-2.5-flash", {"reasoning_budget": 0}), ("gemini-2.5-flash", {"reasoning_budget": 1024}),
           ("gemini-2.5-pro", {"reasoning_budget": 128}), ("gemini-2.0-flash", {"reasoning_budget": 0}),

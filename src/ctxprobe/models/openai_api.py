@@ -9,9 +9,13 @@ server's Retry-After; other 4xx → :class:`PermanentError`).
 Prompt caching is automatic for prefixes of 1,024 tokens and more; a request of a prefix
 group (:class:`~ctxprobe.core.prefix.CacheHint`) sends the group's ``prompt_cache_key`` so
 its requests land where the prefix is cached, and the cached share comes back as
-``usage.prompt_tokens_details.cached_tokens`` (stored, billed at the cached price).
+``usage.prompt_tokens_details.cached_tokens`` (stored, billed at the cached price); what was
+written to the cache as ``cache_write_tokens`` (openai 3.60, chat and Responses alike;
+stored, billed at genai-prices' cache-write price where it has one: gpt-5.6 and gpt-6).
 
-Reasoning models (o1/o3/o4, gpt-5…; or ``?reasoning=true``) go through the Responses API
+Reasoning models (the families :data:`~ctxprobe.models.openai_responses.EFFORT_TABLE` lists
+effort levels for: o-series, gpt-5 and later, gpt-6-sol and the other gpt-6 models the SDK's
+``ChatModel`` lists; or ``?reasoning=true``) go through the Responses API
 (:mod:`ctxprobe.models.openai_responses`; ``?api=chat`` keeps chat completions, except for
 the pro models, served there only): ``max_output_tokens = max_tokens + thinking`` (the
 thinking budget sits on top of the answer budget), ``reasoning.effort`` (the levels each
@@ -24,13 +28,14 @@ the two controls OpenAI has, since its API takes no token budget for thinking it
 that runs out while thinking comes back empty with ``finish_reason="length"``) and
 ``reasoning_effort`` from the budget (:func:`effort_for`) unless ``?reasoning_effort=`` is
 given (the level nearest to it that the model takes: a pro model's is always ``high``). A
-model that does not reason (gpt-4o, gpt-4.1…) takes budget 0 only (a plain request); an
-o-series or pro model cannot turn reasoning off, so it takes no budget 0.
+model that does not reason (gpt-4o, gpt-4.1…) takes budget 0 only (a plain request); budget
+0 is sent as the model's lowest listed "off" (``none``, else ``minimal``), and refused
+before anything is sent where it lists neither (o-series, pro models: reasoning cannot be
+turned off).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
@@ -43,7 +48,9 @@ from ctxprobe.models.base import (
     cached_prompt_tokens,
 )
 from ctxprobe.models.openai_responses import (
+    cache_write_tokens,
     efforts_for,
+    has_efforts,
     is_pro,
     nearest_effort,
     options_refusal,
@@ -59,32 +66,38 @@ from ctxprobe.tokenizers.base import fold_prefill
 PREFIX = "openai:"
 API_KEY_ENV: tuple[str, ...] = ("OPENAI_API_KEY",)
 BASE_URL_ENV = "OPENAI_BASE_URL"
-_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
 #: Reasoning budget (tokens) → ``reasoning_effort``: the largest budget each effort is
-#: sent for; larger budgets get "high". Budget 0 is "none" (gpt-5.1 and later) or
-#: "minimal" (gpt-5), the lowest each family takes.
+#: sent for; larger budgets get "high". Budget 0 is the lowest "off" the model lists
+#: ("none" from gpt-5.1 on, "minimal" on gpt-5), sent as the nearest level the model takes.
 EFFORT_CEILINGS: tuple[tuple[int, str], ...] = ((2048, "low"), (8192, "medium"))
 
 
 def effort_for(model: str, budget: int) -> str:
-    """The ``reasoning_effort`` a reasoning budget is sent as (see :data:`EFFORT_CEILINGS`)."""
+    """The ``reasoning_effort`` a reasoning budget is sent as (see :data:`EFFORT_CEILINGS`),
+    among the levels ``model`` takes (:func:`~ctxprobe.models.openai_responses.efforts_for`)."""
     if budget == 0:
-        return "none" if _GPT5_POINT.match(model.lower().split("/")[-1]) else "minimal"
+        efforts, _ = efforts_for(model)
+        return "none" if "none" in efforts else "minimal" if "minimal" in efforts else nearest_effort(model, "none")
     for ceiling, effort in EFFORT_CEILINGS:
         if budget <= ceiling:
-            return effort
-    return "high"
-
-
-_GPT5_POINT = re.compile(r"gpt-5\.\d")
+            return nearest_effort(model, effort)
+    return nearest_effort(model, "high")
 
 
 def is_reasoning_model(model: str) -> bool:
-    """OpenAI reasoning families: they take max_completion_tokens and no temperature."""
-    name = model.lower().split("/")[-1]
-    return name.startswith(_REASONING_PREFIXES)
+    """OpenAI reasoning families (they take max_completion_tokens and no temperature): the
+    ones :data:`~ctxprobe.models.openai_responses.EFFORT_TABLE` lists effort levels for
+    (o-series, gpt-5 and later, gpt-6 …): one table for routing and efforts alike, where
+    name prefixes here once missed gpt-6."""
+    return has_efforts(model)
+
+
+def can_stop_reasoning(model: str) -> bool:
+    """Whether the model lists an effort that turns reasoning off or nearly (none, minimal)."""
+    efforts, _ = efforts_for(model)
+    return "none" in efforts or "minimal" in efforts
 
 
 def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
@@ -111,6 +124,8 @@ def parse_chat_completion(data: dict[str, Any]) -> GenerateResult:
         extra["refusal"] = message["refusal"]
     if (cached := cached_prompt_tokens(data)) is not None:
         extra["cached_prompt_tokens"] = cached
+    if (written := cache_write_tokens(usage.get("prompt_tokens_details"))) is not None:
+        extra["cache_write_tokens"] = written  # openai 3.60: prompt_tokens_details.cache_write_tokens
     return finalize(
         content or "",
         choice.get("finish_reason"),
@@ -172,9 +187,10 @@ class OpenAIProvider(SDKProvider):
             return None if budget == 0 else (
                 f"{self.name} is not a reasoning model, so a reasoning budget of {budget:,} tokens would change "
                 "nothing: give --reasoning-budgets 0 (or add ?reasoning=true to the model if it does reason)")
-        if budget == 0 and (self.model.lower().split("/")[-1].startswith(("o1", "o3", "o4")) or is_pro(self.model)):
-            return (f"{self.name} cannot turn reasoning off (its lowest effort is 'low'): start "
-                    "--reasoning-budgets above 0")
+        if budget == 0 and not can_stop_reasoning(self.model):
+            efforts, source = efforts_for(self.model)
+            return (f"{self.name} cannot turn reasoning off (its lowest effort is '{efforts[0]}'; "
+                    f"{source.split(';')[0]}): start --reasoning-budgets above 0")
         return None
 
     def request_body(self, request: GenerateRequest) -> dict[str, Any]:
@@ -185,7 +201,7 @@ class OpenAIProvider(SDKProvider):
         if self.responses:
             effort: str | None = self.options.reasoning_effort
             if effort is None and request.reasoning_budget is not None:
-                effort = nearest_effort(self.model, effort_for(self.model, request.reasoning_budget))
+                effort = effort_for(self.model, request.reasoning_budget)
             elif effort is None and is_pro(self.model):
                 effort = efforts_for(self.model)[0][0]  # said, not left to a default the model may not take
             return responses_body(self.model, request, effort=effort, budget=budget, cache_key=self._cache_key)
@@ -195,8 +211,10 @@ class OpenAIProvider(SDKProvider):
             body["max_completion_tokens"] = request.max_tokens + budget
             if self.options.reasoning_effort is not None:
                 body["reasoning_effort"] = self.options.reasoning_effort
-            elif request.reasoning_budget is not None:
+            elif request.reasoning_budget is not None:  # among the levels the model takes (pro: high only)
                 body["reasoning_effort"] = effort_for(self.model, request.reasoning_budget)
+            elif is_pro(self.model):
+                body["reasoning_effort"] = efforts_for(self.model)[0][0]  # said, not left to a default
         else:
             body["max_tokens"] = request.max_tokens + budget
             body["temperature"] = request.temperature

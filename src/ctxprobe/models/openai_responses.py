@@ -25,7 +25,7 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import fold_prefill
 
-__all__ = ["ENDPOINT", "EFFORT_TABLE", "efforts_for", "is_pro", "nearest_effort", "options_refusal", "parse_response",
+__all__ = ["ENDPOINT", "EFFORT_TABLE", "INCOMPLETE", "cache_write_tokens", "efforts_for", "has_efforts", "is_pro", "nearest_effort", "options_refusal", "parse_response",
            "responses_body", "responses_only"]
 
 ENDPOINT = "/v1/responses"
@@ -54,6 +54,26 @@ def _bare(model: str) -> str:
 
 def is_pro(model: str) -> bool:
     return bool(re.match(EFFORT_TABLE[0][0], _bare(model)))
+
+
+def has_efforts(model: str) -> bool:
+    """Whether the table has a row for ``model`` (a reasoning family)."""
+    name = _bare(model)
+    return any(re.match(pattern, name) for pattern, _, _ in EFFORT_TABLE)
+
+
+def cache_write_tokens(details: object) -> int | None:
+    """``cache_write_tokens`` of a usage's token details (openai 3.60: the Responses API's
+    ``input_tokens_details`` and chat's ``prompt_tokens_details``): prompt tokens written to
+    the cache, billed at the cache-write price (gpt-5.6 and gpt-6: 1.25x input in genai-prices)."""
+    value = details.get("cache_write_tokens") if isinstance(details, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+#: ``incomplete_details.reason`` (openai 3.60's ``IncompleteDetails``) → finish reason: each
+#: one an output cut short of the model's own end, scored ``output_truncated``, save a filter.
+INCOMPLETE: dict[str, str] = {"max_output_tokens": "length", "max_messages": "length", "steered": "length",
+                              "content_filter": "content_filter"}
 
 
 def efforts_for(model: str) -> tuple[tuple[str, ...], str]:
@@ -146,17 +166,20 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
     extra: dict[str, object] = {k: data[k] for k in ("id", "model") if data.get(k)}
     out_details = d if isinstance(d := usage.get("output_tokens_details"), dict) else {}
     in_details = d if isinstance(d := usage.get("input_tokens_details"), dict) else {}
-    if isinstance(out_details.get("reasoning_tokens"), int) and out_details["reasoning_tokens"]:
+    if isinstance(out_details.get("reasoning_tokens"), int):
         extra["reasoning_tokens"] = out_details["reasoning_tokens"]
     if isinstance(in_details.get("cached_tokens"), int):
         extra["cached_prompt_tokens"] = in_details["cached_tokens"]
+    if (written := cache_write_tokens(in_details)) is not None:
+        extra["cache_write_tokens"] = written
     if refusal:
         extra["refusal"] = " ".join(refusal)
     finish = "stop"
     if data.get("status") == "incomplete":
         reason = (data.get("incomplete_details") or {}).get("reason")
-        finish = "length" if reason == "max_output_tokens" else "content_filter" if reason == "content_filter" \
-            else str(reason or "incomplete")
+        finish = INCOMPLETE.get(str(reason), str(reason or "incomplete"))
+        if reason:
+            extra["incomplete_reason"] = str(reason)
     return finalize("".join(text), finish,
                     prompt_tokens=_int(usage.get("input_tokens")), completion_tokens=_int(usage.get("output_tokens")),
                     api_reasoning="\n".join(s for s in summary if s) or None, extra=extra)
