@@ -121,23 +121,50 @@ def responses_reply(model: str, text: str, *, status: str = "completed", reason:
                       "total_tokens": 26 + reasoning_tokens}}
 
 
+#: Models whose usage reports the tokens written to the cache (openai 3.60's
+#: ``cache_write_tokens``; genai-prices bills those writes for gpt-5.6 and gpt-6).
+WRITES_CACHE = re.compile(r"gpt-(5\.6|[6-9])")
+#: ``incomplete_details.reason`` a model named ``incomplete-REASON`` answers with.
+INCOMPLETE = re.compile(r"incomplete-(max_output_tokens|max_messages|content_filter|steered)")
+
+
+def _written(model: str, body: Any) -> tuple[int, int]:
+    """(prompt tokens, tokens written to the cache) of a model that reports writes: the
+    prompt read roughly (4 characters a token), its 128-token prefix blocks past 1,024 written
+    (automatic caching writes every long prompt's prefix); (21, 0) for the others."""
+    if not WRITES_CACHE.match(model):
+        return 21, 0
+    tokens = 10 + len(json.dumps(body)) // 4
+    return tokens, (tokens // 128) * 128 if tokens >= 1024 else 0
+
+
 def _responses_route(body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
     if model == "cutoff":  # thought until the cap: no answer, status incomplete
         return 200, responses_reply(model, "", status="incomplete", reason="max_output_tokens",
                                     reasoning_tokens=body.get("max_output_tokens", 64)), {}
+    if (cut := INCOMPLETE.fullmatch(model)) is not None:
+        return 200, responses_reply(model, "The code is", status="incomplete", reason=cut.group(1)), {}
     thought = 77 if body.get("reasoning") else 0
     cached = 1024 if body.get("prompt_cache_key") else 0
-    return 200, responses_reply(model, "The code is 4819203.", reasoning_tokens=thought, cached=cached,
-                                summary="Looking for the key... 1111111 is a distractor." if thought else None), {}
+    reply = responses_reply(model, "The code is 4819203.", reasoning_tokens=thought, cached=cached,
+                            summary="Looking for the key... 1111111 is a distractor." if thought else None)
+    tokens, written = _written(model, body.get("input"))
+    if written:
+        reply["usage"]["input_tokens"] = tokens
+        reply["usage"]["input_tokens_details"]["cache_write_tokens"] = written
+        reply["usage"]["total_tokens"] = tokens + reply["usage"]["output_tokens"]
+    return 200, reply, {}
 
 
 def openai_route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
     model = body.get("model", "")
     if path.split("?")[0].endswith("/responses") and model not in ("rate", "boom", "auth", "bad"):
         return _responses_route(body)
-    usage: dict[str, Any] = {"prompt_tokens": 21, "completion_tokens": 5, "total_tokens": 26,
-                             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0}}
+    tokens, written = _written(model, body.get("messages"))
+    usage: dict[str, Any] = {"prompt_tokens": tokens, "completion_tokens": 5, "total_tokens": tokens + 5,
+                             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0,
+                                                       **({"cache_write_tokens": written} if written else {})}}
 
     def completion(content: str | None, finish: str, **message: Any) -> Reply:
         msg = {"role": "assistant", "content": content, "refusal": None, "annotations": [], **message}

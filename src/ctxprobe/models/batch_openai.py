@@ -54,7 +54,9 @@ class OpenAIBatch:
 
     async def submit(self, requests: list[tuple[str, GenerateRequest]], tag: str) -> tuple[str, str]:
         client = self.p._client_for_loop()
-        data = "".join(json.dumps(self._line(cid, r), ensure_ascii=False) + "\n" for cid, r in requests)
+        # written as sized (json_bytes: compact separators), so a chunk stays within the cap
+        data = "".join(json.dumps(self._line(cid, r), ensure_ascii=False, separators=(",", ":")) + "\n"
+                       for cid, r in requests)
         upload = await self._call(lambda: client.files.create(
             file=(f"ctxprobe-{tag}.jsonl", data.encode("utf-8"), "application/jsonl"), purpose="batch"))
         batch = await self._call(lambda: client.batches.create(
