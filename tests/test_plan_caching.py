@@ -38,7 +38,23 @@ def test_openai_automatic_in_128_token_steps() -> None:
     billed = bill_group(GROUP, CacheRules("automatic", 1024, increment=128))
     # 7,500 → 1,024 + 50 × 128 = 7,424; 5,000 → 1,024 + 31 × 128 = 4,992; 2,500 → 2,432; 200 → below the minimum
     assert [b.read for b in billed] == [0, 7_424, 4_992, 2_432, 0]
-    assert all(b.written == 0 for b in billed)
+    # the rest of each prompt's cacheable prefix (10,000 → 9,984) is written: billed at the
+    # cache-write price where the model has one (gpt-5.6 / gpt-6, openai 3.60's
+    # cache_write_tokens), as plain input elsewhere
+    assert [b.written for b in billed] == [9_984 - b.read for b in billed]
+    assert all(b.read + b.written + b.plain == 10_000 for b in billed)
+
+
+def test_openai_automatic_writes_cost_extra_only_where_priced() -> None:
+    from ctxprobe.core.catalog import Price
+
+    billed = bill_group(GROUP, CacheRules("automatic", 1024, increment=128))
+    plain = Price(input=2.0, output=8.0, cached_input=0.2)
+    writes = Price(input=2.0, output=8.0, cached_input=0.2, cache_write=2.5)
+    first = billed[0]
+    assert plain.cost(10_000, 0, cached=first.read, written=first.written) == plain.cost(10_000, 0)
+    assert writes.cost(10_000, 0, cached=first.read, written=first.written) == pytest.approx(
+        (16 * 2.0 + 9_984 * 2.5) / 1e6)
 
 
 def test_gemini_explicit_creates_once_per_boundary() -> None:

@@ -17,7 +17,10 @@ it, and computed at the plain price, under one provider's rules:
 ``automatic`` (OpenAI; Gemini 2.5's implicit caching)
     Every prompt's prefix is cached as it is sent; a request reads the longest prefix it
     shares with an earlier one, when at least ``min_tokens``, in steps of ``increment``
-    (OpenAI: 1,024 tokens, then 128 at a time). Writes cost nothing extra.
+    (OpenAI: 1,024 tokens, then 128 at a time), and writes the rest of its own cacheable
+    prefix. Writes cost nothing extra where the price has no cache-write price (gpt-4o,
+    gpt-5 …, Gemini); gpt-5.6 and gpt-6 bill them at genai-prices' cache-write price (1.25×
+    input), reported as ``cache_write_tokens`` (openai 3.60).
 ``explicit`` (Gemini ``CachedContent``)
     A cache holding the prefix up to a request's largest boundary is created the first
     time a request needs it (billed as input tokens, plus storage for its TTL), used by
@@ -108,7 +111,10 @@ def bill_group(members: list[Member], rules: CacheRules) -> list[Billed]:
             out.append(Billed(read, write, m.tokens - read - write))
         elif rules.mechanism == "automatic":
             read = _step(min(m.reads, m.tokens), rules)
-            out.append(Billed(read, 0, m.tokens - read))
+            # the prompt's own cacheable prefix past what it read is written (billed at the
+            # cache-write price where the model has one: gpt-5.6 and gpt-6; else as input)
+            write = max(0, _step(m.tokens, rules) - read)
+            out.append(Billed(read, write, m.tokens - read - write))
         elif rules.mechanism == "explicit" and marks:
             top = marks[-1]
             created = top not in written
