@@ -40,7 +40,8 @@ SERVER_FIELDS: dict[str, Any] = {
     "thinking_token_budget": int, "id_slot": int, "cache_prompt": bool,
 }
 #: The top-level fields of a REST GenerateContentRequest that the SDK's config carries.
-_GEMINI_CONFIG_FIELDS = {"systemInstruction", "cachedContent", "system_instruction", "cached_content"}
+_GEMINI_CONFIG_FIELDS = {"systemInstruction", "cachedContent", "system_instruction", "cached_content",
+                         "continuationToken"}  # GenerateContentConfig.continuation_token (automatic continuation)
 
 
 def openai_body(body: dict[str, Any], *, server_fields: bool = False) -> None:

@@ -328,4 +328,10 @@ def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str
         return answer([{"text": "hmm, 1111111 or", "thought": True}, {"text": "The code is 4819203."}], "STOP")
     if model == "cutoff":
         return answer([{"text": "thinking and thinking", "thought": True}], "MAX_TOKENS")
+    if model == "hops":  # stops to be continued (FinishReason.CONTINUATION); the SDK sends the token back
+        if "continuationToken" not in body:
+            status, reply, extra = answer([{"text": "The code is"}], "CONTINUATION")
+            reply["candidates"][0]["continuationToken"] = "aG9wLTE="  # base64 bytes, as the API sends them
+            return status, reply, extra
+        return answer([{"text": " 4819203."}], "STOP")
     return answer([{"text": "The code is 4819203."}], "STOP")

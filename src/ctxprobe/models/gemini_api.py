@@ -14,11 +14,14 @@ shared text (:mod:`ctxprobe.models.gemini_cache`): created, reused and deleted h
 
 System messages become ``system_instruction``; assistant turns use Gemini's ``model``
 role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
-models that allow it) with ``include_thoughts`` so thought parts come back and are stored
+models that allow it; Gemini 3 is sent ``thinking_level`` instead, MINIMAL to HIGH by the
+budget: :func:`thinking_level`) with ``include_thoughts`` so thought parts come back and are stored
 as reasoning; ``max_output_tokens`` counts thoughts too, so it is ``max_tokens + N``.
 A reasoning budget from the sweep's grid (``GenerateRequest.reasoning_budget``) is sent
 the same way, replacing ``?thinking``; the thought tokens billed
-(``usage_metadata.thoughts_token_count``) are kept as the reply's reasoning tokens.
+(``usage_metadata.thoughts_token_count``) are kept as the reply's reasoning tokens. The
+prompt's tokens are the first request's (``initial_prompt_token_count``), not the sum the
+SDK's automatic continuation adds up over its hops.
 """
 
 from __future__ import annotations
@@ -47,15 +50,32 @@ PREFIX = "gemini:"
 API_KEY_ENV: tuple[str, ...] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 BASE_URL_ENV = "GEMINI_BASE_URL"
 
+#: Every ``types.FinishReason`` google-genai 3.6.1 lists, in the OpenAI vocabulary the
+#: scoring layer reads: ``CONTINUATION`` (the model stopped to be continued: the SDK follows
+#: it live, a batch item keeps it) is an output cut short, like ``MAX_TOKENS``; the filters
+#: are ``content_filter``; the rest are kept, lower-cased, as failures of their own.
 FINISH_REASONS: dict[str, str] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "SPII": "content_filter",
+    "CONTINUATION": "length",
+    **{r: "content_filter" for r in ("SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+                                     "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION", "MODEL_ARMOR")},
+    **{r: r.lower() for r in ("FINISH_REASON_UNSPECIFIED", "LANGUAGE", "OTHER", "MALFORMED_FUNCTION_CALL",
+                              "IMAGE_OTHER", "NO_IMAGE", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+                              "MISSING_THOUGHT_SIGNATURE", "MALFORMED_RESPONSE", "ESCALATION",
+                              "PUP_LIMITED_DISABLED")},
 }
+#: Reasoning budget (tokens) → Gemini 3's ``thinking_level`` (google-genai's ``ThinkingLevel``):
+#: the largest budget each level is sent for; larger budgets get ``HIGH``.
+LEVEL_CEILINGS: tuple[tuple[int, str], ...] = ((1024, "MINIMAL"), (4096, "LOW"), (16384, "MEDIUM"))
+
+
+def thinking_level(budget: int) -> str:
+    """The ``thinking_level`` a reasoning budget above 0 is sent as to a Gemini 3 model."""
+    for ceiling, level in LEVEL_CEILINGS:
+        if budget <= ceiling:
+            return level
+    return "HIGH"
 
 
 def _get(d: dict[str, Any], snake: str) -> Any:
@@ -192,7 +212,11 @@ class GeminiProvider(SDKProvider):
             config["seed"] = request.seed
         if request.top_p is not None:
             config["top_p"] = request.top_p
-        if budget is not None and (budget > 0 or thinking_range(self.model).thinks):
+        if budget is not None and budget > 0 and thinking_range(self.model).levels:
+            # Gemini 3: thinking_level is the control (thinking_budget only taken for compatibility)
+            config["thinking_config"] = self._types.ThinkingConfig(thinking_level=thinking_level(budget),
+                                                                   include_thoughts=True)
+        elif budget is not None and (budget > 0 or thinking_range(self.model).thinks):
             # a model that does not think gets budget 0 as a plain request (no thinking_config)
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
         return contents, self._types.GenerateContentConfig(**config)
@@ -229,6 +253,11 @@ class GeminiProvider(SDKProvider):
         except Exception as exc:
             raise PermanentError(f"malformed response from {self._where}: {one_line(str(exc), (self._api_key,))}") from None
         result = parse_response(data)
+        # the first request's prompt, not the sum over automatic-continuation hops (google-genai
+        # 3.6's merge_continuation_responses adds every hop's prompt_token_count)
+        initial = getattr(response, "initial_prompt_token_count", None)
+        if isinstance(initial, int) and not isinstance(initial, bool):
+            result.prompt_tokens = initial
         if written:
             result.extra["cache_write_tokens"] = written
         return result

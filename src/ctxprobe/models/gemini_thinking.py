@@ -6,7 +6,7 @@
 | Gemini 2.5 Pro | 128 to 32,768 | no |
 | Gemini 2.5 Flash | 0 to 24,576 | yes |
 | Gemini 2.5 Flash-Lite | 512 to 24,576 | yes |
-| Gemini 3 (Pro, Flash) | taken for compatibility (``thinking_level`` is the new control) | no: 3 Pro cannot turn thinking off, 3 Flash's lowest level may still think |
+| Gemini 3 (Pro, Flash) | taken for compatibility: ``thinking_level`` (MINIMAL…HIGH) is sent | no: 3 Pro cannot turn thinking off, 3 Flash's lowest level may still think |
 | Gemini 2.0, 1.5, Gemma | no thinking | (a plain request) |
 
 A model this table does not know is sent any budget: whether it takes it is the API's
@@ -26,6 +26,7 @@ class ThinkingRange:
     high: int | None = None  # the largest, when the guide gives one
     can_turn_off: bool = True
     why_not_off: str = ""
+    levels: bool = False  # thinking_level is the control (Gemini 3), not thinking_budget
 
 
 _NO_THINKING = ThinkingRange(thinks=False)
@@ -36,10 +37,10 @@ _RANGES: tuple[tuple[re.Pattern[str], ThinkingRange], ...] = (
     (re.compile(r"gemini-2\.5-pro"), ThinkingRange(True, 128, 32_768, False, "Gemini 2.5 Pro cannot turn thinking off")),
     (re.compile(r"gemini-2\.5-flash-lite"), ThinkingRange(True, 512, 24_576)),
     (re.compile(r"gemini-2\.5-flash"), ThinkingRange(True, 1, 24_576)),
-    (re.compile(r"gemini-3(\.\d+)?-.*pro"), ThinkingRange(True, can_turn_off=False,
+    (re.compile(r"gemini-3(\.\d+)?-.*pro"), ThinkingRange(True, can_turn_off=False, levels=True,
                                                           why_not_off="Gemini 3 Pro cannot turn thinking off")),
     (re.compile(r"gemini-3(\.\d+)?-"), ThinkingRange(
-        True, can_turn_off=False,
+        True, can_turn_off=False, levels=True,
         why_not_off="Gemini 3 models cannot turn thinking off (the lowest level, 'minimal', may still think)")),
     (re.compile(r"gemini-(1\.\d|2\.0)|gemma-"), _NO_THINKING),
 )
