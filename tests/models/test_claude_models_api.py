@@ -124,3 +124,15 @@ def test_sonnet_4_6_takes_max_effort(api: FakeServer) -> None:
 
     provider = resolve_provider("anthropic:claude-sonnet-4-6?effort=max", None)  # type: ignore[arg-type]
     assert provider.options.effort == "max"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("model", "var"), [("anthropic/claude-opus-4-1", "ANTHROPIC_BASE_URL"),
+                                            ("gemini/gemini-2.5-flash", "GEMINI_BASE_URL"),
+                                            ("anthropic:claude-sonnet-4-5", "ANTHROPIC_BASE_URL")])
+def test_base_url_is_never_silently_ignored(model: str, var: str) -> None:
+    # before: --base-url with anthropic/ or gemini/ was dropped and the SDK's default host called
+    from ctxprobe.spec.names import parse_model
+
+    with pytest.raises(CtxprobeError, match=f"^--base-url is not read for [a-z]+/ models [^\n]*set {var}[^\n]*$"):
+        parse_model(model, "http://127.0.0.1:9/v1")
+    assert parse_model(model).base_url is None  # without the flag: as before

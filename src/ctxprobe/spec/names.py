@@ -233,6 +233,8 @@ def parse_model(model: str, base_url: str | None = None, *, located: bool = True
                                     f"or set {' or '.join(envs)}")
             return served_ref(model, target, f"{name}@{_check_url(url, 'base URL')}")
         if provider in slash_names:
+            if base_url:  # an SDK provider's own endpoint is its variable's: said, never silently ignored
+                raise CtxprobeError(_unread_base_url(slash_names[provider]))
             return _ref(slash_names[provider], name, model)
         raise CtxprobeError(_unknown(model, provider, name, "/", slash_names, served))
     if colon is not None:
@@ -248,9 +250,23 @@ def parse_model(model: str, base_url: str | None = None, *, located: bool = True
                 name = f"{name}@{_check_url(url, 'base URL')}"
             return served_ref(model, provider, name)
         if provider in slash_names and slash_names[provider] == provider:
+            if base_url:
+                raise CtxprobeError(_unread_base_url(provider))
             return _ref(provider, name, model)
         raise CtxprobeError(_unknown(model, provider, name, ":", slash_names, served))
     raise CtxprobeError(_unknown(model, None, spec, "/", slash_names, served))
+
+
+#: The variable each SDK provider reads its endpoint from (``--base-url`` is not read for them).
+_ENDPOINT_VARS = {"anthropic": "ANTHROPIC_BASE_URL", "gemini": "GEMINI_BASE_URL"}
+
+
+def _unread_base_url(provider: str) -> str:
+    var = _ENDPOINT_VARS.get(provider)
+    if var:
+        return (f"--base-url is not read for {provider}/ models (the SDK would call its default host): "
+                f"set {var} instead, or drop --base-url")
+    return f"--base-url is for served models and openai/: {provider}/ models take none; drop it"
 
 
 def _fallback(provider: str | None) -> str | None:
