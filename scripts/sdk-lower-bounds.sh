@@ -57,4 +57,6 @@ cd tests
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
     models/test_contract_requests.py models/test_sdk_providers.py models/test_reasoning_budgets.py \
     models/test_gemini_thinking.py models/test_gemini_batch_errors.py models/test_anthropic_sampling.py \
-    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_cleanup.py
+    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_cleanup.py \
+    models/test_contract_matrix.py models/test_claude_models_api.py models/test_openai_sdk_lists.py \
+    models/test_gemini_sdk_fields.py
