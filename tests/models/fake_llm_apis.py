@@ -303,8 +303,9 @@ def gemini_route(method: str, path: str, headers: dict[str, str], body: dict[str
     got = re.fullmatch(r"/v1(?:beta)?/models/([^/:?]+)(\?.*)?", path)
     if method == "GET" and got:  # models.get: google-genai's types.Model (inputTokenLimit, outputTokenLimit)
         name = got.group(1)
+        # thinking: google-genai's Model.thinking; a model named "plain" states it does not think
         return 200, {"name": f"models/{name}", "displayName": name, "inputTokenLimit": FAKE_WINDOWS.get(name, 1_048_576),
-                     "outputTokenLimit": 65_536}, {}
+                     "outputTokenLimit": 65_536, "thinking": name != "plain"}, {}
     match = re.search(r"/models/([^/:]+):(\w+)", path)
     model, action = (match.group(1), match.group(2)) if match else ("", "")
     if action == "countTokens":

@@ -96,3 +96,27 @@ def test_gemini_2_5_keeps_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("_", "").lower(): v for k, v in d.items()}
+
+
+def test_models_get_is_read_once_and_its_thinking_false_refuses_a_budget(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.errors import CtxprobeError
+    from ctxprobe.spec.schema import make_spec
+    from ctxprobe.store import Store
+    from ctxprobe.sweep.run import run_sweep
+
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key-gemini-fields-0000")
+    with FakeServer(gemini_route) as server:  # type: ignore[arg-type]
+        monkeypatch.setenv("GEMINI_BASE_URL", server.url)
+        spec = make_spec({"model": "gemini:plain", "tokenizer": "approx", "lengths": "1k", "depths": [0.5],
+                          "reps": 1, "reasoning_budgets": [0, 1024]})
+        with pytest.raises(CtxprobeError, match="^gemini:plain does not think [^\n]*models.get[^\n]*$"):
+            run_sweep(spec, tmp_path / "a.sqlite", progress=False)
+        spec = make_spec({"model": "gemini:gemini-2.5-flash", "tokenizer": "approx", "lengths": "1k",
+                          "depths": [0.5], "reps": 1})
+        run_id = run_sweep(spec, tmp_path / "b.sqlite", progress=False).run_id
+    gets = [p for p, _, _ in server.requests if not (":" in p.rsplit("/", 1)[-1])]
+    assert len(gets) == 2  # one models.get a run
+    meta = Store(tmp_path / "b.sqlite").get_run(run_id).meta  # type: ignore[union-attr]
+    assert meta.preflight.endpoint["model_facts"]["thinking"] is True  # type: ignore[union-attr]

@@ -149,3 +149,33 @@ def test_batch_lines_are_written_as_they_were_sized(monkeypatch: pytest.MonkeyPa
     lines = data.decode().splitlines(keepends=True)
     assert [len(line.encode()) for line in lines] == [api.request_bytes(cid, r) for cid, r in requests]
     assert [json.loads(line)["custom_id"] for line in lines] == ["r0", "r1", "r2"]
+
+
+def test_the_sdks_shutdown_dates_refuse_and_warn() -> None:
+    # the openai SDK's own deprecation note under ChatModel: a past shutdown date is a retired model
+    from ctxprobe.models.openai_responses import sdk_facts, sdk_shutdowns
+
+    dates = sdk_shutdowns()
+    if not dates:
+        pytest.skip("the installed openai SDK writes no deprecation note")
+    name, date = sorted(dates.items(), key=lambda kv: kv[1])[0]
+    facts, retired, warning = sdk_facts(name, date)  # on its shutdown day
+    assert retired is not None and "\n" not in retired and date in retired and warning is None
+    facts, retired, warning = sdk_facts(name, "2000-01-01")
+    assert retired is None and warning is not None and date in warning and facts["shutdown"] == date
+
+
+def test_a_run_stores_what_the_sdk_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxprobe.spec.schema import make_spec
+    from ctxprobe.store import Store
+    from ctxprobe.sweep.run import run_sweep
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(openai_route) as server:  # type: ignore[arg-type]
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        spec = make_spec({"model": "openai:gpt-6-sol", "tokenizer": "approx", "lengths": "1k", "depths": [0.5],
+                          "reps": 1})
+        run_id = run_sweep(spec, tmp_path / "s.sqlite", progress=False).run_id
+    meta = Store(tmp_path / "s.sqlite").get_run(run_id).meta  # type: ignore[union-attr]
+    facts = meta.preflight.endpoint["model_facts"]  # type: ignore[union-attr]
+    assert facts["api"] == "responses" and "ChatModel" in facts["source"]

@@ -177,6 +177,8 @@ class GeminiProvider(SDKProvider):
         self._genai = self._sdk
         self._types = import_sdk("google.genai.types", "google-genai", "gemini", purpose)
         self._errors = import_sdk("google.genai.errors", "google-genai", "gemini", purpose)
+        #: What ``models.get`` stated of the model (:meth:`read_model_facts`), once read.
+        self.facts: dict[str, Any] | None = None
         self._caches = {flag: ExplicitCaches(model, self._types, cache_rules(self.name, explicit=flag))
                         for flag in (False, True)}
 
@@ -190,7 +192,11 @@ class GeminiProvider(SDKProvider):
 
     def reasoning_refusal(self, budget: int) -> str | None:
         """Budgets above 0 go to thinking models within the range Google gives for each;
-        0 is refused where thinking cannot be turned off (:mod:`ctxprobe.models.gemini_thinking`)."""
+        0 is refused where thinking cannot be turned off (:mod:`ctxprobe.models.gemini_thinking`);
+        ``models.get``'s ``thinking: false``, once read, is the model's own word."""
+        if budget > 0 and self.facts is not None and self.facts.get("thinking") is False:
+            return (f"{self.name} does not think (Gemini's models.get says thinking: false), so a reasoning budget "
+                    f"of {budget:,} tokens would change nothing: give --reasoning-budgets 0 or drop the flag")
         return thinking_refusal(self.name, self.model, budget)
 
     def request_config(self, request: GenerateRequest, cached_content: str | None = None,
@@ -221,12 +227,24 @@ class GeminiProvider(SDKProvider):
             config["thinking_config"] = self._types.ThinkingConfig(thinking_budget=budget, include_thoughts=budget > 0)
         return contents, self._types.GenerateContentConfig(**config)
 
+    async def read_model_facts(self) -> tuple[dict[str, Any], list[str]]:
+        """What Gemini's ``models.get`` states of the model (``thinking``, the token limits),
+        read once per run and stored with it; a model it says does not think is then sent
+        budget 0 only (:meth:`reasoning_refusal`)."""
+        if self.facts is None:
+            client = self._client_for_loop()
+            model = await self._call(lambda: client.aio.models.get(model=self.model))
+            thinking = getattr(model, "thinking", None)
+            self.facts = {"source": "Gemini's models.get", "thinking": thinking if isinstance(thinking, bool) else None,
+                          "input_token_limit": getattr(model, "input_token_limit", None),
+                          "output_token_limit": getattr(model, "output_token_limit", None)}
+        return self.facts, []
+
     async def advertised_window(self) -> int | None:
         """The prompt limit the model endpoint states (``models.get``: ``input_token_limit``),
-        read when neither the library nor a price file gives a window."""
-        client = self._client_for_loop()
-        model = await self._call(lambda: client.aio.models.get(model=self.model))
-        limit = getattr(model, "input_token_limit", None)
+        read when neither the library nor a price file gives a window (once per run)."""
+        facts, _ = await self.read_model_facts()
+        limit = facts.get("input_token_limit")
         return limit if isinstance(limit, int) and limit > 0 else None
 
     async def _call(self, coro_factory: Any) -> Any:

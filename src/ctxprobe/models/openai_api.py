@@ -57,6 +57,7 @@ from ctxprobe.models.openai_responses import (
     parse_response,
     responses_body,
     responses_only,
+    sdk_facts,
 )
 from ctxprobe.models.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
@@ -155,6 +156,18 @@ class OpenAIProvider(SDKProvider):
             raise CtxprobeError(f"bad model spec '{name or PREFIX + model}': {why}")
         super().__init__(model, options, name=name, context_window=context_window)
         self._cache_key = True  # send prompt_cache_key (False once the endpoint refused it)
+
+    async def read_model_facts(self) -> tuple[dict[str, Any], list[str]]:
+        """What the installed SDK says of the model (its ``ChatModel``/``ResponsesModel``
+        lists and their deprecation note; no request): stored with the run, a past shutdown
+        date refused in one line, an announced one warned with its date."""
+        import datetime as dt
+
+        facts, retired, warning = sdk_facts(self.model, dt.date.today().isoformat())
+        facts["api"] = "responses" if self.responses else "chat completions"
+        if retired and self.base_url is None:  # OpenAI's own host: a proxy may still serve the name
+            raise CtxprobeError(retired)
+        return facts, [warning] if warning else []
 
     def _make_client(self) -> Any:
         return self._sdk.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, max_retries=0,

@@ -187,3 +187,51 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def sdk_shutdowns() -> dict[str, str]:
+    """Model → announced shutdown date (ISO), from the "Deprecated values" the installed
+    openai SDK writes under its ``ChatModel`` list (types/shared/chat_model.py); {} without
+    the SDK or that note."""
+    try:
+        from openai.types.shared import chat_model
+    except ImportError:
+        return {}
+    try:
+        text = open(chat_model.__file__, encoding="utf-8").read()  # the note is a string after the alias
+    except OSError:
+        return {}
+    note = text.split('"""Deprecated values:', 1)[-1] if '"""Deprecated values:' in text else ""
+    out: dict[str, str] = {}
+    for entry in re.split(r"\n\s*-\s+", note):
+        date = re.search(r"shutdown\s+date:\s*(\d{4}-\d{2}-\d{2})", entry)
+        if date:
+            for name in re.findall(r'"([^"]+)"', entry.split("Announced")[0]):
+                out[name] = date.group(1)
+    return out
+
+
+def sdk_facts(model: str, today: str) -> tuple[dict[str, Any], str | None, str | None]:
+    """What the installed openai SDK says of ``model``: (facts stored with the run, a
+    refusal when its announced shutdown date has passed, a warning when one is announced)."""
+    try:
+        from openai import __version__ as version
+        from openai.types.shared.chat_model import ChatModel
+        from openai.types.shared.responses_model import ResponsesModel
+    except ImportError:
+        return {"source": "no openai SDK installed: ctxprobe's table"}, None, None
+    name = _bare(model)
+    chat, responses = set(_literals(ChatModel)), set(_literals(ResponsesModel))
+    efforts, source = efforts_for(model)
+    shutdown = sdk_shutdowns().get(name)
+    facts: dict[str, Any] = {
+        "source": f"openai {version}'s ChatModel/ResponsesModel lists; effort levels: {source.split(';')[0]}",
+        "listed": "chat" if name in chat else "responses" if name in responses else None,
+        "responses_only": name in responses and name not in chat, "efforts": list(efforts),
+        "shutdown": shutdown}
+    if shutdown and shutdown <= today:
+        return facts, (f"openai:{name} is retired (the openai SDK {version} gives its shutdown date as {shutdown}): "
+                       "requests naming it fail; choose a current model"), None
+    if shutdown:
+        return facts, None, f"openai:{name} is deprecated (openai SDK {version}): shutdown {shutdown}"
+    return facts, None, None
