@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from fake_llm_apis import Reply
+from fake_llm_apis import Reply, _model_info
 
 ANSWER = "The code is 4819203."
 
@@ -65,6 +65,8 @@ class AnthropicCache:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def route(self, method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Reply:
+        if method == "GET" and path.startswith("/v1/models/"):  # models.retrieve, as the plain fake states it
+            return 200, _model_info(path.split("?")[0].rsplit("/", 1)[-1]), {}
         tokens: list[str] = []
         bounds: list[tuple[int, bool]] = []  # (tokens before the block's end, has cache_control)
         if body.get("system") is not None:

@@ -109,7 +109,8 @@ def test_anthropic_without_cache_prompt_reads_nothing(tmp_path: Path,
     _, rows = sweep("anthropic:claude-sonnet-4-5", tmp_path / "s.sqlite", cache_prompt="off")
     assert set(cache.breakpoints_seen) == {0}
     assert all(r["cached_prompt_tokens"] == 0 and r["cache_write_tokens"] == 0 for r in rows.values())
-    assert all(isinstance(body["messages"][0]["content"], str) for _, _, body in server.requests)
+    assert all(isinstance(body["messages"][0]["content"], str) for path, _, body in server.requests
+               if path == "/v1/messages")
 
 
 def test_anthropic_phonebook_caches_the_book_in_the_system_message(
