@@ -185,6 +185,7 @@ def test_a_decoding_the_provider_would_not_send_is_refused_before_sending(
     # nothing listens here: a request sent would be a connection error, not this refusal
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
+    fragment = _claude_fragment(model, fragment)
     store = tmp_path / "s.sqlite"
     code = main(["run", "--model", model, "--tokenizer", "local", "--lengths", "1k", "--variants", variants,
                  *extra, "--store", str(store), "--no-plots", "--no-progress"])
@@ -194,8 +195,19 @@ def test_a_decoding_the_provider_would_not_send_is_refused_before_sending(
     assert "Traceback" not in err and not store.exists()
 
 
+def _claude_fragment(model: str, fragment: str) -> str:
+    """Under anthropic-version 2026-10-21 (anthropic SDK >= 2.0) Claude takes no decoding at all."""
+    from ctxprobe.models.claude_rules import SAMPLING_NOTE, sampling_settable
+
+    return SAMPLING_NOTE if model.startswith("anthropic:") and not sampling_settable() else fragment
+
+
 def test_a_decoding_the_provider_sends_is_not_refused() -> None:
     from ctxprobe.models.anthropic_api import AnthropicProvider
+    from ctxprobe.models.claude_rules import sampling_settable
+
+    if not sampling_settable():
+        pytest.skip("the installed anthropic SDK sends anthropic-version 2026-10-21: no decoding is sent")
 
     claude = AnthropicProvider.__new__(AnthropicProvider)  # request shaping only: no client, no key
     claude.model, claude.name = "claude-sonnet-4-5", "anthropic:claude-sonnet-4-5"
@@ -219,6 +231,7 @@ def test_the_sweeps_own_decoding_is_refused_when_it_would_not_be_sent(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
+    fragment = _claude_fragment(model, fragment)
     store = tmp_path / "s.sqlite"
     code = main(["run", "--model", model, "--tokenizer", "local", "--lengths", "1k", *flags,
                  "--store", str(store), "--no-plots", "--no-progress"])
