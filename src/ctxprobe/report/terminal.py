@@ -198,7 +198,9 @@ def interval_lines(iv: EffectiveLength, threshold: float) -> list[str]:
     lines += [f"  {s.line()}" for _, s in sorted(iv.settle.items())]
     clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(iv.p_clear.items()) if k not in iv.not_measured)
     if clears:
-        lines.append(f"  P(accuracy ≥ {threshold:g}) by length (Bayesian, Jeffreys prior per cell): {clears}")
+        pct = f"{iv.confidence * 100:g}%"
+        lines.append(f"  Bayesian posterior P(accuracy ≥ {threshold:g}) by length (Jeffreys prior per cell; a "
+                     f"probability, not the {pct} confidence above: docs/statistics.md): {clears}")
     return lines
 
 
