@@ -73,7 +73,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
         lines = plan_check(args.run_id, lengths=args.lengths, depths=args.depths, family=args.family, reps=args.reps,
                            drop=args.drop, max_drop=args.max_drop, alpha=args.alpha)
         for line in lines:
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
+            out.print(line, highlight=False, markup=False)  # wrapped at the terminal's width, between words
         return 0
     slice_flags = [f"--{k}" for k in ("lengths", "depths", "family", "reps", "drop") if getattr(args, k) is not None]
     if slice_flags:
@@ -83,7 +83,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
                    baseline_store=args.baseline_store, allow_inconclusive=args.allow_inconclusive)
     for line in result.lines():
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
+        out.print(line, highlight=False, markup=False)  # wrapped at the terminal's width, between words
     return result.exit_code
 
 

@@ -21,6 +21,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.report.floor.table import summary_cell
 from ctxprobe.report.format import fmt_tokens
+from ctxprobe.report.hooks import family_hooks
 from ctxprobe.report.position import position_line
 from ctxprobe.report.runreport import Report
 
@@ -37,7 +38,10 @@ def short_header(report: Report) -> Text:
 
 def table_title(report: Report) -> str:
     """The line above the table: what a row is measured against."""
-    return (f"profile · bar: mean ≥ {report.threshold:g} · scorer {report.scorer} · lengths in tokens; "
+    scorer = report.scorer
+    if scorer != "strict":
+        scorer += f" ({family_hooks(scorer).scorer_label}, re-scored)"
+    return (f"profile · bar: mean ≥ {report.threshold:g} · scorer {scorer} · lengths in tokens; "
             "accuracy at the shortest and longest length")
 
 
@@ -76,8 +80,12 @@ def answer_table(report: Report) -> Table:
 
 def reading_notes(report: Report) -> list[str]:
     """The notes that change how the table reads, each once: the report's own (truncation,
-    a window, a template mismatch), a significant position effect, a flagged overlap."""
+    a window, a template mismatch), lengths never sent, a significant position effect, a
+    flagged overlap."""
     notes = list(report.key_notes)
+    for family, iv in report.intervals.items():  # an adaptive walk that stopped below a length
+        if iv.untested:
+            notes.append(f"{family}: untested at {', '.join(iv.label(x) for x in iv.untested)} (never sent)")
     for bias in report.position:
         grows = bias.growth is not None and bias.growth.grows
         if grows or any(d.verdict != "no difference" for d in bias.lengths):

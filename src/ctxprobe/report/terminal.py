@@ -126,9 +126,9 @@ def _print_answer(report: Report, out: Console, *, plots: bool, out_dir: str | P
         where = {str(p.parent) for p in paths}
         out.print(f"wrote {len(paths)} PNG plot{'s' if len(paths) != 1 else ''} to "
                   + ", ".join(sorted(where)), highlight=False)
-    _print_answers(report, out)
     if report.profiles:
         out.print(DETAILS_HINT, highlight=False, markup=False, style="dim")
+    _print_answers(report, out)  # the answer last, as in the whole report
     return paths
 
 

@@ -355,7 +355,19 @@ def _one_line(err: ValidationError) -> str:
     msg = e["msg"].removeprefix("Value error, ")
     if e["type"] == "extra_forbidden":
         return f"unknown spec key '{where}' (see `ctxprobe run --help` for the accepted keys)"
+    ours = _BOUNDS.get(e["type"])
+    if ours is not None and isinstance(e.get("ctx"), dict):
+        word, key = ours
+        loc = [str(p) for p in e["loc"]]
+        flag = (f"--{loc[-1].replace('_', '-')}" if len(loc) == 1 or loc[0] in ("decoding", "layout")
+                else where)  # decoding.max_tokens is --max-tokens; a family's parameter is its own
+        return f"{flag} {e.get('input')}: must be {word} {e['ctx'][key]} (`{where}` in a spec file)"
     return f"bad spec value for '{where}': {msg}"
+
+
+#: pydantic's bound errors, said in ctxprobe's words ("--reps 0: must be at least 1").
+_BOUNDS = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
+           "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
 
 
 def make_spec(data: dict[str, Any]) -> Spec:
