@@ -13,7 +13,6 @@ outcome tables, Bayesian P(clears the bar), every note — is ``--details``
 from __future__ import annotations
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
