@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ctxprobe.cases.fitting import too_short_line
 from ctxprobe.analysis.diagnose import output_truncated_notes, profile_notes, trained_context_notes
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.floor import floors
@@ -43,6 +44,8 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     notes = [n for p in profiles for n in trained_context_notes(p, run.meta.served_trained_context,
                                                                 preflight.context_window,
                                                                 preflight.unscaled_extension)]
+    lengths = [int(n) for n in run.spec.get("lengths") or []]
+    notes += [too_short_line(label, int(need), lengths) for label, need in (run.spec.get("too_short") or {}).items()]
     key = notes + list(preflight.warnings)  # the notes that change a reading: the default report's
     notes += profile_notes(profiles) + preflight.warnings
     over_n, over_max = data.overcounts

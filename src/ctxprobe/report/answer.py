@@ -74,6 +74,11 @@ def answer_table(report: Report) -> Table:
                fmt_tokens(prof.effective_length) if prof.effective_length else "below the shortest")
         table.add_row(prof.family, eff, iv.interval_text() if iv is not None else "–", first, last,
                       verdict(iv, prof), *([summary_cell(report.floors.get(prof.family))] if floors else []))
+    shown = {p.family for p in report.profiles}
+    for label, need in (report.run.spec.get("too_short") or {}).items():  # a family sent at no length
+        if label not in shown:
+            table.add_row(label, "–", "–", "–", "–", f"too short (needs ≥ {fmt_tokens(int(need))})",
+                          *(["–"] if floors else []))
     return table
 
 
