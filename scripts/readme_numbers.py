@@ -8,10 +8,9 @@ command; tests/test_demo_matches_readme.py keeps them equal). It is run with
 ``python -m ctxprobe.cli`` on ``--store`` (default: the demo's own ``demo.sqlite``, so a
 finished demo is resumed with nothing sent), and the block between
 ``<!-- demo-table:start -->`` and ``<!-- demo-table:end -->`` in README.md is rendered from
-that store with the same report code the demo prints with: the table, and then only lines
-the demo itself prints (its verdicts, what would settle an open length, its answer lines,
-and its case count). The prefix-cache share the demo also prints is left out: it depends on
-which request reaches the model's slot first, so it differs from run to run.
+that store with the same report code the demo prints with: a table of each length's counts,
+then the demo's default report as it prints it at 80 columns (its header, one profile table,
+the notes that change a reading, the answer lines), less the line naming its PNGs.
 tests/test_readme_numbers.py
 (slow) runs the demo in a fresh store and checks the README's block equals this rendering
 and that every number in it is in what the demo printed.
@@ -75,7 +74,7 @@ def run_demo(store: Path, *, plots: bool = False, cwd: Path = ROOT) -> tuple[str
     argv = [sys.executable, "-m", "ctxprobe.cli", *with_store(demo_args(), store), "--no-progress"]
     if not plots:
         argv.append("--no-plots")
-    env = {**os.environ, "COLUMNS": "200"}  # one line per table row: the numbers are greppable
+    env = {**os.environ, "COLUMNS": "80"}  # as the README's block shows it
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the demo exited {proc.returncode}:\n{proc.stderr[-3000:]}")
@@ -105,13 +104,18 @@ def _failures(stat) -> str:  # noqa: ANN001
 
 
 def render_block(run_id: str, store: Path) -> str:
-    """The README's demo block for one stored run: the table, then lines the demo prints
-    (each family's verdict, what would settle an open length, the answer lines and the header's
-    case count), word for word, from the same report code. Not the prefix-cache note: its share
-    depends on the order requests reach the slot, so it is not the same in two runs."""
-    from ctxprobe.report.terminal import answer_line, reliable_line
+    """The README's demo block for one stored run: a table of each length's counts (what
+    ``report --details`` and ``--json`` hold), then what the demo prints, word for word: its
+    default report at 80 columns (the same code prints both), less the line naming its PNGs.
+    Nothing in it depends on the order requests reached the model (the prefix-cache share,
+    which does, is a ``--details`` note)."""
+    import io
+
+    from rich.console import Console
+
     from ctxprobe.report.format import fmt_tokens
     from ctxprobe.report.load import load_report
+    from ctxprobe.report.terminal import print_report
 
     report = load_report(run_id, store)
     lengths = sorted({s.length for p in report.profiles for s in p.lengths})
@@ -122,17 +126,9 @@ def render_block(run_id: str, store: Path) -> str:
         cells = [(_count(by_length[L]) + _failures(by_length[L])) if L in by_length else "·" for L in lengths]
         line = report.intervals[prof.family].line().removeprefix("effective length ")
         lines.append(f"| `{prof.family}` | " + " | ".join(cells) + f" | {line} |")
-    lines.append("")
-    for prof in report.profiles:
-        iv = report.intervals[prof.family]
-        lines.append(f"- `{prof.family}`: {reliable_line(iv)}.")
-        lines += [f"  {s.line()}." for _, s in sorted(iv.settle.items())]
-    lines += ["", "```text"]
-    lines += [f"answer: {prof.family} {answer_line(report.intervals[prof.family])}"
-              for prof in report.profiles if prof.family in report.intervals]
-    lines.append("```")
-    run = report.run
-    lines += ["", f"Run `{run.run_id[:7]}`: {run.n_final}/{run.n_planned} planned cases answered."]
+    buf = io.StringIO()
+    print_report(report, Console(file=buf, width=80, color_system=None, force_terminal=False), plots=False)
+    lines += ["", "```text", *(line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines()), "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -99,5 +99,5 @@ def test_runs_report_export_json(tmp_path, filled_store) -> None:
     rec = json.loads(lines[0])
     assert {"messages", "expected", "token_count", "depth", "output", "outcome"} <= set(rec)
     text = _cli("report", run_id, "--store", str(store), "--out", str(tmp_path / "plots")).stdout
-    assert "effective length" in text
+    assert "profile · bar: mean" in text and "answer: niah" in text  # the default report: the answer
     assert (tmp_path / "plots" / run_id / "niah-heatmap.png").stat().st_size > 1000

@@ -31,7 +31,7 @@ def test_a_two_rep_run_says_what_would_settle_each_open_length(tmp_path, capsys,
     monkeypatch.setenv("COLUMNS", "200")
     store = str(tmp_path / "s.sqlite")
     code, out, err = _run(capsys, "run", "--model", "sim:perfect", "--lengths", "1k,2k", "--reps", "2",
-                          "--store", store, "--no-plots", "--no-progress")
+                          "--store", store, "--no-plots", "--no-progress", "--details")
     assert code == 0
     # before: 10 cases a length cannot show the bar (the best they show is 0.025^(1/10) = 0.692)
     assert "niah: 10 cases a length; all correct shows accuracy ≥ 0.692: this grid cannot show the bar 0.856 " \
@@ -90,7 +90,7 @@ def test_a_decaying_model_is_told_apart_by_the_default_grid(tmp_path, capsys, mo
     """sim:decay with its cliff at 1,500 tokens: 1K clears with 25 of 25, 2K fails outright."""
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = _run(capsys, "run", "--model", "sim:decay?cliff=1500&width=100", "--lengths", "1k,2k", "--store",
-                        str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress")
+                        str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress", "--details")
     assert code == 0
     assert out.rstrip().splitlines()[-1] == "answer: niah reliable up to 1K (95% confidence)"
     assert "effective length 1K (95% confident)" in out

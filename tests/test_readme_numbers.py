@@ -85,11 +85,15 @@ def test_block_rendered_from_a_sim_run_of_the_demo_sweep_matches_its_json_report
             assert cell.startswith(f"{round(stat['mean'] * stat['n'])}/{stat['n']}, ")
             for outcome, count in stat["outcomes"].items():
                 assert (f"{count} `{outcome}`" in cell) == (outcome != "correct")
-    assert f"Run `{run.run_id[:7]}`: {run.n_final}/{run.n_planned} planned cases answered" in block
-    # the lines below the table are the report's own: the verdicts, what settles an open length, the answers
+    assert (f"run {run.run_id} · model {run.model} · {run.n_final}/{run.n_planned} planned cases answered"
+            in " ".join(block.split()))
+    # below the table, the default report word for word: one profile table, the answers
     printed = _printed(run.run_id, store)
-    for line in _said(block):
+    said = _said(block)
+    for line in said:
         assert line in printed, line
+    assert [line for line in said if line.startswith("answer: ")] == [
+        line for line in printed.split("\n") if line.startswith("answer: ")] and len(families) == 2
 
 
 def rn_json(run_id: str, store: Path) -> dict:
@@ -111,28 +115,25 @@ def test_readme_demo_block_is_what_the_demo_prints(tmp_path: Path) -> None:
     block = rn.render_block(run_id, store)
     readme = rn.readme_block((ROOT / "README.md").read_text(encoding="utf-8"))
     assert readme == block, "README.md's demo numbers are stale: run `python scripts/readme_numbers.py`"
-    # every number of the block is one the demo printed
-    for interval in re.findall(r"\d\.\d\d \[\d\.\d\d–\d\.\d\d\]", block):
-        assert interval in printed
+    # every line below the table is one the demo printed (its default report), word for word
+    said = _said(block)
+    assert any(line.startswith("answer: ") for line in said)
+    for line in said:
+        assert line in " ".join(printed.split()), line
+    # and the table's numbers are the run's own, as its JSON report gives them
+    report = rn_json(run_id, store)
     for row in (line for line in block.splitlines() if line.startswith("| `")):
         family = re.match(r"\| `([^`]+)`", row).group(1)  # type: ignore[union-attr]
-        verdict = row.rstrip(" |").rsplit(" | ", 1)[1]
-        assert f"{family}: effective length {verdict}" in printed
-    for line in _said(block):  # every line below the table, word for word
-        assert line in " ".join(printed.split()), line
+        cells = [c.strip() for c in row.strip("|").split("|")][1:]
+        assert cells[-1] == report["effective_length_intervals"][family]["line"].removeprefix("effective length ")
+        for cell, stat in zip(cells, _length_stats(report, family)):
+            assert f"{stat['mean']:.2f} [{stat['lo']:.2f}–{stat['hi']:.2f}]" in cell
 
 
 def _said(block: str) -> list[str]:
-    """The block's lines below the table as the demo prints them (list markers and final full stops removed)."""
-    out = []
-    for line in block.split("\n\n", 1)[1].splitlines():
-        line = re.sub(r"^- `[^`]+`: ", "", line.strip()).removesuffix(".")
-        if line.startswith("Run `"):
-            head, _, rest = line.partition(": ")
-            out += [f"run {head.removeprefix('Run `').rstrip('`')}"] + rest.split("; ", 1)
-        elif line and not line.startswith("```"):
-            out.append(" ".join(line.split()))
-    return out
+    """The block's lines below the table (its ```text block) as the demo prints them, spaces normalised."""
+    text = block.split("```text\n", 1)[1].split("```", 1)[0]
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
 
 
 def _printed(run_id: str, store: Path) -> str:
@@ -144,5 +145,5 @@ def _printed(run_id: str, store: Path) -> str:
     from ctxprobe.report.terminal import print_report
 
     buf = io.StringIO()
-    print_report(load_report(run_id, store), Console(file=buf, width=200), plots=False)
-    return " ".join(buf.getvalue().split())
+    print_report(load_report(run_id, store), Console(file=buf, width=80), plots=False)
+    return "\n".join(" ".join(line.split()) for line in buf.getvalue().splitlines())

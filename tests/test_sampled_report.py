@@ -74,7 +74,7 @@ def test_terminal_and_html_say_cases_by_samples(sampled_run: tuple[Path, str], t
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     store, run_id = sampled_run
     html = tmp_path / "r.html"
-    assert main(["report", run_id, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", run_id, "--store", str(store), "--no-plots", "--details"]) == 0
     out = capsys.readouterr().out
     assert "niah~t07: accuracy by length × depth" in out
     assert "95% CI clustered by case" in out and f"n = {REPS}×5 cases × samples per cell" in out

@@ -58,7 +58,8 @@ def test_three_perfect_reps_are_not_a_confident_point() -> None:
     [iv] = effective_lengths(_rows({L: [1.0] * 15 for L in (1024, 2048, 4096, 8192)}))
     assert iv.point == 8192 and iv.lo is None and iv.hi == 8192 and not iv.exact
     assert iv.reliable_up_to is None
-    assert iv.line() == "effective length at most 8K, possibly below 1K (95% confidence; observed 8K)"
+    assert iv.line() == "effective length 8K observed; not shown reliable even at 1K (95% confidence)"
+    assert iv.interval_text() == "none shown, ≤ 8K"  # not "below 1K – 8K"
     assert all(0.5 < p < 0.8 for p in iv.p_clear.values())  # Jeffreys posterior, far from 1.00
 
 
@@ -66,7 +67,7 @@ def test_one_case_a_cell_is_at_least_at_most() -> None:
     rows = _rows({1024: [1.0] * 5, 2048: [1.0] * 5, 4096: [1.0] * 5, 8192: [0.0] * 5, 10240: [0.0] * 5})
     [iv] = effective_lengths(rows)
     assert iv.point == 4096 and iv.lo is None and iv.hi == 4096  # 0/5 is a confident fail even at n = 5
-    assert "at most 4K" in iv.line() and "observed 4K" in iv.line()
+    assert iv.line() == "effective length 4K observed; not shown reliable even at 1K (95% confidence)"
 
 
 def test_enough_cases_pin_it_and_say_reliable() -> None:

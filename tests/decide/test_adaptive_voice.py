@@ -43,8 +43,8 @@ def test_no_output_claims_a_length_the_walk_left_open(adaptive_run, capsys, tmp_
     decided = max(L for L, st in walk.items() if st == "pass")
     capsys.readouterr()
     texts = []
-    for args in (["report", run_id, "--no-plots"], ["decide", run_id], ["report", run_id, "--html",
-                                                                          str(tmp_path / "r.html"), "--no-plots"]):
+    for args in (["report", run_id, "--no-plots", "--details"], ["decide", run_id],
+                 ["report", run_id, "--html", str(tmp_path / "r.html"), "--no-plots"], ["report", run_id, "--no-plots"]):
         assert main([*args, "--store", store]) == 0
         texts.append(capsys.readouterr().out)
     texts.append((tmp_path / "r.html").read_text(encoding="utf-8"))
@@ -55,6 +55,7 @@ def test_no_output_claims_a_length_the_walk_left_open(adaptive_run, capsys, tmp_
         assert "Wilson 95% CI" not in text and "Wilson 95% band," not in text
     report = " ".join(texts[0].split())
     assert "at least 1K, at most 4K" in report and "untested at 4K" in report and "open" in report
+    assert "niah: untested at 4K (never sent)" in " ".join(texts[3].split())  # the default report says it too
 
 
 def test_json_reads_the_walk_not_fixed_n_intervals(adaptive_run, capsys) -> None:

@@ -47,7 +47,10 @@ def test_load_report_and_print_report_print_what_the_command_prints(run: tuple[s
     shown = _cli("report", run_id, "--store", str(store), "--no-plots")
     printed = _library(ctxprobe.load_report(run_id, store), plots=False)
     assert printed == shown
-    assert f"run {run_id}" in shown and "profile (bar: mean" in shown  # a real report, two families summarised
+    assert f"run {run_id}" in shown and "profile · bar: mean" in shown  # the answer: two families in one table
+    details = _cli("report", run_id, "--store", str(store), "--no-plots", "--details")
+    assert _library(ctxprobe.load_report(run_id, store), plots=False, details=True) == details
+    assert "profile (bar: mean" in details  # the whole report, two families summarised
 
 
 def test_the_same_with_plots_and_another_bar(run: tuple[str, Path], tmp_path: Path) -> None:
@@ -57,7 +60,7 @@ def test_the_same_with_plots_and_another_bar(run: tuple[str, Path], tmp_path: Pa
     shown = _cli("report", run_id, "--store", str(store), "--out", str(out), "--threshold", "0.5")
     printed = _library(ctxprobe.load_report(run_id, store, 0.5), out_dir=out)
     assert printed == shown
-    assert f"wrote {out / run_id / 'niah-curve.png'}" in shown
+    assert f"PNG plots to {out / run_id}" in shown and (out / run_id / "niah-curve.png").is_file()
 
 
 def test_report_json_is_what_report_json_prints(run: tuple[str, Path]) -> None:

@@ -250,10 +250,13 @@ def _family_summary(f: FamilyComparison, confidence: float) -> str:
         return fmt_tokens(v) if v is not None else f"below {fmt_tokens(min(c.length or 0 for c in f.cells))}"
 
     lo, hi = f.effective_diff_ci
-    return (f"{f.family}: mean {f.mean_diff:+.3f} ({confidence * 100:g}%: {f.mean_diff_ci[0]:+.3f} to "
-            f"{f.mean_diff_ci[1]:+.3f}), effective length {eff(f.effective_a)} -> {eff(f.effective_b)} "
-            f"(difference {confidence * 100:g}%: {'+' if lo >= 0 else ''}{fmt_tokens(lo)} to "
-            f"{'+' if hi >= 0 else ''}{fmt_tokens(hi)})")
+    head = (f"{f.family}: mean {f.mean_diff:+.3f} ({confidence * 100:g}%: {f.mean_diff_ci[0]:+.3f} to "
+            f"{f.mean_diff_ci[1]:+.3f}), effective length {eff(f.effective_a)} -> {eff(f.effective_b)}")
+    if f.effective_a is None or f.effective_b is None:
+        # "below 1K" has no number of tokens: a difference from it ("+2K to +2K") would count it as 0
+        return head + " (no difference in tokens: below the shortest length has no number)"
+    return head + (f" (difference {confidence * 100:g}%: {'+' if lo >= 0 else ''}{fmt_tokens(lo)} to "
+                   f"{'+' if hi >= 0 else ''}{fmt_tokens(hi)})")
 
 
 def pair_runs(a: RunCases, b: RunCases) -> tuple[list[Pair], int, int, int]:

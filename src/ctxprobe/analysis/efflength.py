@@ -174,9 +174,11 @@ class EffectiveLength:
         pct = f"{self.confidence * 100:g}%"
         if self.exact:
             text = f"effective length {self.label(self.point)} ({pct} confident)"
-        elif self.lo is None:
-            text = (f"effective length at most {self.label(self.hi)}, possibly {self.label(None)} "
-                    f"({pct} confidence; observed {self.label(self.point)})")
+        elif self.lo is None:  # no length shown reliable: what was seen, and how far it may reach
+            seen = f"{self.label(self.point)} observed" if self.point is not None else f"observed {self.label(None)}"
+            reach = f"; it may reach {self.label(self.hi)}" if self.hi != self.point else ""
+            text = (f"effective length {seen}; not shown reliable even at {self.label(min(self.lengths))}"
+                    f"{reach} ({pct} confidence)")
         else:
             text = (f"effective length at least {self.label(self.lo)}, at most {self.label(self.hi)} "
                     f"({pct} confidence; observed {self.label(self.point)})")
@@ -187,7 +189,13 @@ class EffectiveLength:
         return text
 
     def interval_text(self) -> str:
-        return self.label(self.lo) if self.exact else f"{self.label(self.lo)} – {self.label(self.hi)}"
+        """The interval in a table cell: ``2K``, ``1K – 4K``, or ``none shown, ≤ 2K`` when no
+        tested length is shown to clear the bar (never "below 1K – 1K")."""
+        if self.exact:
+            return self.label(self.lo)
+        if self.lo is None:
+            return f"none shown, ≤ {self.label(self.hi)}"
+        return f"{self.label(self.lo)} – {self.label(self.hi)}"
 
     def to_dict(self) -> dict[str, object]:
         return {

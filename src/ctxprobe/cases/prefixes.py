@@ -185,7 +185,7 @@ def plan_cached(spec: Spec, rules: CacheRules, build: Callable[[PlannedCase], Ca
         # a variant's k samples resend each group's prompts: priced as k groups (an upper
         # bound, the repeats' cache reads are not counted)
         k = samples_per_case(spec, label)
-        for length in spec.lengths:
+        for length in spec.lengths_of(label):
             measured = members_of([build(p) for p in first_group(spec, label, length, period)], count)
             members = [m for _, m in measured]
             totals.add(bill_group(members, rules), full * k)

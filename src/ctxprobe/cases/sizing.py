@@ -56,7 +56,7 @@ def case_sizes(spec: Spec, families: Mapping[str, tuple[Family, object]]) -> Siz
     out: Sizes = {}
     for label, (family, params) in families.items():
         in_tokens = family.sized_in_tokens(params)
-        for length in spec.lengths:
+        for length in spec.lengths_of(label):
             out[(label, length)] = length if in_tokens else int(family.cell_tokens(length, params, seed=spec.seed))
     return out
 
@@ -96,7 +96,7 @@ def plan_mean_sizes(spec: Spec) -> Sizes | None:
                        layout=spec.layout)
     out: Sizes = {}
     for label, (family, params) in build_families(spec, ctx).items():
-        for length in spec.lengths:
+        for length in spec.lengths_of(label):
             if family.sized_in_tokens(params):
                 out[(label, length)] = length
                 continue
@@ -148,5 +148,5 @@ def plan_beyond_trained(spec: Spec, sizes: Sizes | None) -> str | None:
     classes = {label: (family_class(name) if (name := str(params.get("family", label))) in known else None, None)
                for label, params in spec.families.items()}
     if sizes is None:
-        sizes = {(label, length): length for label in spec.families for length in spec.lengths}
+        sizes = {(label, length): length for label in spec.families for length in spec.lengths_of(label)}
     return beyond_trained_warning(spec, None, tokenizer, sizes, classes)

@@ -75,6 +75,9 @@ def _add_cost_flags(p: argparse.ArgumentParser) -> None:
 def _add_plots(p: argparse.ArgumentParser, out: str) -> None:
     p.add_argument("--out", help=f"directory for PNG plots (default ./{DEFAULT_REPORT_DIR}{out})")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--details", action="store_true",
+                   help="the whole terminal report: each family's grid, outcomes, interval, P(clears the bar) and "
+                        "every note (default: the answer only — one table, the notes that change it, the answers)")
 
 
 def _add_model_flags(p: argparse.ArgumentParser) -> None:

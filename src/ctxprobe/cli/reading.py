@@ -13,12 +13,14 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.cli.common import DEFAULT_REPORT_DIR
 
 
-def print_run_report(run_id: str, store: str, out: Console, *, out_dir: str | None, plots: bool) -> None:
-    """The report ``run`` prints after a sweep: the library's terminal report."""
+def print_run_report(run_id: str, store: str, out: Console, *, out_dir: str | None, plots: bool,
+                     details: bool = False) -> None:
+    """The report ``run`` prints after a sweep: the library's terminal report (the answer;
+    ``details``: every table and note)."""
     from ctxprobe.report.load import load_report
     from ctxprobe.report.terminal import print_report
 
-    print_report(load_report(run_id, store), out, plots=plots, out_dir=out_dir)
+    print_report(load_report(run_id, store), out, plots=plots, out_dir=out_dir, details=details)
 
 
 def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -46,7 +48,7 @@ def cmd_report(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.report.terminal import print_runs
 
     print_runs(args.run_ids, args.store, out, plots=not args.no_plots, out_dir=args.out, threshold=args.threshold,
-               scorer=args.scorer, bars=bars, family_options=options)
+               scorer=args.scorer, bars=bars, family_options=options, details=args.details)
     return 0
 
 
@@ -71,7 +73,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
         lines = plan_check(args.run_id, lengths=args.lengths, depths=args.depths, family=args.family, reps=args.reps,
                            drop=args.drop, max_drop=args.max_drop, alpha=args.alpha)
         for line in lines:
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
+            out.print(line, highlight=False, markup=False)  # wrapped at the terminal's width, between words
         return 0
     slice_flags = [f"--{k}" for k in ("lengths", "depths", "family", "reps", "drop") if getattr(args, k) is not None]
     if slice_flags:
@@ -81,7 +83,7 @@ def cmd_check(args: argparse.Namespace, out: Console, err: Console) -> int:
     result = check(args.run_id, args.baseline, max_drop=args.max_drop, alpha=args.alpha, store_path=args.store,
                    baseline_store=args.baseline_store, allow_inconclusive=args.allow_inconclusive)
     for line in result.lines():
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
+        out.print(line, highlight=False, markup=False)  # wrapped at the terminal's width, between words
     return result.exit_code
 
 

@@ -52,7 +52,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     r = run_pack(args.cases, parse_model(args.model, args.base_url), args.store, tokenizer=args.tokenizer,
                  force=args.force, allow_edited=args.allow_edited_pack, progress=not args.no_progress,
                  console=err, **transport)
-    print_run_report(r.run_id, args.store, out, out_dir=args.out, plots=not args.no_plots)
+    print_run_report(r.run_id, args.store, out, out_dir=args.out, plots=not args.no_plots, details=args.details)
     return _exit_code(r.run_id, args.store, err)
 
 
@@ -101,7 +101,7 @@ def cmd_run(args: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(f"run {result.run_id} {verb}: {result.sent} requests sent, {result.already_done} already stored "
                   f"in {result.store_path}")
         run_id = result.run_id
-    print_run_report(run_id, args.store, out, out_dir=args.out, plots=not args.no_plots)
+    print_run_report(run_id, args.store, out, out_dir=args.out, plots=not args.no_plots, details=args.details)
     return _exit_code(run_id, args.store, err)
 
 

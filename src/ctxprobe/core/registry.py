@@ -45,6 +45,9 @@ from ctxprobe.core.loader import load_path
 from ctxprobe.errors import CtxprobeError
 
 GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets", "report_sections")
+#: One entry of each group, as an error names it ("unknown family 'X'", never "familie").
+SINGULAR = {"providers": "provider", "tokenizers": "tokenizer", "families": "family", "presets": "preset",
+            "report_sections": "report section"}
 #: Entry-point groups: ``ctxprobe.<group>``.
 ENTRY_POINT_PREFIX = "ctxprobe."
 
@@ -205,7 +208,7 @@ def get(group: str, name: str, *, what: str | None = None) -> Entry:
     if entry is not None:
         return entry
     known = names(group)
-    label = what or group[:-1]
+    label = what or SINGULAR.get(group, group)
     guess = did_you_mean(name, known)
     hint = f"did you mean '{guess}'? " if guess else ""
     raise CtxprobeError(f"unknown {label} '{name}'; {hint}available: {', '.join(known)}")

@@ -44,7 +44,7 @@ def planned_cases(spec: Spec) -> Iterator[PlannedCase]:
     budgets: list[int | None] = list(spec.reasoning_budgets) if spec.reasoning_budgets is not None else [None]
     for family in spec.families:
         samples = samples_of(spec.families[family])
-        for length in spec.lengths:
+        for length in spec.lengths_of(family):  # less the lengths too short for the family
             for rep in range(spec.reps):
                 for depth in sorted(spec.depths, reverse=True):
                     for budget in budgets:
@@ -136,12 +136,13 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
     budgets = spec.reasoning_budgets if spec.reasoning_budgets is not None else [0]
     per_cell = len(spec.depths) * spec.reps * len(budgets)
     k = {label: samples_per_case(spec, label) for label in spec.families}  # a variant's samples
-    requests = len(spec.lengths) * per_cell * sum(k.values())
-    input_tokens = sum(sizes.get((f, n), n) if sizes else n for f in spec.families for n in spec.lengths
+    sent = {label: len(spec.lengths_of(label)) for label in spec.families}  # lengths each family is sent at
+    requests = per_cell * sum(k[f] * sent[f] for f in spec.families)
+    input_tokens = sum(sizes.get((f, n), n) if sizes else n for f in spec.families for n in spec.lengths_of(f)
                        for _ in range(k[f])) * per_cell
     # every budget is priced in full: a reasoning model may spend all of it (billed as output)
-    reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * sum(k.values()) * len(spec.lengths)
-    output_tokens = (sum(_output_budget(spec, label) * k[label] for label in spec.families) * len(spec.lengths)
+    reasoning_tokens = sum(budgets) * len(spec.depths) * spec.reps * sum(k[f] * sent[f] for f in spec.families)
+    output_tokens = (sum(_output_budget(spec, label) * k[label] * sent[label] for label in spec.families)
                      * per_cell + reasoning_tokens)
     cost: float | None = None
     base = price if isinstance(price, Price) or price is None else price.price_at(None)
@@ -149,7 +150,7 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
         cost = 0.0
         for label in spec.families:
             out = (_output_budget(spec, label) * per_cell + sum(budgets) * len(spec.depths) * spec.reps) * k[label]
-            for n in spec.lengths:
+            for n in spec.lengths_of(label):
                 tokens = sizes.get((label, n), n) if sizes else n
                 tier = price.price_at(tokens) if price is not None and not isinstance(price, Price) else base
                 cost += (tier or base).cost(tokens * per_cell * k[label], out)
@@ -178,6 +179,6 @@ def summarize(spec: Spec, price: Price | Tiered | None = None,
         speed_note = (f"assumed: a GPU server at {_REMOTE_PREFILL:g} tok/s prefill and {_REMOTE_DECODE:g} tok/s "
                       f"decode a request, {spec.concurrency} at once")
     return PlanSummary(requests, input_tokens, output_tokens,
-                       len(spec.lengths) * len(spec.depths) * len(spec.families) * len(budgets),
+                       sum(sent.values()) * len(spec.depths) * len(budgets),
                        cost, note, seconds, built_sizes=any(t != n for (_, n), t in (sizes or {}).items()),
                        reasoning_tokens=reasoning_tokens, speed_note=speed_note)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ctxprobe.cases.fitting import too_short_line
 from ctxprobe.analysis.diagnose import output_truncated_notes, profile_notes, trained_context_notes
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.floor import floors
@@ -43,23 +44,31 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     notes = [n for p in profiles for n in trained_context_notes(p, run.meta.served_trained_context,
                                                                 preflight.context_window,
                                                                 preflight.unscaled_extension)]
+    lengths = [int(n) for n in run.spec.get("lengths") or []]
+    notes += [too_short_line(label, int(need), lengths) for label, need in (run.spec.get("too_short") or {}).items()]
+    key = notes + list(preflight.warnings)  # the notes that change a reading: the default report's
     notes += profile_notes(profiles) + preflight.warnings
     over_n, over_max = data.overcounts
     if over_n:
-        notes.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
+        key.append(f"{over_n} response{'s' if over_n != 1 else ''} reported more prompt tokens than built (up to "
                      f"+{over_max}): the server's template or tokenizer differs from the one counted — with an "
                      "answer prefix, the server may have closed that turn instead of continuing it")
+        notes.append(key[-1])
     # answers cut off while thinking have a note of their own (the budget's, below)
     answer_cuts = profile([r for r in rows if not cut_while_thinking(r)], bar) if any(
         cut_while_thinking(r) for r in rows) else profiles
     if any(c.outcomes.get(Outcome.OUTPUT_TRUNCATED) for p in answer_cuts for c in p.cells):
         needs, fixed = data.answer_needs, _fixed_budgets(run)
-        notes += output_truncated_notes(answer_cuts, (run.spec.get("decoding") or {}).get("max_tokens"),
+        cuts = output_truncated_notes(answer_cuts, (run.spec.get("decoding") or {}).get("max_tokens"),
                                         {p.family: needs[base_family(p.family)] for p in answer_cuts
                                          if base_family(p.family) in needs},
                                         {p.family: fixed[base_family(p.family)] for p in answer_cuts
                                          if base_family(p.family) in fixed})
-    notes += long_output_notes(data.rows, run)
+        notes += cuts
+        key += cuts
+    long_cuts = long_output_notes(data.rows, run)
+    notes += long_cuts
+    key += long_cuts
     cached, cached_n, cached_of = data.cache
     if cached_n and cached_of:
         notes.append(f"prefix cache: {cached:,} of {cached_of:,} prompt tokens ({cached / cached_of:.1%}) were reused "
@@ -81,7 +90,7 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
     return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=data.overlap, variants=data.variants)
+                  overlap=data.overlap, variants=data.variants, key_notes=key)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

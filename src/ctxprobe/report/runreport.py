@@ -47,6 +47,10 @@ class Report:
     overlap: list[OverlapStat] = field(default_factory=list)
     #: Each prompt variant against its family's reference, paired by content (JSON).
     variants: list[dict[str, Any]] = field(default_factory=list)
+    #: Of ``notes``, those that change how the profile reads (a window, a template mismatch,
+    #: answers cut by the output limit): the default terminal report prints only these
+    #: (with a significant position effect and a flagged overlap); never in the JSON.
+    key_notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run

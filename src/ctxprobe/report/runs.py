@@ -22,6 +22,7 @@ from ctxprobe.store.db import RunRecord
 MIN_PREFIX = 7
 LABEL_WIDTH = 13  # "aggregation," whole
 LENGTHS_WIDTH = 9  # "512, 1K," and "8K, 128K" a line
+STATUS_WIDTH = 16  # a batch run's long status ("waiting 0/1200 3 batches: in_progress,…") folds, not cut
 
 
 def unique_prefixes(ids: Sequence[str], minimum: int = MIN_PREFIX) -> dict[str, str]:
@@ -45,7 +46,7 @@ def _status(r: RunRecord) -> str:
     if r.status == "complete" and r.n_final == r.n_planned:
         return "complete"
     if r.batch:  # a batch run: the provider's word for its batches
-        return f"{r.status} {r.n_final}/{r.n_planned} {r.batch}"
+        return f"{r.status} {r.n_final}/{r.n_planned} {r.batch.replace(',', ', ')}"  # folds between states
     return f"{r.status} {r.n_final}/{r.n_planned}"
 
 
@@ -75,7 +76,7 @@ def _fold_widths(runs: Sequence[RunRecord], prefixes: dict[str, str], width: int
     whole ("aggregation,") and the lengths fold at their commas; a longer name (a URL)
     still folds. The run, date and status columns never fold."""
     cells = [(r.model, _family_cell(r), _lengths_cell(r)) for r in runs]
-    fixed = max(map(len, prefixes.values()), default=3) + 16 + max((len(_status(r)) for r in runs), default=6)
+    fixed = max(map(len, prefixes.values()), default=3) + 16 + _status_width(runs)
     room = width - fixed - 2 * 5  # two spaces between the six columns
     model, family, lengths = (max([len(header), *(len(c[i]) for c in cells)])
                               for i, header in enumerate(("model", "family", "lengths")))
@@ -90,6 +91,13 @@ def _fold_widths(runs: Sequence[RunRecord], prefixes: dict[str, str], width: int
     return model, family, room - model - family
 
 
+def _status_width(runs: Sequence[RunRecord]) -> int:
+    """The status column's width: the longest status, at most :data:`STATUS_WIDTH`, so a
+    batch run's status folds (between words, or inside a long list of batch states)
+    instead of being cut."""
+    return min(max((len(_status(r)) for r in runs), default=6), STATUS_WIDTH)
+
+
 def runs_table(runs: Sequence[RunRecord], width: int = 80) -> Table:
     prefixes = unique_prefixes([r.run_id for r in runs])
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True, header_style="bold",
@@ -100,7 +108,9 @@ def runs_table(runs: Sequence[RunRecord], width: int = 80) -> Table:
     table.add_column("model", overflow="fold", width=model)
     table.add_column("family", overflow="fold", width=family)
     table.add_column("lengths", overflow="fold", width=lengths)
-    table.add_column("status", no_wrap=True)
+    status = _status_width(runs)
+    table.add_column("status", overflow="fold", width=status if status < max((len(_status(r)) for r in runs),
+                                                                         default=0) else None)
     for r in runs:
         table.add_row(prefixes[r.run_id], _when(r.created_at), r.model, _family_cell(r), _lengths_cell(r),
                       _status(r))

@@ -25,6 +25,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.natural import RunCurves
 from ctxprobe.analysis.resolving import reps_clause
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.answer import DETAILS_HINT, answer_table, reading_notes, short_header, table_title
 from ctxprobe.report.budget_table import render_budget_table
 from ctxprobe.report.floor.table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
@@ -43,14 +44,19 @@ PLOTS_SKIPPED = "note: PNG plots skipped (pip install 'ctxprobe[plot]' for them;
 
 
 def print_report(report: Report, console: Console | None = None, *, plots: bool = True,
-                 out_dir: str | Path | None = None) -> list[Path]:
+                 out_dir: str | Path | None = None, details: bool = False) -> list[Path]:
     """Print ``report`` as ``ctxprobe report`` does and write its PNG plots (unless
     ``plots`` is False) under ``out_dir/RUN_ID`` (default ``./ctxprobe-report/RUN_ID``).
+
+    By default the answer only (:mod:`ctxprobe.report.answer`: one table, the notes that
+    change a reading, the answer lines); ``details`` (``--details``): every table and note.
 
     Without matplotlib and without ``out_dir`` the plots are skipped with a note (the
     tables are the report); an ``out_dir`` asks for them, and is refused in one line
     without the ``plot`` extra. Returns the paths written."""
     out = console if console is not None else Console()
+    if not details:
+        return _print_answer(report, out, plots=plots, out_dir=out_dir)
     run = report.run
     out.print(header_line(report), highlight=False)
     for line in report.incomplete:
@@ -77,29 +83,65 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
     print_natural_block(report.profiles, out, family_names(run))
     for note in report.notes:
         out.print(Text.assemble(("note: ", "bold"), note))
-    paths: list[Path] = []
+    paths = _plots(report, out, plots, out_dir)
+    for path in paths:
+        out.print(f"wrote {path}")
+    _print_answers(report, out)
+    return paths
+
+
+def _plots(report: Report, out: Console, plots: bool, out_dir: str | Path | None) -> list[Path]:
+    """The run's PNGs written (none when ``plots`` is off or the report has no profile)."""
     if not plots or not report.profiles:
-        pass
-    elif out_dir is None and importlib.util.find_spec("matplotlib") is None:
+        return []
+    if out_dir is None and importlib.util.find_spec("matplotlib") is None:
         # a plain install has no plotting: the tables above are the report; out_dir asks for PNGs
         out.print(PLOTS_SKIPPED, highlight=False, markup=False)
-    else:
-        paths = write_plots(report, Path(out_dir or DEFAULT_REPORT_DIR) / run.run_id)
-        for path in paths:
-            out.print(f"wrote {path}")
-    for prof in report.profiles:  # the answer last: what a user may plan around, per family
+        return []
+    return write_plots(report, Path(out_dir or DEFAULT_REPORT_DIR) / report.run.run_id)
+
+
+def _print_answers(report: Report, out: Console) -> None:
+    """The answer last: what a user may plan around, per family."""
+    for prof in report.profiles:
         if (interval := report.intervals.get(prof.family)) is not None:
             out.print(Text.assemble(("answer: ", "bold"), f"{prof.family} {answer_line(interval)}"), highlight=False)
+
+
+def _print_answer(report: Report, out: Console, *, plots: bool, out_dir: str | Path | None) -> list[Path]:
+    """The default report: header, one table, the notes that change a reading, the answers."""
+    out.print(short_header(report), highlight=False)
+    for line in report.incomplete:
+        out.print(Text(line, style="bold magenta"))
+    if report.profiles:
+        out.print(table_title(report), highlight=False, markup=False)
+        out.print(answer_table(report))
+    for name, found in report.headlines.items():  # a family's own answer (RULER's average)
+        strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
+        family_hooks(name).print_headline(found, out, strict, report.threshold)
+    for note in reading_notes(report):
+        out.print(Text.assemble(("note: ", "bold"), note))
+    paths = _plots(report, out, plots, out_dir)
+    if paths:
+        where = {str(p.parent) for p in paths}
+        out.print(f"wrote {len(paths)} PNG plot{'s' if len(paths) != 1 else ''} to "
+                  + ", ".join(sorted(where)), highlight=False)
+    if report.profiles:
+        out.print(DETAILS_HINT, highlight=False, markup=False, style="dim")
+    _print_answers(report, out)  # the answer last, as in the whole report
     return paths
 
 
 def print_runs(run_ids: list[str], store_path: str | Path, console: Console | None = None, *, plots: bool = True,
                out_dir: str | Path | None = None, threshold: float | None = None, scorer: str = "strict",
-               bars: Mapping[str, Bar] | None = None, family_options: Mapping[str, Any] | None = None) -> None:
+               bars: Mapping[str, Bar] | None = None, family_options: Mapping[str, Any] | None = None,
+               details: bool = False) -> None:
     """What ``ctxprobe report RUN [RUN…]`` prints: each run's :func:`print_report`, or,
     when every run holds only one family whose report hooks have a terminal report of
     their own, that report of all of them (PNGs into ``out_dir``, default ``./ctxprobe-report``),
-    drawn as ``family_options`` say (options of that family's report; refused for other runs)."""
+    drawn as ``family_options`` say (options of that family's report; refused for other runs).
+    ``details``: every table and note of each run (``report --details``), and synthetic vs
+    natural across them."""
     out = console if console is not None else Console()
     hooks = own_terminal(run_ids, store_path)
     if hooks is not None:
@@ -113,10 +155,11 @@ def print_runs(run_ids: list[str], store_path: str | Path, console: Console | No
     runs: list[RunCurves] = []
     for run_id in run_ids:
         report = load_report(run_id, store_path, threshold, scorer, bars)
-        print_report(report, out, plots=plots, out_dir=out_dir)
+        print_report(report, out, plots=plots, out_dir=out_dir, details=details)
         runs.append(RunCurves(report.run.run_id, report.run.model, report.profiles,
                               family_names(report.run)))
-    print_cross_run_block(runs, out)
+    if details:
+        print_cross_run_block(runs, out)
 
 
 def own_terminal(run_ids: list[str], store_path: str | Path) -> FamilyReportHooks | None:
@@ -155,7 +198,9 @@ def interval_lines(iv: EffectiveLength, threshold: float) -> list[str]:
     lines += [f"  {s.line()}" for _, s in sorted(iv.settle.items())]
     clears = ", ".join(f"{fmt_tokens(k)}: {v:.2f}" for k, v in sorted(iv.p_clear.items()) if k not in iv.not_measured)
     if clears:
-        lines.append(f"  P(accuracy ≥ {threshold:g}) by length (Bayesian, Jeffreys prior per cell): {clears}")
+        pct = f"{iv.confidence * 100:g}%"
+        lines.append(f"  Bayesian posterior P(accuracy ≥ {threshold:g}) by length (Jeffreys prior per cell; a "
+                     f"probability, not the {pct} confidence above: docs/statistics.md): {clears}")
     return lines
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, field_validator,
+                      model_serializer, model_validator)
 
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM, BaselineMode, baseline_label, is_baseline
 from ctxprobe.errors import CtxprobeError
@@ -86,6 +87,13 @@ class Spec(BaseModel):
     judge: str | None = None
     judge_labels: str | None = None  # a labelled JSONL for calibration (default: a built-in synthetic set)
     force_judge: bool = False  # use the judge even if its calibration fails
+    #: Family label → the prompt tokens it needs before any filler, for a family that cannot
+    #: be built at some of ``lengths`` (``longout``'s long answers at 1K): it runs at the
+    #: lengths that hold it (:meth:`lengths_of`), the others are not sent and the report marks
+    #: them "too short". Found by building (:func:`ctxprobe.cases.fitting.fit_lengths`), so it
+    #: follows from the rest of the spec and the tokenizer: no part of the run's identity, and
+    #: left out of the stored spec when empty.
+    too_short: dict[str, int] = Field(default_factory=dict)
     # transport and reading (not part of the run identity)
     concurrency: int = Field(4, ge=1, le=1024)
     #: The server's parallel prefix-cache slots (None: as the server reports them, llama.cpp's
@@ -274,6 +282,7 @@ class Spec(BaseModel):
     def identity(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> dict[str, Any]:
         """What determines the results: the spec without transport/reading settings."""
         d = self.model_dump(exclude=TRANSPORT_FIELDS)
+        d.pop("too_short", None)  # follows from the rest (the families as built): never hashed
         if self.baseline is None:
             d.pop("baseline")  # the default: run ids from before the field existed stay valid
         else:  # the twins are implied by ``baseline``: hashed once, through it
@@ -301,6 +310,19 @@ class Spec(BaseModel):
             if (digest := _path_digest(value)) is not None
         }
         return d
+
+    def lengths_of(self, label: str) -> list[int]:
+        """The lengths family ``label`` is sent at: every length, less those too short for it."""
+        need = self.too_short.get(label)
+        return list(self.lengths) if need is None else [n for n in self.lengths if n >= need]
+
+    @model_serializer(mode="wrap")
+    def _without_empty_too_short(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``too_short`` only when some family is: stored specs (and their JSON) stay as before."""
+        out = handler(self)
+        if isinstance(out, dict) and not out.get("too_short"):
+            out.pop("too_short", None)
+        return out
 
     def run_id(self, *, tokenizer: str, version: str, tokenizer_fingerprint: str | None = None) -> str:
         """The run's id; ``tokenizer_fingerprint`` stands in for an ``endpoint:URL`` tokenizer's URL."""
@@ -340,7 +362,7 @@ def _path_digest(value: object) -> str | None:
 
 
 #: Spec fields that are not one flag's value (nested, or built from several flags).
-_COMPOUND_FIELDS = frozenset({"families", "decoding", "layout"})
+_COMPOUND_FIELDS = frozenset({"families", "decoding", "layout", "too_short"})
 
 
 def spec_keys() -> tuple[str, ...]:
@@ -355,7 +377,19 @@ def _one_line(err: ValidationError) -> str:
     msg = e["msg"].removeprefix("Value error, ")
     if e["type"] == "extra_forbidden":
         return f"unknown spec key '{where}' (see `ctxprobe run --help` for the accepted keys)"
+    ours = _BOUNDS.get(e["type"])
+    if ours is not None and isinstance(e.get("ctx"), dict):
+        word, key = ours
+        loc = [str(p) for p in e["loc"]]
+        flag = (f"--{loc[-1].replace('_', '-')}" if len(loc) == 1 or loc[0] in ("decoding", "layout")
+                else where)  # decoding.max_tokens is --max-tokens; a family's parameter is its own
+        return f"{flag} {e.get('input')}: must be {word} {e['ctx'][key]} (`{where}` in a spec file)"
     return f"bad spec value for '{where}': {msg}"
+
+
+#: pydantic's bound errors, said in ctxprobe's words ("--reps 0: must be at least 1").
+_BOUNDS = {"greater_than_equal": ("at least", "ge"), "greater_than": ("more than", "gt"),
+           "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
 
 
 def make_spec(data: dict[str, Any]) -> Spec:

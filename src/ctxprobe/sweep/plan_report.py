@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.cases.families import check_families
+from ctxprobe.cases.fitting import fitted_spec, too_short_lines
 from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
 from ctxprobe.errors import CtxprobeError
@@ -63,6 +64,7 @@ class PlanReport:
                 "prices": self.prices.plan_json(), "window": {"tokens": window, "source": source},
                 "time": {"seconds": s.seconds, "source": s.speed_note if s.seconds is not None else None},
                 "can_show": list(self.power), "server": self.server,
+                **({"too_short": too_short_lines(self.spec)} if self.spec.too_short else {}),
                 "dispatch": self.dispatch, "warnings": list(self.warnings),
                 "adaptive": self.adaptive.lines() if self.adaptive is not None else None}
 
@@ -72,8 +74,8 @@ class PlanReport:
     server: str | None = None
 
     def lines(self) -> list[str]:
-        out = [*self.summary.lines(), *self.power, *([self.server] if self.server else []), self.dispatch,
-               *self.prices.lines()]
+        out = [*self.summary.lines(), *too_short_lines(self.spec), *self.power,
+               *([self.server] if self.server else []), self.dispatch, *self.prices.lines()]
         if self.adaptive is not None:
             out += self.adaptive.lines()
         return out
@@ -112,7 +114,7 @@ def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = N
         inside = family is not None and bool(family.length_includes_output)
         return (0 if inside else spec.decoding.max_tokens) + thinking
 
-    tokens = sizes or {(label, n): n for label in spec.families for n in spec.lengths}
+    tokens = sizes or {(label, n): n for label in spec.families for n in spec.lengths_of(label)}
     (label, length), longest = max(tokens.items(), key=lambda kv: kv[1] + output(kv[0][0]))
     if longest + output(label) <= window:
         return None
@@ -134,6 +136,7 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
         if model:
             check_model_name(model)
     check_families(spec)  # a mistyped family (naih) or parameter is refused as run refuses it
+    spec = fitted_spec(spec)  # a family too short for a length runs at the others: said in the lines
     table = load_prices(spec.prices)
     warnings: list[str] = []
     deprecated = check_model(spec.model, table)  # raises for a retired model

@@ -25,6 +25,7 @@ from ctxprobe.cases.sizing import Sizes, beyond_trained_warning, case_sizes
 from ctxprobe.spec import Spec
 from ctxprobe.store import RunMeta, Store
 from ctxprobe.cases.families import build_families
+from ctxprobe.cases.fitting import fit_lengths, too_short_lines
 from ctxprobe.sweep.display import Display, progress_label
 from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
 from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
@@ -67,8 +68,9 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
     # a family whose repetitions differ in what they need (the phone book's N) names the
     # repetitions to build (``check_reps``), so none of them fails after a run is stored.
     for name, (family, params) in families.items():
-        for rep in family.check_reps(params):
-            family.generate(Cell(name, min(spec.lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
+        lengths = spec.lengths_of(name)  # a family too short for some lengths runs at the others
+        for rep in family.check_reps(params) if lengths else []:
+            family.generate(Cell(name, min(lengths), spec.depths[0]), rep, seed=spec.seed, params=params)  # type: ignore[arg-type]  # params typed object
 
 
 
@@ -175,6 +177,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
     ctx = BuildContext(tokenizer=tokenizer, haystack=spec.haystack, layout=spec.layout)
     families = build_families(spec, ctx)
+    spec = fit_lengths(spec, families)  # a family too short for a length runs at the others (said below)
     sizes = case_sizes(spec, families)  # tokens per (family, length), built where lengths are not tokens
     needed = max(sizes.values()) + spec.decoding.max_tokens + max(spec.reasoning_budgets or [0])
     # An in-process model's runtime window grows to fit the sweep only when asked to.
@@ -228,6 +231,8 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
                 for line in grid_power(spec):
                     console.print(line, highlight=False, markup=False)
+            for line in too_short_lines(spec):  # nothing silently skipped
+                console.print(line, highlight=False, markup=False)
             builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
             return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),
                                      _work(spec, session, families, planned, builder))

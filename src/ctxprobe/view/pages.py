@@ -29,7 +29,7 @@ from ctxprobe.report.terminal import header_line, interval_lines
 from ctxprobe.view.casefold import CaseView
 from ctxprobe.view.charts import curve, heatmap
 from ctxprobe.view.links import ServerLinks
-from ctxprobe.view.runs import RunRow
+from ctxprobe.view.runs import LIVE, RunRow
 from ctxprobe.view.source import LoadedRun
 
 
@@ -54,6 +54,10 @@ def _script() -> tuple[str, str]:
 @lru_cache(maxsize=1)
 def _css() -> str:
     return resources.files("ctxprobe.view").joinpath("static/view.css").read_text(encoding="utf-8")
+
+
+#: Seconds between reloads of a running run's page (its cells are analysed again at most every 3 s).
+RUN_REFRESH_S = 3
 
 
 def render(template: str, links: ServerLinks, **context: Any) -> str:
@@ -118,7 +122,9 @@ def run_page(loaded: LoadedRun, links: ServerLinks) -> str:
     return render("run.html.j2", links, run=rep.run, model=redact(rep.run.model), header=redact(header_line(rep).plain),
                   imported=redact(imported),
                   incomplete=rep.incomplete, notes=[redact(n) for n in rep.notes], natural=natural, parts=parts,
-                  summary=summary, cost=loaded.data.billing, title=f"ctxprobe view · run {rep.run.run_id}")
+                  summary=summary, cost=loaded.data.billing, title=f"ctxprobe view · run {rep.run.run_id}",
+                  # a running run's page reloads itself, as the runs page polls (never in a static bundle)
+                  refresh=RUN_REFRESH_S if links.live and rep.run.status in LIVE else None)
 
 
 def cell_page(loaded: LoadedRun, family: str, length: int, depth: float, records: list[CaseRecord],
