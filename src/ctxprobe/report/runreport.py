@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.analysis.distractors import DistractorTolerance
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.floor import Floor
 from ctxprobe.analysis.grid import Profile
@@ -47,6 +48,8 @@ class Report:
     overlap: list[OverlapStat] = field(default_factory=list)
     #: Each prompt variant against its family's reference, paired by content (JSON).
     variants: list[dict[str, Any]] = field(default_factory=list)
+    #: Per family measured along the look-alike axis: how many it tolerates at the bar.
+    distractors: list[DistractorTolerance] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -73,7 +76,8 @@ class Report:
                **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
                "position_bias": [b.to_dict() for b in self.position],
                "overlap": [o.to_dict() for o in self.overlap],
-               **({"variants": self.variants} if self.variants else {})}
+               **({"variants": self.variants} if self.variants else {}),
+               **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {})}
 
     @property
     def incomplete(self) -> list[str]:
