@@ -99,3 +99,17 @@ def test_chunks_past_the_reliable_length_say_the_largest_that_fits(store: tuple[
     assert main(["decide", ids["sag"], "--store", str(path), "--rag", "--use", "niah", "--chunks", "4k"]) != 0
     err = capsys.readouterr().err.strip()
     assert f"use --chunks of at most {2048 - FIXED:,} tokens" in err and "\n" not in err
+
+
+def test_report_and_html_carry_the_tolerance(store: tuple[Path, dict[str, str]], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path, ids = store
+    capsys.readouterr()
+    assert main(["report", ids["sag"], "--store", str(path), "--json"]) == 0
+    (tol,) = json.loads(capsys.readouterr().out)["distractor_tolerance"]
+    assert tol["lo"] == max(c for c in COUNTS if c <= SIMS["sag"][2])
+    assert [p["count"] for p in tol["curve"]] == list(COUNTS)
+    page = tmp_path / "rag.html"
+    assert main(["decide", ids["sag"], "--store", str(path), "--rag", "--use", "niah", "--html", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "retrieval depth per chunk size" in text and "sim:rag?cliff=3000&amp;tolerance=5" in text
