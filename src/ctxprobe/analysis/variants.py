@@ -4,8 +4,11 @@ Every variant of a family (labels ``FAMILY~NAME``, :mod:`ctxprobe.core.variant`)
 same content at each (length, depth, repetition): the same filler, keys, values, books and
 needles; only the way the case is asked differs, so its prompt differs. Cases are therefore
 paired by **content identity** (:func:`content_id`: the family, the cell, the repetition,
-the case's seed, its expected answers and its distractors), never by prompt, and a pair
-whose content differs is refused.
+the case's seed and its expected answers), never by prompt, and a pair whose content
+differs is refused. The look-alikes around the answer are not part of it: a variant that
+sets the distractor count (the axis ``--param niah.distractors=0,1,3``) holds the same
+filler and the same asked needle at the same depth with more or fewer look-alikes, and is
+paired on that.
 
 Each variant is compared with the first (the reference) by
 :func:`ctxprobe.analysis.compare.compare_cases`, the statistics of ``ctxprobe compare``:
@@ -43,8 +46,7 @@ _SAMPLE_ID = re.compile(r"/s\d+$")  # a sampled case's id (ctxprobe.core.case.ma
 
 def content_id(rec: CaseRecord, family: str | None = None) -> str:
     """What a case holds, whatever prompt asks it: same id ⇔ same seeded content."""
-    key = [family or split_label(rec.family)[0], rec.length, rec.depth, rec.rep, rec.seed, rec.expected,
-           rec.distractors]
+    key = [family or split_label(rec.family)[0], rec.length, rec.depth, rec.rep, rec.seed, rec.expected]
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

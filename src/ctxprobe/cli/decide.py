@@ -36,6 +36,17 @@ def add_decide_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     p.add_argument("--depths", help="with --run: evidence depths (the walk uses 3 of them; default 0,0.5,1)")
     p.add_argument("--tokenizer", help="with --run: the tokenizer of every model (default: inferred per model)")
     p.add_argument("--token-budget", help="with --adaptive: prompt tokens per model at most, e.g. 2m")
+    p.add_argument("--rag", action="store_true",
+                   help="retrieval settings for the --use: per chunk size the depth k, what bounds it, and the order")
+    p.add_argument("--chunks", help="with --rag: chunk sizes in tokens, e.g. 256,512,1k (default 256,512,1k)")
+    p.add_argument("--chunks-from", metavar="DOCS",
+                   help="with --rag: a folder of your documents (plain text), split at paragraphs into the chunks")
+    p.add_argument("--instruction-tokens", type=int, default=100, help="with --rag: the instruction's budget")
+    p.add_argument("--question-tokens", type=int, default=50, help="with --rag: the question's budget")
+    p.add_argument("--answer-tokens", type=int, default=50, help="with --rag: the answer's budget")
+    p.add_argument("--confirm", action="store_true",
+                   help="with --rag: run retrieval-shaped cases on each model at k, 2k and the other order")
+    p.add_argument("--confirm-reps", type=int, default=40, help="with --confirm: cases per arm (default 40)")
     p.add_argument("--store", default=default_store, metavar="PATH", help="SQLite results file")
     p.set_defaults(func=cmd_decide)
 
@@ -79,6 +90,8 @@ def cmd_decide(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.decide import Decision, decide
     from ctxprobe.spec.threshold import check_threshold, parse_bars
 
+    if args.rag or args.confirm:
+        return _rag(args, out, err)
     if args.models or args.adaptive:
         decision = _adaptive(args, err)
         assert isinstance(decision, Decision)
@@ -89,6 +102,39 @@ def cmd_decide(args: argparse.Namespace, out: Console, err: Console) -> int:
                       use=[u.strip() for u in args.use.split(",") if u.strip()] if args.use else None,
                       unit=args.unit, prices=args.prices)
     return _show(decision, args, out, err)
+
+
+def _rag(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from ctxprobe.decide.rag import Budgets
+    from ctxprobe.decide.rag_decide import decide_rag
+    from ctxprobe.errors import CtxprobeError
+    from ctxprobe.spec import parse_lengths
+    from ctxprobe.spec.threshold import check_threshold, parse_bars
+
+    if not args.rag:
+        raise CtxprobeError("--confirm checks retrieval settings: add --rag (and --use FAMILIES)")
+    if min(args.instruction_tokens, args.question_tokens, args.answer_tokens) < 0:
+        raise CtxprobeError("--instruction-tokens, --question-tokens and --answer-tokens must be 0 or more")
+    res = decide_rag(args.run_ids, args.store, use=[u.strip() for u in (args.use or "").split(",") if u.strip()],
+                     chunks=list(parse_lengths(args.chunks)) if args.chunks else None, chunks_from=args.chunks_from,
+                     budgets=Budgets(args.instruction_tokens, args.question_tokens, args.answer_tokens),
+                     bars=parse_bars(args.bars) if args.bars else None,
+                     threshold=check_threshold(args.threshold) if args.threshold is not None else None,
+                     prices=args.prices)
+    if args.confirm:
+        from ctxprobe.decide.rag_confirm import confirm_all
+
+        res = confirm_all(res, reps=args.confirm_reps, chunks_from=args.chunks_from)
+    if args.html:
+        from ctxprobe.decide.rag_html import write_rag_html
+
+        err.print(f"wrote {write_rag_html(res, args.html)}")
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=2))
+        return 0
+    for line in res.lines():
+        out.print(line, highlight=False, markup=False)
+    return 0
 
 
 def _show(decision: Decision, args: argparse.Namespace, out: Console, err: Console) -> int:

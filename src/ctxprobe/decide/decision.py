@@ -17,7 +17,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.spec.units import fmt_length
 
-__all__ = ["Decision", "Limit", "decide", "decide_runs"]
+__all__ = ["Decision", "Limit", "decide", "decide_runs", "use_limit"]
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def _weakness(ff: FamilyFacts, unit: str) -> tuple[float, ...]:
     return (-1 if lo is None else lo, -1 if hi is None else hi, upper, lower)
 
 
-def _limit(run: RunFacts, use: list[str], unit: str) -> Limit:
+def use_limit(run: RunFacts, use: list[str], unit: str) -> Limit:
     name = "+".join(use)
     facts = [run.families[f] for f in use if f in run.families]
     if len(facts) < len(use):
@@ -186,6 +186,6 @@ def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, 
         bands = sorted(v for v in found if v) or [1]
     bands = sorted(set(bands))
     choices = choose(runs, families, uses, bands, unit, table)
-    limits = [_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
+    limits = [use_limit(r, u, unit) for u in (uses or [[f] for f in families]) for r in runs]
     notes = caveats(runs, families, unit) + price_age_notes([r.model for r in runs], table)
     return Decision(runs, unit, bands, choices, limits, notes, uses, table)

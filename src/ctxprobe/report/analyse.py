@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ctxprobe.cases.fitting import too_short_line
+from ctxprobe.analysis.distractors import distractor_tolerance
 from ctxprobe.analysis.diagnose import output_truncated_notes, profile_notes, trained_context_notes
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.floor import floors
@@ -77,7 +78,10 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     budgets = budget_stats(data.rows, profiles, bar) if has_budgets(data.rows) else []
     notes += budget_notes(budgets)
     position, position_notes = position_report(rows, units, adaptive=run.meta.adaptive is not None)
-    notes += position_notes + overlap_lines(data.overlap) + data.variant_notes
+    tolerance = distractor_tolerance(rows, run.spec.get("families") or {}, intervals, thresholds, bar=bar)
+    tolerance_lines = [f"distractor tolerance: {t.line()}" for t in tolerance]
+    key += tolerance_lines  # the measured tolerance is an answer of its own: said on the default screen
+    notes += tolerance_lines + position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)
     headlines = {name: found for name, rescored in data.rescored.items()
@@ -90,7 +94,7 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
     return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=data.overlap, variants=data.variants, key_notes=key)
+                  overlap=data.overlap, variants=data.variants, key_notes=key, distractors=tolerance)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxprobe.analysis.distractors import DistractorTolerance
 from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.floor import Floor
 from ctxprobe.analysis.grid import Profile
@@ -51,6 +52,8 @@ class Report:
     #: answers cut by the output limit): the default terminal report prints only these
     #: (with a significant position effect and a flagged overlap); never in the JSON.
     key_notes: list[str] = field(default_factory=list)
+    #: Per family measured along the look-alike axis: how many it tolerates at the bar.
+    distractors: list[DistractorTolerance] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -77,7 +80,8 @@ class Report:
                **({"reasoning_budgets": [s.to_dict() for s in self.budgets]} if self.budgets else {}),
                "position_bias": [b.to_dict() for b in self.position],
                "overlap": [o.to_dict() for o in self.overlap],
-               **({"variants": self.variants} if self.variants else {})}
+               **({"variants": self.variants} if self.variants else {}),
+               **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {})}
 
     @property
     def incomplete(self) -> list[str]:

@@ -39,6 +39,10 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     not find it.`` The draw is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it
     answers like ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end beat
     instructions at the start only.
+``sim:rag?cliff=4096&tolerance=10&sag=0&late=0&seed=0``
+    A stated effective length (``cliff`` tokens), distractor tolerance (``tolerance``
+    look-alike statements) and middle sag (a miss with probability ``sag`` in the middle
+    half, ``late`` in the last quarter): :mod:`ctxprobe.sim.rag`.
 ``sim:reasoner?rate=8``
     A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep without the axis) it
     answers at once and sees like ``blind-middle``. Given a budget of B tokens it first thinks
@@ -75,6 +79,7 @@ from ctxprobe.core.profiles.local import sim_kinds
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.sim.rag import RAG_DEFAULTS, RAG_TYPES, rag_answer
 from ctxprobe.sim.sampling import DEFAULT_TNOISE, misses
 from ctxprobe.sim.skills.reader import NIAH_READER, Reader
 from ctxprobe.spec.names import ModelRef, as_ref
@@ -90,12 +95,15 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "decay": _COMMON_PARAMS | {"cliff", "width", "noise", "seed", "slope", "load"},
     "reasoner": _COMMON_PARAMS | {"rate"},
     "late-reader": _COMMON_PARAMS | {"miss", "tail", "seed"},
+    "rag": _COMMON_PARAMS | set(RAG_TYPES),
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
-                                 "load": float, "rate": float, "tnoise": float, "miss": float, "tail": float}
+                                 "load": float, "rate": float, "tnoise": float, "miss": float, "tail": float,
+                                 **RAG_TYPES}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _DEFAULTS: dict[str, dict[str, float | int]] = {"decay": _DECAY_DEFAULTS,
-                                                "late-reader": {"miss": 0.5, "tail": 0.25, "seed": 0}}
+                                                "late-reader": {"miss": 0.5, "tail": 0.25, "seed": 0},
+                                                "rag": RAG_DEFAULTS}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _THINK_STEP = " reading"  # one thinking token of sim:reasoner (its usage reports the count)
 
@@ -299,6 +307,10 @@ class SimModel(ProviderBase):
             return self._lookup(view.question, view.context[: len(view.context) // 2]) or NOT_FOUND
         if self.kind == "decay":
             return self._decay(view, messages, prompt_tokens)
+        if self.kind == "rag":  # stated length, look-alike tolerance and middle sag (ctxprobe.sim.rag)
+            return rag_answer(view.question, view.context, prompt_tokens, self.params,
+                              lambda salt: self._draw(messages, salt), self.reader,
+                              self._lookup(view.question, view.context)) or NOT_FOUND
         if self.kind == "late-reader" and self._misses_early_instruction(view, messages):
             return NOT_FOUND
         if self.kind not in _KIND_PARAMS:  # a family's own kind (ctxprobe.sim.family_kinds)

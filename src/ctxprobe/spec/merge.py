@@ -9,10 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import PromptLayout
+from ctxprobe.spec.param_axis import expand_param_axes, parse_param_value
 from ctxprobe.spec.schema import Spec, load_spec, make_spec, spec_keys
 
 #: Keys of the nested settings a flag may set one by one.
@@ -31,18 +30,15 @@ def find_preset(name: str) -> Any:
 
 
 def parse_params(items: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars)."""
+    """``niah.distractors=3`` → ``{"niah": {"distractors": 3}}`` (values parsed as YAML scalars;
+    ``niah.distractors=0,1,3`` → a list: a grid axis, :mod:`ctxprobe.spec.param_axis`)."""
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         family, dot, name = key.partition(".")
         if not sep or not dot or not family or not name:
             raise CtxprobeError(f"bad --param {item!r}: use FAMILY.KEY=VALUE, e.g. niah.distractors=3")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            value = raw
-        out.setdefault(family.strip(), {})[name.strip()] = value
+        out.setdefault(family.strip(), {})[name.strip()] = parse_param_value(raw)
     return out
 
 
@@ -78,6 +74,7 @@ def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None 
         if families and name not in families:
             raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
         families.setdefault(name, {}).update(settings)
+    families = expand_param_axes(families)
     if variants:  # prompt variants as a grid axis: FAMILY~NAME labels on the same seeded content
         from ctxprobe.spec.variants import expand_variants, parse_variants
 

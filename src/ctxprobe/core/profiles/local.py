@@ -6,7 +6,7 @@ from __future__ import annotations
 from ctxprobe.core.catalog import ProviderInfo
 
 #: The core simulated model kinds (``sim:KIND``), those ctxprobe.sim.model answers itself.
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner", "rag")
 
 
 def sim_kinds() -> tuple[str, ...]:

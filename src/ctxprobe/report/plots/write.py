@@ -32,6 +32,10 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
         trained = report.run.meta.served_trained_context if length_unit(report.run.spec, prof.family) == "tokens" else None
         paths.append(heatmap_png(prof, out / f"{prof.family}-heatmap{tag}.png", title, trained))
         paths.append(curve_png(prof, out / f"{prof.family}-curve{tag}.png", title, trained))
+    if report.distractors:
+        from ctxprobe.report.plots.distractors import tolerance_png
+
+        paths += [tolerance_png(t, out / f"{t.family}-distractors{tag}.png", title) for t in report.distractors]
     for name, extra in report.family_extras.items():  # a family's own curves (its report hooks')
         paths += family_hooks(name).write_pngs(extra, out, title)
     return paths
