@@ -21,7 +21,7 @@ from typing import Any, Literal, TypedDict, cast
 GraphwalksParse = Literal["lm-eval", "card", "nemo"]
 #: The score of an empty answer to an empty gold set (``ctxprobe.scores.originals.set_f1``).
 EmptyGold = Literal["zero", "one"]
-#: Per-evidence-sentence overlap with the question (``ctxprobe.tasks.overlap.evidence_overlap``).
+#: Per-evidence-sentence overlap with the question (``ctxprobe.haystack.overlap.evidence_overlap``).
 Overlap = list[dict[str, Any]]
 
 
@@ -50,7 +50,7 @@ class CaseMeta(TypedDict, total=False):
 
 
 class OrderMeta(TypedDict, total=False):
-    """What a case records of its haystack order (:func:`ctxprobe.tasks.order.order_meta`):
+    """What a case records of its haystack order (:func:`ctxprobe.haystack.order.order_meta`):
     the key only for ``haystack_order=shuffled`` (coherent cases keep their content hash)."""
 
     haystack_order: str

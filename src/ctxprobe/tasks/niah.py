@@ -52,16 +52,16 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import NiahMeta, NiahNeedle, NiahTarget, niah_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.overlap import evidence_overlap
 from ctxprobe.scores.numbers import malformed_grouped, normalise_grouped
 from ctxprobe.scores.setscore import match_set, score_set
-from ctxprobe.tasks.words import random_key, random_value
+from ctxprobe.haystack.words import random_key, random_value
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (

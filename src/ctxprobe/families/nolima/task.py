@@ -49,8 +49,8 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, locate, pack
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tokenizers.base import Message
 
 #: NoLiMa's ``evaluation/run_tests.py`` DEFAULT_TASK_TEMPLATE.
