@@ -53,7 +53,8 @@ from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.niah import PoolCache, count_exact
+from ctxprobe.haystack.pool_cache import PoolCache
+from ctxprobe.scores.setscore import count_exact
 from ctxprobe.haystack.nocontext import no_context_case
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.overlap import evidence_overlap

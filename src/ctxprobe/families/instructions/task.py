@@ -36,7 +36,7 @@ from ctxprobe.families.instructions import task_catalog as catalog
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import pack
 from ctxprobe.haystack.context import BuildContext
-from ctxprobe.tasks.niah import PoolCache
+from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tokenizers.base import Message
 

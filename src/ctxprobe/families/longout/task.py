@@ -34,7 +34,7 @@ from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.niah import PoolCache
+from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.words import ADJECTIVES, NOUNS
 from ctxprobe.tokenizers.base import Message
