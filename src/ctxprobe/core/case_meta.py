@@ -143,15 +143,6 @@ class DocumentsMeta(_Filler, DocumentsOptionalMeta):
     answer_depth: float | None  # answer_token_pos / prompt tokens
 
 
-class NolimaMeta(_Filler):
-    test: str  # NoLiMa's test name: ENTRY-ID_TEST-ID_QUESTION-TYPE
-    needle: str
-    question: str
-    metric: Literal["contains", "EM", "lastline_EM", "lastline_contains"]
-    distractor: str | None
-    system_prompt: Literal["default", "needle-set", "none"]
-
-
 class MultihopMeta(_Filler):
     question: str
     person: str
@@ -259,11 +250,12 @@ def published_mrcr_meta(meta: Mapping[str, Any]) -> PublishedMrcrMeta:
     return cast(PublishedMrcrMeta, meta)
 
 
-#: The meta type of each family still in ``tasks/`` and of NoLiMa (the published readers'
+#: The meta type of each family still in ``tasks/`` (the published readers'
 #: rows: ``PUBLISHED_META_TYPES``); a family in a package of its own names its meta type
-#: there (``families/phonebook/task_meta.py``, ``families/ruler/task/meta.py``).
+#: there (``families/phonebook/task_meta.py``, ``families/ruler/task/meta.py``,
+#: ``families/nolima/task_meta.py``).
 META_TYPES: dict[str, type] = {
     "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
-    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "nolima": NolimaMeta,
+    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta,
 }
 PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}

@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
-from ctxprobe.core.case_meta import NolimaMeta
+from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError
