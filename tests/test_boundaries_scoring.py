@@ -14,7 +14,8 @@ import pytest
 from ctxprobe.scores.outcome import score_response
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.tasks import BuildContext, make_family
-from ctxprobe.tasks.niah import count_exact, has_number
+from ctxprobe.scores.setscore import count_exact
+from ctxprobe.tasks.niah import has_number
 from ctxprobe.tasks.vartrack import NAME_RE
 
 VALUE = "4819203"

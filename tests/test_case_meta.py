@@ -15,6 +15,7 @@ import pytest
 
 from ctxprobe.core.case import Cell
 from ctxprobe.core.case_meta import META_TYPES, case_meta, niah_meta
+from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.families.phonebook.task_meta import PhonebookMeta
 from ctxprobe.families.ruler.task.meta import RulerMeta
 from ctxprobe.tasks import BuildContext, make_family, validate_params
@@ -90,7 +91,7 @@ def _case_meta(ctx: BuildContext, family: str, params: dict[str, Any], length: i
 def test_built_meta_matches_its_type(ctx: BuildContext, family: str, params: dict[str, Any], depth: float) -> None:
     length = 40 if family == "phonebook" else 1024
     meta = _case_meta(ctx, family, params, length=length, depth=depth)
-    assert _mismatches(meta, {**META_TYPES, "phonebook": PhonebookMeta, "ruler": RulerMeta}[family]) == []
+    assert _mismatches(meta, {**META_TYPES, "nolima": NolimaMeta, "phonebook": PhonebookMeta, "ruler": RulerMeta}[family]) == []
 
 
 def test_documents_meta_matches_its_type(ctx: BuildContext, tmp_path) -> None:

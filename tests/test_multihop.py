@@ -15,7 +15,7 @@ from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tasks.multihop import Multihop, MultihopParams, second_hop_depth
-from ctxprobe.tasks.overlap import STOPWORDS
+from ctxprobe.haystack.overlap import STOPWORDS
 from ctxprobe.tokenizers import resolve_tokenizer
 
 LENGTHS = "512,1k,2k"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.core.case import Cell
-from ctxprobe.core.case_meta import META_TYPES
+from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.tasks import BuildContext, make_family, validate_params
@@ -84,7 +84,7 @@ def test_cases_are_built_to_length_with_nolima_prompts(tmp_path: Path) -> None:
     assert "There was an article about Quilport in the paper." in user["content"]
     assert fam.score(case, f"{char}").score == 1.0 and fam.score(case, "Nobody").score == 0.0
     meta = json.loads(json.dumps(case.meta))
-    hints = META_TYPES["nolima"].__required_keys__  # type: ignore[attr-defined]
+    hints = NolimaMeta.__required_keys__
     assert hints <= meta.keys()
     plain = fam.generate(Cell("nolima", 1024, 0.5), 2, seed=1, params=validate_params(
         "nolima", {"needle_set": _set(tmp_path, [ENTRY, PLAIN]), "system_prompt": "none"}))

@@ -8,7 +8,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
 from ctxprobe.tasks import BuildContext
 from ctxprobe.tasks import multihop as mh
-from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, max_overlap, overlap
+from ctxprobe.haystack.overlap import STOPWORDS, content_words, evidence_overlap, max_overlap, overlap
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -194,7 +194,7 @@ def test_a_real_file_scores_like_its_rule(tmp_path: Path) -> None:
     cases = [pc.case for pc in load_pack(pack)]
     assert [c.expected for c in cases] == [["1"], ["Travis, Laura"]]
     from ctxprobe.tasks.documents import Documents
-    from ctxprobe.tasks.base import BuildContext
+    from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import resolve_tokenizer
 
     family = Documents(BuildContext(tokenizer=resolve_tokenizer("local"), haystack=None))

@@ -32,7 +32,7 @@ from ctxprobe.report.html.label_tables import LabelTableHooks
 from ctxprobe.report.html.parts import Figure, ReportSection, Table
 from ctxprobe.report.html.sections import RunView
 from ctxprobe.spec.names import ModelRef
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers.approx import ApproxTokenizer
 from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 

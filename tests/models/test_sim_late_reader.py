@@ -13,7 +13,7 @@ from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import NOT_FOUND, make_sim
 from ctxprobe.sim.skills.instructions import INSTRUCTION_PHRASES, last_instruction_at
 from ctxprobe.tasks import aggregation, documents, multihop, niah, vartrack
-from ctxprobe.tasks.layout import after_wording
+from ctxprobe.haystack.layout import after_wording
 from ctxprobe.families.phonebook.task import SYSTEM_PROMPT
 from ctxprobe.tokenizers.base import Message
 

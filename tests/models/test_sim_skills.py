@@ -19,7 +19,7 @@ from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import NOT_FOUND, view_prompt
 from ctxprobe.sim.skills import answer, skills
 from ctxprobe.tasks import family_names, make_family, validate_params
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

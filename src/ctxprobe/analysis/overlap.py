@@ -2,7 +2,7 @@
 
 Every case of a family that records overlap stores ``meta.overlap``: per evidence sentence,
 the share of the question's content words that sentence repeats
-(:mod:`ctxprobe.tasks.overlap`). A case's overlap is its largest (over the sentences, or
+(:mod:`ctxprobe.haystack.overlap`). A case's overlap is its largest (over the sentences, or
 over the sentences of one role). Per family this module gives the mean and the largest case
 overlap and how many cases are above the family's limit.
 
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ctxprobe.core.records import CaseRecord
-from ctxprobe.tasks.overlap import max_overlap
+from ctxprobe.haystack.overlap import max_overlap
 
 USER_LIMIT = 0.3
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, TypedDict, cast
 GraphwalksParse = Literal["lm-eval", "card", "nemo"]
 #: The score of an empty answer to an empty gold set (``ctxprobe.scores.originals.set_f1``).
 EmptyGold = Literal["zero", "one"]
-#: Per-evidence-sentence overlap with the question (``ctxprobe.tasks.overlap.evidence_overlap``).
+#: Per-evidence-sentence overlap with the question (``ctxprobe.haystack.overlap.evidence_overlap``).
 Overlap = list[dict[str, Any]]
 
 
@@ -50,7 +50,7 @@ class CaseMeta(TypedDict, total=False):
 
 
 class OrderMeta(TypedDict, total=False):
-    """What a case records of its haystack order (:func:`ctxprobe.tasks.order.order_meta`):
+    """What a case records of its haystack order (:func:`ctxprobe.haystack.order.order_meta`):
     the key only for ``haystack_order=shuffled`` (coherent cases keep their content hash)."""
 
     haystack_order: str
@@ -141,15 +141,6 @@ class DocumentsMeta(_Filler, DocumentsOptionalMeta):
     corpus_digest: str
     answer_token_pos: int | None  # the answer's first token in the prompt (None: not found as ids)
     answer_depth: float | None  # answer_token_pos / prompt tokens
-
-
-class NolimaMeta(_Filler):
-    test: str  # NoLiMa's test name: ENTRY-ID_TEST-ID_QUESTION-TYPE
-    needle: str
-    question: str
-    metric: Literal["contains", "EM", "lastline_EM", "lastline_contains"]
-    distractor: str | None
-    system_prompt: Literal["default", "needle-set", "none"]
 
 
 class MultihopMeta(_Filler):
@@ -259,11 +250,12 @@ def published_mrcr_meta(meta: Mapping[str, Any]) -> PublishedMrcrMeta:
     return cast(PublishedMrcrMeta, meta)
 
 
-#: The meta type of each family still in ``tasks/`` and of NoLiMa (the published readers'
+#: The meta type of each family still in ``tasks/`` (the published readers'
 #: rows: ``PUBLISHED_META_TYPES``); a family in a package of its own names its meta type
-#: there (``families/phonebook/task_meta.py``, ``families/ruler/task/meta.py``).
+#: there (``families/phonebook/task_meta.py``, ``families/ruler/task/meta.py``,
+#: ``families/nolima/task_meta.py``).
 META_TYPES: dict[str, type] = {
     "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
-    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "nolima": NolimaMeta,
+    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta,
 }
 PUBLISHED_META_TYPES: dict[str, type] = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}

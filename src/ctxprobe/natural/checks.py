@@ -11,7 +11,7 @@ that applies (``qa.rejected.jsonl``):
   model, or of the second model when one is named, answers it (the ``documents``
   contains rule): the question tests what the model knew, not what it read;
 - ``overlap``: the question's lexical overlap with its evidence
-  (:func:`ctxprobe.tasks.overlap.overlap`: the share of the question's content words
+  (:func:`ctxprobe.haystack.overlap.overlap`: the share of the question's content words
   found in the evidence sentence) is above ``max_overlap`` (default 0.5): it can be
   answered by string matching. The evidence is the drafted one when the document holds it
   (whitespace aside); otherwise (a drafter that paraphrased its evidence) the largest
@@ -28,7 +28,7 @@ from typing import Any
 
 from ctxprobe.haystack.sanitize import split_sentences
 from ctxprobe.tasks.documents import contains_answer, normalize_answer
-from ctxprobe.tasks.overlap import overlap
+from ctxprobe.haystack.overlap import overlap
 
 DEFAULT_MAX_OVERLAP = 0.5
 REASONS = ("answer_absent", "answer_repeated", "closed_book", "overlap", "ambiguous")

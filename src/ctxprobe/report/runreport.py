@@ -17,7 +17,7 @@ from ctxprobe.analysis.reasoning import BudgetStat
 from ctxprobe.report.format import length_unit
 from ctxprobe.report.jsonreport import profile_to_dict, profiles_to_dict
 from ctxprobe.store import RunRecord
-from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.haystack.layout import stored_layout_line
 
 
 @dataclass(frozen=True)

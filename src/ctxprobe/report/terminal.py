@@ -38,7 +38,7 @@ from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing
 from ctxprobe.report.table import render_outcomes_table, render_profile_table
-from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.haystack.layout import stored_layout_line
 
 PLOTS_SKIPPED = "note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)"
 

@@ -15,6 +15,7 @@ Shared by the set-answer families (``niah`` multivalue/multiquery, ``vartrack``,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -85,3 +86,8 @@ def score_set(match: SetMatch, output: str, distractors: Iterable[str] = (), **e
     if match.extras:
         return Scored(0.0, Outcome.WRONG, detail)
     return Scored(0.0, classify_miss(output), detail)
+
+
+def count_exact(text: str, item: str) -> int:
+    """Occurrences of ``item`` not glued to a longer key, name or number."""
+    return len(re.findall(rf"(?<![\w-]){re.escape(item)}(?![\w-])", text))

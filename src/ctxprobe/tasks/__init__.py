@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core import registry
 from ctxprobe.core.family import Family
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 
 __all__ = ["BuildContext", "family_class", "family_names", "make_family", "validate_params"]
 

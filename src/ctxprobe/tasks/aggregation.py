@@ -54,10 +54,10 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import AggregationMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording
-from ctxprobe.tasks.layout import arrange as arrange_prompt
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, after_wording
+from ctxprobe.haystack.layout import arrange as arrange_prompt
 from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tokenizers.base import Message, Tokenizer
 

@@ -68,16 +68,16 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.oolong import oolong_scored
 from ctxprobe.scores.originals import longbench_v2_extract
 from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
-from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.haystack.overlap import evidence_overlap
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (

@@ -42,7 +42,7 @@ from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.originals import graphwalks_parse, set_f1
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (

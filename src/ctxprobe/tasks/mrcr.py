@@ -49,7 +49,7 @@ from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.originals import mrcr_v2_grade, openai_mrcr_grade
 from ctxprobe.tasks import mrcr_text as text
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers.base import Message
 
 QUESTION = ("Prepend {prefix} to the {ordinal} (1 indexed) {format} about {topic}. "

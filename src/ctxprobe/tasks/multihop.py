@@ -9,7 +9,7 @@ from random invented names (pronounceable, never real words, never in the filler
                  the city only."
 
 The question shares **no content word** with the second fact (see
-:mod:`ctxprobe.tasks.overlap`): neither the organisation nor the city, nor any template
+:mod:`ctxprobe.haystack.overlap`): neither the organisation nor the city, nor any template
 word. A case where it does is a generation bug and raises. Overlap with each fact is stored
 in ``meta["overlap"]``.
 
@@ -62,13 +62,13 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import MultihopMeta, multihop_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, after_wording, arrange
-from ctxprobe.tasks.overlap import STOPWORDS, content_words, evidence_overlap, overlap
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, after_wording, arrange
+from ctxprobe.haystack.overlap import STOPWORDS, content_words, evidence_overlap, overlap
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (

@@ -39,29 +39,28 @@ from __future__ import annotations
 
 import random
 import re
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.haystack import filler_source
-from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
+from ctxprobe.haystack.packer import Insert, locate, pack
+from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import NiahMeta, NiahNeedle, NiahTarget, niah_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.overlap import evidence_overlap
 from ctxprobe.scores.numbers import malformed_grouped, normalise_grouped
-from ctxprobe.scores.setscore import match_set, score_set
-from ctxprobe.tasks.words import random_key, random_value
+from ctxprobe.scores.setscore import count_exact, match_set, score_set
+from ctxprobe.haystack.words import random_key, random_value
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (
@@ -118,33 +117,9 @@ def has_number(text: str, value: str) -> bool:
     return re.search(rf"(?<!\d){re.escape(value)}(?!\d)", text) is not None
 
 
-def count_exact(text: str, item: str) -> int:
-    """Occurrences of ``item`` not glued to a longer key, name or number."""
-    return len(re.findall(rf"(?<![\w-]){re.escape(item)}(?![\w-])", text))
-
-
 def spread_depth(first: float, i: int, n: int) -> float:
     """Depth of item i of n: the first at ``first``, the rest evenly spaced, wrapping."""
     return first if i == 0 else (first + i / n) % 1.0
-
-
-class PoolCache:
-    """Filler pools per (seed, length, rep) group: every depth of a group reuses one."""
-
-    def __init__(self, ctx: BuildContext, size: int = 4) -> None:
-        self.ctx, self.size = ctx, size
-        self._pools: OrderedDict[int, FillerPool] = OrderedDict()
-
-    def get(self, group_seed: int) -> FillerPool:
-        pool = self._pools.get(group_seed)
-        if pool is None:
-            pool = FillerPool(filler_source(self.ctx.haystack, group_seed), self.ctx.tokenizer)
-            self._pools[group_seed] = pool
-            while len(self._pools) > self.size:
-                self._pools.popitem(last=False)
-        else:
-            self._pools.move_to_end(group_seed)
-        return pool
 
 
 class Niah(FamilyBase):

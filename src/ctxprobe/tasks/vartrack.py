@@ -50,15 +50,16 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.case_meta import VartrackMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.niah import PoolCache, count_exact
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.overlap import evidence_overlap
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.pool_cache import PoolCache
+from ctxprobe.scores.setscore import count_exact
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.overlap import evidence_overlap
 from ctxprobe.scores.setscore import match_set, score_set
-from ctxprobe.tasks.words import random_value
+from ctxprobe.haystack.words import random_value
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = (

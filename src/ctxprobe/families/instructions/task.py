@@ -35,9 +35,9 @@ from ctxprobe.core.outcome import Scored
 from ctxprobe.families.instructions import task_catalog as catalog
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import pack
-from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.niah import PoolCache
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.pool_cache import PoolCache
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tokenizers.base import Message
 
 SYSTEM = "You are {name}'s personal assistant. You know {name}'s profile, memories and past conversations."

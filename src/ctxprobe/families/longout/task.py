@@ -32,11 +32,11 @@ from ctxprobe.core.outcome import Scored
 from ctxprobe.families.longout import task_page as page
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.niah import PoolCache
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.words import ADJECTIVES, NOUNS
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.pool_cache import PoolCache
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.words import ADJECTIVES, NOUNS
 from ctxprobe.tokenizers.base import Message
 
 INSTRUCTION = "A long text follows. Somewhere in it is a web page with a table of records."

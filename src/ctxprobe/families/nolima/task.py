@@ -42,15 +42,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
-from ctxprobe.core.case_meta import NolimaMeta
+from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, locate, pack
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.tokenizers.base import Message
 
 #: NoLiMa's ``evaluation/run_tests.py`` DEFAULT_TASK_TEMPLATE.

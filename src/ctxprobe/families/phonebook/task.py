@@ -50,7 +50,7 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.families.phonebook.task_meta import PhonebookLayout, PhonebookMeta, phonebook_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.families.phonebook.score import (
     book_numbers,
     case_outcome,

@@ -36,12 +36,13 @@ from ctxprobe.core.outcome import Scored
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.families.updates import task_stream as stream
 from ctxprobe.haystack.packer import Insert, locate, pack
-from ctxprobe.tasks.base import BuildContext
-from ctxprobe.tasks.layout import DEFAULT_LAYOUT, arrange
-from ctxprobe.tasks.niah import PoolCache, count_exact
-from ctxprobe.tasks.nocontext import no_context_case
-from ctxprobe.tasks.order import HaystackOrder, order_meta, shuffle_seed
-from ctxprobe.tasks.words import random_value
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.pool_cache import PoolCache
+from ctxprobe.scores.setscore import count_exact
+from ctxprobe.haystack.nocontext import no_context_case
+from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
+from ctxprobe.haystack.words import random_value
 from ctxprobe.tokenizers.base import Message
 
 def count_list(v: Any) -> Any:

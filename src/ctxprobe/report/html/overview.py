@@ -19,7 +19,7 @@ from ctxprobe.report.html.parts import Cell, Figure, Table, ci_name, figure, plo
 from ctxprobe.report.html.sections import PageViews, RunView, slug
 from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundata import family_names
-from ctxprobe.tasks.layout import stored_layout_line
+from ctxprobe.haystack.layout import stored_layout_line
 
 #: The ability each family measures, in the words the summary uses.
 ABILITY = {

@@ -28,7 +28,7 @@ import re
 
 from ctxprobe.haystack.sanitize import split_sentences
 from ctxprobe.sim.skills.freeform import LEXICON, capital_runs, WORDS
-from ctxprobe.tasks.overlap import STOPWORDS
+from ctxprobe.haystack.overlap import STOPWORDS
 
 _REQUEST = re.compile(r"^Write up to (\d+) question-answer pairs about facts stated in the passage above\.")
 _NUMBER_WORDS = {w: i for i, w in enumerate(

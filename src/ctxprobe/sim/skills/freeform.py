@@ -3,7 +3,7 @@
 A sim does not understand prose; it reads the way an extractive reader does, by a fixed,
 documented rule, and never sees an answer key:
 
-1. *Question terms*: the question's content words (:func:`ctxprobe.tasks.overlap.content_words`:
+1. *Question terms*: the question's content words (:func:`ctxprobe.haystack.overlap.content_words`:
    lowercase alphabetic words less stopwords) less the frame words of :data:`FRAME`
    (``text``, ``goes``, ``year``, ``name``...). Each term also matches its synonyms in
    :data:`LEXICON`, a small fixed thesaurus: the sims "know" those words mean the same.
@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ctxprobe.haystack.sanitize import split_sentences
-from ctxprobe.tasks.overlap import STOPWORDS, content_words
+from ctxprobe.haystack.overlap import STOPWORDS, content_words
 
 #: The documents family's free-answer question paragraph, and its multiple-choice one.
 _FREE = re.compile(r"^Question: (.+?) Answer as briefly as possible\.?$", re.DOTALL)

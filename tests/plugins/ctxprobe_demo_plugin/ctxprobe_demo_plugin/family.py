@@ -20,7 +20,7 @@ class Boxes:
     name = "boxes"
     params_model = BoxesParams
 
-    def __init__(self, ctx) -> None:  # ctx: ctxprobe.tasks.base.BuildContext
+    def __init__(self, ctx) -> None:  # ctx: ctxprobe.haystack.context.BuildContext
         self.tok = ctx.tokenizer
 
     def _messages(self, n: int, target: int, colours: list[str], depth: float) -> list[dict[str, str]]:

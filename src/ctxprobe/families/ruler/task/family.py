@@ -30,7 +30,7 @@ from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.families.ruler.task.meta import RulerMeta, ruler_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.families.ruler.task import constants as C
 from ctxprobe.families.ruler.task.metrics import STRING_MATCH_PART

@@ -14,7 +14,7 @@ from typing import Any
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import FillerPool, pack
-from ctxprobe.tasks.base import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers.base import Message
 
 
