@@ -4,7 +4,7 @@
     python scripts/readme_numbers.py --check    # exit 1 when README.md's block differs from the store
 
 The demo's sweep is read from the Makefile's ``demo`` recipe (the README shows the same
-command; tests/test_demo_matches_readme.py keeps them equal). It is run with
+command; tests/unit/test_demo_matches_readme.py keeps them equal). It is run with
 ``python -m ctxprobe.cli`` on ``--store`` (default: the demo's own ``demo.sqlite``, so a
 finished demo is resumed with nothing sent), and the block between
 ``<!-- demo-table:start -->`` and ``<!-- demo-table:end -->`` in README.md is rendered from
@@ -12,7 +12,7 @@ that store with the same report code the demo prints with: the table, and then o
 the demo itself prints (its verdicts, what would settle an open length, its answer lines,
 and its case count). The prefix-cache share the demo also prints is left out: it depends on
 which request reaches the model's slot first, so it differs from run to run.
-tests/test_readme_numbers.py
+tests/e2e/test_readme_numbers.py
 (slow) runs the demo in a fresh store and checks the README's block equals this rendering
 and that every number in it is in what the demo printed.
 """

@@ -22,7 +22,7 @@ from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Case, Cell
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "html-report"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "html-report"
 EVIL_OUTPUT = "<script>alert(1)</script></table></pre><img src=x onerror=alert(2)> & [bold]not markup[/bold]"
 EVIL_PROMPT = "</pre></details><script>alert(3)</script><b>bold?</b>"
 SECTIONS = ["summary", "metadata", "profile", "all-families", "families", "family-niah", "audit", "cost-latency",

@@ -34,7 +34,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIM_RUN = ["--lengths", "1k", "--depths", "0.5", "--reps", "3", "--no-progress"]
 
 

@@ -23,7 +23,7 @@ from ctxprobe.spec.names import parse_model
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "tests" / "plugins" / "ctxprobe_demo_plugin"
 
 

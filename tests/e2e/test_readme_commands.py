@@ -26,7 +26,7 @@ import pytest
 
 from ctxprobe.cli import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 REFERENCE = ROOT / "docs" / "reference.md"
 

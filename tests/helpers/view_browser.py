@@ -1,5 +1,5 @@
 """Headless Chromium for ``ctxprobe view``'s browser tests: the shared driver
-(tests/chromium_driver.py) plus clicks that navigate, a second tab, the requests made and
+(tests/helpers/chromium_driver.py) plus clicks that navigate, a second tab, the requests made and
 the page's console problems."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Helpers for ``ctxprobe view``'s tests (the store is tests/view/conftest.py's fixture): real sim sweeps (sim:perfect,
+"""Helpers for ``ctxprobe view``'s tests (the store is tests/helpers/view_fixtures.py's fixture): real sim sweeps (sim:perfect,
 sim:blind-middle), a case whose prompt and output carry markup, an imported inspect run
 (replies the sim wrote by reading each prompt, stored by the importer
 ``import-inspect`` uses) and a run whose model names a URL with credentials."""

@@ -1,4 +1,5 @@
-"""The store ``ctxprobe view``'s tests read (built by :mod:`view_data`'s helpers)."""
+"""The store ``ctxprobe view``'s tests read (built by :mod:`view_data`'s helpers). Loaded by
+tests/conftest.py for every run, so ctxprobe is imported only when the fixture is used."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.spec import make_spec
-from ctxprobe.store import Store
-from ctxprobe.sweep.run import run_sweep
-from view_data import GRID, SECRET_MODEL, import_inspect_like, inject_untrusted
-
 
 @pytest.fixture(scope="session")
 def view_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from ctxprobe.spec import make_spec
+    from ctxprobe.store import Store
+    from ctxprobe.sweep.run import run_sweep
+    from view_data import GRID, SECRET_MODEL, import_inspect_like, inject_untrusted
+
     root = tmp_path_factory.mktemp("view")
     store = root / "s.sqlite"
     perfect = run_sweep(make_spec({"model": "sim:perfect", **GRID}), store, progress=False).run_id

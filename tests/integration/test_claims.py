@@ -148,7 +148,7 @@ def test_counts_are_against_planned_cases(tmp_path) -> None:
 
 def test_concurrent_openers_apply_each_migration_once(tmp_path) -> None:
     path = tmp_path / "fresh.sqlite"
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     code = ("import sys; sys.path.insert(0, %r); from ctxprobe.store import Store; Store(%r).close()" % (src, str(path)))
     procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True) for _ in range(4)]
     for p in procs:

@@ -15,7 +15,7 @@ from ctxprobe.cli import build_parser, main
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 def _cli(spawn, *args: str) -> subprocess.Popen[str]:

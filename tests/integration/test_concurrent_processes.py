@@ -32,7 +32,7 @@ def _args(url: str, store: Path, *extra: str) -> list[str]:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[1] / "src")
+    src = str(Path(__file__).resolve().parents[2] / "src")
     env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     return env
 

@@ -9,7 +9,7 @@ be k stored cases with k distinct seeds, and what the server received must carry
 variant's decoding. The ``seed`` field the samples carry is OpenAI's
 ``CompletionCreateParams.seed: Optional[int]`` (and google-genai's
 ``GenerateContentConfig.seed``): a sample's request body is checked against the SDKs' own
-types in tests/models/test_contract_requests.py; Anthropic's Messages API has none, and
+types in tests/integration/models/test_contract_requests.py; Anthropic's Messages API has none, and
 none is sent."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ctxprobe.store import open_existing
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.tokenizers import resolve_tokenizer
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 VARIANTS = "t0:temperature=0, t07:temperature=0.7+samples=5, p9:top_p=0.9"
 
 

@@ -20,7 +20,7 @@ from ctxprobe.tasks import BuildContext
 from ctxprobe.tasks.documents import Documents, DocumentsParams
 from ctxprobe.tokenizers import resolve_tokenizer
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
 CHOICE = {"document": "harbour.md", "question": "When was the harbor wall built?",
           "choices": ["1809", "1822", "1877", "1791"], "answer": "B"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -259,8 +259,8 @@ def _nested_pytest(args: list[str], cwd: Path, timeout: float = 300) -> subproce
 def test_ctrl_c_tests_pass_with_sigint_ignored() -> None:
     pytest.importorskip("openai")
     proc = _nested_pytest(["-q", "-p", "no:cacheprovider", "-m", "not slow",
-                           "tests/test_cli_serve_sim.py::test_serves_the_official_client_streaming_until_ctrl_c",
-                           "tests/test_resume_kill.py::test_ctrl_c_stops_gracefully_and_resumes"], ROOT)
+                           "tests/integration/test_cli_serve_sim.py::test_serves_the_official_client_streaming_until_ctrl_c",
+                           "tests/integration/test_resume_kill.py::test_ctrl_c_stops_gracefully_and_resumes"], ROOT)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "2 passed" in proc.stdout
 
@@ -269,15 +269,19 @@ def test_a_failing_test_does_not_leave_its_child_running(tmp_path) -> None:
     import shutil
     import time
 
+    # the suite's conftest as it runs there: its fixture modules beside it, the test in a tier's folder
     shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    shutil.copytree(ROOT / "tests" / "helpers", tmp_path / "helpers", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "pytest.ini").write_text("[pytest]\npythonpath = helpers\n")
+    (tmp_path / "integration").mkdir()
     pid_file = tmp_path / "child.pid"
-    (tmp_path / "test_leaves.py").write_text(
+    (tmp_path / "integration" / "test_leaves.py").write_text(
         "import subprocess, sys\n"
         "def test_fails_after_starting_a_child(spawn):\n"
         "    proc = spawn([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         f"    open({str(pid_file)!r}, 'w').write(str(proc.pid))\n"
         "    assert False, 'the test fails with its child running'\n")
-    proc = _nested_pytest(["-q", "-p", "no:cacheprovider", "test_leaves.py"], tmp_path)
+    proc = _nested_pytest(["-q", "-p", "no:cacheprovider", "integration/test_leaves.py"], tmp_path)
     assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 10

@@ -287,7 +287,7 @@ def test_check_plan_cli() -> None:
     assert "4 INCONCLUSIVE" in help_text and "--allow-inconclusive" in help_text
 
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "ci-regression-gate.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "ci-regression-gate.md"
 
 
 def _guide_slice() -> dict[str, object]:

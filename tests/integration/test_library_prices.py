@@ -88,7 +88,7 @@ def test_plan_json_prices_100k_and_300k_as_calc_price_does(model: str, capsys: p
     if _has_batch(model):
         want_batch = sum(s["requests"] * _oracle(model, s["prompt_tokens"], 16, batch=True) for s in sizes)
         assert prices["batch_basis"] == "library"
-    else:  # the provider's batch discount, as ctxprobe's estimate (tests/models/test_batch_price_rule.py)
+    else:  # the provider's batch discount, as ctxprobe's estimate (tests/integration/models/test_batch_price_rule.py)
         want_batch = sum(s["requests"] * _oracle(model, s["prompt_tokens"], 16) for s in sizes) / 2
         assert prices["batch_basis"] == "estimate"
     assert prices["batch"] == pytest.approx(want_batch, rel=0.01)

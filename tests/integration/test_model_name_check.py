@@ -13,7 +13,7 @@ from ctxprobe.cli import main
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_name
 
-DOCS = str(Path(__file__).resolve().parents[1] / "examples" / "natural" / "docs")
+DOCS = str(Path(__file__).resolve().parents[2] / "examples" / "natural" / "docs")
 SIM_KINDS = ("use one of sim:perfect, sim:echo, sim:blind-middle, sim:decay, sim:first-half, sim:late-reader, "
              "sim:reasoner, sim:capacity, sim:interference, sim:out-budget")
 

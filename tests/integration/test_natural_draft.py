@@ -12,7 +12,7 @@ from ctxprobe.natural.checks import document_checks, occurrences
 from ctxprobe.natural.draft import DraftConfig, draft_questions, passages
 from ctxprobe.natural.prompts import parse_pairs
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
 
 
 def _lines(path: Path) -> list[dict]:

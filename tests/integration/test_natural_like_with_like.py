@@ -21,7 +21,7 @@ from ctxprobe.cli import main
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
 
 
 def _profile(label: str, mean: float = 1.0) -> Profile:

@@ -16,7 +16,7 @@ from ctxprobe.analysis.natural import agreement
 from ctxprobe.cli import main
 from ctxprobe.report.natural_terminal import render_agreements, verdict_line
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
 DOCS = ["--param", f"documents.docs={EXAMPLE / 'docs'}", "--param", f"documents.qa={EXAMPLE / 'qa.jsonl'}",
         "--param", "documents.filler=documents"]
 

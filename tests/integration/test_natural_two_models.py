@@ -15,7 +15,7 @@ from ctxprobe.cli import main
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
 EARLY, LATE = "sim:decay?cliff=1500&width=0", "sim:decay?cliff=3000&width=0"
 
 

@@ -25,7 +25,7 @@ from ctxprobe.plan.prices import load_prices, price_for
 from ctxprobe.spec.names import parse_model
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 BATCH = '''
 

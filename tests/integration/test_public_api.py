@@ -16,7 +16,7 @@ import pytest
 import ctxprobe
 import ctxprobe.plugin as plugin
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_lazy_names_are_listed_and_are_the_real_objects() -> None:

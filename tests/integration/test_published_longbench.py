@@ -14,7 +14,7 @@ from ctxprobe.scores.originals import longbench_v2_extract
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.packs import run_pack
 
-DOC = (Path(__file__).resolve().parents[1] / "examples" / "natural" / "docs" / "harbour.md").read_text()
+DOC = (Path(__file__).resolve().parents[2] / "examples" / "natural" / "docs" / "harbour.md").read_text()
 
 
 def _their_rule(response: str, answer: str) -> bool:

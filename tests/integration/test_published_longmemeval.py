@@ -246,12 +246,9 @@ def test_sim_judges_answer_longmemeval_prompts() -> None:
 
 
 def test_a_served_judge_gets_the_originals_request(tmp_path: Path) -> None:
-    """The judge as an OpenAI-compatible loopback server (tests/models/fake_llm_apis.py):
+    """The judge as an OpenAI-compatible loopback server (tests/helpers/fake_llm_apis.py):
     the prompt, temperature 0 and the 10-token limit go on the wire; its replies are read
     yes/no."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
     from fake_llm_apis import FakeServer, openai_route
 
     asked: list[dict] = []

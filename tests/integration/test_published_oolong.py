@@ -236,12 +236,9 @@ def test_the_cli_offers_every_set_the_writer_reads() -> None:
 
 
 def test_replies_from_a_served_model_score_by_the_rule(tmp_path: Path) -> None:
-    """An OpenAI-compatible loopback server (tests/models/fake_llm_apis.py, the published
+    """An OpenAI-compatible loopback server (tests/helpers/fake_llm_apis.py, the published
     response shape) answers each question from a script; the request carries the
     original's messages and the stored scores are Oolong's."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "models"))
     from fake_llm_apis import FakeServer, openai_route
 
     script = {"How many": "I count them.\nAnswer: 3", "Which label": "Label: **spam**",

@@ -25,7 +25,7 @@ from ctxprobe.cli import main
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_id_for
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 GRID = ["--lengths", "1k,2k,4k", "--depths", "0,0.5,1", "--reps", "2"]
 
 

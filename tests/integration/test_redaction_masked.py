@@ -92,7 +92,7 @@ def test_a_server_echoing_a_masked_key_leaks_it_nowhere(tmp_path) -> None:
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     env = {**os.environ, "CTXPROBE_API_KEY": KEY,
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
     store = tmp_path / "s.sqlite"
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:

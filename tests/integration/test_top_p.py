@@ -58,4 +58,4 @@ def test_anthropic_sends_top_p_alone_without_thinking() -> None:
     provider = AnthropicProvider.__new__(AnthropicProvider)  # request shaping only: no client, no key
     provider.model, provider.options = "claude-sonnet-4-5", type("O", (), {"thinking": None, "effort": None})()  # a family that samples (an unknown one gets the newest rules: none)
     body = provider.request_body(GenerateRequest([{"role": "user", "content": "hi"}], max_tokens=8, top_p=0.9))
-    assert body["top_p"] == 0.9 and "temperature" not in body  # never both (tests/models/test_anthropic_sampling.py)
+    assert body["top_p"] == 0.9 and "temperature" not in body  # never both (tests/integration/models/test_anthropic_sampling.py)

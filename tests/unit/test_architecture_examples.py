@@ -19,7 +19,7 @@ from ctxprobe.store import RunMeta, RunRecord
 from ctxprobe.tasks import BuildContext, make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 
 
 def _examples() -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ctxprobe.core.records import CaseRecord
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "ctxprobe"
+SRC = Path(__file__).resolve().parents[2] / "src" / "ctxprobe"
 #: Where the fields are named: the record types and their SQLite mapping.
 NAMING = {SRC / "core" / "records.py", SRC / "store" / "records.py"}
 FIELDS = "|".join(f.name for f in dataclasses.fields(CaseRecord))

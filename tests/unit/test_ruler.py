@@ -183,7 +183,7 @@ def test_vt_is_rulers_chain_with_its_worked_example(family, tok) -> None:
 def test_cwe_is_rulers_numbered_list_with_example(family) -> None:
     case = build(family, "cwe")
     # under a chat template the worked example is its own user/assistant exchange
-    # (tests/test_ruler_rules.py); together they are RULER's example text
+    # (tests/unit/test_ruler_rules.py); together they are RULER's example text
     shot, reply, user, prefill = case.messages
     head = ("Below is a numbered list of words. In these words, some appear more often than others. "
             "Memorize the ones that appear most often.\n")

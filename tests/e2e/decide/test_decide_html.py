@@ -11,11 +11,11 @@ import pytest
 
 from ctxprobe.cli import main
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "decide"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "artifacts" / "decide"
 
 
 def _chromium_class() -> type:
-    """The suite's one DevTools driver (tests/chromium_driver.py)."""
+    """The suite's one DevTools driver (tests/helpers/chromium_driver.py)."""
     from chromium_driver import Chromium
 
     return Chromium

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ctxprobe.report.html.parts import Cell, Table, environment, render
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "src" / "ctxprobe" / "report" / "templates"
 
 

@@ -30,7 +30,7 @@ from view_data import EVIL_OUTPUT
 
 pytestmark = pytest.mark.slow
 ARTIFACTS = Path(os.environ.get("CTXPROBE_ARTIFACTS") or Path(tempfile.gettempdir()) / "ctxprobe-artifacts") / "view"
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def _env() -> dict[str, str]:

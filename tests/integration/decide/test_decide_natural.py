@@ -16,7 +16,7 @@ from ctxprobe.analysis.natural import agreement
 from ctxprobe.cli import main
 from ctxprobe.decide.runs import natural_caveat
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "natural"
 
 
 def test_decide_reports_the_natural_check_of_a_run_holding_both(tmp_path: Path, capsys,

@@ -4,7 +4,7 @@ never reaches the store file, ``export``, the report or the HTML page.
 
 The inspect log is written by inspect_ai's own ``write_eval_log`` (its ``EvalLog`` /
 ``EvalSample`` / ``ModelOutput`` types); the samples file has lm-eval's ``--log_samples``
-fields (``doc``, ``arguments``, ``resps``) as tests/harnesses/test_lm_eval_export.py writes
+fields (``doc``, ``arguments``, ``resps``) as tests/integration/harnesses/test_lm_eval_export.py writes
 them. The keys have each provider's shape (redaction.py's ``sk-…`` and ``AIza…``), plus one
 of no known shape handed through ``CTXPROBE_API_KEY``.
 """

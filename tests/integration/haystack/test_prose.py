@@ -34,7 +34,7 @@ def test_different_seeds_differ() -> None:
 
 def test_stream_is_the_same_in_another_process_with_other_hash_seed() -> None:
     """Guards against hash()/set-order leaking into the stream."""
-    src = str(Path(__file__).resolve().parents[2] / "src")
+    src = str(Path(__file__).resolve().parents[3] / "src")
     code = (
         "import itertools, sys\n"
         "from ctxprobe.haystack import prose_sentences\n"

@@ -1,7 +1,7 @@
 """OpenAI's reasoning models through the Responses API, checked on the wire.
 
 Every request is judged by openai-python's own ``ResponseCreateParamsNonStreaming`` (the
-installed SDK, tests/models/contract_checks.py) and every answer served by the fake is an
+installed SDK, tests/helpers/contract_checks.py) and every answer served by the fake is an
 ``openai.types.responses.Response`` (validated with it). Facts: pro models are listed in
 openai-python's ``types/shared/responses_model.py`` (``o3-pro``, ``gpt-5-pro``…) and take
 ``reasoning.effort`` ``high`` only (issue 41's reading of OpenAI's model pages);

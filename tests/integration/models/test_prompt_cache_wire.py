@@ -39,7 +39,7 @@ def serve(monkeypatch: pytest.MonkeyPatch, route: Any, var: str, suffix: str = "
         monkeypatch.setenv(var, server.url + suffix)
         yield server
     # every cached request the sweep sent (breakpoints, prompt_cache_key, CachedContent)
-    # passes the SDK's own request types (tests/models/test_contract_requests.py)
+    # passes the SDK's own request types (tests/integration/models/test_contract_requests.py)
     sent = [(path, body) for path, _, body in server.requests if body]  # GET and DELETE carry none
     checked = [check_request(path, body) for path, body in sent]
     assert sent and all(checked), [path for (path, _), c in zip(sent, checked) if not c]

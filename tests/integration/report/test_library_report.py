@@ -15,7 +15,7 @@ from rich.console import Console
 
 import ctxprobe
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 WIDTH = 100
 
 

@@ -16,8 +16,7 @@ from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.endpoint import UNKNOWN_ID, EndpointTokenizer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-from fake_llm_apis import FakeServer  # noqa: E402
+from fake_llm_apis import FakeServer
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "The code is 4819203. What is it?"}]
 _WORD = re.compile(r"<\|\w+\|>|\w+|[^\w\s]")

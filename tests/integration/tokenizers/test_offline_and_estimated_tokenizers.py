@@ -13,8 +13,7 @@ from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokeniz
 from ctxprobe.tokenizers.approx import ApproxTokenizer
 from ctxprobe.tokenizers.tiktoken_tok import ENCODINGS, TiktokenTokenizer, install_cache_file
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-from fake_llm_apis import FakeServer, anthropic_route, gemini_route  # noqa: E402
+from fake_llm_apis import FakeServer, anthropic_route, gemini_route
 
 SECRET = "sk-SENTINEL-count-4e1b2c3d4f5a"
 

@@ -303,7 +303,7 @@ def test_templates_and_script_ship_as_package_data() -> None:
 
     from ctxprobe.view.pages import environment
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["ctxprobe.view"]
     pkg = root / "src" / "ctxprobe" / "view"
     files = sorted(str(p.relative_to(pkg)) for d in ("templates", "static") for p in (pkg / d).iterdir())
@@ -369,7 +369,7 @@ def test_another_host_is_served_with_a_one_line_warning(view_store: dict[str, An
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    src = Path(__file__).resolve().parents[2] / "src"
+    src = Path(__file__).resolve().parents[3] / "src"
     proc = subprocess.Popen([sys.executable, "-m", "ctxprobe.cli", "view", "--store", str(view_store["store"]),
                              "--host", "0.0.0.0", "--port", str(port)], stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(src), "COLUMNS": "80"})
