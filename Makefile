@@ -48,14 +48,21 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 
-# Lint, then every test, including the slow real-model ones (what CI runs).
+# Tests run on every core (pytest-xdist, -n auto); --dist loadgroup keeps the tests that run the
+# embedded model or a llama.cpp server on one worker (tests/conftest.py groups them: each uses
+# every core). The tiers are folders: tests/unit, tests/integration, tests/e2e (docs/development.md).
+XDIST := -n auto --dist loadgroup
+
+# Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the 25
+# slowest listed (what CI runs). Measured times, before and after: docs/measurements.md.
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST) --durations=25
 
-# Skip the slow / real-model tests locally.
+# unit + integration without the slow tests: the check to run before every commit.
+# Budget: 5 minutes on 2 cores (docs/development.md).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests/unit tests/integration
 
 clean:
 	rm -rf $(VENV) ctxprobe-report demo.sqlite
