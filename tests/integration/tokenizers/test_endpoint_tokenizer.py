@@ -4,8 +4,6 @@ fake llama-server / llama-cpp-python / SGLang servers speaking their tokenize ro
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
