@@ -69,6 +69,7 @@ def tier_of(path: Path) -> str | None:
     return first if first in TIERS else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test marked with its tier (``-m unit``, ``-m "not e2e"``); an e2e test also
     ``slow``, and one in the group ``embedded-model`` when it runs the embedded model or a
