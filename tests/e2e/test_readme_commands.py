@@ -6,7 +6,8 @@ Only these substitutions are made, each declared in SUBSTITUTIONS / _concrete be
 placeholders (RUN_ID, spec.yaml, pack.jsonl, FILE...) become real runs and files in a
 temporary folder, ``--model local``/``--model M`` become ``sim:perfect`` (the real model is
 exercised by the slow llama.cpp tests), the example server URL becomes a live sim server,
-``[--x]`` means the option is given, and ``a|b`` alternatives are each run. ``serve-sim``
+``[--x]`` means the option is given, ``a|b`` alternatives are each run, and a sweep runs at
+one repetition and depth unless the line names them (``_scaled``). ``serve-sim``
 and ``serve-local`` are started, waited for and stopped with Ctrl-C (serve-local serves the
 real embedded model, so the slow test needs it installed, as ``make test`` does).
 """
@@ -37,6 +38,19 @@ SUBSTITUTIONS: list[tuple[str, str]] = [
     ("--outcome distractor", "--outcome not_found"),  # sim:perfect never meets a distractor: keep the flag
     ("openai-compat:NAME@http://127.0.0.1:8080/v1", "openai-compat:sim@SIMURL"),  # the sim server stands in
 ]
+
+
+def _scaled(argv: list[str]) -> list[str]:
+    """A README sweep at the fewest cases that still runs its every flag: ``run`` with one
+    repetition at one depth unless the line sets them (or sizes itself: ``--adaptive``, a
+    pack), ``phonebook`` with two books per configuration. The README's grids are for
+    models; the sims answer the same at any size (each size's own rules have their tests)."""
+    if argv[0] == "run" and "--adaptive" not in argv and "--cases" not in argv:
+        argv = argv + (["--reps", "1"] if "--reps" not in argv else []) + (
+            ["--depths", "0.5"] if "--depths" not in argv else [])
+    if argv[0] == "phonebook" and "--plan" not in argv:
+        argv = argv + ["--runs", "2"]
+    return argv
 
 
 def readme_commands(text: str | None = None) -> list[str]:
@@ -140,7 +154,7 @@ def test_every_readme_command_runs_against_sims(tmp_path: Path, monkeypatch: pyt
                     failed += _serve_local(argv)
                     continue
                 if argv[0] in ("run", "phonebook", "draft-questions"):
-                    argv += ["--no-progress"]
+                    argv = _scaled(argv) + ["--no-progress"]
                 try:
                     code = main(argv)
                 except SystemExit as exc:  # argparse usage errors
