@@ -205,7 +205,7 @@ def main() -> None:
                     help="in this order (ruler needs one of the others first): cases, chains, ruler")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-slots-"))
-    local = resolve_tokenizer("local")  # the server's own ids (tests/test_native_server.py checks)
+    local = resolve_tokenizer("local")  # the server's own ids (tests/e2e/test_native_server.py checks)
     print(f"niah {args.lengths} x depths {args.depths} x {args.reps} reps, max_tokens {args.max_tokens}, "
           f"\ntokenizer {args.tokenizer}, llama.cpp threads {args.threads}, {os.cpu_count()} cores")
     print(f" {'driver':<14} {'cached':>6} {'compute':>7} {'c/tree':>6} {'c/reach':>7} {'wall s':>6} {'busy s':>7}"

@@ -4,14 +4,14 @@
     python scripts/readme_numbers.py --check    # exit 1 when README.md's block differs from the store
 
 The demo's sweep is read from the Makefile's ``demo`` recipe (the README shows the same
-command; tests/test_demo_matches_readme.py keeps them equal). It is run with
+command; tests/unit/test_demo_matches_readme.py keeps them equal). It is run with
 ``python -m ctxprobe.cli`` on ``--store`` (default: the demo's own ``demo.sqlite``, so a
 finished demo is resumed with nothing sent), and the block between
 ``<!-- demo-table:start -->`` and ``<!-- demo-table:end -->`` in README.md is rendered from
 that store with the same report code the demo prints with: a table of each length's counts,
 then the demo's default report as it prints it at 80 columns (its header, one profile table,
 the notes that change a reading, the answer lines), less the line naming its PNGs.
-tests/test_readme_numbers.py
+tests/e2e/test_readme_numbers.py
 (slow) runs the demo in a fresh store and checks the README's block equals this rendering
 and that every number in it is in what the demo printed.
 """

@@ -55,8 +55,10 @@ EOF
 # control calls; run from a folder outside ./src, so the installed ctxprobe is what runs
 cd tests
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
-    models/test_contract_requests.py models/test_sdk_providers.py models/test_reasoning_budgets.py \
-    models/test_gemini_thinking.py models/test_gemini_batch_errors.py models/test_anthropic_sampling.py \
-    models/test_prompt_cache_wire.py models/test_batch_executor.py models/test_batch_cleanup.py \
-    models/test_contract_matrix.py models/test_claude_models_api.py models/test_openai_sdk_lists.py \
-    models/test_gemini_sdk_fields.py
+    integration/models/test_contract_requests.py integration/models/test_sdk_providers.py \
+    integration/models/test_reasoning_budgets.py integration/models/test_gemini_thinking.py \
+    integration/models/test_gemini_batch_errors.py integration/models/test_anthropic_sampling.py \
+    integration/models/test_prompt_cache_wire.py integration/models/test_batch_executor.py \
+    integration/models/test_batch_cleanup.py \
+    integration/models/test_contract_matrix.py integration/models/test_claude_models_api.py \
+    integration/models/test_openai_sdk_lists.py integration/models/test_gemini_sdk_fields.py

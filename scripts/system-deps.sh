@@ -1,7 +1,7 @@
 #!/bin/sh
 # System packages the test suite needs beyond the Python venv.
-# - chromium: tests/test_html_report.py opens the HTML report in real headless Chromium
-#   (Debian's package), tests/view/test_view_chromium.py drives `ctxprobe view` in it. Without it those tests FAIL, on purpose, with a message naming
+# - chromium: tests/e2e/test_html_report.py opens the HTML report in real headless Chromium
+#   (Debian's package), tests/e2e/view/test_view_chromium.py drives `ctxprobe view` in it. Without it those tests FAIL, on purpose, with a message naming
 #   this script: a skipped browser check would let a broken report pass unseen.
 # Idempotent: installs only what is missing. Needs root (or sudo) and apt (Debian/Ubuntu).
 set -eu

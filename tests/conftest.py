@@ -2,8 +2,10 @@
 
 Helpers are fixtures, not names imported with ``from conftest import ...``: pytest loads
 every ``conftest.py`` under the module name ``conftest``, so such an import picks up
-whichever conftest was loaded last (``tests/tokenizers/conftest.py`` when that directory
-is collected first) and collection fails depending on the order files are given in.
+whichever conftest was loaded last, and collection fails depending on the order files are
+given in. So there is one conftest (this one); fixtures shared by a feature's tests live in
+``tests/helpers/*_fixtures.py`` (loaded below), helper modules in ``tests/helpers/`` (on
+pytest's ``pythonpath``: ``from fake_llm_apis import FakeServer`` works from any tier).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,6 +36,62 @@ if os.environ.get("CTXPROBE_HYPOTHESIS_PROFILE") == "mutation":
     settings.load_profile("mutation")
 elif os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+TESTS = Path(__file__).resolve().parent
+
+#: The tiers, one folder each; a test's tier is the folder it lives in (docs/development.md):
+#: unit: pure functions and small objects (no server, no subprocess, no SQLite store, no model);
+#: integration: sims, loopback HTTP servers, SQLite stores, the CLI in process;
+#: e2e: the embedded model, llama.cpp servers, Chromium, fresh installs and wheel builds, the
+#: README's commands. Every e2e test is also ``slow``: ``-m "not slow"`` is unit + integration.
+TIERS = ("unit", "integration", "e2e")
+
+#: Fixture modules (in tests/helpers/, on pytest's ``pythonpath``) every tier may use.
+pytest_plugins = ["decide_fixtures", "tokenizer_fixtures", "view_fixtures"]
+
+#: Test files whose slow tests run the embedded model or a llama.cpp server: under xdist's
+#: ``--dist loadgroup`` they share one worker (each such run uses every core).
+EMBEDDED_MODEL_FILES = frozenset({
+    "test_local_new_families.py", "test_interrupt_local.py", "test_local_mrcr_graphwalks.py",
+    "test_local_natural.py", "test_native_server.py", "test_native_slots.py", "test_phonebook_local.py",
+    "test_readme_numbers.py", "test_readme_commands.py", "test_found_on_the_way.py", "test_prefix_cache_report.py",
+    "test_plan_asks_server.py", "test_reasoning_sweep.py", "test_hf_local_provider.py",
+})
+
+
+def tier_of(path: Path) -> str | None:
+    """The tier of a test file (its first folder under tests/), or None when it has none."""
+    try:
+        first = path.resolve().relative_to(TESTS).parts[0]
+    except ValueError:  # outside tests/ (a scratch copy's test): no tier to check
+        return "integration"
+    return first if first in TIERS else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test marked with its tier (``-m unit``, ``-m "not e2e"``); an e2e test also
+    ``slow``, and one in the group ``embedded-model`` when it runs the embedded model or a
+    llama.cpp server (``--dist loadgroup`` then keeps those on one worker, one at a time: each
+    uses every core). A test file outside the tiers stops the run, saying where it goes."""
+    unplaced: set[str] = set()
+    for item in items:
+        tier = tier_of(item.path)
+        if tier is None:
+            unplaced.add(str(item.path.relative_to(TESTS)))
+            continue
+        item.add_marker(tier)
+        if tier == "e2e":
+            item.add_marker(pytest.mark.slow)
+        if item.path.name in EMBEDDED_MODEL_FILES and item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.xdist_group("embedded-model"))
+    if unplaced:
+        raise pytest.UsageError(
+            "test files outside tests/unit, tests/integration and tests/e2e: " + ", ".join(sorted(unplaced))
+            + ". Move each (git mv) into the tier it needs: unit (no server, subprocess, SQLite store or model), "
+            "integration (sims, loopback servers, SQLite, the CLI in process) or e2e (the embedded model, "
+            "llama.cpp, Chromium, installs, the README's commands); docs/development.md, 'The suite's tiers'.")
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ trials, :mod:`ctxprobe.analysis.clustered`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 __all__ = ["beta_ppf", "betainc", "cp_lower", "cp_upper"]
@@ -36,8 +37,12 @@ def betainc(a: float, b: float, x: float) -> float:
     return math.exp(log_front) * h / a
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def beta_ppf(q: float, a: float, b: float) -> float:
-    """The q-quantile of Beta(a, b), by bisection on :func:`betainc` (monotone in x)."""
+    """The q-quantile of Beta(a, b), by bisection on :func:`betainc` (monotone in x).
+    Remembered per (q, a, b): a report, the adaptive rule and the interval checks ask for
+    the same few bounds (whole successes of small n, a few levels) again and again, and each
+    costs up to 100 evaluations of the continued fraction."""
     lo, hi = 0.0, 1.0
     for _ in range(100):
         mid = (lo + hi) / 2

@@ -18,7 +18,7 @@ Facts the numbers rest on:
 - Every test of a family sees a subset of the family's pairs, so the pooled family test
   has the most lost pairs: the family-wide figure is the smallest drop the gate can see.
 
-The statements are checked by simulation of known truth in tests/test_gate_power.py.
+The statements are checked by simulation of known truth in tests/integration/test_gate_power.py.
 """
 
 from __future__ import annotations

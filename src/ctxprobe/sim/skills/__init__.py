@@ -16,7 +16,7 @@ registered in code the same way::
 
 The sim asks every registered family's skill, in family-name order, and takes the first
 answer. The skills recognise disjoint questions (each family's prompts are recognised by
-its own skill only: ``tests/models/test_sim_skills.py``), so the order decides nothing.
+its own skill only: ``tests/unit/models/test_sim_skills.py``), so the order decides nothing.
 
 Beside the skills, :mod:`ctxprobe.sim.skills.instructions` says how a sim recognises a
 family's instruction text (``sim:late-reader`` reads where it stands).

@@ -6,7 +6,7 @@ that stays when the prompt layout rewords the instruction's opening ("A long tex
 follows." / "The long text is above."), so either placement is recognised. Prompt text
 only, never an answer key. A family not listed (or an instruction reworded past its
 phrase) has no instruction the sim can see: it reads such a prompt as one whose
-instruction never comes late. ``tests/test_sim_late_reader.py`` checks every phrase
+instruction never comes late. ``tests/unit/models/test_sim_late_reader.py`` checks every phrase
 against its family's instruction.
 """
 
