@@ -37,9 +37,33 @@ def _scalar(raw: str, yaml: Any) -> Any:
         return raw
 
 
-def axis_values(params: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
-    """(key, values) of a family's parameter given as a list, or None."""
-    lists = [(k, v) for k, v in params.items() if isinstance(v, list)]
+def _takes_list(label: str, params: Mapping[str, Any], key: str) -> bool:
+    """Whether the family's own parameters take ``key`` as a list (``updates.updates=3,10``
+    is the updates family's own axis, read inside one run of it): then it stays as given."""
+    from pydantic import BaseModel, ValidationError
+
+    from ctxprobe.core import registry
+    from ctxprobe.core.variant import split_label
+
+    name = str(params.get("family") or split_label(label)[0])
+    if registry.find("families", name) is None:
+        return False
+    try:
+        model: type[BaseModel] = registry.load("families", name, what="family").params_model
+    except Exception:  # a plugin that cannot load: its run says why; here, no opinion
+        return False
+    try:
+        model.model_validate({key: params[key]})
+    except ValidationError as err:
+        return not any(tuple(e["loc"])[:1] == (key,) for e in err.errors())
+    return True
+
+
+def axis_values(params: Mapping[str, Any], label: str | None = None) -> tuple[str, list[Any]] | None:
+    """(key, values) of a family's parameter given as a list that the family does not take
+    as a list itself (``label``: the family's label, to ask it), or None."""
+    lists = [(k, v) for k, v in params.items()
+             if isinstance(v, list) and not (label is not None and _takes_list(label, params, k))]
     if len(lists) > 1:
         raise CtxprobeError(f"--param: one parameter per family may take several values "
                             f"(got {', '.join(k for k, _ in lists)}): run one axis at a time")
@@ -53,7 +77,7 @@ def expand_param_axes(families: Mapping[str, Mapping[str, Any]]) -> dict[str, di
 
     out: dict[str, dict[str, Any]] = {}
     for label, params in families.items():
-        found = axis_values(params)
+        found = axis_values(params, label)
         if found is None:
             out[label] = dict(params)
             continue

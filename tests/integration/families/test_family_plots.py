@@ -143,7 +143,8 @@ def test_run_writes_each_family_s_png_and_the_html_inlines_them(tmp_path: Path,
     said = capsys.readouterr().out
     for name in FILES:
         assert (folder / name).read_bytes().startswith(PNG)
-        assert f"wrote {folder / name}" in said.replace("\n", "")  # a long path may wrap in the console
+    # the default report names the folder once (a long path may wrap in the console); --details each file
+    assert f"PNG plots to {folder}" in said.replace("\n", "")
     page = tmp_path / "r.html"
     assert main(["report", run_id, "--html", str(page), "--out", str(tmp_path / "html"), "--store", str(store)]) == 0
     html = page.read_text(encoding="utf-8")
