@@ -174,7 +174,7 @@ def _cli(*args: str, cwd) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) -> None:
-    run = _cli("run", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "512", "--depths", "0",
+    run = _cli("run", "--details", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "512", "--depths", "0",
                "--reps", "1", "--instruction", "after", "--separator", "128", "--store", "s.sqlite", "--no-plots",
                "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
@@ -184,14 +184,14 @@ def test_cli_flags_record_the_layout_and_the_report_header_shows_it(tmp_path) ->
     assert html.returncode == 0, html.stderr
     page = (tmp_path / "r.html").read_text()
     assert "prompt layout" in page and "instruction after the haystack, 128-token filler separator" in page
-    default = _cli("run", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "512", "--depths", "0",
+    default = _cli("run", "--details", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "512", "--depths", "0",
                    "--reps", "1", "--store", "s.sqlite", "--no-plots", "--no-progress", cwd=tmp_path)
     assert "instruction before the haystack" in " ".join(default.stdout.split())
-    ruler = _cli("run", "--model", "sim:perfect", "--preset", "ruler", "--instruction", "after", "--store", "r.sqlite",
+    ruler = _cli("run", "--details", "--model", "sim:perfect", "--preset", "ruler", "--instruction", "after", "--store", "r.sqlite",
                  cwd=tmp_path)
     assert ruler.returncode == 2 and "RULER's own prompt layout" in ruler.stderr and "Traceback" not in ruler.stderr
     (tmp_path / "spec.yaml").write_text("model: sim:perfect\nlayout: {instruction: none}\n")
-    from_file = _cli("run", "spec.yaml", "--preset", "ruler", "--store", "r.sqlite", cwd=tmp_path)
+    from_file = _cli("run", "--details", "spec.yaml", "--preset", "ruler", "--store", "r.sqlite", cwd=tmp_path)
     assert from_file.returncode == 2 and "RULER's own prompt layout" in from_file.stderr
 
 

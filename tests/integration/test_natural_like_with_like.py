@@ -71,7 +71,7 @@ def test_each_budget_is_compared_with_the_same_budget_in_json_and_terminal(
     assert all(e["agree"] for e in found)
     assert [[c["natural_mean"] for c in e["lengths"]] for e in found] == [[0.0, 0.0], [1.0, 1.0]]
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["report", run_id, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", run_id, "--store", str(store), "--no-plots"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     for nat, syn in LIKE:
         assert f"synthetic vs natural: {nat} vs {syn}" in text
@@ -103,7 +103,7 @@ def test_runs_of_other_budgets_are_not_compared_and_the_report_says_so(
     plain = run_sweep(make_spec({"model": "sim:reasoner", "tokenizer": "local", "lengths": "1k,2k", "depths": "0.5",
                                  "reps": 8, "families": {"niah": {}}}), store, progress=False).run_id
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["report", run_id, plain, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", run_id, plain, "--store", str(store), "--no-plots"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     said = (f"note: mydocs@think0, mydocs@think1k ({run_id}) not compared across runs: no other run holds a "
             "synthetic curve of the same prompt variant and reasoning budget (theirs: niah)")

@@ -29,7 +29,7 @@ def _eighty_columns(monkeypatch: pytest.MonkeyPatch) -> None:
 def _run(store: Path, model: str, families: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
     """Run a sweep through the CLI; (run id, what it printed on stdout)."""
     extra = DOCS if "documents" in families else []
-    assert main(["run", "--model", model, "--tokenizer", "local", "--lengths", "1k,2k,4k", "--depths", "0.2,0.8",
+    assert main(["run", "--details", "--model", model, "--tokenizer", "local", "--lengths", "1k,2k,4k", "--depths", "0.2,0.8",
                  "--reps", "5", "--family", families, *extra, "--store", str(store), "--no-plots",
                  "--no-progress"]) == 0
     captured = capsys.readouterr()
@@ -56,7 +56,7 @@ def test_one_run_holding_both_prints_the_block_and_they_agree(tmp_path: Path, ca
     assert "effective length 2K vs 2K (natural vs synthetic)" in verdict
     assert all(len(line) <= 80 for line in printed.splitlines())
     # `report` prints the same block, once
-    assert main(["report", run_id, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", run_id, "--store", str(store), "--no-plots"]) == 0
     again = capsys.readouterr().out
     assert again.count("synthetic vs natural:") == 1 and _block(again).split("note:")[0] == block.split("note:")[0]
     # a run without a natural family prints none
@@ -70,7 +70,7 @@ def test_a_natural_run_failing_earlier_disagrees_across_two_runs(tmp_path: Path,
     natural, alone = _run(store, "sim:decay?cliff=1500&width=0", "documents", capsys)
     synthetic, _ = _run(store, "sim:decay?cliff=3000&width=0", "niah", capsys)
     assert "synthetic vs natural" not in alone  # one kind only
-    assert main(["report", natural, synthetic, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", natural, synthetic, "--store", str(store), "--no-plots"]) == 0
     printed = capsys.readouterr().out
     assert printed.count("synthetic vs natural:") == 1
     block = _block(printed)
@@ -87,11 +87,11 @@ def test_a_natural_run_failing_earlier_disagrees_across_two_runs(tmp_path: Path,
     assert all(len(line) <= 80 for line in printed.splitlines())
     # a synthetic run of the same model as the natural one: no such note
     same, _ = _run(store, "sim:decay?cliff=1500&width=0", "niah", capsys)
-    assert main(["report", natural, same, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", natural, same, "--store", str(store), "--no-plots"]) == 0
     both = " ".join(capsys.readouterr().out.split())
     assert "documents vs niah: agree: no length differs" in both and "compares two models" not in both
     # in the other order the pair is the same, and found once
-    assert main(["report", synthetic, natural, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", synthetic, natural, "--store", str(store), "--no-plots"]) == 0
     assert capsys.readouterr().out.count("natural lower at 2K") == 1
 
 

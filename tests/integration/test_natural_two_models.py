@@ -76,6 +76,6 @@ def test_terminal_says_the_same(runs: tuple[Path, str, str, str], capsys: pytest
                                 monkeypatch: pytest.MonkeyPatch) -> None:
     store, natural, same, other = runs
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["report", natural, same, other, "--store", str(store), "--no-plots"]) == 0
+    assert main(["report", "--details", natural, same, other, "--store", str(store), "--no-plots"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert _note(natural, other) in text and f"{natural} is a run of {EARLY}, {same} of" not in text

@@ -45,7 +45,7 @@ def test_the_flag_is_printed_by_report_in_the_terminal(tmp_path, capsys, monkeyp
 
     monkeypatch.setenv("COLUMNS", "80")
     data = _documents(tmp_path, "What is the access code for the north vault?")
-    assert main(["report", data["run_id"], "--store", str(tmp_path / "s.sqlite"), "--no-plots"]) == 0
+    assert main(["report", "--details", data["run_id"], "--store", str(tmp_path / "s.sqlite"), "--no-plots"]) == 0
     printed = capsys.readouterr().out
     text = " ".join(printed.split())
     assert "note: overlap flagged (documents): mean 1.00 is above 0.3" in text

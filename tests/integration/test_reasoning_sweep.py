@@ -38,7 +38,7 @@ def ctxprobe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict[str, Any]]:
     where = tmp_path_factory.mktemp("budgets")
-    run = ctxprobe("run", "--model", "sim:reasoner", *GRID, "--reasoning-budgets", "0,256,1k", "--store", "r.sqlite",
+    run = ctxprobe("run", "--details", "--model", "sim:reasoner", *GRID, "--reasoning-budgets", "0,256,1k", "--store", "r.sqlite",
                    "--no-plots", "--no-progress", cwd=where)
     assert run.returncode == 0, run.stderr
     assert "reasoning budgets" in run.stdout and "cut off" in run.stdout
@@ -95,7 +95,7 @@ def test_case_ids_and_profiles_carry_the_budget(swept: tuple[Path, str, dict[str
 
 def test_resuming_sends_nothing_again(swept: tuple[Path, str, dict[str, Any]]) -> None:
     where, run_id, _ = swept
-    again = ctxprobe("run", "--model", "sim:reasoner", *GRID, "--reasoning-budgets", "1k,0,256", "--store", "r.sqlite",
+    again = ctxprobe("run", "--details", "--model", "sim:reasoner", *GRID, "--reasoning-budgets", "1k,0,256", "--store", "r.sqlite",
                      "--no-plots", "--no-progress", cwd=where)
     assert again.returncode == 0 and f"run {run_id} resumed: 0 requests sent" in again.stdout + again.stderr
 
@@ -109,7 +109,7 @@ def test_budget_axis_is_in_the_run_id_only_when_used() -> None:
 
 @pytest.mark.parametrize(("value", "why"), [("0,0", "repeat"), ("1k,x", "bad reasoning budget"), ("", "at least one")])
 def test_bad_budgets_are_one_line_errors(value: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--model", "sim:reasoner", "--lengths", "1k", "--reasoning-budgets", value,
+    code = main(["run", "--details", "--model", "sim:reasoner", "--lengths", "1k", "--reasoning-budgets", value,
                  "--store", str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and why in err and "Traceback" not in err
@@ -117,12 +117,12 @@ def test_bad_budgets_are_one_line_errors(value: str, why: str, tmp_path: Path, c
 
 def test_a_model_that_cannot_reason_takes_budget_zero_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "s.sqlite"
-    code = main(["run", "--model", "sim:perfect", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
+    code = main(["run", "--details", "--model", "sim:perfect", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
                  "--reasoning-budgets", "0,1k", "--store", str(store), "--no-plots", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "sim:perfect cannot reason" in err and "Traceback" not in err
     assert not store.exists()  # refused before anything was stored
-    code = main(["run", "--model", "sim:perfect", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
+    code = main(["run", "--details", "--model", "sim:perfect", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
                  "--reasoning-budgets", "0", "--store", str(store), "--no-plots", "--no-progress"])
     assert code == 0 and "niah@think0" in capsys.readouterr().out
 
@@ -130,7 +130,7 @@ def test_a_model_that_cannot_reason_takes_budget_zero_only(tmp_path: Path, capsy
 def test_yaml_spec_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text("model: sim:reasoner\nlengths: [1k]\ndepths: [0.5]\nreps: 1\nreasoning_budgets: [0, 1k]\n")
-    code = main(["run", str(spec), "--store", str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress"])
+    code = main(["run", "--details", str(spec), "--store", str(tmp_path / "s.sqlite"), "--no-plots", "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0 and "niah@think0" in out and "niah@think1k" in out
 
@@ -152,11 +152,11 @@ def test_embedded_model_takes_budget_zero_only(tmp_path: Path) -> None:
     the report); asking it for a thinking budget is refused before anything is stored."""
     pytest.importorskip("xllamacpp")
     grid = ["--lengths", "512", "--depths", "0.5", "--reps", "1", "--max-tokens", "48", "--store", "s.sqlite"]
-    refused = ctxprobe("run", "--model", "local", *grid, "--reasoning-budgets", "0,1k", "--no-plots", "--no-progress",
+    refused = ctxprobe("run", "--details", "--model", "local", *grid, "--reasoning-budgets", "0,1k", "--no-plots", "--no-progress",
                        cwd=tmp_path)
     assert refused.returncode == 2 and "local cannot reason" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "s.sqlite").exists()
-    run = ctxprobe("run", "--model", "local", *grid, "--reasoning-budgets", "0", "--no-plots", "--no-progress",
+    run = ctxprobe("run", "--details", "--model", "local", *grid, "--reasoning-budgets", "0", "--no-plots", "--no-progress",
                    cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     run_id = run_id_for(make_spec({"model": "local", "lengths": "512", "depths": "0.5", "reps": 1,
@@ -192,7 +192,7 @@ def test_budgets_over_the_wire_to_a_served_reasoner(tmp_path: Path, capsys: pyte
     with SimServer(resolve_provider("sim:reasoner", tok), tok) as server:
         url = server.start()
         store = tmp_path / "w.sqlite"
-        code = main(["run", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k,2k,4k",
+        code = main(["run", "--details", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k,2k,4k",
                      "--depths", "0.5", "--reps", "1", "--reasoning-budgets", "0,256", "--store", str(store),
                      "--no-plots", "--no-progress"])
         assert code == 0, capsys.readouterr().err
@@ -213,11 +213,11 @@ def test_an_exported_pack_keeps_its_budgets(swept: tuple[Path, str, dict[str, An
                                             capsys: pytest.CaptureFixture[str]) -> None:
     where, _, _ = swept
     pack = str(where / "cases.jsonl")
-    code = main(["run", "--cases", pack, "--model", "sim:perfect", "--store", str(where / "p.sqlite"), "--no-plots",
+    code = main(["run", "--details", "--cases", pack, "--model", "sim:perfect", "--store", str(where / "p.sqlite"), "--no-plots",
                  "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "sim:perfect cannot reason" in err
-    code = main(["run", "--cases", pack, "--model", "sim:reasoner", "--store", str(where / "p.sqlite"), "--no-plots",
+    code = main(["run", "--details", "--cases", pack, "--model", "sim:reasoner", "--store", str(where / "p.sqlite"), "--no-plots",
                  "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0 and "niah@think256" in out and "6/18 33%" in out  # re-sent at the same budgets, same result
@@ -244,7 +244,7 @@ def test_a_server_that_ignores_the_budget_is_named_not_silent(tmp_path: Path,
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider("sim:perfect", tok), tok) as server:
         url = server.start()
-        code = main(["run", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k",
+        code = main(["run", "--details", "--model", f"openai-compat:sim@{url}", "--tokenizer", "local", "--lengths", "1k",
                      "--depths", "0.5", "--reps", "2", "--reasoning-budgets", "0,1k", "--store",
                      str(tmp_path / "i.sqlite"), "--no-plots", "--no-progress"])
     out = capsys.readouterr().out
@@ -260,7 +260,7 @@ def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys
     from ctxprobe.runner.budget import Ledger
 
     # 1K prompt + 48 answer tokens fit a 2,000-token window; + a 1k budget does not
-    code = main(["run", "--model", "sim:reasoner?ctx=2000", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
+    code = main(["run", "--details", "--model", "sim:reasoner?ctx=2000", "--lengths", "1k", "--depths", "0.5", "--reps", "1",
                  "--reasoning-budgets", "0,1k", "--store", str(tmp_path / "w.sqlite"), "--no-plots", "--no-progress"])
     err = " ".join(capsys.readouterr().err.split())
     assert code == 2 and "+ 1072 output tokens exceeds" in err
@@ -270,7 +270,7 @@ def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys
 
 
 def test_adaptive_refuses_the_axis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--adaptive", "--model", "sim:reasoner", "--lengths", "1k,2k", "--reasoning-budgets", "0,1k",
+    code = main(["run", "--details", "--adaptive", "--model", "sim:reasoner", "--lengths", "1k,2k", "--reasoning-budgets", "0,1k",
                  "--store", str(tmp_path / "a.sqlite"), "--no-plots", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "--adaptive does not take --reasoning-budgets" in err

@@ -54,8 +54,17 @@ def test_cli_and_phonebook_take_top_p(tmp_path) -> None:
     assert out.returncode != 0 and "top_p" in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
-def test_anthropic_sends_top_p_alone_without_thinking() -> None:
+def test_anthropic_sends_top_p_only_where_the_sdk_names_it() -> None:
+    """anthropic >= 2.0 sends anthropic-version 2026-10-21, whose MessageCreateParams name no
+    sampling field: top_p is not sent (plan and run say decoding is the provider's default);
+    an SDK that still names it gets top_p alone, never with temperature."""
+    from ctxprobe.models.claude_rules import sampling_settable
+
     provider = AnthropicProvider.__new__(AnthropicProvider)  # request shaping only: no client, no key
-    provider.model, provider.options = "claude-sonnet-4-5", type("O", (), {"thinking": None, "effort": None})()  # a family that samples (an unknown one gets the newest rules: none)
+    provider.model, provider.options = "claude-sonnet-4-5", type("O", (), {"thinking": None, "effort": None})()
+    provider._api_rules = None  # the Models API not read: the table's rules
     body = provider.request_body(GenerateRequest([{"role": "user", "content": "hi"}], max_tokens=8, top_p=0.9))
-    assert body["top_p"] == 0.9 and "temperature" not in body  # never both (tests/integration/models/test_anthropic_sampling.py)
+    if sampling_settable():  # the installed SDK's MessageCreateParams names them
+        assert body["top_p"] == 0.9 and "temperature" not in body
+    else:
+        assert not {"top_p", "temperature", "top_k"} & set(body) and "extra_body" not in body

@@ -59,7 +59,7 @@ def test_run_three_niah_variants_on_the_command_line(tmp_path, capsys) -> None:
     """``ctxprobe run --variants``: the instruction after the text beats it before; a variant
     with no instruction line at all (other prompts, the instruction nowhere late) does not."""
     store = str(tmp_path / "r.sqlite")
-    code = main(["run", "--model", LATE, "--tokenizer", "local", "--family", "niah", "--lengths", "1k,2k",
+    code = main(["run", "--details", "--model", LATE, "--tokenizer", "local", "--family", "niah", "--lengths", "1k,2k",
                  "--reps", "5", "--store", store, "--no-plots", "--no-progress",
                  "--variants", "start:instruction=before, end:instruction=after, bare:instruction=none"])
     text = " ".join(capsys.readouterr().out.split())
@@ -107,7 +107,7 @@ def test_phonebook_three_variants_pair_the_books(tmp_path, capsys, method: str, 
         books.setdefault((r["length"], r["rep"]), set()).add(json.dumps([r["seed"], r["expected"]]))
     assert len(books) == 2 * 12 and all(len(v) == 1 for v in books.values())
     assert {r["family"] for r in recs} == {"phonebook~plain", "phonebook~repeat", f"phonebook~{name}"}
-    assert main(["report", run.run_id, "--store", store, "--no-plots"]) == 0  # the report says the same
+    assert main(["report", "--details", run.run_id, "--store", store, "--no-plots"]) == 0  # the report says the same
     again = " ".join(capsys.readouterr().out.split())
     assert ["variant " + part for part in again.split("variants: variant ")[1:]] == lines
 

@@ -200,7 +200,7 @@ def test_three_answer_lengths_through_the_cli(tmp_path: Path, capsys: pytest.Cap
     from ctxprobe.spec import default_output_limit
 
     store = tmp_path / "s.sqlite"
-    assert main(["run", "--model", "sim:perfect", "--family", "longout", "--lengths", "4k", "--depths", "0.5",
+    assert main(["run", "--details", "--model", "sim:perfect", "--family", "longout", "--lengths", "4k", "--depths", "0.5",
                  "--reps", "6", "--param", "longout.answer_tokens=100,200,400", "--max-tokens", "300",
                  "--store", str(store), "--no-plots", "--no-progress"]) == 0
     with Store(store) as s:
@@ -211,7 +211,7 @@ def test_three_answer_lengths_through_the_cli(tmp_path: Path, capsys: pytest.Cap
     assert all(r["outcome"] == Outcome.OUTPUT_TRUNCATED and r["score"] is None for r in capped)
     assert all(r["score"] == 1.0 for r in records if r not in capped)
     capsys.readouterr()
-    assert main(["report", run_id, "--no-plots", "--store", str(store)]) == 0
+    assert main(["report", "--details", run_id, "--no-plots", "--store", str(store)]) == 0
     text = " ".join(capsys.readouterr().out.split())
     sized = default_output_limit("longout", {"answer_tokens": [100, 200, 400]})
     assert sized >= 1.25 * 400 and f"the limit would be --max-tokens {sized}" in text

@@ -30,7 +30,7 @@ def test_family_sim_kinds_take_their_parameters_and_refuse_others() -> None:
 
 
 def _run(store: Path, model: str, *extra: str) -> str:
-    code = main(["run", "--model", model, "--lengths", "1k,2k", "--depths", "0.5", "--reps", "16", "--store", str(store),
+    code = main(["run", "--details", "--model", model, "--lengths", "1k,2k", "--depths", "0.5", "--reps", "16", "--store", str(store),
                  "--no-plots", "--no-progress", "--family", "updates,instructions",
                  "--param", "updates.updates=3,10", "--param", "updates.keys=2", "--param", "instructions.count=5",
                  *extra])
@@ -58,7 +58,7 @@ def test_decide_use_reads_the_new_families_like_any(tmp_path: Path, capsys: pyte
 
 def test_html_and_json_reports_carry_each_family_s_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store, page = tmp_path / "s.sqlite", tmp_path / "r.html"
-    code = main(["run", "--model", "sim:perfect", "--lengths", "2k", "--depths", "0.5", "--reps", "2",
+    code = main(["run", "--details", "--model", "sim:perfect", "--lengths", "2k", "--depths", "0.5", "--reps", "2",
                  "--store", str(store), "--no-plots", "--no-progress", "--family", "updates,longout,instructions",
                  "--param", "longout.answer_tokens=150"])
     assert code == 0
@@ -70,7 +70,7 @@ def test_html_and_json_reports_carry_each_family_s_section(tmp_path: Path, capsy
         assert title in html
     assert "output effective length 150 tokens" in html and "instruction capacity 3" in html
     capsys.readouterr()  # the terminal report says each family's own result too
-    assert main(["report", run_id, "--no-plots", "--store", str(store)]) == 0
+    assert main(["report", "--details", run_id, "--no-plots", "--store", str(store)]) == 0
     text = capsys.readouterr().out
     assert "longout: output effective length 150 tokens" in text and "instructions: instruction capacity 3" in text
     assert "updates: PI-LLM's curve, accuracy = 1.000 +0.000 × ln U" in text and "0 of 4 keys stale" in text
