@@ -39,7 +39,7 @@ def test_local_model_mrcr_graphwalks_with_floor(tmp_path: Path, capsys: pytest.C
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.chdir(tmp_path)
     store = tmp_path / "s.sqlite"
-    run = _ctxprobe("run", "--model", "local", "--family", "mrcr,graphwalks", "--param", "mrcr.reply_words=40",
+    run = _ctxprobe("run", "--details", "--model", "local", "--family", "mrcr,graphwalks", "--param", "mrcr.reply_words=40",
                     "--param", "graphwalks.max_answer=8",
                     "--lengths", ",".join(map(str, LENGTHS)), "--depths", "0.5", "--reps", "1",
                     "--baseline", "no-context", "--store", str(store), "--no-plots", "--no-progress", capsys=capsys)
