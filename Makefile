@@ -48,18 +48,19 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 
-# Tests run on every core (pytest-xdist, -n auto); --dist loadgroup keeps the tests that run the
-# embedded model or a llama.cpp server on one worker (tests/conftest.py groups them: each uses
-# every core). The tiers are folders: tests/unit, tests/integration, tests/e2e (docs/development.md).
+# Tests run on every core (pytest-xdist, -n auto), except those that run the embedded model or a
+# llama.cpp server (marked `model` by tests/conftest.py): each of those uses every core itself, and
+# beside another worker's tests it slowed 3-4x (CI 2026-12-05: pytest 86 min, a 3-min model test
+# past its 10-min timeout), so they run after the rest, one at a time, with the machine to
+# themselves. The tiers are folders: tests/unit, tests/integration, tests/e2e (docs/development.md).
 XDIST := -n auto --dist loadgroup
 
-# Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the 25
-# slowest listed (what CI runs). Before tiers and xdist (2026-12-04, fresh clone, machine alone):
-# pytest 36 min 36 s one test at a time, .ci/run 40 min. After: not yet timed on a fresh clone
-# (commands and the loaded-machine times measured: docs/measurements.md).
+# Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the slowest
+# listed (what CI runs): first everything but the model tests on every core, then the model tests.
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
-	$(BIN)/python -m pytest -q $(XDIST) --durations=25
+	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=20
+	$(BIN)/python -m pytest -q -m model --durations=10
 
 # unit + integration without the slow tests: the check to run before every commit.
 # Budget: 5 minutes on 2 cores (docs/development.md). Before: about 17 minutes one test at a

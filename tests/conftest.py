@@ -72,9 +72,10 @@ def tier_of(path: Path) -> str | None:
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each test marked with its tier (``-m unit``, ``-m "not e2e"``); an e2e test also
-    ``slow``, and one in the group ``embedded-model`` when it runs the embedded model or a
-    llama.cpp server (``--dist loadgroup`` then keeps those on one worker, one at a time: each
-    uses every core). A test file outside the tiers stops the run, saying where it goes."""
+    ``slow``, and ``model`` (and in the xdist group ``embedded-model``) when it runs the
+    embedded model or a llama.cpp server: each such test uses every core, so ``make test``
+    runs them after the others, one at a time with the machine to itself (``-m model``),
+    and a plain ``-n auto`` run still keeps them on one worker (``--dist loadgroup``). A test file outside the tiers stops the run, saying where it goes."""
     unplaced: set[str] = set()
     for item in items:
         tier = tier_of(item.path)
@@ -85,6 +86,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if tier == "e2e":
             item.add_marker(pytest.mark.slow)
         if item.path.name in EMBEDDED_MODEL_FILES and item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.model)
             item.add_marker(pytest.mark.xdist_group("embedded-model"))
     if unplaced:
         raise pytest.UsageError(
