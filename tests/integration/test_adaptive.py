@@ -399,3 +399,24 @@ def test_adaptive_refuses_the_noise_floor(tmp_path, capsys: pytest.CaptureFixtur
     # without --adaptive the noise floor still plans
     assert main(["plan", "--model", "sim:perfect", "--tokenizer", "local", "--lengths", "1k,2k",
                  "--baseline", "no-context"]) == 0
+
+
+def test_a_family_too_short_for_the_shortest_length_walks_from_one_that_holds_it(tmp_path) -> None:
+    """``longout`` needs ~2.4K tokens at its default answers: in an adaptive run beside
+    ``niah`` at 1K and 4K it is walked from 4K (none of its cases at 1K), niah from 1K,
+    and the run is not stopped by longout's 1K length error as it once was."""
+    from ctxprobe.sweep.adaptive import AdaptivePlan
+
+    plan = AdaptivePlan(["niah", "longout"], [1024, 4096], [0.5], 1, too_short={"longout": 2391})
+    assert plan.reps == {"niah": {1024: 1, 4096: 0}, "longout": {4096: 1}}
+    assert AdaptivePlan(["niah", "longout"], [1024, 4096], [0.5], 1, too_short={"longout": 4096}).reps[
+        "longout"] == {4096: 1}  # needs exactly the length: it fits
+    assert "longout" not in AdaptivePlan(["niah", "longout"], [1024, 4096], [0.5], 1,
+                                         too_short={"longout": 4097}).reps  # fits no length: not walked
+    spec = make_spec({"model": "sim:perfect", "tokenizer": "local", "lengths": [1024, 4096], "depths": [0.5],
+                      "reps": 1, "families": {"niah": {}, "longout": {}}})
+    result = adaptive_sweep(spec, tmp_path / "s.sqlite", token_budget=400_000)
+    with Store(tmp_path / "s.sqlite") as s:
+        sent = {(r["family"], r["length"]) for r in s.iter_case_records(result.run_id)}
+    assert ("longout", 1024) not in sent and ("longout", 4096) in sent and ("niah", 1024) in sent
+    assert {d.family: d.effective_length for d in result.families} == {"niah": 4096, "longout": 4096}

@@ -251,7 +251,8 @@ def grid_power(spec: Spec, confidence: float = 0.95) -> list[str]:
     its cases a length (depths × reps; each reasoning budget is a curve with as many) and
     its bar (``bars``, else ``threshold``). A family whose accuracy is not one score per
     case (``per_case_accuracy`` False: the phone book's recall per needle, read by its own
-    report) is left out."""
+    report) is left out, and so is one too short to build at any length (``too_short``: it
+    is sent at none, and ``run`` says so on its own line)."""
     from ctxprobe.core import registry
     from ctxprobe.core.baseline import is_baseline
 
@@ -259,7 +260,7 @@ def grid_power(spec: Spec, confidence: float = 0.95) -> list[str]:
     labels: dict[str, tuple[int, float | None]] = {}
     for label, params in spec.families.items():
         entry = registry.find("families", str((params or {}).get("family", label)))
-        if is_baseline(label) or (params or {}).get("unit") == "entries" \
+        if is_baseline(label) or not spec.lengths_of(label) or (params or {}).get("unit") == "entries" \
                 or (entry is not None and not entry.load().per_case_accuracy):
             continue
         bar = spec.bars.get(label, spec.bars.get(str((params or {}).get("family", label)), spec.threshold))

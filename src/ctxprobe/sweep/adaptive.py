@@ -74,15 +74,20 @@ BUDGET_CASES_PER_LENGTH = 100
 class AdaptivePlan:
     """Repetitions per (family, length) at the coarse depths: the whole adaptive state.
 
-    Only the shortest length starts with ``coarse_reps``; the walk opens the others."""
+    Only a family's shortest length starts with ``coarse_reps``; the walk opens the others.
+    ``too_short`` (:attr:`ctxprobe.spec.Spec.too_short`: the tokens a family needs) leaves
+    out the lengths a family cannot be built at: it walks from the shortest that holds it,
+    and a family that fits no length is not walked (``run`` says so on its own line)."""
 
-    def __init__(self, families: list[str], lengths: list[int], depths: list[float], coarse_reps: int) -> None:
+    def __init__(self, families: list[str], lengths: list[int], depths: list[float], coarse_reps: int,
+                 too_short: Mapping[str, int] | None = None) -> None:
         self.depths = depths
         self.grid_lengths = list(lengths)
-        first = min(lengths)
+        need = dict(too_short or {})
+        own = {f: [L for L in lengths if L >= need.get(f, 0)] for f in families}
         self.reps: dict[str, dict[int, int]] = {
-            f: {L: coarse_reps if L == first else 0 for L in lengths} for f in families}
-        self.bisections: dict[str, int] = dict.fromkeys(families, 0)
+            f: {L: coarse_reps if L == min(ls) else 0 for L in ls} for f, ls in own.items() if ls}
+        self.bisections: dict[str, int] = dict.fromkeys(self.reps, 0)
 
     def cases(self) -> list[PlannedCase]:
         """Every case of the plan in sweep order (lengths ascending, depths end to start)."""
@@ -310,7 +315,12 @@ def adaptive_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, co
                  **{f: ThresholdRule.from_bar(b) for f, b in spec.bars.items()}}
     budget = token_budget if token_budget is not None else default_budget(spec)
     settings = Settings(confidence, coarse_reps, max_reps, bisect, min_gap, max_rounds)
-    plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps)
+    if source_factory is None:  # a family too short for the shortest lengths walks from one that holds it
+        from ctxprobe.cases.fitting import fitted_spec
+
+        spec = fitted_spec(spec)
+    plan = AdaptivePlan(list(spec.families), list(spec.lengths), coarse_depths(spec.depths, n_depths), coarse_reps,
+                        too_short=spec.too_short)
     run_id = run_id_for(spec)
     store_path = Path(store_path)
     source = source_factory(run_id) if source_factory else _StoreSource(spec, store_path, run_id, progress, console)

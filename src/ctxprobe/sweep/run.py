@@ -231,7 +231,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
 
                 for line in grid_power(spec):
                     console.print(line, highlight=False, markup=False)
-            for line in too_short_lines(spec):  # nothing silently skipped
+            for line in too_short_lines(spec) if announce else ():  # nothing silently skipped (said once)
                 console.print(line, highlight=False, markup=False)
             builder = _KeptBuilder(BuildSettings.of(spec, tokenizer_name), families, session.ids)
             return await session.run(store, _record(spec, tokenizer_name, tokenizer, provider, sizes, builder),

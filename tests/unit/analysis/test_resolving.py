@@ -158,3 +158,19 @@ def test_the_answer_names_the_fewest_reps_that_settle_an_open_length_first() -> 
     assert reps_clause([("2K", clear), ("1K", on_bar)]) == ("`--reps 5` would settle 2K at the rates observed; no practical number "
                                             "of cases settles 1K at the rates observed")
     assert reps_clause([]) == ""
+
+
+def test_the_grid_power_line_leaves_out_a_family_sent_at_no_length() -> None:
+    """A family too short to build at every length (``too_short`` above the longest) is sent
+    at none, so "can show" has nothing to say of it; one that fits the longest length (need
+    exactly 2048, the boundary) keeps its line."""
+    from ctxprobe.analysis.resolving import grid_power
+    from ctxprobe.spec import make_spec
+
+    base = {"model": "sim:perfect", "lengths": [1024, 2048], "depths": [0.5], "reps": 24,
+            "families": {"niah": {}, "longout": {}}}
+    none_fits = make_spec(base).model_copy(update={"too_short": {"longout": 2049}})
+    assert [line for line in grid_power(none_fits) if "longout" in line] == []
+    assert any("niah" in line for line in grid_power(none_fits))
+    edge = make_spec(base).model_copy(update={"too_short": {"longout": 2048}})
+    assert any("longout" in line for line in grid_power(edge))
