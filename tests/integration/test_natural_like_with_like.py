@@ -77,6 +77,13 @@ def test_each_budget_is_compared_with_the_same_budget_in_json_and_terminal(
         assert f"synthetic vs natural: {nat} vs {syn}" in text
         assert f"{nat} vs {syn}: agree: no length differs" in text
     assert "mydocs@think0 vs niah@think1k" not in text and "mydocs@think1k vs niah@think0" not in text
+    # the default report says each pair's verdict once, in one line, without the tables
+    assert main(["report", run_id, "--store", str(store), "--no-plots"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for nat, syn in LIKE:
+        assert f"{nat} vs {syn}: agree: no length differs" in text
+        assert f"synthetic vs natural: {nat} vs {syn}" not in text
+    assert "mydocs@think0 vs niah@think1k" not in text
 
 
 def test_each_budget_is_compared_with_the_same_budget_in_html_and_decide(

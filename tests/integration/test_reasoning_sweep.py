@@ -252,6 +252,11 @@ def test_a_server_that_ignores_the_budget_is_named_not_silent(tmp_path: Path,
     flat = " ".join(out.split())
     assert "niah at reasoning budget 1k: no reasoning tokens were billed in any answer" in flat
     assert "niah at reasoning budget 0: no reasoning" not in flat  # budget 0 asks for none
+    # a control the server may have ignored changes how the table reads: the default report says it too
+    run_id = next(w for w in flat.split() if len(w) == 12 and all(c in "0123456789abcdef" for c in w))
+    assert main(["report", run_id, "--store", str(tmp_path / "i.sqlite"), "--no-plots"]) == 0
+    brief = " ".join(capsys.readouterr().out.split())
+    assert "note: niah at reasoning budget 1k: no reasoning tokens were billed in any answer" in brief
 
 
 def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

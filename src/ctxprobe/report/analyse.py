@@ -76,7 +76,9 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
                      f"from the model's prefix cache, not computed, as {cached_n} responses reported "
                      f"(filler {run.meta.prefix_sharing or 'shared'} across depths)")
     budgets = budget_stats(data.rows, profiles, bar) if has_budgets(data.rows) else []
-    notes += budget_notes(budgets)
+    said_of_budgets = budget_notes(budgets)  # answers cut while thinking, a budget the server ignored
+    notes += said_of_budgets
+    key += said_of_budgets
     position, position_notes = position_report(rows, units, adaptive=run.meta.adaptive is not None)
     tolerance = distractor_tolerance(rows, run.spec.get("families") or {}, intervals, thresholds, bar=bar)
     tolerance_lines = [f"distractor tolerance: {t.line()}" for t in tolerance]

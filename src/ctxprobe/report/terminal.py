@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxprobe.analysis.efflength import EffectiveLength
-from ctxprobe.analysis.natural import RunCurves
+from ctxprobe.analysis.natural import RunCurves, natural_vs_synthetic
 from ctxprobe.analysis.resolving import reps_clause
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.report.answer import DETAILS_HINT, answer_table, reading_notes, short_header, table_title
@@ -31,7 +31,7 @@ from ctxprobe.report.floor.table import render_floor, summary_cell
 from ctxprobe.report.format import DEFAULT_REPORT_DIR, fmt_tokens
 from ctxprobe.report.hooks import FamilyReportHooks, family_hooks
 from ctxprobe.report.load import load_report
-from ctxprobe.report.natural_terminal import print_cross_run_block, print_natural_block
+from ctxprobe.report.natural_terminal import print_cross_run_block, print_natural_block, verdict_line
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.report.plots.write import write_plots
 from ctxprobe.report.rundata import family_names
@@ -121,6 +121,8 @@ def _print_answer(report: Report, out: Console, *, plots: bool, out_dir: str | P
         family_hooks(name).print_headline(found, out, strict, report.threshold)
     for note in reading_notes(report):
         out.print(Text.assemble(("note: ", "bold"), note))
+    for agreement in natural_vs_synthetic(report.profiles, names=family_names(report.run)):
+        out.print(verdict_line(agreement), highlight=False)  # natural vs synthetic: its verdict (tables: --details)
     paths = _plots(report, out, plots, out_dir)
     if paths:
         where = {str(p.parent) for p in paths}
