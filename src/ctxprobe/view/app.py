@@ -149,6 +149,34 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
             return _html(pages.decide_page(section, run_ids, price_file, LINKS))
         return await _guarded(request, build)
 
+    async def rag(request: Request) -> Response:
+        """``decide --rag`` as a page: ``?run=ID`` (one or more), ``use=FAMILIES``, ``chunks=256,512``,
+        the budgets as ``instruction=``, ``question=``, ``answer=`` (tokens). Read-only: no
+        ``--confirm`` here (that sends cases to a model)."""
+        q = request.query_params
+        run_ids = [r for r in q.getlist("run") if r]
+
+        def build() -> Response:
+            from ctxprobe.decide.rag import Budgets
+            from ctxprobe.decide.rag_decide import decide_rag
+            from ctxprobe.decide.rag_html import rag_section
+            from ctxprobe.spec import parse_lengths
+
+            if not run_ids:
+                raise CtxprobeError("decide --rag reads runs: give one or more ?run=RUN_ID and use=FAMILIES")
+            try:
+                budgets = Budgets(*(int(q.get(k, d)) for k, d in (("instruction", 100), ("question", 50),
+                                                                   ("answer", 50))))
+            except ValueError:
+                budgets = Budgets(-1)
+            if min(budgets.instruction, budgets.question, budgets.answer) < 0:
+                raise CtxprobeError("instruction=, question= and answer= are token counts (0 or more)")
+            use = [u.strip() for u in q.get("use", "").split(",") if u.strip()]
+            chunks = list(parse_lengths(q["chunks"])) if q.get("chunks") else None
+            res = source.read(lambda: decide_rag(run_ids, source.path, use=use, chunks=chunks, budgets=budgets))
+            return _html(pages.decide_page(rag_section(res), run_ids, "", LINKS))
+        return await _guarded(request, build)
+
     async def history(request: Request) -> Response:
         return await _guarded(request, lambda: _html(pages.history_page(slices(source), LINKS)))
 
@@ -160,7 +188,7 @@ def make_app(store_path: str | Path, *, prices: str | None = None) -> Starlette:
         Route("/api/history", api_history), Route("/run/{run_id}", run), Route("/run/{run_id}/cases", cases),
         Route("/run/{run_id}/cell/{family}/{length:int}/{depth}", cell),
         Route("/case/{run_id}/{case_id:path}", case), Route("/compare/{run_a}/{run_b}", compare),
-        Route("/decide", decide), Route("/history", history),
+        Route("/decide", decide), Route("/decide/rag", rag), Route("/history", history),
     ]
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -113,3 +113,30 @@ def test_report_and_html_carry_the_tolerance(store: tuple[Path, dict[str, str]],
     assert main(["decide", ids["sag"], "--store", str(path), "--rag", "--use", "niah", "--html", str(page)]) == 0
     text = page.read_text(encoding="utf-8")
     assert "retrieval depth per chunk size" in text and "sim:rag?cliff=3000&amp;tolerance=5" in text
+
+
+def test_view_shows_the_settings_decide_prints(store: tuple[Path, dict[str, str]],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``view``'s /decide/rag page holds the same k, bound and order per chunk size as
+    ``decide --rag --json``, the model name escaped; bad input is a one-line page."""
+    import html
+
+    from starlette.testclient import TestClient
+
+    from ctxprobe.view.app import make_app
+
+    path, ids = store
+    want = _rag(path, ids["sag"], capsys, "--chunks", "128,512", "--answer-tokens", "60")["rag"]
+    client = TestClient(make_app(path))
+    page = client.get(f"/decide/rag?run={ids['sag']}&use=niah&chunks=128,512&answer=60")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    assert "retrieval depth per chunk size" in text and "sim:rag?cliff=3000&amp;tolerance=5" in page.text
+    cells = [html.unescape(c) for c in __import__("re").findall(r"<td[^>]*>(.*?)</td>", page.text)]
+    for s in want:
+        row = cells.index(f"{s['chunk_tokens']:,}")
+        assert cells[row + 1] == str(s["k"]) and cells[row + 2] == s["bound_by"]
+    no_use = client.get(f"/decide/rag?run={ids['sag']}")
+    assert no_use.status_code == 404 and "needs --use FAMILIES" in no_use.text
+    bad = client.get(f"/decide/rag?run={ids['sag']}&use=niah&answer=-1")
+    assert bad.status_code == 404 and "0 or more" in bad.text
