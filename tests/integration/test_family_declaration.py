@@ -66,7 +66,7 @@ def test_registering_a_declaration_or_a_class_with_keywords_is_the_same(monkeypa
 
 def test_a_family_registered_by_path_alone_has_a_declaration_with_no_parts() -> None:
     try:
-        registry.register("families", "by-path", "ctxprobe.tasks.niah:Niah", origin="test")
+        registry.register("families", "by-path", "ctxprobe.families.niah.task:Niah", origin="test")
         assert registry.get("families", "by-path").declaration() == FamilyDeclaration(
             "by-path", registry.load("families", "niah").__mro__[0])
     finally:

@@ -193,7 +193,7 @@ def test_a_real_file_scores_like_its_rule(tmp_path: Path) -> None:
     assert write_published_pack("oolong-real", data, pack, "local") == 2
     cases = [pc.case for pc in load_pack(pack)]
     assert [c.expected for c in cases] == [["1"], ["Travis, Laura"]]
-    from ctxprobe.tasks.documents import Documents
+    from ctxprobe.families.documents.task import Documents
     from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -11,8 +11,12 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import NOT_FOUND, make_sim
-from ctxprobe.sim.skills.instructions import INSTRUCTION_PHRASES, last_instruction_at
-from ctxprobe.tasks import aggregation, documents, multihop, niah, vartrack
+from ctxprobe.sim.instructions import INSTRUCTION_PHRASES, last_instruction_at
+from ctxprobe.families.aggregation import task as aggregation
+from ctxprobe.families.documents import task as documents
+from ctxprobe.families.multihop import task as multihop
+from ctxprobe.families.niah import task as niah
+from ctxprobe.families.vartrack import task as vartrack
 from ctxprobe.haystack.layout import after_wording
 from ctxprobe.families.phonebook.task import SYSTEM_PROMPT
 from ctxprobe.tokenizers.base import Message

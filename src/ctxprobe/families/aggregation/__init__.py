@@ -1,0 +1,13 @@
+"""``aggregation``: the most frequent words of a long list (RULER's ``cwe``/``fwe``): the
+family class in ``task.py``, its meta type in ``task_meta.py``, its sim skill in
+``sim.py``."""
+
+from __future__ import annotations
+
+from ctxprobe.core.declaration import FamilyDeclaration
+
+FAMILY = FamilyDeclaration(
+    name="aggregation",
+    family="ctxprobe.families.aggregation.task:Aggregation",
+    sim_skill="ctxprobe.families.aggregation.sim:aggregation_skill",
+)

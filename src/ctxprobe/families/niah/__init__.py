@@ -1,0 +1,13 @@
+"""``niah``: retrieve facts stated once (needle in a haystack), optionally under
+interference: the family class in ``task.py``, its meta type in ``task_meta.py``, its sim
+skill in ``sim.py``."""
+
+from __future__ import annotations
+
+from ctxprobe.core.declaration import FamilyDeclaration
+
+FAMILY = FamilyDeclaration(
+    name="niah",
+    family="ctxprobe.families.niah.task:Niah",
+    sim_skill="ctxprobe.families.niah.sim:niah_skill",
+)
