@@ -10,7 +10,7 @@ import types
 import pytest
 
 from ctxprobe.core import registry
-from ctxprobe.core.declaration import PARTS, FamilyDeclaration, declare
+from ctxprobe.core.declaration import FIELDS, PARTS, FamilyDeclaration, declare
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.loader import load_path, resolve
 from ctxprobe.errors import CtxprobeError
@@ -83,6 +83,9 @@ def test_bad_declarations_are_refused() -> None:
     with pytest.raises(ValueError, match="bad family name"):
         FamilyDeclaration(" x", _Fam)
     assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds"}
+    assert set(FIELDS) == {"ability", "label_abilities", "prompt_layout", "instruction_phrase", "overlap", "named_bar",
+                           "plain_retrieval"}
+    assert declare("x", _Fam, ability="reading", named_bar=0.5).named_bar == 0.5  # a field by keyword, as a part
 
 
 def test_a_part_that_cannot_be_loaded_says_which_family_and_part() -> None:

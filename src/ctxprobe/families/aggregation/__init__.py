@@ -10,4 +10,7 @@ FAMILY = FamilyDeclaration(
     name="aggregation",
     family="ctxprobe.families.aggregation.task:Aggregation",
     sim_skill="ctxprobe.families.aggregation.sim:aggregation_skill",
+    ability="aggregating information spread over the whole context",
+    prompt_layout=True,
+    instruction_phrase="Some words occur more often than others",
 )

@@ -4,10 +4,14 @@ in ``task_meta.py``, its sim skill in ``sim.py``."""
 
 from __future__ import annotations
 
-from ctxprobe.core.declaration import FamilyDeclaration
+from ctxprobe.core.declaration import FamilyDeclaration, OverlapClaim
 
 FAMILY = FamilyDeclaration(
     name="documents",
     family="ctxprobe.families.documents.task:Documents",
     sim_skill="ctxprobe.families.documents.sim:documents_skill",
+    ability="answering from your own documents",
+    prompt_layout=True,
+    instruction_phrase="Somewhere in it is a document that answers the question",
+    overlap=OverlapClaim(None, 0.3, "mean", "the user's own questions, checked one by one or not at all"),
 )

@@ -9,4 +9,5 @@ FAMILY = FamilyDeclaration(
     name="graphwalks",
     family="ctxprobe.families.graphwalks.task:Graphwalks",
     sim_skill="ctxprobe.families.graphwalks.sim:graphwalks_skill",
+    ability="following the edges of a graph listed in the context",
 )

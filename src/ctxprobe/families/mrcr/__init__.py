@@ -10,4 +10,5 @@ FAMILY = FamilyDeclaration(
     name="mrcr",
     family="ctxprobe.families.mrcr.task:Mrcr",
     sim_skill="ctxprobe.families.mrcr.sim:mrcr_skill",
+    ability="telling apart repeated requests in a long conversation",
 )

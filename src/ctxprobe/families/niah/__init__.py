@@ -10,4 +10,10 @@ FAMILY = FamilyDeclaration(
     name="niah",
     family="ctxprobe.families.niah.task:Niah",
     sim_skill="ctxprobe.families.niah.sim:niah_skill",
+    ability="retrieving one fact stated once",
+    label_abilities={"multikey": "retrieving one fact among look-alikes",
+                     "multivalue": "retrieving every value of one key", "multiquery": "retrieving several facts at once"},
+    prompt_layout=True,
+    instruction_phrase="Hidden in it are special magic numbers",
+    plain_retrieval=True,
 )

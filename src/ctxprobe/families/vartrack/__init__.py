@@ -9,4 +9,7 @@ FAMILY = FamilyDeclaration(
     name="vartrack",
     family="ctxprobe.families.vartrack.task:Vartrack",
     sim_skill="ctxprobe.families.vartrack.sim:vartrack_skill",
+    ability="tracking a chain of references",
+    prompt_layout=True,
+    instruction_phrase="Hidden in it are variable assignments",
 )
