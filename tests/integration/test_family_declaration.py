@@ -82,7 +82,7 @@ def test_bad_declarations_are_refused() -> None:
         declare("nolima", nolima.FAMILY, sim_skill="a:b")
     with pytest.raises(ValueError, match="bad family name"):
         FamilyDeclaration(" x", _Fam)
-    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds"}
+    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds", "published_sets"}
     assert set(FIELDS) == {"ability", "label_abilities", "prompt_layout", "instruction_phrase", "overlap", "named_bar",
                            "plain_retrieval"}
     assert declare("x", _Fam, ability="reading", named_bar=0.5).named_bar == 0.5  # a field by keyword, as a part

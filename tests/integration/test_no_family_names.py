@@ -23,15 +23,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "ctxprobe"
 ALLOWED: dict[str, set[str]] = {
     # the spec's default family (a spec that names none sweeps it; --distractors is its knob)
     "spec/schema.py": {"niah"},
-    # the published sets import-published reads: a set named like the family it feeds
-    # (openai/mrcr, openai/graphwalks), or a natural set that becomes documents' cases.
-    # Left for the published importers' move into their families (issue 50).
-    "sweep/published.py": {"mrcr", "graphwalks"},
-    "sweep/published_sets.py": {"documents"},
-    "sweep/published_natural.py": {"documents"},
-    "sweep/published_oolong.py": {"documents"},
-    "sweep/published_longmemeval.py": {"documents"},
-    "cli/imports.py": {"mrcr", "graphwalks"},  # the parser's list of those sets, written out
     # one inspect_ai task function per family, by name (inspect_ai finds tasks by their
     # function): left for the tasks generated from the registry (issue 50)
     "inspect_tasks/tasks.py": {"niah", "multihop", "vartrack", "aggregation", "documents", "phonebook", "ruler",

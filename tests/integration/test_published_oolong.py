@@ -227,10 +227,16 @@ def test_bad_rows_are_one_line_errors(tmp_path: Path, split: str, change: dict, 
 
 
 def test_the_cli_offers_every_set_the_writer_reads() -> None:
-    from ctxprobe.cli.imports import SETS as CLI_SETS
-    from ctxprobe.sweep.published import SETS
+    import argparse
 
-    assert CLI_SETS == SETS
+    from ctxprobe.cli.imports import add_import_parsers
+    from ctxprobe.sweep.published import published_set, set_names
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_import_parsers(sub)
+    (choices,) = [a.choices for a in sub.choices["import-published"]._actions if a.dest == "set"]
+    assert tuple(choices) == set_names()
+    assert {published_set(name)[0] for name in set_names()} == {"documents", "graphwalks", "mrcr"}
     with pytest.raises(CtxprobeError, match="unknown published set 'oolong'"):
         write_published_pack("oolong", "x.jsonl", "p.jsonl", "local")
 

@@ -134,7 +134,8 @@ def test_cli_import_and_errors(tmp_path) -> None:
 
 def test_published_meta_is_what_its_type_says(tmp_path) -> None:
     from ctxprobe.core.case_meta import PublishedGraphwalksMeta, PublishedMrcrMeta
-    from ctxprobe.sweep.published import graphwalks_cases, mrcr_cases
+    from ctxprobe.families.graphwalks.task_published import graphwalks_cases
+    from ctxprobe.families.mrcr.task_published import mrcr_cases
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")

@@ -76,8 +76,8 @@ class _Filler(OrderMeta):
     encodes: int
 
 
-# -- published rows (openai/graphwalks, openai/mrcr): written by the importer
-#    (ctxprobe.sweep.published), scored by their family -----------------------------------
+# -- published rows (openai/graphwalks, openai/mrcr): read by their family's importer
+#    (families/<name>/task_published.py), scored by the family ---------------------------
 
 class GraphwalksScoring(TypedDict):
     """How a GraphWalks reply is scored: a generated case and a published row carry it."""
@@ -87,7 +87,7 @@ class GraphwalksScoring(TypedDict):
 
 
 class PublishedGraphwalksMeta(GraphwalksScoring):
-    """A row of the published ``openai/graphwalks`` files (:mod:`ctxprobe.sweep.published`)."""
+    """A row of the published ``openai/graphwalks`` files (``import-published graphwalks``)."""
 
     source: Literal["openai/graphwalks"]
     file: str
@@ -107,7 +107,7 @@ class MrcrCommon(TypedDict):
 
 
 class PublishedMrcrMeta(MrcrCommon):
-    """A row of the published ``openai/mrcr`` files (:mod:`ctxprobe.sweep.published`)."""
+    """A row of the published ``openai/mrcr`` files (``import-published mrcr``)."""
 
     source: Literal["openai/mrcr"]
     file: str

@@ -65,6 +65,10 @@ class FamilyDeclaration:
     #: Simulated models it brings (``sim:KIND?param=value``): kind → a
     #: ``ctxprobe.sim.family_kinds.SimKind`` (or its path), found by :mod:`ctxprobe.sim.family_kinds`.
     sim_kinds: Mapping[str, str | object] = field(default_factory=dict)
+    #: Published sets ``import-published`` reads as its cases: set name → a
+    #: :class:`ctxprobe.haystack.published.PublishedSet` (or its path), loaded when the set is
+    #: read (:mod:`ctxprobe.sweep.published`).
+    published_sets: Mapping[str, str | object] = field(default_factory=dict)
 
     # -- what generic code asks of a family by name, declared here rather than listed there --
 
@@ -95,6 +99,10 @@ class FamilyDeclaration:
         if not self.name or self.name != self.name.strip():
             raise ValueError(f"bad family name {self.name!r}")
 
+    def load_published(self, name: str) -> Any:
+        """Its published set ``name`` as an object, imported on first use."""
+        return resolve(self.published_sets[name], what=f"family '{self.name}': its published set '{name}'")
+
     def load(self, part: str) -> Any:
         """The part ``part`` (``"family"``, ``"sim_skill"``, ``"report_hooks"``, ``"command"``)
         as an object, imported on first use; None when the family declares none."""
@@ -105,7 +113,7 @@ class FamilyDeclaration:
 
 
 #: The parts a declaration names, each loaded when used (:meth:`FamilyDeclaration.load`).
-PARTS: tuple[str, ...] = ("sim_skill", "report_hooks", "command", "presets", "sim_kinds")
+PARTS: tuple[str, ...] = ("sim_skill", "report_hooks", "command", "presets", "sim_kinds", "published_sets")
 #: Its plain fields: what generic code asks of a family by name.
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(FamilyDeclaration) if f.name not in ("name", "family", *PARTS))
 

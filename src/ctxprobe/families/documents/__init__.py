@@ -14,4 +14,8 @@ FAMILY = FamilyDeclaration(
     prompt_layout=True,
     instruction_phrase="Somewhere in it is a document that answers the question",
     overlap=OverlapClaim(None, 0.3, "mean", "the user's own questions, checked one by one or not at all"),
+    published_sets={"longbench-v2": "ctxprobe.families.documents.task_published:LONGBENCH_V2",
+                    "longmemeval": "ctxprobe.families.documents.task_published:LONGMEMEVAL",
+                    "oolong-synth": "ctxprobe.families.documents.task_published:OOLONG_SYNTH",
+                    "oolong-real": "ctxprobe.families.documents.task_published:OOLONG_REAL"},
 )

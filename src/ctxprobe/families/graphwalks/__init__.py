@@ -10,4 +10,5 @@ FAMILY = FamilyDeclaration(
     family="ctxprobe.families.graphwalks.task:Graphwalks",
     sim_skill="ctxprobe.families.graphwalks.sim:graphwalks_skill",
     ability="following the edges of a graph listed in the context",
+    published_sets={"graphwalks": "ctxprobe.families.graphwalks.task_published:GRAPHWALKS"},  # openai/graphwalks'
 )

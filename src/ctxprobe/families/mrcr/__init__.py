@@ -11,4 +11,5 @@ FAMILY = FamilyDeclaration(
     family="ctxprobe.families.mrcr.task:Mrcr",
     sim_skill="ctxprobe.families.mrcr.sim:mrcr_skill",
     ability="telling apart repeated requests in a long conversation",
+    published_sets={"mrcr": "ctxprobe.families.mrcr.task_published:MRCR"},  # openai/mrcr's files
 )
