@@ -68,8 +68,6 @@ class ThresholdRule:
     def parse(cls, text: str) -> ThresholdRule:
         """CLI form: ``0.856`` (absolute), ``relative`` or ``relative:0.85``; by name ``ruler``
         (0.856) or ``nolima`` (relative:0.85)."""
-        if text.strip().lower() in named_bars():
-            return cls.from_bar(text)
         kind, _, raw = text.strip().partition(":")
         if kind in ("relative", "rel"):
             value = raw or str(DEFAULT_RELATIVE_FRACTION)
@@ -79,6 +77,8 @@ class ThresholdRule:
         try:
             return cls(rule_kind, float(value))
         except ValueError:
+            if text.strip().lower() in named_bars():  # a name: the registry is read only for one
+                return cls.from_bar(text)
             raise CtxprobeError(
                 f"bad threshold rule {text!r}: use a number such as 0.856, or relative[:0.85]"
             ) from None

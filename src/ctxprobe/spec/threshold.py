@@ -47,9 +47,6 @@ def check_bar(value: object) -> Bar:
     Accepts a number, a numeric string, ``ruler``, ``nolima``, ``relative`` or ``relative:F``."""
     if isinstance(value, str):
         text = value.strip().lower()
-        named = named_bars().get(text)
-        if named is not None:
-            return named
         kind, sep, raw = text.partition(":")
         if kind in ("relative", "rel"):
             try:
@@ -60,6 +57,9 @@ def check_bar(value: object) -> Bar:
         try:
             value = float(text)
         except ValueError:
+            named = named_bars().get(text)  # a name (ruler, nolima): the registry is read only for one
+            if named is not None:
+                return named
             raise CtxprobeError(f"bad bar {value!r}: use a number such as 0.9, ruler (0.856), nolima "
                                 f"(85% of the shortest length's score) or relative:F") from None
     if isinstance(value, (int, float)) and not isinstance(value, bool):

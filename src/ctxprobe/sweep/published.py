@@ -25,8 +25,11 @@ from ctxprobe.haystack.published import PublishedSet, ReadOptions
 
 def set_names() -> tuple[str, ...]:
     """The sets import-published reads: each family's declared sets, in its declared order,
-    the families by name; read from the declarations without importing a reader."""
-    return tuple(name for e in registry.entries("families") for name in e.declaration().published_sets)
+    the families by name. Read from the declarations registered as one (ctxprobe's and a
+    plugin's registered in code) without importing anything, so the CLI's parser imports no
+    plugin; a set of a family known only by an entry point's path is read by
+    :func:`published_set` all the same."""
+    return tuple(name for d in registry.declared_families() for name in d.published_sets)
 
 
 def published_set(name: str) -> tuple[str, PublishedSet]:
