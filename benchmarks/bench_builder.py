@@ -36,7 +36,7 @@ from ctxprobe.haystack import prose_sentences
 from ctxprobe.haystack.counting import clear_word_counts
 from ctxprobe.haystack.packer import FillerPool, Insert, pack
 from ctxprobe.spec import parse_lengths
-from ctxprobe.tasks.niah import NEEDLE, render
+from ctxprobe.families.niah.task import NEEDLE, render
 from ctxprobe.tokenizers import resolve_tokenizer
 
 REPO = Path(__file__).resolve().parent.parent

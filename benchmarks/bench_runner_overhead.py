@@ -103,7 +103,8 @@ async def _runner(url: str, cases: list, n: int, concurrency: int, store: Path |
     else:
         from ctxprobe.sweep.standalone import make_sink
         from ctxprobe.store import Store
-        from ctxprobe.tasks import BuildContext, make_family, validate_params
+        from ctxprobe.haystack.context import BuildContext
+        from ctxprobe.core.family_lookup import make_family, validate_params
         from ctxprobe.tokenizers import resolve_tokenizer
 
         db = Store(store)

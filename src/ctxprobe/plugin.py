@@ -7,8 +7,10 @@ from one module (docs/architecture.md's examples import only from here).
   protocol, :class:`GenerateRequest` / :class:`GenerateResult`, :class:`ModelRef` (what its
   factory is handed), and its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`;
 - a tokenizer: :class:`TokenizerBase`, the :class:`Tokenizer` protocol, :class:`ApproxTokenizer`;
-- a family: :class:`FamilyBase`, the :class:`Family` protocol, :class:`BuildContext`,
-  :class:`Case`, :class:`Cell`, :class:`Message`, :class:`Scored`, :class:`Outcome`;
+- a family: its :class:`FamilyDeclaration` (with an :class:`OverlapClaim`, a
+  :class:`PublishedSet` read with :class:`ReadOptions`), :class:`FamilyBase`, the
+  :class:`Family` protocol, :class:`BuildContext`, :class:`Case`, :class:`Cell`,
+  :class:`Message`, :class:`Scored`, :class:`Outcome`;
 - what a family adds to the reports: :class:`FamilyReportHooks`, reading the run's
   :class:`CaseRecord` s (each with its :class:`StoredResponse`), or :class:`LabelTableHooks`
   for one JSON object and one HTML table per family label;
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from ctxprobe.core.case import Case, Cell, Message
 from ctxprobe.core.catalog import ModelInfo, Price, ProviderInfo
-from ctxprobe.core.declaration import FamilyDeclaration
+from ctxprobe.core.declaration import FamilyDeclaration, OverlapClaim
 from ctxprobe.core.family import Family, FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.core.records import CaseRecord, StoredResponse
@@ -33,12 +35,14 @@ from ctxprobe.report.html.parts import Figure, ReportSection, Table
 from ctxprobe.report.html.sections import RunView
 from ctxprobe.spec.names import ModelRef
 from ctxprobe.haystack.context import BuildContext
+from ctxprobe.haystack.published import PublishedSet, ReadOptions
 from ctxprobe.tokenizers.approx import ApproxTokenizer
 from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 
 __all__ = [
     "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
     "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "LabelTableHooks", "Message", "ModelInfo", "ModelRef",
-    "Outcome", "Price", "Provider", "ProviderBase", "ProviderInfo", "ReportSection", "RunView", "Scored",
+    "Outcome", "OverlapClaim", "Price", "Provider", "ProviderBase", "ProviderInfo", "PublishedSet", "ReadOptions",
+    "ReportSection", "RunView", "Scored",
     "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
 ]

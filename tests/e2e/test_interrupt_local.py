@@ -21,7 +21,8 @@ import ctxprobe
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 pytestmark = pytest.mark.slow

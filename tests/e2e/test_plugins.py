@@ -20,7 +20,8 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.spec.names import parse_model
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,8 +16,8 @@ from ctxprobe.core.baseline import baseline_label, is_baseline, main_label
 from ctxprobe.core.case import Cell
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.store import iter_export
-from ctxprobe.tasks import BuildContext
-from ctxprobe.tasks.mrcr import Mrcr, MrcrParams, random_instance_floor
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.families.mrcr.task import Mrcr, MrcrParams, random_instance_floor
 from ctxprobe.tokenizers import resolve_tokenizer
 
 VERSION = "0"

@@ -10,7 +10,7 @@ import sqlite3
 import pytest
 
 import ctxprobe
-import ctxprobe.tasks.niah as niah
+import ctxprobe.families.niah.task as niah
 from ctxprobe.cases.builder import BUILDER_VERSION
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import planned_cases

@@ -14,8 +14,10 @@ from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell, Case
-from ctxprobe.tasks import BuildContext, validate_params
-from ctxprobe.tasks.documents import Documents, DocumentsParams, normalize_answer
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import validate_params
+from ctxprobe.families.documents.task import Documents, DocumentsParams
+from ctxprobe.scores.answers import normalize_answer
 from ctxprobe.tokenizers import resolve_tokenizer
 
 VAULT = """# Vault notes

@@ -16,8 +16,8 @@ from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext
-from ctxprobe.tasks.documents import Documents, DocumentsParams
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.families.documents.task import Documents, DocumentsParams
 from ctxprobe.tokenizers import resolve_tokenizer
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "natural"

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from ctxprobe.core import registry
-from ctxprobe.core.declaration import PARTS, FamilyDeclaration, declare
+from ctxprobe.core.declaration import FIELDS, PARTS, FamilyDeclaration, declare
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.loader import load_path, resolve
 from ctxprobe.errors import CtxprobeError
@@ -66,7 +66,7 @@ def test_registering_a_declaration_or_a_class_with_keywords_is_the_same(monkeypa
 
 def test_a_family_registered_by_path_alone_has_a_declaration_with_no_parts() -> None:
     try:
-        registry.register("families", "by-path", "ctxprobe.tasks.niah:Niah", origin="test")
+        registry.register("families", "by-path", "ctxprobe.families.niah.task:Niah", origin="test")
         assert registry.get("families", "by-path").declaration() == FamilyDeclaration(
             "by-path", registry.load("families", "niah").__mro__[0])
     finally:
@@ -82,7 +82,10 @@ def test_bad_declarations_are_refused() -> None:
         declare("nolima", nolima.FAMILY, sim_skill="a:b")
     with pytest.raises(ValueError, match="bad family name"):
         FamilyDeclaration(" x", _Fam)
-    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds"}
+    assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds", "published_sets"}
+    assert set(FIELDS) == {"ability", "label_abilities", "prompt_layout", "instruction_phrase", "overlap", "named_bar",
+                           "plain_retrieval"}
+    assert declare("x", _Fam, ability="reading", named_bar=0.5).named_bar == 0.5  # a field by keyword, as a part
 
 
 def test_a_part_that_cannot_be_loaded_says_which_family_and_part() -> None:

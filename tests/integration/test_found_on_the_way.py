@@ -44,7 +44,7 @@ def test_a_new_familys_sim_kind_is_in_the_model_help_without_an_edit(capsys: pyt
     from ctxprobe.core.declaration import FamilyDeclaration
 
     assert "newfamilysim" not in model_help()
-    registry.register("families", "new-fam", FamilyDeclaration("new-fam", "ctxprobe.tasks.niah:Niah",
+    registry.register("families", "new-fam", FamilyDeclaration("new-fam", "ctxprobe.families.niah.task:Niah",
                                                                sim_kinds={"newfamilysim": "x:Y"}), origin="test")
     try:
         assert "newfamilysim" in model_help()

@@ -214,8 +214,7 @@ LAYERS: list[set[str]] = [
     {"spec"},
     {"embedded"},
     {"tokenizers"},
-    {"haystack"},
-    {"tasks"},
+    {"haystack"},  # what families build cases from (a family package's task files sit here: ROLES)
     {"plan"},
     {"cases"},
     {"models"},
@@ -229,7 +228,7 @@ LAYERS: list[set[str]] = [
     {"sweep"},
     {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
     {"inspect_tasks"},  # the inspect_ai tasks (the `inspect` extra)
-    {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, tasks)
+    {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, the documents' reading)
     {"view"},  # ctxprobe view: the read-only web app over a store (reads report, decide, compare)
     {"cli", "", "plugin"},  # "" = the package itself (ctxprobe/__init__.py: the public API); plugin: what plugins import
 ]
@@ -242,7 +241,7 @@ LAYERS: list[set[str]] = [
 #: registry's built-ins import it, and it names its parts by path only.
 FAMILIES = "families"
 ROLES: dict[str, str] = {
-    "task": "tasks", "score": "tasks", "preset": "tasks",  # the family class, its scorer, its presets
+    "task": "haystack", "score": "haystack", "preset": "haystack",  # the family class, its scorer, its presets
     "sim": "sim",  # its sim skill: reached only through the registry, like all of sim/
     "analysis": "analysis",  # its analysis of stored rows
     "report": "report",  # its report hooks, terminal tables, plots, HTML
@@ -299,11 +298,11 @@ def test_every_import_points_down_the_pipeline() -> None:
 
 
 def test_the_layer_check_sees_an_upward_import() -> None:
-    assert _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html.page")
+    assert _layer("ctxprobe.families.niah.task") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html.page")
     assert _layer("ctxprobe.analysis.grid") < _layer("ctxprobe.report.format")
     assert _layer("ctxprobe") == _layer("ctxprobe.cli")
     # the scoring rules sit below the families that score with them; grading above the store
-    assert _layer("ctxprobe.scores.setscore") < _layer("ctxprobe.tasks.niah") < _layer("ctxprobe.grading.record")
+    assert _layer("ctxprobe.scores.setscore") < _layer("ctxprobe.families.niah.task") < _layer("ctxprobe.grading.record")
     assert _layer("ctxprobe.store.db") < _layer("ctxprobe.grading.record")
     # the simulator sits on the models' base, below the runner that calls it
     assert _layer("ctxprobe.models.base") < _layer("ctxprobe.sim.model") < _layer("ctxprobe.runner.execute")
@@ -342,7 +341,7 @@ def test_a_family_package_places_each_file_by_its_role(tmp_path: Path) -> None:
     (fam / "analysis.py").write_text("from ctxprobe.families.demo import score\n")
     (fam / "report_html.py").write_text("from . import analysis\n")
     (fam / "sim.py").write_text("")
-    assert _layer(f"{PKG}.{FAMILIES}.demo.task.words") == _layer("ctxprobe.tasks.niah")
+    assert _layer(f"{PKG}.{FAMILIES}.demo.task.words") == _layer("ctxprobe.families.niah.task")
     assert _layer(f"{PKG}.{FAMILIES}.demo.report_html") == _layer("ctxprobe.report.html.page")
     assert _layer(f"{PKG}.{FAMILIES}.demo") == _layer(f"{PKG}.{FAMILIES}") == _layer("ctxprobe.core.registry")
     assert _in_simulator(f"{PKG}.{FAMILIES}.demo.sim") and not _in_simulator(f"{PKG}.{FAMILIES}.demo.task_sim")

@@ -13,8 +13,8 @@ from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell, Case
-from ctxprobe.tasks import BuildContext
-from ctxprobe.tasks.multihop import Multihop, MultihopParams, second_hop_depth
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.families.multihop.task import Multihop, MultihopParams, second_hop_depth
 from ctxprobe.haystack.overlap import STOPWORDS
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -162,7 +162,7 @@ def test_uncommitted_answers_say_why(output: str, reason: str) -> None:
 def test_templates_cannot_trigger_the_commitment_rules() -> None:
     """The echo removal is belt and braces: no template the prompt shows contains a negation,
     hedge or alternative word, so echoing any part of the prompt never costs a point."""
-    from ctxprobe.tasks.multihop import ANSWER_FORMAT, INSTRUCTION, QUESTIONS, uncommitted
+    from ctxprobe.families.multihop.task import ANSWER_FORMAT, INSTRUCTION, QUESTIONS, uncommitted
     for text in (INSTRUCTION, ANSWER_FORMAT, *QUESTIONS):
         assert uncommitted(text.format(person="Orlan Vesk"), []) == {}
 

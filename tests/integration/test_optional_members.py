@@ -81,7 +81,7 @@ def test_an_object_that_cannot_take_the_defaults_is_a_one_line_error():
 
 def test_builtins_inherit_their_bases():
     from ctxprobe.sim.model import SimModel
-    from ctxprobe.tasks import family_class, family_names
+    from ctxprobe.core.family_lookup import family_class, family_names
     from ctxprobe.tokenizers.approx import ApproxTokenizer
 
     assert all(issubclass(family_class(n), FamilyBase) for n in family_names())
@@ -140,7 +140,7 @@ def test_a_plugin_familys_hooks_reach_the_json_report(tmp_path, monkeypatch):
     import ctxprobe
     from ctxprobe.report.hooks import FamilyReportHooks
     from ctxprobe.core.declaration import FamilyDeclaration
-    from ctxprobe.tasks.niah import Niah
+    from ctxprobe.families.niah.task import Niah
 
     class Counts(FamilyReportHooks):
         def json_extra(self, records):  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ctxprobe.analysis.overlap import USER_LIMIT, overlap_stats
+from ctxprobe.analysis.overlap import claims, overlap_stats
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
@@ -85,8 +85,10 @@ def test_limits_at_their_boundaries() -> None:
     assert (clean.largest, clean.flagged) == (0.0, False)  # the first hop's 0.5 is not the claim
     (one,) = overlap_stats([_rec("multihop", hop)] * 3 + [_rec("multihop", leak)])
     assert (one.above, one.flagged) == (1, True)  # any case above 0 flags
-    at = overlap_stats([_rec("documents", [{"overlap": USER_LIMIT}])])[0]
-    over = overlap_stats([_rec("documents", [{"overlap": USER_LIMIT + 0.01}])])[0]
+    limit = claims()["documents"].limit  # the user's own questions: NoLiMa's 0.3
+    assert limit == 0.3
+    at = overlap_stats([_rec("documents", [{"overlap": limit}])])[0]
+    over = overlap_stats([_rec("documents", [{"overlap": limit + 0.01}])])[0]
     assert at.flagged is False and over.flagged is True  # "above" the limit: equal passes
     # a label whose family is documents is judged as documents
     (named,) = overlap_stats([_rec("mydocs", [{"overlap": 0.9}])], {"mydocs": "documents"})

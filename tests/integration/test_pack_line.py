@@ -48,19 +48,26 @@ def test_an_edit_of_one_character_or_a_missing_hash_is_named() -> None:
 
 
 def test_a_registered_published_set_is_written_through_the_one_pack_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A family declares its published sets; the one writer finds a plugin's as it finds
+    ctxprobe's, and the pack names the declaring family."""
+    from ctxprobe.core import registry
+    from ctxprobe.core.declaration import FamilyDeclaration
+    from ctxprobe.haystack.published import PublishedSet
     from ctxprobe.sweep.packs import load_pack
-    from ctxprobe.sweep.published import SETS, write_published_pack
-    from ctxprobe.sweep.published_sets import PUBLISHED, PublishedSet, register_published_set
+    from ctxprobe.sweep.published import set_names, write_published_pack
 
-    assert SETS == ("mrcr", "graphwalks", "longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
-    register_published_set(PublishedSet("demo-set", lambda path, tok, options: iter([_case(sample=1)]), natural=True))
+    assert set_names() == ("longbench-v2", "longmemeval", "oolong-synth", "oolong-real", "graphwalks", "mrcr")
+    demo = PublishedSet("demo-set", lambda path, tok, options: iter([_case(sample=1)]), natural=True)
+    registry.register("families", "demo-docs", FamilyDeclaration("demo-docs", "ctxprobe.families.documents.task:Documents",
+                                                                 published_sets={"demo-set": demo}), origin="test")
     try:
+        assert "demo-set" in set_names()
         n = write_published_pack("demo-set", tmp_path / "rows.json", tmp_path / "p.jsonl", "approx")
         (read,) = load_pack(tmp_path / "p.jsonl")
         assert n == 1 and read.case == _case(sample=1) and not read.edited and read.source_run_id is None
-        assert read.spec["families"] == {"documents": {"docs": str(tmp_path), "qa": str(tmp_path / "rows.json")}}
+        assert read.spec["families"] == {"demo-docs": {"docs": str(tmp_path), "qa": str(tmp_path / "rows.json")}}
     finally:
-        del PUBLISHED["demo-set"]
+        registry.unregister("families", "demo-docs")
 
 
 def test_a_sampled_variants_export_runs_back_as_exported(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -96,7 +96,8 @@ def test_an_all_timeout_run_says_so(tmp_path, capsys) -> None:
     from ctxprobe.sim.faults import FaultPlan
     from ctxprobe.sim.server import _messages_hash
     from ctxprobe.sweep.preflight import PROBE_MESSAGES
-    from ctxprobe.tasks import BuildContext, make_family, validate_params
+    from ctxprobe.haystack.context import BuildContext
+    from ctxprobe.core.family_lookup import make_family, validate_params
 
     tok = resolve_tokenizer("local")
     family = make_family("phonebook", BuildContext(tok, None))

@@ -10,7 +10,8 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.families.phonebook.task_grid import parse_entries, phonebook_spec
 from ctxprobe.families.phonebook.score import normalise_number
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -29,7 +29,8 @@ from ctxprobe.store import iter_export
 from stub_records import stub_records
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -16,7 +16,8 @@ import pytest
 
 from ctxprobe.core.case import Cell
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.families.phonebook.task_book import COT_PROMPT
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -19,7 +19,7 @@ from ctxprobe.scores.longmemeval import QUESTION_TYPES, anscheck_prompt, judge_s
 from ctxprobe.sim.judge import SimJudge
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.packs import load_pack, run_pack
-from ctxprobe.sweep.published_longmemeval import longmemeval_prompt
+from ctxprobe.families.documents.task_longmemeval import longmemeval_prompt
 
 _STEPS = ("I will give you a question, a correct answer, and a response from a model. Please answer yes if the response "
           "contains the correct answer. Otherwise, answer no. If the response is equivalent to the correct answer or "

@@ -193,7 +193,7 @@ def test_a_real_file_scores_like_its_rule(tmp_path: Path) -> None:
     assert write_published_pack("oolong-real", data, pack, "local") == 2
     cases = [pc.case for pc in load_pack(pack)]
     assert [c.expected for c in cases] == [["1"], ["Travis, Laura"]]
-    from ctxprobe.tasks.documents import Documents
+    from ctxprobe.families.documents.task import Documents
     from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -227,10 +227,16 @@ def test_bad_rows_are_one_line_errors(tmp_path: Path, split: str, change: dict, 
 
 
 def test_the_cli_offers_every_set_the_writer_reads() -> None:
-    from ctxprobe.cli.imports import SETS as CLI_SETS
-    from ctxprobe.sweep.published import SETS
+    import argparse
 
-    assert CLI_SETS == SETS
+    from ctxprobe.cli.imports import add_import_parsers
+    from ctxprobe.sweep.published import published_set, set_names
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_import_parsers(sub)
+    (choices,) = [a.choices for a in sub.choices["import-published"]._actions if a.dest == "set"]
+    assert tuple(choices) == set_names()
+    assert {published_set(name)[0] for name in set_names()} == {"documents", "graphwalks", "mrcr"}
     with pytest.raises(CtxprobeError, match="unknown published set 'oolong'"):
         write_published_pack("oolong", "x.jsonl", "p.jsonl", "local")
 

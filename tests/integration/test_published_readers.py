@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from difflib import SequenceMatcher
+from typing import Any
 
 import pytest
 
@@ -93,7 +94,8 @@ def test_mrcr_rows_sent_unchanged_and_scored_by_the_original_rule(tmp_path) -> N
         ref = ref_grade(rec["output"], row["answer"], row["random_string_to_prepend"])
         assert abs(rec["score"] - ref) < 1e-9 and rec["score"] == 1.0 and rec["outcome"] == "correct"
     # another instance of the same request is a distractor, scored by the same rule
-    from ctxprobe.tasks import BuildContext, make_family
+    from ctxprobe.haystack.context import BuildContext
+    from ctxprobe.core.family_lookup import make_family
     from ctxprobe.tokenizers import resolve_tokenizer
 
     fam = make_family("mrcr", BuildContext(tokenizer=resolve_tokenizer("local"), haystack=None))
@@ -131,8 +133,9 @@ def test_cli_import_and_errors(tmp_path) -> None:
 
 
 def test_published_meta_is_what_its_type_says(tmp_path) -> None:
-    from ctxprobe.core.case_meta import PUBLISHED_META_TYPES
-    from ctxprobe.sweep.published import graphwalks_cases, mrcr_cases
+    from ctxprobe.core.case_meta import PublishedGraphwalksMeta, PublishedMrcrMeta
+    from ctxprobe.families.graphwalks.task_published import graphwalks_cases
+    from ctxprobe.families.mrcr.task_published import mrcr_cases
     from ctxprobe.tokenizers import resolve_tokenizer
 
     tok = resolve_tokenizer("local")
@@ -140,7 +143,7 @@ def test_published_meta_is_what_its_type_says(tmp_path) -> None:
     _write(tmp_path / "g.parquet", _graphwalks_rows())
     for kind, cases in (("mrcr", mrcr_cases(tmp_path / "m.parquet", tok)),
                         ("graphwalks", graphwalks_cases(tmp_path / "g.parquet", tok, parse="card"))):
-        declared = PUBLISHED_META_TYPES[kind]
+        declared: Any = {"graphwalks": PublishedGraphwalksMeta, "mrcr": PublishedMrcrMeta}[kind]
         names = declared.__required_keys__ | declared.__optional_keys__  # type: ignore[attr-defined]
         for case in cases:
             assert declared.__required_keys__ <= case.meta.keys() <= names  # type: ignore[attr-defined]

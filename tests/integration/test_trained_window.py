@@ -18,7 +18,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.spec import make_spec
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.run import beyond_trained_warning, check_lengths, run_sweep
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

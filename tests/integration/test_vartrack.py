@@ -14,7 +14,8 @@ from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 PARAMS = {"hops": 3, "chains": 4}

@@ -16,7 +16,8 @@ from ctxprobe.core.rows import ResultRow
 from ctxprobe.report.html.page import render_html
 from ctxprobe.report.load import Report
 from ctxprobe.store import RunMeta, RunRecord
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"

@@ -9,7 +9,8 @@ import pytest
 
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.scores.numbers import malformed_grouped, normalise_grouped
-from ctxprobe.tasks import BuildContext, make_family
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family
 from ctxprobe.families.phonebook.score import Answer, needle_outcome, parse_reply
 
 VALUE = "9996995"

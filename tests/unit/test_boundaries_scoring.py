@@ -13,10 +13,11 @@ import pytest
 
 from ctxprobe.scores.outcome import score_response
 from ctxprobe.core.case import Case, Cell
-from ctxprobe.tasks import BuildContext, make_family
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family
 from ctxprobe.scores.setscore import count_exact
-from ctxprobe.tasks.niah import has_number
-from ctxprobe.tasks.vartrack import NAME_RE
+from ctxprobe.families.niah.task import has_number
+from ctxprobe.families.vartrack.task import NAME_RE
 
 VALUE = "4819203"
 DISTRACTOR = "7305518"
@@ -242,7 +243,7 @@ def test_labels_decoded_from_a_response_compare_by_value(niah) -> None:
 # --- aggregation: list words inside longer words ----------------------------------------------
 
 def test_aggregation_counts_whole_list_words_only() -> None:
-    from ctxprobe.tasks.aggregation import Aggregation
+    from ctxprobe.families.aggregation.task import Aggregation
 
     family = Aggregation(BuildContext(tokenizer=None, haystack=None))  # type: ignore[arg-type]
     prompt = "Which words are most frequent?\n\ncat dog cat owl cat dog\n\nList the 2 most frequent words."

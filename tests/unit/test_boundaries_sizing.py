@@ -11,7 +11,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.spec import make_spec
 from ctxprobe.cases.families import build_families
 from ctxprobe.sweep.run import check_lengths
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
 WINDOW, OUT = 2048, 48

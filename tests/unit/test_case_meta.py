@@ -1,6 +1,5 @@
-"""Each built-in family's case meta is what its TypedDict says (in ``core.case_meta``, or
-in the family's own package for the phone book and RULER): every
-required key present, no key the type does not name, and each value of the declared type.
+"""Each built-in family's case meta is what its TypedDict says (in the family's own package,
+``families/<name>/task_meta.py``; RULER's ``task/meta.py``): every required key present, no key the type does not name, and each value of the declared type.
 The type checker checks the readers against these types; this checks the types against
 the cases the families really build."""
 
@@ -14,12 +13,28 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 import pytest
 
 from ctxprobe.core.case import Cell
-from ctxprobe.core.case_meta import META_TYPES, case_meta, niah_meta
+from ctxprobe.core.case_meta import case_meta
+from ctxprobe.families.aggregation.task_meta import AggregationMeta
+from ctxprobe.families.documents.task_meta import DocumentsMeta
+from ctxprobe.families.graphwalks.task_meta import GraphwalksMeta
+from ctxprobe.families.mrcr.task_meta import MrcrMeta
+from ctxprobe.families.multihop.task_meta import MultihopMeta
+from ctxprobe.families.niah.task_meta import NiahMeta, niah_meta
 from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.families.phonebook.task_meta import PhonebookMeta
 from ctxprobe.families.ruler.task.meta import RulerMeta
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.families.vartrack.task_meta import VartrackMeta
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
+
+
+#: Each family's meta type, from its own package.
+META_TYPES: dict[str, type] = {
+    "niah": NiahMeta, "vartrack": VartrackMeta, "aggregation": AggregationMeta, "documents": DocumentsMeta,
+    "multihop": MultihopMeta, "graphwalks": GraphwalksMeta, "mrcr": MrcrMeta, "nolima": NolimaMeta,
+    "phonebook": PhonebookMeta, "ruler": RulerMeta,
+}
 
 
 def _fits(value: object, hint: Any) -> bool:
@@ -91,7 +106,7 @@ def _case_meta(ctx: BuildContext, family: str, params: dict[str, Any], length: i
 def test_built_meta_matches_its_type(ctx: BuildContext, family: str, params: dict[str, Any], depth: float) -> None:
     length = 40 if family == "phonebook" else 1024
     meta = _case_meta(ctx, family, params, length=length, depth=depth)
-    assert _mismatches(meta, {**META_TYPES, "nolima": NolimaMeta, "phonebook": PhonebookMeta, "ruler": RulerMeta}[family]) == []
+    assert _mismatches(meta, META_TYPES[family]) == []
 
 
 def test_documents_meta_matches_its_type(ctx: BuildContext, tmp_path) -> None:

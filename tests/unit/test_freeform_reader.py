@@ -1,12 +1,12 @@
-"""The sims' free-form reading (sim/skills/freeform.py): each rule at its boundary,
+"""The sims' free-form reading (sim/freeform.py): each rule at its boundary,
 read through the documents prompt's question paragraph as a sim reads it."""
 
 from __future__ import annotations
 
 from ctxprobe.sim.skills import answer
-from ctxprobe.sim.skills.documents import documents_skill
-from ctxprobe.sim.skills.drafting import draft_sentence, drafting_skill
-from ctxprobe.sim.skills.freeform import best_sentence, freeform_skill, expected_type, question_terms, read, read_all
+from ctxprobe.families.documents.sim import documents_skill
+from ctxprobe.sim.drafting import draft_sentence, drafting_skill
+from ctxprobe.sim.freeform import best_sentence, freeform_skill, expected_type, question_terms, read, read_all
 
 CONTEXT = ("The old mill stood by the river for a century.\n"
            "The harbour wall was constructed in 1822 by fishermen from the north.\n"

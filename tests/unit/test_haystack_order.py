@@ -11,7 +11,8 @@ from ctxprobe.core.case import Cell
 from ctxprobe.haystack import filler_source
 from ctxprobe.haystack.fill import fill_tolerance, select
 from ctxprobe.haystack.packer import FillerPool, Insert, find_subsequence, pack, shuffled
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 

@@ -26,7 +26,7 @@ from ctxprobe.spec.names import as_ref
 from ctxprobe.spec.schema import make_spec
 from ctxprobe.sweep.plan_report import window_refusal
 from ctxprobe.sweep.pricing import price_plan
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
 TOKENIZER = "tiktoken:o200k_base"

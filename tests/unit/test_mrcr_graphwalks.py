@@ -13,7 +13,8 @@ from ctxprobe.core.case import Case, Cell
 from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import SimModel
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 DEPTHS = (0.0, 0.5, 1.0)

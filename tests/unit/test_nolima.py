@@ -13,7 +13,8 @@ from ctxprobe.core.case import Cell
 from ctxprobe.families.nolima.task_meta import NolimaMeta
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.fill import fill_tolerance
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.families.nolima.task import DEFAULT_TASK_TEMPLATE, distractor_depth, expand, nolima_score
 from ctxprobe.tokenizers import resolve_tokenizer
 

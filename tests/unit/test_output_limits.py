@@ -6,7 +6,8 @@ import pytest
 
 from ctxprobe.spec import OUTPUT_FLOOR, OUTPUT_LEAD_IN, answer_items, default_output_limit, make_spec
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 
 #: the words a model puts around an answer, measured as our own lead-in sentence

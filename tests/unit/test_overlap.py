@@ -6,8 +6,8 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext
-from ctxprobe.tasks import multihop as mh
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.families.multihop import task as mh
 from ctxprobe.haystack.overlap import STOPWORDS, content_words, evidence_overlap, max_overlap, overlap
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -14,7 +14,8 @@ from ctxprobe.core.case import Case, Cell, make_case_id
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.scores.outcome import score_response
-from ctxprobe.tasks import BuildContext, make_family
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family
 
 VALUE = "4819203"
 

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from ctxprobe.core.case import Cell, Case
-from ctxprobe.tasks import BuildContext, family_names, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import family_names, make_family, validate_params
 from ctxprobe.families.ruler.task import (
     STRING_MATCH_ALL,
     STRING_MATCH_PART,

@@ -12,7 +12,8 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.families.ruler.task import ruler_families, skipped_line
 from ctxprobe.tokenizers import resolve_tokenizer
 

@@ -26,7 +26,8 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.case import Cell
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 from ctxprobe.tokenizers.base import TokenizerBase
 

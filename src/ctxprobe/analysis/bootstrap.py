@@ -24,7 +24,7 @@ from typing import Literal, TypeVar
 
 from ctxprobe.analysis.grid import DEFAULT_THRESHOLD, clears
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.threshold import NAMED_BARS, Bar, check_bar, check_threshold
+from ctxprobe.spec.threshold import Bar, check_bar, check_threshold, named_bars
 
 #: NoLiMa's relative bar: 85% of the model's own score at the shortest length.
 DEFAULT_RELATIVE_FRACTION = 0.85
@@ -68,8 +68,6 @@ class ThresholdRule:
     def parse(cls, text: str) -> ThresholdRule:
         """CLI form: ``0.856`` (absolute), ``relative`` or ``relative:0.85``; by name ``ruler``
         (0.856) or ``nolima`` (relative:0.85)."""
-        if text.strip().lower() in NAMED_BARS:
-            return cls.from_bar(text)
         kind, _, raw = text.strip().partition(":")
         if kind in ("relative", "rel"):
             value = raw or str(DEFAULT_RELATIVE_FRACTION)
@@ -79,6 +77,8 @@ class ThresholdRule:
         try:
             return cls(rule_kind, float(value))
         except ValueError:
+            if text.strip().lower() in named_bars():  # a name: the registry is read only for one
+                return cls.from_bar(text)
             raise CtxprobeError(
                 f"bad threshold rule {text!r}: use a number such as 0.856, or relative[:0.85]"
             ) from None

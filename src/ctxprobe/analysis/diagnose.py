@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ctxprobe.analysis.grid import Profile
+from ctxprobe.core import registry
 from ctxprobe.core.outcome import Outcome
 
 #: A fall this large right past the trained window is a cliff, not a slope.
@@ -50,9 +51,11 @@ def trained_context_notes(profile: Profile, trained: int | None, served_window: 
 
 
 def profile_notes(profiles: list[Profile]) -> list[str]:
-    """Compare every family with plain retrieval (``niah``): the usual finding is that
-    tracking, aggregation and multi-hop give out earlier. Say which way it went here."""
-    base = next((p for p in profiles if p.family == "niah"), None)
+    """Compare every family with plain retrieval (``niah``: the family whose declaration says
+    ``plain_retrieval``): the usual finding is that tracking, aggregation and multi-hop give
+    out earlier. Say which way it went here."""
+    plain = {e.name for e in registry.entries("families") if e.declaration().plain_retrieval}
+    base = next((p for p in profiles if p.family in plain), None)
     if base is None or len(profiles) < 2:
         return []
 
@@ -62,19 +65,20 @@ def profile_notes(profiles: list[Profile]) -> list[str]:
     shorter = [p.family for p in profiles if p is not base and rank(p) < rank(base)]
     same = [p.family for p in profiles if p is not base and rank(p) == rank(base)]
     longer = [p.family for p in profiles if p is not base and rank(p) > rank(base)]
+    name = base.family
     if base.effective_length is None and not longer:  # niah and every other family below the bar already
         shortest = min((s.length for p in profiles for s in p.lengths), default=0)
-        return [f"profile: every family, niah included, is below the bar at the shortest length tested "
+        return [f"profile: every family, {name} included, is below the bar at the shortest length tested "
                 f"({shortest:,} tokens): none holds longer than another here; test shorter lengths to compare them."]
     parts = []
     if shorter:
-        parts.append(f"{', '.join(shorter)} give out before plain retrieval (niah)")
+        parts.append(f"{', '.join(shorter)} give out before plain retrieval ({name})")
     if same and base.effective_length is None:
-        parts.append(f"{', '.join(same)} are below the bar at the shortest length, as niah is")
+        parts.append(f"{', '.join(same)} are below the bar at the shortest length, as {name} is")
     elif same:
-        parts.append(f"{', '.join(same)} hold as long as niah")
+        parts.append(f"{', '.join(same)} hold as long as {name}")
     if longer:
-        parts.append(f"{', '.join(longer)} hold longer than niah — unusual: check those families' difficulty knobs")
+        parts.append(f"{', '.join(longer)} hold longer than {name} — unusual: check those families' difficulty knobs")
     return ["profile: " + "; ".join(parts) + "."]
 
 

@@ -6,13 +6,14 @@ the share of the question's content words that sentence repeats
 over the sentences of one role). Per family this module gives the mean and the largest case
 overlap and how many cases are above the family's limit.
 
-Limits (:data:`CLAIMS`), for the families whose results rest on low overlap:
+Limits: a family whose results rest on low overlap declares its claim (its declaration's
+``overlap``, :class:`ctxprobe.core.declaration.OverlapClaim`; :func:`claims` reads them):
 
 - ``multihop`` claims that the question shares **no** content word with the second hop's
   fact (role ``second_hop``): any case above 0 is flagged;
 - ``documents`` asks the user's own questions (hand-written, or drafted and checked one by
   one by ``draft-questions`` at its own ``--max-overlap``, 0.5): flagged when the mean case
-  overlap is above :data:`USER_LIMIT` (0.3: the question repeats about a third of its
+  overlap is above 0.3 (the question repeats about a third of its
   content words in one evidence sentence, where NoLiMa found that literal matching starts
   carrying the score), whether or not each question passed its own check.
 
@@ -27,24 +28,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ctxprobe.core import registry
+from ctxprobe.core.declaration import OverlapClaim
 from ctxprobe.core.records import CaseRecord
 from ctxprobe.haystack.overlap import max_overlap
 
-USER_LIMIT = 0.3
-
-
-@dataclass(frozen=True)
-class Claim:
-    role: str | None  # only the evidence of this role counts (None: every sentence)
-    limit: float
-    rule: str  # "any": a case above the limit flags; "mean": the family's mean above it flags
-    why: str
-
-
-CLAIMS: dict[str, Claim] = {
-    "multihop": Claim("second_hop", 0.0, "any", "the question shares no word with the second hop's fact"),
-    "documents": Claim(None, USER_LIMIT, "mean", "the user's own questions, checked one by one or not at all"),
-}
+def claims() -> dict[str, OverlapClaim]:
+    """Family name → the overlap claim it declares, for every registered family with one."""
+    found = ((e.name, e.declaration().overlap) for e in registry.entries("families"))
+    return {name: claim for name, claim in found if claim is not None}
 
 
 @dataclass(frozen=True)
@@ -68,13 +60,14 @@ def overlap_stats(records: Iterable[CaseRecord], names: Mapping[str, str] | None
     """Per family label, from case records (``family`` label and ``meta``); ``names`` maps a
     label to its family name (a label is its name by default). Families whose cases store no
     overlap are left out."""
+    by_claim = claims()
     by_family: dict[str, list[float]] = defaultdict(list)
     for rec in records:
         label = rec.family
         rows = (rec.meta or {}).get("overlap")
         if not isinstance(rows, list):
             continue
-        claim = CLAIMS.get((names or {}).get(label, label))
+        claim = by_claim.get((names or {}).get(label, label))
         if claim is not None and claim.role is not None:
             rows = [r for r in rows if r.get("role") == claim.role]
         by_family[label].append(max_overlap(rows))
@@ -82,7 +75,7 @@ def overlap_stats(records: Iterable[CaseRecord], names: Mapping[str, str] | None
     for label in sorted(by_family):
         values = by_family[label]
         name = (names or {}).get(label, label)
-        claim = CLAIMS.get(name)
+        claim = by_claim.get(name)
         mean = sum(values) / len(values)
         above = sum(v > claim.limit for v in values) if claim else 0
         flagged = claim is not None and (above > 0 if claim.rule == "any" else mean > claim.limit)

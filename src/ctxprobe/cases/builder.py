@@ -3,7 +3,7 @@
 Why a process pool: building a long case is CPU-bound Python plus tokenizer calls (a
 1M-token niah case takes ~4-11 s here), so threads do not scale. Why whole groups per task:
 every depth of a (family, length, repetition) group shares one filler pool (see
-:class:`ctxprobe.tasks.niah.PoolCache`); sending a group to one worker keeps that sharing,
+:class:`ctxprobe.haystack.pool_cache.PoolCache`); sending a group to one worker keeps that sharing,
 so a worker counts each filler sentence once, as the serial build does.
 
 Results are identical to the serial build because ``Family.generate`` is deterministic in
@@ -31,7 +31,7 @@ from typing import Any
 from ctxprobe.plan.grid import PlannedCase
 from ctxprobe.spec import PromptLayout, Spec
 from ctxprobe.cases.families import make_labelled
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.core.case import derive_seed, Case, Cell
 from ctxprobe.core.family import Family
 

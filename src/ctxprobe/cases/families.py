@@ -11,7 +11,8 @@ from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
 from ctxprobe.core.family import Family
 from ctxprobe.core.variant import pop_decoding, pop_layout
 from ctxprobe.spec import Spec
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 
 
 def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> tuple[Family, object]:

@@ -62,7 +62,7 @@ def fitted_spec(spec: Spec) -> Spec:
     """:func:`fit_lengths` with the families built by the spec's own tokenizer (what ``plan``
     asks); the spec as it is when that tokenizer cannot be loaded here (``run`` finds out)."""
     from ctxprobe.cases.families import build_families
-    from ctxprobe.tasks import BuildContext
+    from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     try:

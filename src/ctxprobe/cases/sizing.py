@@ -35,7 +35,7 @@ class KnowsTrainedContext(Protocol):
 def needs_building(spec: Spec) -> bool:
     """Whether any family of the spec sizes its cases in units other than tokens."""
     from ctxprobe.core import registry
-    from ctxprobe.tasks import validate_params
+    from ctxprobe.core.family_lookup import validate_params
 
     for label, params in spec.families.items():
         params = dict(params)
@@ -67,7 +67,7 @@ def plan_sizes(spec: Spec) -> Sizes | None:
     if not needs_building(spec):
         return None
     from ctxprobe.cases.families import build_families
-    from ctxprobe.tasks import BuildContext
+    from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     name = spec.tokenizer or infer_tokenizer(spec.model)
@@ -88,7 +88,7 @@ def plan_mean_sizes(spec: Spec) -> Sizes | None:
     from ctxprobe.cases.builder import generation_seed
     from ctxprobe.cases.families import build_families
     from ctxprobe.core.case import Cell
-    from ctxprobe.tasks import BuildContext
+    from ctxprobe.haystack.context import BuildContext
     from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     name = spec.tokenizer or infer_tokenizer(spec.model)
@@ -135,7 +135,7 @@ def plan_beyond_trained(spec: Spec, sizes: Sizes | None) -> str | None:
     """``ctxprobe plan``'s trained-window warning, from the tokenizer alone (no model is
     loaded, nothing is sent). Silent when the tokenizer cannot be loaded here or knows no
     trained context: the plan only counts; ``run`` checks the window for real."""
-    from ctxprobe.tasks import family_class, family_names
+    from ctxprobe.core.family_lookup import family_class, family_names
     from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 
     try:

@@ -12,8 +12,6 @@ from ctxprobe.cli.common import DEFAULT_STORE
 from ctxprobe.cli.harnesses import cmd_import_inspect, cmd_import_lm_eval
 
 
-#: ctxprobe.sweep.published.SETS (written out: the parser is built without importing the readers)
-SETS = ("mrcr", "graphwalks", "longbench-v2", "longmemeval", "oolong-synth", "oolong-real")
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
@@ -21,10 +19,13 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 
 def add_import_parsers(sub: Any) -> None:
+    from ctxprobe.sweep.published import set_names
+
+    sets = set_names()  # the families' declared sets (no reader imported)
     p = sub.add_parser("import-published", help="turn a local copy of a published set (openai/mrcr, "
                        "openai/graphwalks, LongBench v2, LongMemEval, Oolong) into an instance pack for "
                        "`ctxprobe run --cases` (prompts built as the original builds them, scored by its rule)")
-    p.add_argument("set", choices=SETS, metavar="SET", help=f"which published set the file is from: {', '.join(SETS)} "
+    p.add_argument("set", choices=sets, metavar="SET", help=f"which published set the file is from: {', '.join(sets)} "
                    "(longbench-v2: its data.json; "
                    "longmemeval: its JSON, graded by its judge prompts through --judge; oolong-synth, oolong-real: "
                    "the split's parquet or JSON lines)")

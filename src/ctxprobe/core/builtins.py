@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctxprobe.core.declaration import FamilyDeclaration
 
 
 def register_builtins(register: Callable[..., Any]) -> None:
@@ -57,26 +56,13 @@ def register_builtins(register: Callable[..., Any]) -> None:
     register("tokenizers", "gemini-count", t + "gemini_count", bare=True)
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
-    # is. A family in its own package (ctxprobe/families/<name>/) declares itself there, FAMILY.
-    from ctxprobe.families import instructions, longout, nolima, phonebook, ruler, updates
+    # is; each family's package (ctxprobe/families/<name>/) declares itself there, FAMILY.
+    from ctxprobe.families import (aggregation, documents, graphwalks, instructions, longout, mrcr, multihop, niah,
+                                   nolima, phonebook, ruler, updates, vartrack)
 
-    ts, sk = "ctxprobe.tasks.", "ctxprobe.sim.skills."  # families still in tasks/ (class) and sim/skills/ (skill)
-    for declared in (
-            FamilyDeclaration("niah", ts + "niah:Niah", sim_skill=sk + "niah:niah_skill"),
-            FamilyDeclaration("multihop", ts + "multihop:Multihop", sim_skill=sk + "multihop:multihop_skill"),
-            FamilyDeclaration("documents", ts + "documents:Documents", sim_skill=sk + "documents:documents_skill"),
-            phonebook.FAMILY,
-            FamilyDeclaration("vartrack", ts + "vartrack:Vartrack", sim_skill=sk + "vartrack:vartrack_skill"),
-            FamilyDeclaration("aggregation", ts + "aggregation:Aggregation",
-                              sim_skill=sk + "aggregation:aggregation_skill"),
-            ruler.FAMILY,
-            FamilyDeclaration("mrcr", ts + "mrcr:Mrcr", sim_skill=sk + "mrcr:mrcr_skill"),
-            FamilyDeclaration("graphwalks", ts + "graphwalks:Graphwalks", sim_skill=sk + "graphwalks:graphwalks_skill"),
-            nolima.FAMILY,
-            updates.FAMILY,
-            longout.FAMILY,
-            instructions.FAMILY,
-    ):
+    for declared in (niah.FAMILY, multihop.FAMILY, documents.FAMILY, phonebook.FAMILY, vartrack.FAMILY,
+                     aggregation.FAMILY, ruler.FAMILY, mrcr.FAMILY, graphwalks.FAMILY, nolima.FAMILY,
+                     updates.FAMILY, longout.FAMILY, instructions.FAMILY):
         register("families", declared.name, declared)
 
     # report sections (after the page's own, in name order)

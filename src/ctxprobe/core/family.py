@@ -118,6 +118,13 @@ class FamilyBase:
         return False
 
     @classmethod
+    def computed_floor(cls, case: Case) -> float:
+        """The noise floor's score for ``case`` when the family computes it (:attr:`floor_kind`
+        ``"random-instance"``: MRCR's expected score of a reply that finds the key but not
+        the ordinal), from the case's stored answer key; asked of no other family."""
+        raise NotImplementedError(f"{cls.__name__} computes no noise floor (floor_kind {cls.floor_kind!r})")
+
+    @classmethod
     def prefix_period(cls, params: Any) -> int:
         """How many consecutive repetitions build on one shared text (with every depth of
         them): 1 (each repetition has its own filler); the phone book's questions about
@@ -127,7 +134,7 @@ class FamilyBase:
 
 #: The optional members :class:`FamilyBase` declares (what a plugin family may leave out).
 OPTIONAL: tuple[str, ...] = ("length_includes_output", "long_output", "output_budget", "answer_items", "sized_in_tokens",
-                             "cell_tokens", "check_reps", "uses_judge", "floor_kind",
+                             "cell_tokens", "check_reps", "uses_judge", "floor_kind", "computed_floor",
                              "natural", "per_case_accuracy", "prefix_period")
 
 

@@ -39,7 +39,7 @@ from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.runner.client import CallPolicy, ModelClient, as_client
 from ctxprobe.core.outcome import Scored
 from ctxprobe.core.case import Case
-from ctxprobe.core.case_meta import case_meta, documents_meta
+from ctxprobe.core.case_meta import case_meta
 from ctxprobe.scores.longmemeval import JUDGE_MAX_TOKENS, JUDGE_TEMPERATURE, anscheck_prompt, judge_says_yes
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.haystack.names import city_name, person_name
@@ -111,7 +111,7 @@ async def agrade_call(judge: Provider | ModelClient, question: str, reference: s
 async def agrade_longmemeval(judge: Provider | ModelClient, case: Case, output: str) -> Grade:
     """LongMemEval's grade of one reply (:mod:`ctxprobe.scores.longmemeval`): its prompt for
     the question's type, at its decoding (temperature 0, 10 tokens), read yes/no."""
-    meta = documents_meta(case.meta)
+    meta = case_meta(case.meta)
     prompt = anscheck_prompt(str(meta.get("question_type", "")), str(meta.get("question", "")), case.expected[0],
                              output.strip(), abstention=bool(meta.get("abstention")))
     done = await as_client(judge).call(GenerateRequest([{"role": "user", "content": prompt}],

@@ -21,7 +21,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.grid import planned_cases
 from ctxprobe.scores.outcome import score_response
 from ctxprobe.spec import Spec, make_spec
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 
 #: The keys every harness sample carries about its case (inspect sample metadata, lm-eval docs).
 SAMPLE_KEYS = ("case_id", "family", "length", "depth", "rep", "token_count", "prompt_hash", "max_tokens")

@@ -20,7 +20,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.harnesses.cases import Reply, score_reply
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.store import open_existing
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 
 
 def scoring_family(label: str, params: Mapping[str, Any]) -> Family:

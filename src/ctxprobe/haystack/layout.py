@@ -17,6 +17,7 @@ the two placements ask the same thing. The depth-0 separator is applied by the p
 
 from __future__ import annotations
 
+from ctxprobe.core import registry
 from ctxprobe.spec import PromptLayout, describe_layout
 
 DEFAULT_LAYOUT = PromptLayout()
@@ -46,9 +47,10 @@ def arrange(instruction: str, haystack: str, question: str, layout: PromptLayout
     return "\n\n".join(parts)
 
 
-#: Families whose prompt has an instruction line the layout moves (phonebook keeps the
-#: phone-book post's own prompt; the ``ruler`` family, behind ``--preset ruler``, RULER's).
-LAYOUT_FAMILIES = frozenset({"niah", "multihop", "vartrack", "aggregation", "documents"})
+def layout_families() -> frozenset[str]:
+    """The families whose prompt has an instruction line the layout moves (their declaration's
+    ``prompt_layout``; the phone book keeps the phone-book post's own prompt, RULER RULER's)."""
+    return frozenset(e.name for e in registry.entries("families") if e.declaration().prompt_layout)
 
 
 def stored_layout_line(spec: dict[str, object]) -> str | None:
@@ -57,6 +59,6 @@ def stored_layout_line(spec: dict[str, object]) -> str | None:
     families = spec.get("families") or {}
     names = {str((params or {}).get("family", label)) if isinstance(params, dict) else str(label)
              for label, params in (families.items() if isinstance(families, dict) else [])}
-    if not names & LAYOUT_FAMILIES:
+    if not names & layout_families():
         return None
     return describe_layout(spec.get("layout"))

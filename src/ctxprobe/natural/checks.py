@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.haystack.sanitize import split_sentences
-from ctxprobe.tasks.documents import contains_answer, normalize_answer
+from ctxprobe.scores.answers import contains_answer, normalize_answer
 from ctxprobe.haystack.overlap import overlap
 
 DEFAULT_MAX_OVERLAP = 0.5

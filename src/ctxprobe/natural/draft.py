@@ -41,7 +41,7 @@ from ctxprobe.natural.prompts import Draft, all_answers_prompt, answer_lines, cl
 from ctxprobe.plan.prices import price_for
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec.names import parse_model
-from ctxprobe.tasks.documents import read_documents
+from ctxprobe.haystack.documents import read_documents
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.base import Message, Tokenizer
 

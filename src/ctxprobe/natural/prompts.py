@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ctxprobe.tasks.documents import QUESTION
+from ctxprobe.haystack.documents import QUESTION
 
 DRAFT_REQUEST = (
     "Write up to {k} question-answer pairs about facts stated in the passage above. Each answer must be a "

@@ -33,9 +33,6 @@ class FamilyReportHooks:
     #: Whether :meth:`json_extra` reads the records' prompts (``messages``): the report's
     #: loader keeps them only for such families' cases (a run's prompts can be large).
     json_reads_prompts: bool = False
-    #: What the family measures, in the HTML summary's words ("associative recall of many
-    #: entries"); None: the family's name.
-    ability: str | None = None
 
     def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         """An object the JSON report carries under the family's name, from the run's case

@@ -85,7 +85,7 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
         rows = store.result_rows(run.run_id) if scorer == "strict" else rescored[scorer]
         rows, floor_rows = split_rows(rows)
         if "random-instance" in kinds.values():
-            floor_rows += list(computed_floor_rows(records, kinds))
+            floor_rows += list(computed_floor_rows(records, run.spec))
         extras = {}  # by family name, once a family: a family's extra covers all its labels (variants)
         for name in sorted({names.get(r.family, r.family) for r in rows}):
             extra = family_hooks(name).json_extra(records)

@@ -33,7 +33,7 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, ProviderBase
 from ctxprobe.spec.names import ModelRef, as_ref
-from ctxprobe.tasks.documents import contains_answer
+from ctxprobe.scores.answers import contains_answer
 
 JUDGE_KINDS = ("fair", "length-biased", "position-biased")
 _BLOCK = re.compile(r"(Reference answer|Candidate answer):\n<<<\n(.*?)\n>>>", re.DOTALL)

@@ -34,7 +34,7 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     for the needle-overload metrics (NOI).
 ``sim:late-reader?miss=0.5&tail=0.25&seed=0``
     Follows an instruction only when it has just read it: it finds the task's instruction in the prompt by its
-    wording (:mod:`ctxprobe.sim.skills.instructions`) and, when no instruction starts in the prompt's last
+    wording (:mod:`ctxprobe.sim.instructions`) and, when no instruction starts in the prompt's last
     ``tail`` share of characters (messages joined as it reads them), misses with probability ``miss``: ``I could
     not find it.`` The draw is deterministic, from sha256(seed + the messages), as ``decay``'s. Otherwise it
     answers like ``perfect``. A known prompt-variant effect: instructions repeated or moved to the end beat
@@ -81,7 +81,7 @@ from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.sim.rag import RAG_DEFAULTS, RAG_TYPES, rag_answer
 from ctxprobe.sim.sampling import DEFAULT_TNOISE, misses
-from ctxprobe.sim.skills.reader import NIAH_READER, Reader
+from ctxprobe.sim.reader import NIAH_READER, Reader
 from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.tokenizers.base import Message, Tokenizer, split_prefill
 
@@ -328,7 +328,7 @@ class SimModel(ProviderBase):
     def _misses_early_instruction(self, view: PromptView, messages: list[Message]) -> bool:
         """``sim:late-reader``: no instruction in the prompt's last ``tail`` share, and the
         draw falls under ``miss``."""
-        from ctxprobe.sim.skills.instructions import last_instruction_at
+        from ctxprobe.sim.instructions import last_instruction_at
 
         at = last_instruction_at(view.full_text)
         late = at is not None and at >= 1.0 - float(self.params["tail"])

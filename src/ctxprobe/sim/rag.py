@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from ctxprobe.sim.skills.reader import Reader
+from ctxprobe.sim.reader import Reader
 
 __all__ = ["RAG_DEFAULTS", "RAG_TYPES", "rag_answer"]
 

@@ -12,7 +12,7 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.fields import PromptLayout
 from ctxprobe.spec.param_axis import expand_param_axes, parse_param_value
-from ctxprobe.spec.schema import Spec, load_spec, make_spec, spec_keys
+from ctxprobe.spec.schema import DEFAULT_FAMILY, Spec, load_spec, make_spec, spec_keys
 
 #: Keys of the nested settings a flag may set one by one.
 DECODING_KEYS = ("max_tokens", "temperature", "top_p")
@@ -69,7 +69,7 @@ def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None 
         families = {n: families.get(n, {}) for n in names}
     by_family = parse_params(params)
     if distractors is not None:
-        by_family.setdefault("niah", {})["distractors"] = distractors
+        by_family.setdefault(DEFAULT_FAMILY, {})["distractors"] = distractors
     for name, settings in by_family.items():
         if families and name not in families:
             raise CtxprobeError(f"--param {name}.…: family '{name}' is not in this sweep (families: {', '.join(families)})")
@@ -78,7 +78,7 @@ def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None 
     if variants:  # prompt variants as a grid axis: FAMILY~NAME labels on the same seeded content
         from ctxprobe.spec.variants import expand_variants, parse_variants
 
-        families = expand_variants(families or {"niah": {}}, parse_variants(variants))
+        families = expand_variants(families or {DEFAULT_FAMILY: {}}, parse_variants(variants))
     if families:
         over["families"] = families
     if path:

@@ -42,6 +42,10 @@ def _floor_kind(family: str) -> str | None:
 
 
 
+#: The family a spec that names none sweeps (and ``--distractors``' family): plain retrieval.
+DEFAULT_FAMILY = "niah"
+
+
 class Spec(BaseModel):
     """One sweep. Fields that only affect transport (concurrency, timeout, retries) or how
     results are read (threshold) are left out of the run identity, so changing them resumes
@@ -58,7 +62,7 @@ class Spec(BaseModel):
     tokenizer: str | None = None  # inferred from the model when absent
     #: Task families and their parameters, e.g. ``{"niah": {"distractors": 3}, "vartrack": {}}``.
     #: Also accepts a comma string or list of names. Parameters are validated by each family.
-    families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {"niah": dict[str, Any]()})  # typed: {} infers Never
+    families: dict[str, dict[str, Any]] = Field(default_factory=lambda: {DEFAULT_FAMILY: dict[str, Any]()})  # typed: {} infers Never
     lengths: list[int] = Field(default_factory=lambda: [1024, 2048, 4096, 8192])
     depths: list[float] = Field(default_factory=lambda: [0.0, 0.25, 0.5, 0.75, 1.0])
     #: Repetitions per cell. Not given: the smallest grid in which a model with no misses is

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ctxprobe.core import registry
 from ctxprobe.errors import CtxprobeError
 
 
@@ -30,11 +31,14 @@ def check_threshold(value: float) -> float:
 
 # -- per-family bars ------------------------------------------------------------------------
 
-#: Bars known by name: RULER's absolute 0.856 and NoLiMa's relative rule (85% of the
-#: model's own score at its shortest length).
-NAMED_BARS: dict[str, float | str] = {"ruler": 0.856, "nolima": "relative:0.85"}
-
 Bar = float | str  # a number in (0, 1], or "relative:F" (F x the score at the shortest length)
+
+
+def named_bars() -> dict[str, Bar]:
+    """Bars known by a family's name (its declaration's ``named_bar``): RULER's absolute 0.856
+    and NoLiMa's relative rule (85% of the model's own score at its shortest length)."""
+    found = ((e.name, e.declaration().named_bar) for e in registry.entries("families"))
+    return {name: bar for name, bar in found if bar is not None}
 
 
 def check_bar(value: object) -> Bar:
@@ -43,9 +47,6 @@ def check_bar(value: object) -> Bar:
     Accepts a number, a numeric string, ``ruler``, ``nolima``, ``relative`` or ``relative:F``."""
     if isinstance(value, str):
         text = value.strip().lower()
-        named = NAMED_BARS.get(text)
-        if named is not None:
-            return named
         kind, sep, raw = text.partition(":")
         if kind in ("relative", "rel"):
             try:
@@ -56,6 +57,9 @@ def check_bar(value: object) -> Bar:
         try:
             value = float(text)
         except ValueError:
+            named = named_bars().get(text)  # a name (ruler, nolima): the registry is read only for one
+            if named is not None:
+                return named
             raise CtxprobeError(f"bad bar {value!r}: use a number such as 0.9, ruler (0.856), nolima "
                                 f"(85% of the shortest length's score) or relative:F") from None
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -99,7 +99,7 @@ def iter_pack(path: str | Path, *, allow_edited: bool = False) -> Iterator[PackC
 def _bad_cell(cell: Cell, line: dict[str, Any]) -> str | None:
     """Why a line's cell cannot be a case's (None when it can): the same bounds ``run``
     puts on a grid, and a family the line's spec (or ctxprobe) knows."""
-    from ctxprobe.tasks import family_names
+    from ctxprobe.core.family_lookup import family_names
 
     known = family_names()
     if not 0.0 <= cell.depth <= 1.0:
@@ -171,7 +171,8 @@ async def arun_pack(pack_path: str | Path, model: str | None, store_path: str | 
     from ctxprobe.store import RunMeta
     from ctxprobe.sweep.session import SessionRun, SweepSession, Work
     from ctxprobe.core.family import Family
-    from ctxprobe.tasks import BuildContext, make_family
+    from ctxprobe.haystack.context import BuildContext
+    from ctxprobe.core.family_lookup import make_family
     from ctxprobe.tokenizers import resolve_tokenizer
 
     cases = load_pack(pack_path, allow_edited=allow_edited)
@@ -272,7 +273,7 @@ def pack_spec(source: dict[str, Any], model: str, tokenizer: str, transport: dic
 def _prefix_periods(source: dict[str, Any]) -> dict[str, int]:
     """Family label → repetitions sharing one text (``prefix_period``), from the source spec;
     1 where the family or its parameters are unknown here."""
-    from ctxprobe.tasks import family_class, validate_params
+    from ctxprobe.core.family_lookup import family_class, validate_params
 
     out: dict[str, int] = {}
     for label, params in (source.get("families") or {}).items():

@@ -102,7 +102,7 @@ def window_refusal(spec: Spec, sizes: Sizes | None, table: PriceTable | None = N
     window = context_window(spec.model, table)
     if window is None or spec.allow_beyond_window:
         return None
-    from ctxprobe.tasks import family_class, family_names
+    from ctxprobe.core.family_lookup import family_class, family_names
 
     known = set(family_names())
     thinking = max(spec.reasoning_budgets or [0])

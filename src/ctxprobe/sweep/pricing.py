@@ -19,7 +19,7 @@ from ctxprobe.core.catalog import BatchPrice, ModelInfo, batch_price, model_info
 from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import as_ref
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 from ctxprobe.tokenizers.base import Tokenizer
 

@@ -30,7 +30,7 @@ from ctxprobe.sweep.display import Display, progress_label
 from ctxprobe.cases.prefixes import mark_prefix_groups, prefix_counter
 from ctxprobe.sweep.pricing import periods_of, price_plan, rules_for
 from ctxprobe.sweep.session import Executor, SessionRun, SessionResult, SweepSession, Work, variant_decodings, warn
-from ctxprobe.tasks import BuildContext
+from ctxprobe.haystack.context import BuildContext
 from ctxprobe.core.case import Cell, Case
 from ctxprobe.core.family import Family
 from ctxprobe.tokenizers import infer_tokenizer, is_approximate, resolve_tokenizer

@@ -19,7 +19,8 @@ from ctxprobe.report.load import report_json
 from ctxprobe.spec import make_spec, merge_spec
 from ctxprobe.store import Store
 from ctxprobe.sweep.run import run_sweep
-from ctxprobe.tasks import BuildContext, make_family, validate_params
+from ctxprobe.haystack.context import BuildContext
+from ctxprobe.core.family_lookup import make_family, validate_params
 from ctxprobe.tokenizers import resolve_tokenizer
 from stub_records import stub_records
 

@@ -112,7 +112,8 @@ def test_user_haystack_cases_land_within_tolerance_with_the_real_tokenizer(tmp_p
     max(0.5%, 16 tokens) short of it (the old packer left up to a sentence: 60+ tokens)."""
     from ctxprobe.haystack.fill import fill_tolerance as tol
     from ctxprobe.core.case import Cell
-    from ctxprobe.tasks import BuildContext, make_family, validate_params
+    from ctxprobe.haystack.context import BuildContext
+    from ctxprobe.core.family_lookup import make_family, validate_params
 
     long = " ".join(f"word{chr(97 + i % 26)}{'x' * (i % 7)}" for i in range(60)).replace("word", "the ")
     text = "\n\n".join(f"# Heading {chr(65 + i % 26)}\n\n- item {chr(97 + i % 26)} here\n\nA {long} end.\n\n"

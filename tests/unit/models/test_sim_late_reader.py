@@ -11,8 +11,12 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import NOT_FOUND, make_sim
-from ctxprobe.sim.skills.instructions import INSTRUCTION_PHRASES, last_instruction_at
-from ctxprobe.tasks import aggregation, documents, multihop, niah, vartrack
+from ctxprobe.sim.instructions import instruction_phrases, last_instruction_at
+from ctxprobe.families.aggregation import task as aggregation
+from ctxprobe.families.documents import task as documents
+from ctxprobe.families.multihop import task as multihop
+from ctxprobe.families.niah import task as niah
+from ctxprobe.families.vartrack import task as vartrack
 from ctxprobe.haystack.layout import after_wording
 from ctxprobe.families.phonebook.task import SYSTEM_PROMPT
 from ctxprobe.tokenizers.base import Message
@@ -22,7 +26,7 @@ from word_tokenizer import WordTokenizer
 TOK = WordTokenizer()
 KEY, VALUE = "brisk-lantern-482", "4819203"
 QUESTION = f"What is the special magic number for {KEY} mentioned in the text above? Answer with the number only."
-PHRASE = INSTRUCTION_PHRASES["niah"]
+PHRASE = instruction_phrases()["niah"]
 
 
 def ask(spec: str, messages: list[Message]) -> str:
@@ -45,8 +49,8 @@ def test_every_phrase_is_in_its_familys_instruction_in_either_placement() -> Non
     texts = {"niah": niah.INSTRUCTION, "vartrack": vartrack.INSTRUCTION, "multihop": multihop.INSTRUCTION,
              "documents": documents.INSTRUCTION, "aggregation": aggregation.INSTRUCTION,
              "phonebook": SYSTEM_PROMPT}
-    assert set(texts) == set(INSTRUCTION_PHRASES)
-    for family, phrase in INSTRUCTION_PHRASES.items():
+    assert set(texts) == set(instruction_phrases())
+    for family, phrase in instruction_phrases().items():
         assert phrase in texts[family] and phrase in after_wording(texts[family]), family
 
 

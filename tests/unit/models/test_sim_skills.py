@@ -18,7 +18,7 @@ from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.model import NOT_FOUND, view_prompt
 from ctxprobe.sim.skills import answer, skills
-from ctxprobe.tasks import family_names, make_family, validate_params
+from ctxprobe.core.family_lookup import family_names, make_family, validate_params
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers import resolve_tokenizer
 
@@ -29,8 +29,7 @@ def test_every_built_in_family_registers_its_skill() -> None:
     found = dict(skills())
     for name in builtin:
         path = registry.get("families", name).declaration().sim_skill
-        # in sim/skills/ for a family still spread over folders, else in its own package
-        assert path in (f"ctxprobe.sim.skills.{name}:{name}_skill", f"ctxprobe.families.{name}.sim:{name}_skill")
+        assert path == f"ctxprobe.families.{name}.sim:{name}_skill"  # in its own package
         assert found[name].__name__ == f"{name}_skill"  # loaded from its path
 
 

@@ -9,4 +9,5 @@ FAMILY = FamilyDeclaration(
     name="nolima",
     family="ctxprobe.families.nolima.task:Nolima",
     sim_skill="ctxprobe.families.nolima.sim:nolima_skill",
+    named_bar="relative:0.85",  # NoLiMa's: 85% of the model's own score at its shortest length
 )

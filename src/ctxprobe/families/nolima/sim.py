@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ctxprobe.sim.skills.freeform import read
+from ctxprobe.sim.freeform import read
 
 _MARK = "Use the information provided in the book snippet to answer the question."
 _QUESTION = re.compile(r"\n\nQuestion: (.+?)\s*$", re.S)

@@ -15,4 +15,6 @@ FAMILY = FamilyDeclaration(
     sim_skill="ctxprobe.families.phonebook.sim:phonebook_skill",
     report_hooks="ctxprobe.families.phonebook.report:HOOKS",
     command="ctxprobe.families.phonebook.cli:COMMAND",
+    ability="associative recall of many entries",
+    instruction_phrase="You are a phone book assistant",
 )

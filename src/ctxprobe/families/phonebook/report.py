@@ -23,7 +23,6 @@ class PhonebookHooks(FamilyReportHooks):
     ruler_predictions = False  # no RULER task reads a phone book
     own_terminal = True
     json_reads_prompts = True  # the needles' token offsets are counted in the prompt
-    ability = "associative recall of many entries"
 
     def json_extra(self, records: Iterable[CaseRecord]) -> dict[str, Any] | None:
         an = _analysis(records)

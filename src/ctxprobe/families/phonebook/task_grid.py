@@ -106,7 +106,7 @@ def phonebook_spec(
     if tokenizer is not None:
         data["tokenizer"] = tokenizer
     spec = make_spec(data)
-    from ctxprobe.tasks import validate_params
+    from ctxprobe.core.family_lookup import validate_params
 
     for entry in families.values():
         validate_params("phonebook", {k: v for k, v in entry.items() if k not in ("family", "variant_layout",

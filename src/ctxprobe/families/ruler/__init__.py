@@ -14,4 +14,5 @@ FAMILY = FamilyDeclaration(
     sim_skill="ctxprobe.families.ruler.sim:ruler_skill",
     report_hooks="ctxprobe.families.ruler.report:HOOKS",
     presets={"ruler": "ctxprobe.families.ruler.task.preset:RULER_PRESET"},
+    named_bar=0.856,  # RULER's absolute bar
 )

@@ -28,8 +28,9 @@ def split_rows(rows: Iterable[ResultRow]) -> tuple[list[ResultRow], list[ResultR
     return main, twins
 
 
-def floor_kinds(spec: dict[str, Any]) -> dict[str, str]:
-    """Family label → its floor kind, for a run stored with a baseline (empty otherwise)."""
+def _family_classes(spec: dict[str, Any]) -> dict[str, Any]:
+    """Family label → its family class (from the registry), for a run stored with a baseline
+    (empty otherwise); a label whose family is not registered is left out."""
     if not spec.get("baseline"):
         return {}
     from ctxprobe.core import registry
@@ -39,25 +40,31 @@ def floor_kinds(spec: dict[str, Any]) -> dict[str, str]:
         if is_baseline(label):
             continue
         entry = registry.find("families", str((params or {}).get("family", label)))
-        kind = entry.load().floor_kind if entry is not None else None
-        if kind:
-            out[label] = str(kind)
+        if entry is not None:
+            out[label] = entry.load()
     return out
 
 
-def computed_floor_rows(records: Iterable[CaseRecord], labels: dict[str, str]) -> Iterator[ResultRow]:
-    """Rows of the computed floors: for each scored case of a ``random-instance`` label,
-    its random-instance expectation (:func:`ctxprobe.tasks.mrcr.random_instance_floor`)."""
-    from ctxprobe.tasks.mrcr import random_instance_floor
+def floor_kinds(spec: dict[str, Any]) -> dict[str, str]:
+    """Family label → its floor kind, for a run stored with a baseline (empty otherwise)."""
+    return {label: str(cls.floor_kind) for label, cls in _family_classes(spec).items() if cls.floor_kind}
 
+
+def computed_floor_rows(records: Iterable[CaseRecord], spec: dict[str, Any]) -> Iterator[ResultRow]:
+    """Rows of the computed floors: for each scored case of a ``random-instance`` label,
+    its family's expectation for the case (``FamilyBase.computed_floor``: MRCR's random
+    instance)."""
+    floors = {label: cls.computed_floor for label, cls in _family_classes(spec).items()
+              if cls.floor_kind == "random-instance"}
     for r in records:
-        if labels.get(r.family) != "random-instance" or r.outcome is None:
+        floor = floors.get(r.family)
+        if floor is None or r.outcome is None:
             continue
         row = ResultRow(r.family, r.length, r.depth, r.rep, r.outcome, r.score, r.token_count)
         if is_harness_failure(row):
             continue
         case = Case(Cell(r.family, r.length, r.depth), r.rep, r.seed, r.messages, r.expected,
                     r.distractors, r.meta, r.token_count)
-        score = random_instance_floor(case)
+        score = floor(case)
         yield ResultRow(baseline_label(r.family), r.length, r.depth, r.rep,
                         Outcome.CORRECT if score >= 1.0 else Outcome.PARTIAL, score, r.token_count)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.grid import Profile, clears
+from ctxprobe.core import registry
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.report.format import (effective_length_note, fmt_interval, fmt_length, fmt_threshold, fmt_tokens,
                                     length_unit)
@@ -21,22 +22,14 @@ from ctxprobe.report.redact import endpoint_of, redact, redact_obj
 from ctxprobe.report.rundata import family_names
 from ctxprobe.haystack.layout import stored_layout_line
 
-#: The ability each family measures, in the words the summary uses.
-ABILITY = {
-    "niah": "retrieving one fact stated once", "multikey": "retrieving one fact among look-alikes",
-    "multivalue": "retrieving every value of one key", "multiquery": "retrieving several facts at once",
-    "vartrack": "tracking a chain of references",
-    "aggregation": "aggregating information spread over the whole context",
-    "multihop": "combining two facts placed far apart", "documents": "answering from your own documents",
-    "mrcr": "telling apart repeated requests in a long conversation",
-    "graphwalks": "following the edges of a graph listed in the context",
-}
-
-
 def ability(family: str) -> str:
-    """What ``family`` (a label or a name) measures, in the summary's words: its report
-    hooks' ``ability``, else the built-in list's, else the name itself."""
-    return family_hooks(family).ability or ABILITY.get(family, family)
+    """What ``family`` (a label or a name) measures, in the summary's words: its declaration's
+    ``ability``, else a declaration's ability of the label (niah's ``multikey``...), else the
+    name itself."""
+    declared = [e.declaration() for e in registry.entries("families")]
+    own = next((d.ability for d in declared if d.name == family and d.ability), None)
+    return own or next((d.label_abilities[family] for d in declared if family in d.label_abilities), family)
+
 
 @dataclass(frozen=True)
 class Sentence:

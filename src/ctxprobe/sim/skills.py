@@ -8,9 +8,8 @@ what the answer is.
 
 A family brings its skill on its declaration, ``sim_skill``
 (:class:`ctxprobe.core.declaration.FamilyDeclaration`: a ``"module:attr"`` path, imported
-when a sim first answers, or the function itself): a family in its own package keeps it
-in ``families/<name>/sim.py``, the others here (one module each); a plugin's family
-registered in code the same way::
+when a sim first answers, or the function itself): ctxprobe's families keep it in
+``families/<name>/sim.py``; a plugin's family registered in code the same way::
 
     registry.register("families", "echo", Echo, sim_skill=echo_skill)
 
@@ -18,7 +17,7 @@ The sim asks every registered family's skill, in family-name order, and takes th
 answer. The skills recognise disjoint questions (each family's prompts are recognised by
 its own skill only: ``tests/unit/models/test_sim_skills.py``), so the order decides nothing.
 
-Beside the skills, :mod:`ctxprobe.sim.skills.instructions` says how a sim recognises a
+Beside the skills, :mod:`ctxprobe.sim.instructions` says how a sim recognises a
 family's instruction text (``sim:late-reader`` reads where it stands).
 """
 

@@ -8,9 +8,9 @@ A sim reads the passage only (there is no answer key to see) and drafts by a fix
    year, number or name by position: digits, a number word (``one``..``twenty``, tens,
    ``hundred``, ``thousand``), which the sim writes as digits as many models do (so a
    document that spells ``twelve`` does not contain the drafted ``12``), or a run of
-   capitalised words (the reader's rule, :func:`ctxprobe.sim.skills.freeform.extract_span`);
+   capitalised words (the reader's rule, :func:`ctxprobe.sim.freeform.extract_span`);
 2. the question names up to 5 of the sentence's other content words, in order, each
-   replaced by its first synonym in :data:`~ctxprobe.sim.skills.freeform.LEXICON`
+   replaced by its first synonym in :data:`~ctxprobe.sim.freeform.LEXICON`
    when it has one: ``Which year goes with constructed, beacon and gale in the text?``;
 3. the evidence is the sentence; a sentence with no answer, or fewer than 2 other content
    words, is skipped; at most K pairs, one JSON object a line.
@@ -27,7 +27,7 @@ import json
 import re
 
 from ctxprobe.haystack.sanitize import split_sentences
-from ctxprobe.sim.skills.freeform import LEXICON, capital_runs, WORDS
+from ctxprobe.sim.freeform import LEXICON, capital_runs, WORDS
 from ctxprobe.haystack.overlap import STOPWORDS
 
 _REQUEST = re.compile(r"^Write up to (\d+) question-answer pairs about facts stated in the passage above\.")

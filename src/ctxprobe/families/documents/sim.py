@@ -7,16 +7,16 @@ A sim cannot understand arbitrary prose, so this skill reads one shape only: a q
 the sim says it could not find it.
 
 Every other question of the family (free or multiple choice) is read by
-:mod:`ctxprobe.sim.skills.freeform` (best-matching sentence, answer span by a fixed rule),
-and a question-drafting request by :mod:`ctxprobe.sim.skills.drafting`.
+:mod:`ctxprobe.sim.freeform` (best-matching sentence, answer span by a fixed rule),
+and a question-drafting request by :mod:`ctxprobe.sim.drafting`.
 """
 
 from __future__ import annotations
 
 import re
 
-from ctxprobe.sim.skills.drafting import drafting_skill
-from ctxprobe.sim.skills.freeform import freeform_skill
+from ctxprobe.sim.drafting import drafting_skill
+from ctxprobe.sim.freeform import freeform_skill
 
 # Anchored on the family's "Question: ..." paragraph so other families' questions never match.
 _QUESTION = re.compile(r"^Question: (?:What|Who) (is|are|was|were) (.+?)\?")

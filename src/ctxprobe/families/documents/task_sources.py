@@ -1,6 +1,6 @@
 """Where a ``documents`` case's text comes from besides the asked document: the other
 documents as filler sentences or as whole distractor documents, and where the answer sits
-(the rules are stated in :mod:`ctxprobe.tasks.documents`)."""
+(the rules are stated in :mod:`ctxprobe.families.documents.task`)."""
 
 from __future__ import annotations
 

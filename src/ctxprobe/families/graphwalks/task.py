@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
-from ctxprobe.core.case_meta import GraphwalksMeta, graphwalks_meta
+from ctxprobe.families.graphwalks.task_meta import GraphwalksMeta, graphwalks_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError

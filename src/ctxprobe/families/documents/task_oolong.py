@@ -23,7 +23,7 @@ from typing import Any, Literal
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.scores.oolong import check_synth_answer
-from ctxprobe.sweep.published_natural import bin_edge, read_json_rows
+from ctxprobe.haystack.published import bin_edge, read_json_rows
 
 OolongSplit = Literal["oolong-synth", "oolong-real"]
 SYSTEM = "You are a helpful assistant."

@@ -28,10 +28,8 @@ how it does on *their* documents. Parameters:
   the cell's depth (which may fall between two paragraphs of a distractor document). Either
   way, filler sentences (paragraphs) containing the answer or an alias are dropped.
 
-Normalisation (SQuAD-style): lowercase; punctuation and symbols deleted (``3,000`` → ``3000``,
-``Quil-port`` → ``quilport``); the articles ``a``, ``an``, ``the`` removed (unless the
-text is nothing but articles, so a multiple-choice answer ``A`` survives); whitespace
-collapsed.
+Normalisation (SQuAD-style, :mod:`ctxprobe.scores.answers`): lowercase; punctuation and
+symbols deleted; the articles ``a``, ``an``, ``the`` removed; whitespace collapsed.
 
 Case selection: repetition ``r`` asks question ``r mod n`` of the ``n`` lines of the QA
 file, in file order; so ``reps = n`` covers every question once, and every depth and
@@ -63,9 +61,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, split_sentences
+from ctxprobe.haystack.documents import QUESTION, read_documents
 from ctxprobe.haystack.packer import FillerPool, Insert, LengthTooShort, find_subsequence, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import DocumentsMeta, documents_meta
+from ctxprobe.families.documents.task_meta import DocumentsMeta, documents_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.haystack.nocontext import no_context_case
@@ -73,10 +72,11 @@ from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.scores.answers import contains_answer, normalize_answer
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.oolong import oolong_scored
 from ctxprobe.scores.originals import longbench_v2_extract
-from ctxprobe.tasks.document_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
+from ctxprobe.families.documents.task_sources import answer_token_pos, distractor_documents, other_documents, wrap_document
 from ctxprobe.haystack.overlap import evidence_overlap
 from ctxprobe.tokenizers.base import Message
 
@@ -84,11 +84,9 @@ INSTRUCTION = (
     "A long text follows. Somewhere in it is a document that answers the question at the "
     "end; the rest of the text is unrelated."
 )
-QUESTION = "Question: {question} Answer as briefly as possible."
 #: LongBench v2's choices block and answer format, in one paragraph (the question ends the prompt).
 CHOICE_QUESTION = ("Question: {question}\nChoices:\n(A) {a}\n(B) {b}\n(C) {c}\n(D) {d}\n"
                    'Format your response as follows: "The correct answer is (insert answer here)".')
-SUFFIXES = (".txt", ".md")
 QA_KEYS = frozenset({"document", "question", "answer", "aliases", "choices", "evidence", "checks"})
 LETTERS = ("A", "B", "C", "D")
 
@@ -126,48 +124,6 @@ class DocumentSet:
     documents: dict[str, str]  # relative name → prepared text
     items: tuple[QAItem, ...]
     digest: str  # sha256 of every document and the QA file: what the results depend on
-
-
-_PUNCT = re.compile(r"[^\w\s]|_")
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def normalize_answer(text: str) -> str:
-    """Lowercase, delete punctuation, drop articles, collapse whitespace (module docstring)."""
-    words = _PUNCT.sub("", text.lower()).split()
-    kept = [w for w in words if not _ARTICLES.fullmatch(w)]
-    return " ".join(kept or words)  # an answer that is only an article ("A") stays itself
-
-
-def contains_answer(output: str, answer: str) -> bool:
-    return f" {normalize_answer(answer)} " in f" {normalize_answer(output)} "
-
-
-def prepare_document(text: str) -> str:
-    """Blank lines → single newlines, so a document never splits the prompt's paragraphs."""
-    lines = [line.rstrip() for line in text.strip().splitlines()]
-    return "\n".join(line for line in lines if line.strip())
-
-
-def _document_files(root: Path) -> list[Path]:
-    return sorted((p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()
-                   and not any(part.startswith(".") for part in p.relative_to(root).parts)),
-                  key=lambda p: p.relative_to(root).as_posix())
-
-
-def read_documents(root: Path) -> dict[str, str]:
-    shown = repr(str(root))
-    if not root.is_dir():
-        raise CtxprobeError(f"documents folder {shown} does not exist or is not a folder; pass docs: a folder of .txt/.md files")
-    docs: dict[str, str] = {}
-    for path in _document_files(root):
-        try:
-            docs[path.relative_to(root).as_posix()] = prepare_document(path.read_text(encoding="utf-8", errors="replace"))
-        except OSError as err:
-            raise CtxprobeError(f"cannot read document {str(path)!r}: {err.strerror or err}") from None
-    if not docs:
-        raise CtxprobeError(f"documents folder {shown} has no .txt or .md files")
-    return docs
 
 
 def _qa_item(path: Path, n: int, line: str, documents: dict[str, str]) -> QAItem:

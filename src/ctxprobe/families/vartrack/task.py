@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import VartrackMeta
+from ctxprobe.families.vartrack.task_meta import VartrackMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext

@@ -48,7 +48,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import NiahMeta, NiahNeedle, NiahTarget, niah_meta
+from ctxprobe.families.niah.task_meta import NiahMeta, NiahNeedle, NiahTarget, niah_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.haystack.context import BuildContext

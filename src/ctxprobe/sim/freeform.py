@@ -51,7 +51,7 @@ _MC_BLOCK = re.compile(
 _MC_FORMAT = "The correct answer is (insert answer here)"
 #: ``draft-questions``' second pass: every answer the document gives (:mod:`ctxprobe.natural.prompts`).
 _ALL = re.compile(r"^Question: (.+?) List every answer the document gives, one per line\.?$", re.DOTALL)
-#: LongMemEval's closing paragraph (:mod:`ctxprobe.sweep.published_longmemeval`).
+#: LongMemEval's closing paragraph (:mod:`ctxprobe.families.documents.task_longmemeval`).
 _MEMORY = re.compile(r"^Current Date: [^\n]*\nQuestion: (.+?)\nAnswer(?: \(step by step\))?:$", re.DOTALL)
 
 #: Words that frame a question without naming what it is about.

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.scores.longmemeval import QUESTION_TYPES, is_abstention
-from ctxprobe.sweep.published_natural import bin_edge, read_json_rows
+from ctxprobe.haystack.published import bin_edge, read_json_rows
 
 HistoryFormat = Literal["json", "nl"]
 Reading = Literal["con", "direct"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.haystack.published import bin_edge
 
 #: LongBench v2's ``prompts/0shot.txt``.
 TEMPLATE_0SHOT = (
@@ -29,30 +30,6 @@ TEMPLATE_0SHOT = (
     'Format your response as follows: "The correct answer is (insert answer here)".')
 FIELDS = ("_id", "question", "choice_A", "choice_B", "choice_C", "choice_D", "answer", "context")
 MAX_NEW_TOKENS = 128  # pred.py's output limit without chain of thought
-
-
-def bin_edge(tokens: int) -> int:
-    """The upper edge of the power-of-two bins from 4K (the MRCR reader's bins)."""
-    edge = 4096
-    while edge < tokens:
-        edge *= 2
-    return edge
-
-
-def read_json_rows(p: Path, what: str) -> Any:
-    """A local file as one JSON document, else as JSON lines (both originals' scripts read
-    either); ``what`` names the expected content in the one-line error."""
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise CtxprobeError(f"cannot read {p}: {err.strerror or err}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        try:
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError as err:
-            raise CtxprobeError(f"{p} is not {what} ({err.msg})") from None
 
 
 def longbench_prompt(item: dict[str, Any]) -> str:

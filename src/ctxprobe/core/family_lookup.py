@@ -1,5 +1,9 @@
-"""Task families: seeded case generation and strict scoring, one module per family,
-found by name in the registry (group ``families``)."""
+"""The registered families, found by name (the registry's group ``families``): a family's
+class, its parameters validated, the family made for a build context.
+
+The families themselves live in ``ctxprobe/families/<name>/`` (ctxprobe's own) or in a
+plugin; the context they are built with is :class:`ctxprobe.haystack.context.BuildContext`
+(typed ``Any`` here: the core sits below the haystack layer)."""
 
 from __future__ import annotations
 
@@ -10,9 +14,8 @@ from pydantic import BaseModel, ValidationError
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core import registry
 from ctxprobe.core.family import Family
-from ctxprobe.haystack.context import BuildContext
 
-__all__ = ["BuildContext", "family_class", "family_names", "make_family", "validate_params"]
+__all__ = ["family_class", "family_names", "make_family", "validate_params"]
 
 
 def family_names() -> list[str]:
@@ -25,7 +28,7 @@ class FamilyClass(Protocol):
 
     params_model: type[BaseModel]
 
-    def __call__(self, ctx: BuildContext) -> Family: ...
+    def __call__(self, ctx: Any) -> Family: ...  # ctx: a haystack.context.BuildContext
 
     def prefix_period(self, params: Any) -> int: ...
 
@@ -48,5 +51,6 @@ def validate_params(family: str, params: dict[str, Any]) -> BaseModel:
         raise CtxprobeError(f"bad parameter '{where}' for family {family}: {e['msg']}") from None
 
 
-def make_family(name: str, ctx: BuildContext) -> Family:
+def make_family(name: str, ctx: Any) -> Family:
+    """The family ``name`` made for ``ctx`` (a :class:`ctxprobe.haystack.context.BuildContext`)."""
     return family_class(name)(ctx)

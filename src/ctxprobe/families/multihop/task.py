@@ -59,7 +59,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import filler_source, names
 from ctxprobe.haystack.packer import FillerPool, Insert, locate, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import MultihopMeta, multihop_meta
+from ctxprobe.families.multihop.task_meta import MultihopMeta, multihop_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.haystack.nocontext import no_context_case

@@ -51,7 +51,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack import prose
 from ctxprobe.haystack.packer import FillerPool, count_many, pack
 from ctxprobe.core.case import derive_seed, Case, Cell
-from ctxprobe.core.case_meta import AggregationMeta
+from ctxprobe.families.aggregation.task_meta import AggregationMeta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext

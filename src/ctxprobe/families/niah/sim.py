@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxprobe.sim.skills.reader import NIAH_READER
+from ctxprobe.sim.reader import NIAH_READER
 
 
 def niah_skill(question: str, context: str) -> str | None:

@@ -1,7 +1,7 @@
 """``mrcr``: multi-round co-reference resolution in a long conversation (OpenAI MRCR's shape).
 
 A conversation of alternating user requests ``write a {format} about {topic}`` and
-assistant replies (fresh procedural text in that format, :mod:`ctxprobe.tasks.mrcr_text`).
+assistant replies (fresh procedural text in that format, :mod:`ctxprobe.families.mrcr.task_text`).
 ``needles`` (2, 4 or 8) requests share one format and topic (the key); every other request
 differs from it in the format, the topic or both (``near_miss`` of them share one of the
 two). The last user turn is
@@ -40,7 +40,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ctxprobe.core.case import Case, Cell, derive_seed
-from ctxprobe.core.case_meta import MrcrMeta, case_meta, mrcr_meta, published_mrcr_meta
+from ctxprobe.core.case_meta import case_meta, published_mrcr_meta
+from ctxprobe.families.mrcr.task_meta import MrcrMeta, mrcr_meta
 from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.errors import CtxprobeError
@@ -48,7 +49,7 @@ from ctxprobe.haystack.fill import fill_tolerance
 from ctxprobe.haystack.packer import LengthTooShort
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.originals import mrcr_v2_grade, openai_mrcr_grade
-from ctxprobe.tasks import mrcr_text as text
+from ctxprobe.families.mrcr import task_text as text
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.tokenizers.base import Message
 
@@ -81,6 +82,10 @@ class Mrcr(FamilyBase):
     #: Google MRCR v2's noise floor: the score of returning a random instance of the key
     #: (:func:`random_instance_floor`), computed from each case; nothing more is sent.
     floor_kind = "random-instance"
+
+    @classmethod
+    def computed_floor(cls, case: Case) -> float:
+        return random_instance_floor(case)
     params_model = MrcrParams
 
     def __init__(self, ctx: BuildContext) -> None:
