@@ -207,6 +207,10 @@ class ProviderInfo:
     #: how the model is named, for the CLI's --model help (a function: read when the help is built)
     help: str | Callable[[], str] = ""
     sources: tuple[str, ...] = field(default=())  # the provider's pricing / caching / batch pages
+    #: what ``plan`` says of a sweep of this provider's model: ``"module:function"`` (or the
+    #: function) ``notes(spec) -> list[str]``, raising a one-line CtxprobeError for a plan it
+    #: cannot send (Claude's thinking rules); None: nothing
+    plan_notes: str | Callable[..., list[str]] | None = None
 
     def tokenizer_for(self, name: str, base_url: str | None) -> str | None:
         lowered = name.lower().split("/")[-1]
@@ -233,6 +237,9 @@ def provider_info(provider: str) -> ProviderInfo:
     if entry is None:
         return EMPTY
     info = entry.meta.get("info")
+    if info is None and entry.origin != "ctxprobe":
+        declared = registry.provider_declaration(entry)  # an entry point naming a declaration
+        info = declared.info if declared is not None else None
     if isinstance(info, str):  # "module:attr", imported on first use
         from ctxprobe.core.loader import load_path
 

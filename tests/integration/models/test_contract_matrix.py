@@ -44,7 +44,7 @@ BUDGETS = (1024, 2048, 4096, 512, 128)
 
 def _sdk_models(provider: str) -> list[str]:
     """What the installed SDK lists beyond genai-prices: gpt-6*, Claude 5, Gemini 3.x."""
-    from ctxprobe.models.openai_responses import _literals
+    from ctxprobe.providers.openai.responses import _literals
 
     if provider == "openai":
         from openai.types.shared.chat_model import ChatModel
