@@ -209,9 +209,10 @@ def test_no_import_circles_in_ctxprobe() -> None:
 #: is in the layer of its longest entry.
 LAYERS: list[set[str]] = [
     {"errors", "redaction", "_version"},
-    {"core"},
+    {"core", "prices"},  # prices: the package's __init__ and genai-prices' data (the catalog reads it)
     {"scores"},  # scoring rules: what the families, the judge and the recorder score with
     {"spec"},
+    {"prices.table", "prices.listing"},  # the one price look-up (a price file, then genai-prices) and `prices`
     {"embedded"},
     {"tokenizers"},
     {"haystack"},

@@ -202,6 +202,8 @@ class ProviderInfo:
     #: (regex on the model name, USD per 1M cached tokens per hour, source): an explicit
     #: cache's storage price, which genai-prices does not have (first match wins)
     cache_storage: tuple[tuple[str, float, str], ...] = ()
+    #: runs here or on the user's own machines: no list price (a price file may give one; without
+    #: one its models have no price known, never $0: :func:`ctxprobe.prices.table.price_for`)
     free: bool = False
     bare_hints: tuple[str, ...] = ()  # bare model names starting so belong to this provider
     #: how the model is named, for the CLI's --model help (a function: read when the help is built)
@@ -289,7 +291,7 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
     """What ctxprobe knows of ``provider:name`` without a price file: genai-prices' prices
     and window (its provider :attr:`ProviderInfo.price_library`), with the provider
     profile's own notes (retired, deprecated) on top; None: nothing known."""
-    from ctxprobe.core.library_prices import library_model
+    from ctxprobe.prices.library import library_model
 
     info = provider_info(provider)
     note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
@@ -316,7 +318,7 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
 
 
 def from_library(entry: Any) -> ModelInfo:
-    """A :class:`ctxprobe.core.library_prices.LibraryModel` as a catalog entry."""
+    """A :class:`ctxprobe.prices.library.LibraryModel` as a catalog entry."""
     def price(fields: dict[str, Any]) -> Price:
         batch = fields.get("batch_tier")
         return Price(**{**fields, "batch_tier": price(batch) if batch else None})

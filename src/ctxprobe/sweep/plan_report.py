@@ -20,7 +20,7 @@ from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_name
 from ctxprobe.plan.grid import PlanSummary, summarize
-from ctxprobe.plan.prices import PriceTable, load_prices, price_for
+from ctxprobe.prices.table import PriceTable, load_prices, price_for
 from ctxprobe.plan.scheduling import dispatch, reports_slots
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import ModelRef

@@ -61,7 +61,7 @@ def matrix(provider: str) -> list[str]:
     from genai_prices import data_snapshot
 
     from ctxprobe.core.catalog import model_info
-    from ctxprobe.plan.prices import load_prices
+    from ctxprobe.prices.table import load_prices
     from ctxprobe.spec.names import parse_model
 
     table = load_prices(None)
