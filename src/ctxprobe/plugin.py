@@ -5,7 +5,8 @@ from one module (docs/architecture.md's examples import only from here).
   ``families``, ``report_sections``);
 - a provider: :class:`ProviderBase` (its optional members' defaults), the :class:`Provider`
   protocol, :class:`GenerateRequest` / :class:`GenerateResult`, :class:`ModelRef` (what its
-  factory is handed), and its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`;
+  factory is handed), its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`,
+  and :class:`ProviderDeclaration` (all of it on one declaration: a provider in one folder);
 - a tokenizer: :class:`TokenizerBase`, the :class:`Tokenizer` protocol, :class:`ApproxTokenizer`;
 - a family: :class:`FamilyBase`, the :class:`Family` protocol, :class:`BuildContext`,
   :class:`Case`, :class:`Cell`, :class:`Message`, :class:`Scored`, :class:`Outcome`;
@@ -23,6 +24,7 @@ from ctxprobe.core.catalog import ModelInfo, Price, ProviderInfo
 from ctxprobe.core.declaration import FamilyDeclaration
 from ctxprobe.core.family import Family, FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.core.provider_declaration import ProviderDeclaration
 from ctxprobe.core.records import CaseRecord, StoredResponse
 from ctxprobe.core.registry import register, unregister
 from ctxprobe.errors import CtxprobeError
@@ -39,6 +41,6 @@ from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 __all__ = [
     "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
     "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "LabelTableHooks", "Message", "ModelInfo", "ModelRef",
-    "Outcome", "Price", "Provider", "ProviderBase", "ProviderInfo", "ReportSection", "RunView", "Scored",
+    "Outcome", "Price", "Provider", "ProviderBase", "ProviderDeclaration", "ProviderInfo", "ReportSection", "RunView", "Scored",
     "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
 ]
