@@ -160,7 +160,7 @@ def register(group: str, name: str, target: str | object, *, origin: str = "ctxp
             register("presets", preset, value, origin=origin, replace=replace)
     if declared is not None:
         for scheme, factory in declared.tokenizers.items():
-            register("tokenizers", scheme, factory, origin=origin, replace=replace, bare=True)
+            register("tokenizers", scheme, factory, origin=origin, replace=replace, bare=True, provider=name)
     return entry
 
 
