@@ -3,7 +3,8 @@
 plugin's factory), read by every chain that needs it — the default tokenizer, remote
 counting, the batch API, prices, caching rules, windows, bare-name hints and CLI help.
 
-Types and look-ups only; the built-in providers' data is in :mod:`ctxprobe.core.profiles`.
+Types and look-ups only; the built-in providers' data is in their folders' profiles
+(``ctxprobe/providers/<name>/profile.py``; the sims' in :mod:`ctxprobe.core.profiles`).
 Nothing here imports a provider or an SDK.
 """
 

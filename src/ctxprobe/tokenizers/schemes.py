@@ -1,5 +1,7 @@
 """ctxprobe's own tokenizer schemes: ``factory(name, rest)`` for ``NAME:REST`` (registered
-in :mod:`ctxprobe.core.builtins`). Each imports its backend only when called."""
+in :mod:`ctxprobe.core.builtins`). Each imports its backend only when called. A provider's
+counting API is its own scheme, in its folder (``ctxprobe/providers/anthropic/count.py``),
+registered with its declaration."""
 
 from __future__ import annotations
 
