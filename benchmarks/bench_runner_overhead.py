@@ -89,7 +89,7 @@ async def _openai(url: str, messages: list, n: int, concurrency: int) -> float:
 
 async def _runner(url: str, cases: list, n: int, concurrency: int, store: Path | None,
                   synchronous: str | None = None) -> float:
-    from ctxprobe.models.openai_compat import OpenAICompatProvider
+    from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
     from ctxprobe.runner.execute import RunnerConfig, execute
 
     provider = OpenAICompatProvider("m", url)

@@ -58,7 +58,7 @@ from typing import Any
 import httpx
 
 from ctxprobe.sim.prefix_cache import prefix_tree_reuse
-from ctxprobe.models.serve_local import LocalServer, start_local_server
+from ctxprobe.providers.llamacpp.serve import LocalServer, start_local_server
 from ctxprobe.runner import Attempted, execute
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export

@@ -1,6 +1,6 @@
 """What two seed grids cost on one hosted model of each provider: on demand, with prompt
 caching, and as a batch — planned from the grids' built prompts at the built-in list
-prices (``ctxprobe.plan.prices``), nothing sent.
+prices (``ctxprobe.prices.table``), nothing sent.
 
     python benchmarks/plan_costs.py                 # prints the table
     python benchmarks/plan_costs.py --write docs/cost.md   # and rewrites its table block
@@ -28,7 +28,7 @@ from ctxprobe.core.case import Case
 from ctxprobe.plan.caching import PRICING_MODES, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
 from ctxprobe.core.catalog import model_info
-from ctxprobe.plan.prices import price_for
+from ctxprobe.prices.table import price_for
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.sweep.pricing import periods_of
 from ctxprobe.families.phonebook.task_grid import phonebook_spec
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--write", metavar="MD", help="rewrite the table block of this markdown file")
     args = parser.parse_args()
     rows = table()
-    from ctxprobe.core.library_prices import library_version
+    from ctxprobe.prices.library import library_version
 
     block = "\n".join([START, f"Prices: {library_version()}'s (today's); prompts counted with `{TOKENIZER}`.", "",
                         *rows, END])

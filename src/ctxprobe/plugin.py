@@ -5,7 +5,8 @@ from one module (docs/architecture.md's examples import only from here).
   ``families``, ``report_sections``);
 - a provider: :class:`ProviderBase` (its optional members' defaults), the :class:`Provider`
   protocol, :class:`GenerateRequest` / :class:`GenerateResult`, :class:`ModelRef` (what its
-  factory is handed), and its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`;
+  factory is handed), its catalog entry :class:`ProviderInfo` / :class:`ModelInfo` / :class:`Price`,
+  and :class:`ProviderDeclaration` (all of it on one declaration: a provider in one folder);
 - a tokenizer: :class:`TokenizerBase`, the :class:`Tokenizer` protocol, :class:`ApproxTokenizer`;
 - a family: its :class:`FamilyDeclaration` (with an :class:`OverlapClaim`, a
   :class:`PublishedSet` read with :class:`ReadOptions`), :class:`FamilyBase`, the
@@ -25,6 +26,7 @@ from ctxprobe.core.catalog import ModelInfo, Price, ProviderInfo
 from ctxprobe.core.declaration import FamilyDeclaration, OverlapClaim
 from ctxprobe.core.family import Family, FamilyBase
 from ctxprobe.core.outcome import Outcome, Scored
+from ctxprobe.core.provider_declaration import ProviderDeclaration
 from ctxprobe.core.records import CaseRecord, StoredResponse
 from ctxprobe.core.registry import register, unregister
 from ctxprobe.errors import CtxprobeError
@@ -42,7 +44,7 @@ from ctxprobe.tokenizers.base import Tokenizer, TokenizerBase
 __all__ = [
     "ApproxTokenizer", "BuildContext", "Case", "CaseRecord", "Cell", "CtxprobeError", "Family", "FamilyBase",
     "FamilyDeclaration", "FamilyReportHooks", "Figure", "GenerateRequest", "GenerateResult", "LabelTableHooks", "Message", "ModelInfo", "ModelRef",
-    "Outcome", "OverlapClaim", "Price", "Provider", "ProviderBase", "ProviderInfo", "PublishedSet", "ReadOptions",
-    "ReportSection", "RunView", "Scored",
+    "Outcome", "OverlapClaim", "Price", "Provider", "ProviderBase", "ProviderDeclaration", "ProviderInfo",
+    "PublishedSet", "ReadOptions", "ReportSection", "RunView", "Scored",
     "StoredResponse", "Table", "Tokenizer", "TokenizerBase", "register", "unregister",
 ]

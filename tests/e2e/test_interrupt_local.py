@@ -88,7 +88,7 @@ def _status(store: Path) -> str | None:
 #: test waits for) the moment a generation starts: no guess of how long loading takes.
 _MARKED_CLI = """
 import os, pathlib, sys
-import ctxprobe.models.llamacpp as m
+import ctxprobe.providers.llamacpp.engine as m
 original = m.LlamaCppProvider._generate_sync
 def marked(self, *args, **kwargs):
     pathlib.Path(os.environ["CTXPROBE_TEST_STARTED"]).touch()

@@ -22,8 +22,8 @@ import pytest
 
 import ctxprobe
 from ctxprobe.models.base import GenerateRequest, PermanentError
-from ctxprobe.models.openai_compat import OpenAICompatProvider
-from ctxprobe.models.serve_local import LocalServer, start_local_server
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
+from ctxprobe.providers.llamacpp.serve import LocalServer, start_local_server
 from ctxprobe.store import iter_export
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.run import run_sweep

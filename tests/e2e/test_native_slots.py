@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from ctxprobe.sim.prefix_cache import common_prefix, prefix_tree_reuse
-from ctxprobe.models.serve_local import start_local_server
+from ctxprobe.providers.llamacpp.serve import start_local_server
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export
 from ctxprobe.sweep.run import run_sweep

@@ -197,14 +197,14 @@ def test_a_decoding_the_provider_would_not_send_is_refused_before_sending(
 
 def _claude_fragment(model: str, fragment: str) -> str:
     """Under anthropic-version 2026-10-21 (anthropic SDK >= 2.0) Claude takes no decoding at all."""
-    from ctxprobe.models.claude_rules import SAMPLING_NOTE, sampling_settable
+    from ctxprobe.providers.anthropic.rules import SAMPLING_NOTE, sampling_settable
 
     return SAMPLING_NOTE if model.startswith("anthropic:") and not sampling_settable() else fragment
 
 
 def test_a_decoding_the_provider_sends_is_not_refused() -> None:
-    from ctxprobe.models.anthropic_api import AnthropicProvider
-    from ctxprobe.models.claude_rules import sampling_settable
+    from ctxprobe.providers.anthropic.api import AnthropicProvider
+    from ctxprobe.providers.anthropic.rules import sampling_settable
 
     if not sampling_settable():
         pytest.skip("the installed anthropic SDK sends anthropic-version 2026-10-21: no decoding is sent")

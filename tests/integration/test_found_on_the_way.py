@@ -205,7 +205,7 @@ def test_serve_local_on_a_taken_port_says_the_port_is_taken() -> None:
 
 
 def test_served_gguf_name_is_file_name_and_content_hash(tmp_path) -> None:
-    from ctxprobe.models.serve_local import served_name
+    from ctxprobe.providers.llamacpp.serve import served_name
 
     one, two = tmp_path / "venv1" / "m.gguf", tmp_path / "venv2" / "m.gguf"
     for p in (one, two):
@@ -229,7 +229,7 @@ def test_serve_local_prints_a_location_free_model_name() -> None:
     import httpx
 
     from ctxprobe.embedded import embedded_model_path
-    from ctxprobe.models.serve_local import start_local_server
+    from ctxprobe.providers.llamacpp.serve import start_local_server
 
     try:
         path = embedded_model_path()

@@ -209,15 +209,17 @@ def test_no_import_circles_in_ctxprobe() -> None:
 #: is in the layer of its longest entry.
 LAYERS: list[set[str]] = [
     {"errors", "redaction", "_version"},
-    {"core"},
+    {"core", "prices"},  # prices: the package's __init__ and genai-prices' data (the catalog reads it)
     {"scores"},  # scoring rules: what the families, the judge and the recorder score with
     {"spec"},
+    {"prices.table", "prices.listing"},  # the one price look-up (a price file, then genai-prices) and `prices`
     {"embedded"},
     {"tokenizers"},
     {"haystack"},  # what families build cases from (a family package's task files sit here: ROLES)
     {"plan"},
     {"cases"},
-    {"models"},
+    {"models"},  # what providers share: the protocol, SDK helpers, options parsing, the batch base
+    {"providers"},  # one folder per provider (its declaration, ``providers/<name>/__init__.py``, is in core)
     {"sim"},  # simulated models, judges and servers: reached only through the registry
     {"runner"},
     {"store"},
@@ -278,10 +280,23 @@ def family_role(module: str) -> str | None:
     return role
 
 
+#: A provider package, ``providers/<name>/``: its ``__init__.py`` is the provider's declaration
+#: (``PROVIDER``), in the core layer like a family's (the registry's built-ins import it, and
+#: it names its parts by path only); every other file of it is in the providers layer.
+PROVIDERS = "providers"
+
+
+def is_provider_declaration(module: str) -> bool:
+    parts = module.split(".")[1:]
+    return parts[:1] == [PROVIDERS] and len(parts) <= 2
+
+
 def _layer(module: str) -> int:
     role = family_role(module)
     if role is not None:
         return _folder_layer("core" if role == "declaration" else ROLES[role])
+    if is_provider_declaration(module):
+        return _folder_layer("core")
     return _folder_layer(module.split(".", 1)[1] if "." in module else "")
 
 
@@ -306,6 +321,10 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     assert _layer("ctxprobe.store.db") < _layer("ctxprobe.grading.record")
     # the simulator sits on the models' base, below the runner that calls it
     assert _layer("ctxprobe.models.base") < _layer("ctxprobe.sim.model") < _layer("ctxprobe.runner.execute")
+    # a provider's folder: its declaration with the registry, its parts on the shared base
+    assert _layer("ctxprobe.providers.anthropic") == _layer("ctxprobe.core.registry")
+    assert _layer("ctxprobe.models.base") < _layer("ctxprobe.providers.anthropic.api") < _layer("ctxprobe.runner.execute")
+    assert _layer("ctxprobe.providers.anthropic.count") == _layer("ctxprobe.providers.anthropic.profile")
     assert _layer("ctxprobe.core.case") < _layer("ctxprobe.spec.names")
 
 
@@ -398,3 +417,23 @@ def test_generic_code_imports_no_family_package() -> None:
     assert set(wired) == WIRED_TO_A_FAMILY, f"no longer wired, drop from the list: {WIRED_TO_A_FAMILY - set(wired)}"
     declarations = sorted(dep for dep in graph[f"{PKG}.core.builtins"] if dep.startswith(families))
     assert declarations and all(family_role(dep) == "declaration" for dep in declarations)
+
+
+def test_a_provider_declaration_imports_none_of_its_parts() -> None:
+    """A provider's ``__init__.py`` only declares it (its parts are named by path, imported
+    when used): listing or checking a model imports neither its SDK nor its code. No module
+    outside a provider's folder imports its parts either, but the commands that serve it."""
+    graph = import_graph()
+    declarations = sorted(m for m in graph if is_provider_declaration(m) and m != f"{PKG}.{PROVIDERS}")
+    assert len(declarations) >= 6
+    for decl in declarations:
+        assert all(not dep.startswith(f"{PKG}.{PROVIDERS}.") for dep in graph[decl]), (decl, graph[decl])
+    reached = sorted(f"{mod} -> {dep}" for mod, deps in graph.items() for dep in deps
+                     if dep.startswith(f"{PKG}.{PROVIDERS}.") and not is_provider_declaration(dep)
+                     and not mod.startswith(dep.rsplit(".", 1)[0] + ".") and mod not in PROVIDER_PARTS_READ_BY)
+    assert not reached, "generic modules importing a provider's parts (reach it through its declaration):\n" + \
+        "\n".join(reached)
+
+
+#: Generic modules that still import a provider's parts (the list only shrinks).
+PROVIDER_PARTS_READ_BY: set[str] = {"ctxprobe.cli.sweeps"}  # serve-local: llama.cpp's own server

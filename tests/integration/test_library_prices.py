@@ -17,9 +17,9 @@ from genai_prices import Usage, calc_price
 from ctxprobe.cli import main
 from ctxprobe.spec.names import as_ref
 from ctxprobe.core.catalog import batch_price, check_model, model_info
-from ctxprobe.core.library_prices import BATCH, library_models, library_version, snapshot
+from ctxprobe.prices.library import BATCH, library_models, library_version, snapshot
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.plan.prices import price_for
+from ctxprobe.prices.table import price_for
 
 #: ctxprobe provider → genai-prices provider (each profile's ``price_library``).
 LIBRARY = {"openai": "openai", "anthropic": "anthropic", "gemini": "google"}
@@ -159,7 +159,7 @@ def test_the_library_is_never_asked_to_fetch(offline: list[Any]) -> None:
 
 
 def test_a_price_file_still_overrides_the_library(tmp_path: Any) -> None:
-    from ctxprobe.plan.prices import load_prices
+    from ctxprobe.prices.table import load_prices
 
     f = tmp_path / "prices.yaml"
     f.write_text("openai:gpt-5.5: {input: 1, output: 2, window: 50000}\n")
@@ -194,7 +194,7 @@ def test_prices_json_names_the_library_its_date_and_source(capsys: pytest.Captur
 
 
 def test_prices_lists_served_models_before_deprecated_and_retired_ones() -> None:
-    from ctxprobe.plan.price_list import library_rows
+    from ctxprobe.prices.listing import library_rows
 
     rows = library_rows()
     rank = [(r.status.startswith("retired"), r.status.startswith("deprecated")) for r in rows]
@@ -238,8 +238,8 @@ def test_a_window_the_library_lacks_comes_from_a_window_only_price_file_entry(
     """genai-prices 0.2.3 has no window for Gemini 2.5 Pro (the run asks models.get); the
     user's entry of ``window`` alone gives one to plan with and keeps the library's prices."""
     from ctxprobe.core.catalog import context_window
-    from ctxprobe.plan.price_list import price_rows
-    from ctxprobe.plan.prices import load_prices
+    from ctxprobe.prices.listing import price_rows
+    from ctxprobe.prices.table import load_prices
 
     model = "gemini:gemini-2.5-pro"
     assert model_info(as_ref(model)).window is None  # type: ignore[union-attr]

@@ -80,7 +80,7 @@ def test_plan_asks_llamacpps_native_server(capsys, monkeypatch) -> None:
     pytest.importorskip("xllamacpp")
     import os
 
-    from ctxprobe.models.serve_local import start_local_server
+    from ctxprobe.providers.llamacpp.serve import start_local_server
 
     monkeypatch.setenv("COLUMNS", "400")
     server = start_local_server("local", port=0, slots=2, ctx=4096, n_threads=min(2, os.cpu_count() or 1))

@@ -8,7 +8,7 @@ import pytest
 from ctxprobe.cases.builder import BuildSettings, CaseBuilder
 from ctxprobe.cases.prefixes import first_group, group_hints, shared_point
 from ctxprobe.plan.caching import Billed, CacheRules, Member, bill_group, cache_rules, response_cost, worst_cost
-from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.prices.table import Price, load_prices, price_for
 from ctxprobe.spec import make_spec
 from ctxprobe.sweep.pricing import price_plan
 

@@ -8,7 +8,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.sim.server import SimServer
 from ctxprobe.plan.grid import summarize
-from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.prices.table import Price, load_prices, price_for
 from ctxprobe.store import iter_export
 from ctxprobe.runner.limits import TokenBucket
 from ctxprobe.spec import make_spec
@@ -35,7 +35,7 @@ def test_price_file_extends_and_errors(tmp_path) -> None:
     f.write_text("myco:model-x: {input: 1.0, output: 2.0}\n")
     table = load_prices(f)
     assert price_for("myco:model-x", table) == Price(1.0, 2.0)
-    assert price_for("local", table) == Price(0.0, 0.0)
+    assert price_for("local", table) is None  # a free provider without a price: no price known, not $0
     assert price_for("nobody:knows", table) is None
     f.write_text("oops: 3\n")
     with pytest.raises(CtxprobeError, match="must map"):

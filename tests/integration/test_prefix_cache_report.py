@@ -9,10 +9,10 @@ import sqlite3
 import pytest
 
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.anthropic_api import parse_message
+from ctxprobe.providers.anthropic.api import parse_message
 from ctxprobe.models.base import cached_prompt_tokens
-from ctxprobe.models.gemini_api import parse_response
-from ctxprobe.models.openai_api import parse_chat_completion
+from ctxprobe.providers.gemini.api import parse_response
+from ctxprobe.providers.openai.api import parse_chat_completion
 from ctxprobe.sim.prefix_cache import PrefixCacheSimServer
 from ctxprobe.report.html.page import build_html_report
 from ctxprobe.store import iter_export

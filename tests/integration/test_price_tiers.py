@@ -18,8 +18,8 @@ import pytest
 from ctxprobe.core.case import Case, Cell
 from ctxprobe.core.catalog import STALE_DAYS, age_note, check_model, context_window, model_info
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.plan.price_list import price_lines, price_problems, price_rows
-from ctxprobe.plan.prices import Price, load_prices, price_for
+from ctxprobe.prices.listing import price_lines, price_problems, price_rows
+from ctxprobe.prices.table import Price, load_prices, price_for
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.spec.schema import make_spec
 from ctxprobe.sweep.plan_report import plan_report
@@ -143,7 +143,7 @@ def test_a_price_file_prices_any_model_with_tiers(tmp_path: Path) -> None:
     assert price_for("local", table) == Price(0.5, 0.5)
     assert price_for("llamacpp:/m/x.gguf", table) == Price(0.25, 0.25)
     assert price_for("openai-compat:qwen@http://127.0.0.1:8000/v1", table) == Price(0.1, 0.2)
-    assert price_for("sim:echo", table) == Price(0.0, 0.0)  # not in the file: free, as before
+    assert price_for("sim:echo", table) is None  # not in the file: no price known (never $0)
     assert context_window(as_ref("sim:perfect"), table) == 4096
     report = plan_report(_spec("sim:perfect", "1k", prices=str(f)))  # type: ignore[arg-type]
     assert report.summary.cost_usd is not None and report.summary.cost_usd > 0

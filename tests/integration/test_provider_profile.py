@@ -21,7 +21,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.plan.caching import cache_rules
-from ctxprobe.plan.prices import load_prices, price_for
+from ctxprobe.prices.table import load_prices, price_for
 from ctxprobe.spec.names import parse_model
 from ctxprobe.tokenizers import infer_tokenizer, resolve_tokenizer
 

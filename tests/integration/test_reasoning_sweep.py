@@ -261,7 +261,7 @@ def test_a_server_that_ignores_the_budget_is_named_not_silent(tmp_path: Path,
 
 def test_the_window_and_the_spending_cap_count_the_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from ctxprobe.core.case import Case, Cell
-    from ctxprobe.plan.prices import Price
+    from ctxprobe.prices.table import Price
     from ctxprobe.runner.budget import Ledger
 
     # 1K prompt + 48 answer tokens fit a 2,000-token window; + a 1k budget does not

@@ -14,7 +14,7 @@ import pytest
 
 from ctxprobe.models._sdk import one_line
 from ctxprobe.models._sdk import redact as sdk_redact
-from ctxprobe.models.openai_compat import OpenAICompatProvider
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 from ctxprobe.sweep.preflight import PROBE_MESSAGES
 from ctxprobe.redaction import MASK, scrub
 

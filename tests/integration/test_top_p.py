@@ -10,7 +10,7 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.anthropic_api import AnthropicProvider
+from ctxprobe.providers.anthropic.api import AnthropicProvider
 from ctxprobe.models.base import GenerateRequest
 from ctxprobe.sim.server import SimServer
 from ctxprobe.spec import make_spec
@@ -58,7 +58,7 @@ def test_anthropic_sends_top_p_only_where_the_sdk_names_it() -> None:
     """anthropic >= 2.0 sends anthropic-version 2026-10-21, whose MessageCreateParams name no
     sampling field: top_p is not sent (plan and run say decoding is the provider's default);
     an SDK that still names it gets top_p alone, never with temperature."""
-    from ctxprobe.models.claude_rules import sampling_settable
+    from ctxprobe.providers.anthropic.rules import sampling_settable
 
     provider = AnthropicProvider.__new__(AnthropicProvider)  # request shaping only: no client, no key
     provider.model, provider.options = "claude-sonnet-4-5", type("O", (), {"thinking": None, "effort": None})()

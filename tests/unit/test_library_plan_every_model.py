@@ -21,7 +21,7 @@ from genai_prices import Usage, calc_price
 from ctxprobe.cases.builder import BuildSettings, CaseBuilder
 from ctxprobe.cases.families import build_families
 from ctxprobe.core.catalog import model_info, provider_info
-from ctxprobe.core.library_prices import BATCH, library_models
+from ctxprobe.prices.library import BATCH, library_models
 from ctxprobe.spec.names import as_ref
 from ctxprobe.spec.schema import make_spec
 from ctxprobe.sweep.plan_report import window_refusal

@@ -48,6 +48,6 @@ def test_a_prefix_one_token_short_of_opus_4_6s_minimum_is_not_cached() -> None:
 def test_batch_caps_are_megabytes_not_mebibytes(module: str, megabytes: int) -> None:
     import importlib
 
-    limits = importlib.import_module(f"ctxprobe.models.batch_{module}").LIMITS
+    limits = importlib.import_module(f"ctxprobe.providers.{module}.batch").LIMITS
     assert limits.max_bytes == megabytes * 10**6
     assert limits.max_bytes < megabytes * 2**20

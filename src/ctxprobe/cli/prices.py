@@ -1,4 +1,4 @@
-"""``ctxprobe prices``: the price table (parses, calls :mod:`ctxprobe.plan.price_list`, prints)."""
+"""``ctxprobe prices``: the price table (parses, calls :mod:`ctxprobe.prices.listing`, prints)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def add_prices_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def cmd_prices(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.plan.price_list import price_lines, price_problems, price_rows
-    from ctxprobe.plan.prices import load_prices
+    from ctxprobe.prices.listing import price_lines, price_problems, price_rows
+    from ctxprobe.prices.table import load_prices
 
     rows = price_rows(load_prices(args.prices))
     if args.json:

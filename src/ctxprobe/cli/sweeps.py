@@ -179,7 +179,7 @@ def cmd_serve_sim(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def cmd_serve_local(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from ctxprobe.models.serve_local import LocalServer, serve_local_forever
+    from ctxprobe.providers.llamacpp.serve import LocalServer, serve_local_forever
 
     def ready(server: LocalServer) -> None:
         trained = f", trained window {server.trained_context}" if server.trained_context else ""

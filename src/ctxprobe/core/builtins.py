@@ -7,44 +7,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ctxprobe.core.provider_declaration import ProviderDeclaration
 
 
 def register_builtins(register: Callable[..., Any]) -> None:
-    p = "ctxprobe.models.factories:"
-    # providers. meta: aliases (ALIAS/MODEL spellings), served_as ({spelling: base-URL env
-    # vars}: NAME@BASE_URL models), url_fallback (with --base-url: that provider instead),
-    # bare (spelled by its name alone), form (the accepted form, for errors), reports_slots
-    # (asks its server for its prefix-cache slots before a sweep: ``plan`` says so), serve
-    # (the simulator's OpenAI-compatible server, for ``ctxprobe serve-sim``), check (a function
-    # of the ModelRef raising the provider's one-line error for a bad name, without building it)
-    # info: the provider's profile (ctxprobe.core.catalog.ProviderInfo): default tokenizer,
-    # remote counting, batch API, prices, caching rules, windows, name hints, help
-    i = "ctxprobe.core.profiles."
-    register("providers", "sim", "ctxprobe.sim.model:make_sim_provider", form="sim:KIND",
-             serve="ctxprobe.sim.server:serve_forever", info=i + "local:SIM", check="ctxprobe.sim.model:check_sim")
-    register("providers", "sim-judge", "ctxprobe.sim.judge:make_sim_judge", form="sim-judge:KIND",
-             check="ctxprobe.sim.judge:check_sim_judge")
-    register("providers", "openai-compat", p + "make_openai_compat", form="openai-compat:NAME@BASE_URL",
-             reports_slots=True, info=i + "local:OPENAI_COMPAT",
-             served_as={"openai-compat": ("OPENAI_BASE_URL",), "openai-api": ("OPENAI_BASE_URL",),
-                        "vllm": ("VLLM_BASE_URL", "OPENAI_BASE_URL"),
-                        "sglang": ("SGLANG_BASE_URL", "OPENAI_BASE_URL")})
-    register("providers", "llamacpp", p + "make_llamacpp", form="llamacpp:/path/model.gguf", info=i + "local:LLAMACPP")
-    register("providers", "local", p + "make_llamacpp", bare=True, form="local (embedded SmolLM2-135M-Instruct)",
-             info=i + "local:LOCAL")
-    register("providers", "openai", p + "make_openai", url_fallback="openai-compat",
-             form="openai:MODEL[?reasoning_effort=low&thinking=N]", info=i + "openai:INFO",
-             check="ctxprobe.models.options:check_openai")
-    register("providers", "anthropic", p + "make_anthropic", form="anthropic:MODEL[?thinking=N]",
-             info=i + "anthropic:INFO",
-             check="ctxprobe.models.options:check_anthropic")
-    register("providers", "gemini", p + "make_gemini", aliases=("google",), form="gemini:MODEL[?thinking=N]",
-             info=i + "gemini:INFO",
-             check="ctxprobe.models.options:check_gemini")
-    register("providers", "hf", p + "make_hf", form="hf:/path/to/model-folder[?dtype=float32&thinking=N]",
-             info=i + "local:HF")
+    # providers: one declaration each (ctxprobe.core.provider_declaration), registered as a
+    # plugin's is. A provider is a package ctxprobe/providers/<name>/ that declares itself
+    # there, PROVIDER: its factory, profile (ctxprobe.core.catalog.ProviderInfo: default
+    # tokenizer, remote counting, batch API, prices, caching rules, windows, name hints,
+    # help), spellings, name check and the tokenizer schemes it brings (its counting API).
+    from ctxprobe.providers import anthropic, gemini, hf, llamacpp, openai, openai_compat
 
-    # tokenizer schemes (NAME:REST; bare: NAME alone is accepted too)
+    for provider in (
+            # the simulated models (sim/), declared here: free, counted by the local tokenizer
+            ProviderDeclaration("sim", "ctxprobe.sim.model:make_sim_provider", form="sim:KIND",
+                                serve="ctxprobe.sim.server:serve_forever", info="ctxprobe.core.profiles.local:SIM",
+                                check="ctxprobe.sim.model:check_sim"),
+            ProviderDeclaration("sim-judge", "ctxprobe.sim.judge:make_sim_judge", form="sim-judge:KIND",
+                                check="ctxprobe.sim.judge:check_sim_judge"),
+            openai_compat.PROVIDER,
+            llamacpp.PROVIDER,
+            llamacpp.LOCAL,
+            openai.PROVIDER,
+            anthropic.PROVIDER,
+            gemini.PROVIDER,
+            hf.PROVIDER,
+    ):
+        register("providers", provider.name, provider)
+
+    # tokenizer schemes (NAME:REST; bare: NAME alone is accepted too); a provider's counting
+    # API is registered with its declaration
     t = "ctxprobe.tokenizers.schemes:"
     register("tokenizers", "local", t + "local", bare=True)
     register("tokenizers", "gguf", t + "gguf")
@@ -52,8 +44,6 @@ def register_builtins(register: Callable[..., Any]) -> None:
     register("tokenizers", "tiktoken", t + "tiktoken", bare=True)
     register("tokenizers", "endpoint", t + "endpoint", bare=True)
     register("tokenizers", "approx", t + "approx", bare=True)
-    register("tokenizers", "anthropic-count", t + "anthropic_count", bare=True)
-    register("tokenizers", "gemini-count", t + "gemini_count", bare=True)
 
     # task families: one declaration each (ctxprobe.core.declaration), registered as a plugin's
     # is; each family's package (ctxprobe/families/<name>/) declares itself there, FAMILY.

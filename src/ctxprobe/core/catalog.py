@@ -3,7 +3,8 @@
 plugin's factory), read by every chain that needs it — the default tokenizer, remote
 counting, the batch API, prices, caching rules, windows, bare-name hints and CLI help.
 
-Types and look-ups only; the built-in providers' data is in :mod:`ctxprobe.core.profiles`.
+Types and look-ups only; the built-in providers' data is in their folders' profiles
+(``ctxprobe/providers/<name>/profile.py``; the sims' in :mod:`ctxprobe.core.profiles`).
 Nothing here imports a provider or an SDK.
 """
 
@@ -202,11 +203,17 @@ class ProviderInfo:
     #: (regex on the model name, USD per 1M cached tokens per hour, source): an explicit
     #: cache's storage price, which genai-prices does not have (first match wins)
     cache_storage: tuple[tuple[str, float, str], ...] = ()
+    #: runs here or on the user's own machines: no list price (a price file may give one; without
+    #: one its models have no price known, never $0: :func:`ctxprobe.prices.table.price_for`)
     free: bool = False
     bare_hints: tuple[str, ...] = ()  # bare model names starting so belong to this provider
     #: how the model is named, for the CLI's --model help (a function: read when the help is built)
     help: str | Callable[[], str] = ""
     sources: tuple[str, ...] = field(default=())  # the provider's pricing / caching / batch pages
+    #: what ``plan`` says of a sweep of this provider's model: ``"module:function"`` (or the
+    #: function) ``notes(spec) -> list[str]``, raising a one-line CtxprobeError for a plan it
+    #: cannot send (Claude's thinking rules); None: nothing
+    plan_notes: str | Callable[..., list[str]] | None = None
 
     def tokenizer_for(self, name: str, base_url: str | None) -> str | None:
         lowered = name.lower().split("/")[-1]
@@ -233,6 +240,9 @@ def provider_info(provider: str) -> ProviderInfo:
     if entry is None:
         return EMPTY
     info = entry.meta.get("info")
+    if info is None and entry.origin != "ctxprobe":
+        declared = registry.provider_declaration(entry)  # an entry point naming a declaration
+        info = declared.info if declared is not None else None
     if isinstance(info, str):  # "module:attr", imported on first use
         from ctxprobe.core.loader import load_path
 
@@ -282,7 +292,7 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
     """What ctxprobe knows of ``provider:name`` without a price file: genai-prices' prices
     and window (its provider :attr:`ProviderInfo.price_library`), with the provider
     profile's own notes (retired, deprecated) on top; None: nothing known."""
-    from ctxprobe.core.library_prices import library_model
+    from ctxprobe.prices.library import library_model
 
     info = provider_info(provider)
     note = next((m for m in info.models if name in (m.name, *m.aliases)), None)
@@ -309,7 +319,7 @@ def known_model(provider: str, name: str) -> ModelInfo | None:
 
 
 def from_library(entry: Any) -> ModelInfo:
-    """A :class:`ctxprobe.core.library_prices.LibraryModel` as a catalog entry."""
+    """A :class:`ctxprobe.prices.library.LibraryModel` as a catalog entry."""
     def price(fields: dict[str, Any]) -> Price:
         batch = fields.get("batch_tier")
         return Price(**{**fields, "batch_tier": price(batch) if batch else None})

@@ -13,8 +13,12 @@ only when :meth:`Entry.load` is called, so listing names never imports an SDK.
 
 What a target must be, per group (see docs/architecture.md):
 
-- ``providers``: ``factory(ref, *, tokenizer, n_ctx, options) -> Provider``, ``ref`` a
-  :class:`ctxprobe.spec.names.ModelRef`; the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
+- ``providers``: a :class:`ctxprobe.core.provider_declaration.ProviderDeclaration` (the factory
+  and its parts: profile, spellings, name check, the tokenizer schemes it brings; the schemes
+  are registered with it), or a factory alone, ``factory(ref, *, tokenizer, n_ctx, options) ->
+  Provider``, ``ref`` a :class:`ctxprobe.spec.names.ModelRef`, its facts as keywords
+  (``info=``, ``form=``...); the model is spelled ``NAME/MODEL`` or ``NAME:MODEL``;
+  :meth:`Entry.load` gives the factory;
 - ``tokenizers``: ``factory(name, rest) -> Tokenizer`` for ``NAME:REST``;
 - ``families``: a :class:`ctxprobe.core.declaration.FamilyDeclaration` (the family class and
   its parts: sim skill, report hooks, command, presets; the presets are registered with
@@ -41,7 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxprobe.core.declaration import FamilyDeclaration, declare
-from ctxprobe.core.loader import load_path
+from ctxprobe.core.loader import load_path, resolve
+from ctxprobe.core.provider_declaration import ProviderDeclaration
 from ctxprobe.errors import CtxprobeError
 
 GROUPS: tuple[str, ...] = ("providers", "tokenizers", "families", "presets", "report_sections")
@@ -95,6 +100,13 @@ class Entry:
             raise CtxprobeError(f"family '{self.name}' ({self.origin}): {exc}") from None
 
 
+def _provider_factory(entry: Entry, target: object) -> object:
+    """A provider's factory: the declaration's (an entry point may name a declaration)."""
+    if isinstance(target, ProviderDeclaration):
+        return resolve(target.factory, what=f"provider '{entry.name}' ({entry.origin}): its factory")
+    return target
+
+
 def _family_class(entry: Entry, target: object) -> object:
     from ctxprobe.core.family import with_family_defaults
 
@@ -103,12 +115,12 @@ def _family_class(entry: Entry, target: object) -> object:
 
 
 #: What loading does to a group's target before anyone sees it: a family's declaration
-#: gives its class, and a family class that does not inherit
+#: gives its class, a provider's its factory, and a family class that does not inherit
 #: :class:`ctxprobe.core.family.FamilyBase` gets its optional members' defaults.
 #: (Providers and tokenizers are factories: their products get theirs where the
 #: factory is called, :func:`ctxprobe.models.resolve_provider` and
 #: :func:`ctxprobe.tokenizers.resolve_tokenizer`.)
-_ADAPTERS = {"families": _family_class}
+_ADAPTERS = {"families": _family_class, "providers": _provider_factory}
 
 
 _ENTRIES: dict[str, dict[str, Entry]] = {g: {} for g in GROUPS}
@@ -120,13 +132,22 @@ def register(group: str, name: str, target: str | object, *, origin: str = "ctxp
              **meta: Any) -> Entry:
     """Add an entry. A name already taken raises, unless ``replace`` (tests, deliberate overrides).
     A family is kept as its declaration (``meta``: its parts, for a class given alone); the
-    presets a declaration brings are registered with it."""
+    presets a declaration brings are registered with it. A provider's declaration is kept as
+    its factory and its facts (``meta``); the tokenizer schemes it brings are registered with it."""
     if group not in _ENTRIES:
         raise ValueError(f"unknown registry group {group!r} (one of {', '.join(GROUPS)})")
     if not name or name != name.strip():
         raise ValueError(f"bad {group} name {name!r}")
     if group == "families" and (meta or not isinstance(target, str)):
         target, meta = declare(name, target, **meta), {}
+    declared: ProviderDeclaration | None = None
+    if group == "providers" and isinstance(target, ProviderDeclaration):
+        if meta:
+            raise ValueError(f"provider '{name}': give its parts on its declaration, not beside it ({', '.join(meta)})")
+        if target.name != name:
+            raise ValueError(f"provider declared as '{target.name}' registered as '{name}'")
+        declared = target
+        target, meta = declared.factory, declared.meta()
     entry = Entry(group, name, target, origin, dict(meta))
     _ensure_loaded()  # built-ins first: a plugin cannot take a built-in's name by registering early
     with _LOCK:
@@ -137,6 +158,9 @@ def register(group: str, name: str, target: str | object, *, origin: str = "ctxp
     if isinstance(target, FamilyDeclaration):
         for preset, value in target.presets.items():
             register("presets", preset, value, origin=origin, replace=replace)
+    if declared is not None:
+        for scheme, factory in declared.tokenizers.items():
+            register("tokenizers", scheme, factory, origin=origin, replace=replace, bare=True, provider=name)
     return entry
 
 
@@ -182,6 +206,16 @@ def entries(group: str) -> list[Entry]:
     _ensure_loaded()
     with _LOCK:
         return sorted(_ENTRIES[group].values(), key=lambda e: e.name)
+
+
+def provider_declaration(entry: Entry) -> ProviderDeclaration | None:
+    """The declaration an entry point of the ``providers`` group names (``pkg.mod:PROVIDER``),
+    imported; None for a factory (a declaration registered in code is kept as its factory
+    and ``meta``)."""
+    if entry.group != "providers" or not isinstance(entry.target, str):
+        return None
+    target = entry._import()
+    return target if isinstance(target, ProviderDeclaration) else None
 
 
 def declared_families() -> list[FamilyDeclaration]:

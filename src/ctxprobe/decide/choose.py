@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ctxprobe.decide.pricing import Price, input_price
+from ctxprobe.prices.table import Price, input_price
 from ctxprobe.decide.runs import FamilyFacts, RunFacts
 
 __all__ = ["Candidate", "Choice", "choose", "price_at", "status_at"]

@@ -11,7 +11,7 @@ from ctxprobe.analysis.resolving import Settle, reps_clause
 from ctxprobe.decide.choose import Choice, choose
 from ctxprobe.decide.content import UNITS
 from ctxprobe.decide.fairness import caveats
-from ctxprobe.decide.pricing import Price, input_price, price_age_notes, price_table
+from ctxprobe.prices.table import Price, input_price, load_prices, price_age_notes
 from ctxprobe.decide.runs import FamilyFacts, RunFacts, load_run
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec.threshold import Bar
@@ -166,7 +166,7 @@ def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, ba
         raise CtxprobeError(f"unknown unit '{unit}': use one of {', '.join(UNITS)}")
     if not run_ids:
         raise CtxprobeError("decide needs at least one run id (`ctxprobe runs` lists them)")
-    table = price_table(prices)
+    table = load_prices(prices)
     runs = [load_run(r, store_path, table, threshold=threshold, bars=bars) for r in run_ids]
     return decide_runs(runs, table, bands=bands, use=use, unit=unit)
 
@@ -174,7 +174,7 @@ def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, ba
 def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, bands: list[int] | None = None,
                 use: list[str] | None = None, unit: str = "tokens") -> Decision:
     """:func:`decide` on runs already read (:func:`ctxprobe.decide.runs.load_run`)."""
-    table = table if table is not None else price_table(None)
+    table = table if table is not None else load_prices(None)
     families = sorted({f for r in runs for f in r.families})
     uses = [list(dict.fromkeys(use))] if use else []
     unknown = sorted({f for u in uses for f in u} - set(families))

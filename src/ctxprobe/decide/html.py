@@ -109,9 +109,9 @@ def report_section(views: Sequence[Any]) -> ReportSection | None:
     from ctxprobe.decide.decision import decide_runs
     from ctxprobe.decide.runs import facts_from_report
 
-    from ctxprobe.decide.pricing import price_table
+    from ctxprobe.prices.table import load_prices
 
-    table = price_table(None)
+    table = load_prices(None)
     runs = [f for v in views if (f := facts_from_report(v.report, table)) is not None and f.families]
     if len(runs) < 2:
         return None  # a decision compares models: one run has nothing to choose between

@@ -14,18 +14,34 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.grid import profile
 from ctxprobe.analysis.natural import FamilyAgreement, natural_vs_synthetic, spec_family_names
 from ctxprobe.analysis.reasoning import base_family, has_budgets, split_by_budget
-from ctxprobe.core.catalog import batch_price
+from ctxprobe.core.catalog import batch_price, context_window
+from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.core.rows import ResultRow
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.decide.content import Content, RunTotals, read_content
-from ctxprobe.decide.pricing import Price, advertised_window, price_lookup
+from ctxprobe.prices.table import Price, price_for
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.report.format import length_unit
 from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.spec.threshold import Bar
 from ctxprobe.store import RunRecord, open_existing
 
-__all__ = ["FamilyFacts", "RunFacts", "load_run"]
+__all__ = ["FamilyFacts", "RunFacts", "advertised_window", "load_run"]
+
+
+def advertised_window(model: ModelRef, meta: RunMeta) -> int | None:
+    """The model's advertised context window in tokens, where known: what its server
+    reported at preflight, its trained context (GGUF/HF files, or the server's), the
+    catalog's published window, a sim's ``ctx=`` option."""
+    served = meta.preflight.context_window if meta.preflight is not None else None
+    for value in (served, meta.trained_context, meta.served_trained_context):
+        if isinstance(value, int) and value > 0:
+            return value
+    known = context_window(model)  # the provider's profile: a hosted model's published window
+    if known:
+        return known
+    ctx = model.options.get("ctx", "") if model.provider == "sim" else ""
+    return int(ctx) if ctx.isdigit() else None
 
 
 @dataclass(frozen=True)
@@ -147,7 +163,7 @@ def load_run(run_id: str, store_path: str | Path, table: dict[str, Price], *, th
         if missing:
             notes.append(f"run {run.run_id} has no scored case of {', '.join(missing)}")
     model = as_ref(run.model)
-    return RunFacts(run, families, totals, price_lookup(model, table), advertised_window(model, run.meta),
+    return RunFacts(run, families, totals, price_for(model, table), advertised_window(model, run.meta),
                     is_adaptive(run.meta), counts.get(Outcome.ERROR, 0), counts.get(Outcome.INPUT_TRUNCATED, 0),
                     max(0, run.n_planned - sum(counts.values())) if not is_adaptive(run.meta) else 0, notes,
                     natural)
@@ -177,15 +193,15 @@ def natural_caveat(run_id: str, model: str, a: FamilyAgreement) -> str:
 def facts_from_report(report: Any, table: dict[str, Price] | None = None) -> RunFacts | None:
     """A run as the HTML report loaded it (its intervals at its bars), for the report's
     decide section: lengths in tokens only (the stored prompts are not re-read there)."""
-    from ctxprobe.decide.pricing import price_table
+    from ctxprobe.prices.table import load_prices
 
     intervals: dict[str, EffectiveLength] | None = getattr(report, "intervals", None)
     if not intervals:
         return None
     run: RunRecord = report.run
-    table = table if table is not None else price_table(None)
+    table = table if table is not None else load_prices(None)
     families = {f: FamilyFacts(f, iv.threshold, iv, {}, iv.unit) for f, iv in sorted(intervals.items())
                 if "@" not in f and iv.unit == "tokens"}
     model = as_ref(run.model)
-    return RunFacts(run, families, RunTotals(), price_lookup(model, table), advertised_window(model, run.meta),
+    return RunFacts(run, families, RunTotals(), price_for(model, table), advertised_window(model, run.meta),
                     is_adaptive(run.meta))

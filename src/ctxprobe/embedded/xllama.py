@@ -27,6 +27,9 @@ XLLAMACPP_VERSION = "2026.10.11549"
 #: Prompt tokens computed per server step: the longest an aborted request keeps running.
 ABORT_BATCH = 128
 LOOPBACK = "127.0.0.1"
+#: The runtime window of an in-process model whose GGUF declares no trained window (and the
+#: least a sweep that grows the window past the trained one asks for).
+DEFAULT_N_CTX = 16384
 
 
 def import_xllamacpp(purpose: str, extra: str = "llamacpp") -> Any:

@@ -1,8 +1,10 @@
 """Models behind one thin protocol: ``provider:name`` spec strings → :class:`Provider`.
 
 Providers are found in the registry (:mod:`ctxprobe.core.registry`, group ``providers``;
-ctxprobe's own factories are in :mod:`ctxprobe.models.factories`); optional heavy ones are
-imported only when resolved, so ``import ctxprobe.models`` stays cheap.
+ctxprobe's own are one folder each, :mod:`ctxprobe.providers`); optional heavy ones are
+imported only when resolved, so ``import ctxprobe.models`` stays cheap. This package is
+what the providers share: the protocol (:mod:`.base`), SDK helpers, option parsing, the
+prompt-cache gate, the batch API's base and reasoning text handling.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from ctxprobe.models.base import (
     TransientError,
     with_provider_defaults,
 )
-from ctxprobe.models.openai_compat import OpenAICompatProvider
 from ctxprobe.tokenizers.base import Tokenizer
 
 def resolve_provider(model: str | ModelRef, tokenizer: Tokenizer | None, n_ctx: int | None = None,
@@ -72,7 +73,6 @@ __all__ = [
     "ModelRef",
     "GenerateRequest",
     "GenerateResult",
-    "OpenAICompatProvider",
     "PermanentError",
     "Provider",
     "ProviderBase",

@@ -7,14 +7,15 @@ echo a key (or a masked form of it), and exception text reaches the store and th
 
 from __future__ import annotations
 
+import email.utils
 import importlib
 import os
+import time
 from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
-from ctxprobe.models.openai_compat import parse_retry_after
 from ctxprobe.redaction import register_secret, scrub
 
 _MAX_REASON = 240
@@ -49,6 +50,28 @@ def one_line(text: str, secrets: tuple[str | None, ...]) -> str:
     """Redacted, whitespace-collapsed, bounded: fit for a stored error column."""
     text = " ".join(redact(str(text), secrets).split())
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP-date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def retry_after_from(headers: Mapping[str, str] | None) -> float | None:

@@ -8,11 +8,11 @@ built prompts by :mod:`ctxprobe.cases.prefixes`); the rules per model are
 - Anthropic: a message's text is split into content blocks at the hint's marks (the
   same points in every request of the group, so their prefixes stay byte-identical) and
   the largest marks the model can cache, at most 4, carry ``cache_control``
-  (:func:`anthropic_blocks`).
+  (:func:`ctxprobe.providers.anthropic.caching.anthropic_blocks`).
 - OpenAI: ``prompt_cache_key`` is the group's key, so its requests land where the prefix
   is cached (caching itself is automatic).
 - Gemini: explicit ``CachedContent`` where the rules say so (:class:`ExplicitCaches` in
-  :mod:`ctxprobe.models.gemini_api`); 2.5 models cache implicitly.
+  :mod:`ctxprobe.providers.gemini.cache`); 2.5 models cache implicitly.
 
 :class:`PrefixGate` holds back the requests of a group until its first one has answered,
 so the cache they read exists when they are sent (the runner sends a group's requests
@@ -25,7 +25,6 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.plan.caching import CacheRules
@@ -47,27 +46,6 @@ def split_text(text: str, offsets: list[int]) -> list[tuple[str, int]]:
             out.append((text[start:cut], cut))
         start = cut
     return out
-
-
-def anthropic_blocks(content: str, index: int, hint: CacheHint | None, rules: CacheRules,
-                     ttl: str | None = None) -> str | list[dict[str, Any]]:
-    """A message's content (message ``index`` of the prompt) as Messages API text blocks,
-    cut at the hint's marks, ``cache_control`` on the blocks ending at the largest
-    ``rules.max_breakpoints`` marks the model caches; the plain string when no mark falls
-    in it."""
-    if hint is None:
-        return content
-    cuts = [m.offset for m in hint.marks if m.message == index]
-    if not cuts:
-        return content
-    marked = {(m.message, m.offset) for m in usable_marks(hint, rules)[-rules.max_breakpoints:]}
-    blocks: list[dict[str, Any]] = []
-    for piece, end in split_text(content, cuts):
-        block: dict[str, Any] = {"type": "text", "text": piece}
-        if (index, end) in marked:
-            block["cache_control"] = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
-        blocks.append(block)
-    return blocks
 
 
 class PrefixGate:

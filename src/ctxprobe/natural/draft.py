@@ -38,7 +38,7 @@ from ctxprobe.models import check_model_name, resolve_provider
 from ctxprobe.models.base import GenerateRequest, Provider
 from ctxprobe.natural.checks import DEFAULT_MAX_OVERLAP, Verdict, ambiguity_check, closed_book_check, document_checks
 from ctxprobe.natural.prompts import Draft, all_answers_prompt, answer_lines, closed_book_prompt, draft_prompt, parse_pairs
-from ctxprobe.plan.prices import price_for
+from ctxprobe.prices.table import price_for
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec.names import parse_model
 from ctxprobe.haystack.documents import read_documents
@@ -87,7 +87,7 @@ class DraftPlan:
     check_calls: int  # upper bound: n pairs
     check_prompt_tokens: int
     output_tokens: int
-    cost_usd: float | None  # None: the model has no price (a sim or a local model costs 0)
+    cost_usd: float | None  # None: no price known (a sim or a local model has none until a price file prices it)
 
     def line(self) -> str:
         cost = "unpriced" if self.cost_usd is None else f"≤ ${self.cost_usd:.4f}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxprobe.plan.caching import Tiered
-from ctxprobe.plan.prices import Price
+from ctxprobe.prices.table import Price
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import as_ref
 from ctxprobe.core.case import Cell, make_case_id

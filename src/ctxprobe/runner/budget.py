@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.caching import Tiered, billed_price, response_cost, worst_cost
-from ctxprobe.plan.prices import Price
+from ctxprobe.prices.table import Price
 from ctxprobe.core.case import Case
 
 

@@ -31,7 +31,7 @@ from rich.console import Console
 from ctxprobe.analysis.bootstrap import ThresholdRule
 from ctxprobe.analysis.sequential import levels, next_reps
 from ctxprobe.decide import Decision, decide
-from ctxprobe.decide.pricing import input_price, price_table
+from ctxprobe.prices.table import input_price, load_prices
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.spec import Spec, make_spec
 from ctxprobe.sweep.adaptive import (AdaptivePlan, AdaptiveResult, Settings, _affordable, _evaluate, _record,
@@ -129,7 +129,7 @@ def adaptive_decision(models: list[str], bands: list[int], store_path: str | Pat
     if len(families) != 1:
         raise CtxprobeError(f"decide --adaptive decides one family at a time (got {', '.join(sorted(families))})")
     (family,) = families
-    table = price_table(prices)
+    table = load_prices(prices)
     settings = Settings(confidence=confidence)
     walks: dict[str, _Walk] = {}
 

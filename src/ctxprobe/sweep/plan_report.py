@@ -15,11 +15,12 @@ from typing import Any
 from ctxprobe.cases.families import check_families
 from ctxprobe.cases.fitting import fitted_spec, too_short_lines
 from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
-from ctxprobe.core.catalog import age_note, check_model, context_window, model_info
+from ctxprobe.core.catalog import age_note, check_model, context_window, model_info, provider_info
+from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import check_model_name
 from ctxprobe.plan.grid import PlanSummary, summarize
-from ctxprobe.plan.prices import PriceTable, load_prices, price_for
+from ctxprobe.prices.table import PriceTable, load_prices, price_for
 from ctxprobe.plan.scheduling import dispatch, reports_slots
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import ModelRef
@@ -177,25 +178,9 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
         stale = age_note(info.as_of)
         if stale:
             warnings.append(f"{spec.model}: {stale}")
-    if spec.model.provider == "anthropic":
-        from ctxprobe.models.claude_rules import claude_rules, reasoning_note, sampling_note
-
-        said = sampling_note()  # decoding not settable under the SDK's API version
-        if said:
-            warnings.append(said)
-        rules = claude_rules(spec.model.name)
-        if spec.reasoning_budgets:
-            note = reasoning_note(spec.model.name)
-            if note:
-                warnings.append(note)
-            zero = {"disabled": "thinking {type: disabled}", "omit": "thinking left out",
-                    "never": "refused (cannot stop thinking)"}[rules.off]
-            warnings.append(f"{spec.model.name}: thinking {rules.thinking}, budget 0 as {zero}, effort "
-                            f"{'|'.join(rules.efforts) or '(none)'}; rules from {rules.cited} (the run reads "
-                            "Anthropic's Models API and follows it)")
-        if 0 in (spec.reasoning_budgets or []) and rules.off == "never":
-            raise CtxprobeError(f"{spec.model.name} cannot turn thinking off ({rules.cited}), so reasoning budget 0 "
-                                "cannot be sent: start --reasoning-budgets above 0")
+    notes = provider_info(spec.model.provider).plan_notes
+    if notes is not None:  # the provider's own word on this plan (Claude's thinking rules)
+        warnings.extend(resolve(notes, what=f"provider '{spec.model.provider}': its plan notes")(spec))
     beyond = plan_beyond_trained(spec, sizes)
     if beyond:
         warnings.append(beyond)

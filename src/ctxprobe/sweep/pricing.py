@@ -16,7 +16,7 @@ from ctxprobe.core.family import Family
 from ctxprobe.plan.caching import NO_CACHE, PRICING_MODES, CachedTotals, CacheRules, Pricing, cache_rules
 from ctxprobe.plan.grid import PlannedCase, summarize
 from ctxprobe.core.catalog import BatchPrice, ModelInfo, batch_price, model_info
-from ctxprobe.plan.prices import Price, PriceTable, load_prices, price_for
+from ctxprobe.prices.table import Price, PriceTable, load_prices, price_for
 from ctxprobe.spec import Spec
 from ctxprobe.spec.names import as_ref
 from ctxprobe.haystack.context import BuildContext

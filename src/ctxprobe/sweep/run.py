@@ -181,7 +181,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
     sizes = case_sizes(spec, families)  # tokens per (family, length), built where lengths are not tokens
     needed = max(sizes.values()) + spec.decoding.max_tokens + max(spec.reasoning_budgets or [0])
     # An in-process model's runtime window grows to fit the sweep only when asked to.
-    from ctxprobe.models.llamacpp import DEFAULT_N_CTX
+    from ctxprobe.embedded.xllama import DEFAULT_N_CTX
 
     session = SweepSession(spec, tokenizer_name, tokenizer, families, console=console, progress=progress,
                            executor=executor, confirm_cancel=confirm_cancel)

@@ -3,7 +3,7 @@
 For a served model (a provider whose registry entry ``reports_slots``: OpenAI-compatible
 servers, vLLM, SGLang, llama.cpp's ``llama-server``), :func:`ask_server` runs the same
 reachability check and slot/window reads as a sweep's preflight
-(:meth:`ctxprobe.models.openai_compat.OpenAICompatProvider.preflight`: ``/props``, then
+(:meth:`ctxprobe.providers.openai_compat.api.OpenAICompatProvider.preflight`: ``/props``, then
 ``/slots``), then times two requests: a short one (its time ≈ the per-request overhead and
 decoding of its output tokens, timed at one and at 8 output tokens) and one of about 512 tokens of fresh text (a random
 prefix, so no prefix cache can serve it) with one output token. Prefill speed is the

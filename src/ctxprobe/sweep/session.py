@@ -37,7 +37,7 @@ from ctxprobe.models import ids_policy, resolve_provider
 from ctxprobe.models.base import Provider
 from ctxprobe.models.batch import batch_api_for
 from ctxprobe.core.catalog import check_model, context_window, model_info
-from ctxprobe.plan.prices import load_prices, price_for
+from ctxprobe.prices.table import load_prices, price_for
 from ctxprobe.plan.scheduling import chain_lanes
 from ctxprobe.runner import Attempted, RunnerConfig, execute
 from ctxprobe.runner.batch import execute_batch

@@ -25,11 +25,19 @@ __all__ = [
     "resolve_tokenizer",
 ]
 
-ACCEPTED_FORMS = (
-    "'local', 'gguf:/path/model.gguf', 'hf:/path/to/tokenizer-folder', 'tiktoken:o200k_base', "
-    "'tiktoken:cl100k_base', 'endpoint[:BASE_URL]', 'approx[:CHARS_PER_TOKEN]', "
-    "'anthropic-count:MODEL', 'gemini-count:MODEL', or a path"
-)
+_OWN_FORMS = ("'local', 'gguf:/path/model.gguf', 'hf:/path/to/tokenizer-folder', 'tiktoken:o200k_base', "
+              "'tiktoken:cl100k_base', 'endpoint[:BASE_URL]', 'approx[:CHARS_PER_TOKEN]'")
+
+
+def _providers_schemes() -> list[str]:
+    """The tokenizer schemes providers bring (their counting APIs, ``anthropic-count``),
+    registered with their declarations: each spelled ``NAME:MODEL``."""
+    return [e.name for e in registry.entries("tokenizers") if e.meta.get("provider")]
+
+
+def accepted_forms() -> str:
+    """Every tokenizer form, for errors: ctxprobe's own, then the providers' counting APIs."""
+    return ", ".join([_OWN_FORMS, *(f"'{name}:MODEL'" for name in _providers_schemes())]) + ", or a path"
 
 _CACHE: dict[str, Tokenizer] = {}
 _CACHE_LOCK = threading.Lock()
@@ -37,7 +45,7 @@ _CACHE_LOCK = threading.Lock()
 
 def bad_tokenizer(name: str, why: str) -> CtxprobeError:
     """The one-line error for a tokenizer name that cannot be used (schemes raise it too)."""
-    return CtxprobeError(f"cannot use tokenizer {name!r}: {why}; use {ACCEPTED_FORMS}")
+    return CtxprobeError(f"cannot use tokenizer {name!r}: {why}; use {accepted_forms()}")
 
 
 def _build(name: str) -> Tokenizer:
@@ -64,9 +72,9 @@ def _build(name: str) -> Tokenizer:
     raise _unknown(name)
 
 
-#: Names a bare word is compared with for "did you mean" (the fixed forms' spellings).
-_KNOWN_NAMES = ("local", "approx", "endpoint", "tiktoken:o200k_base", "tiktoken:cl100k_base", "gguf:", "hf:",
-                "anthropic-count:", "gemini-count:")
+#: Names a bare word is compared with for "did you mean" (the fixed forms' spellings; the
+#: providers' counting schemes are added from the registry).
+_KNOWN_NAMES = ("local", "approx", "endpoint", "tiktoken:o200k_base", "tiktoken:cl100k_base", "gguf:", "hf:")
 
 
 def _unknown(name: str) -> CtxprobeError:
@@ -75,14 +83,15 @@ def _unknown(name: str) -> CtxprobeError:
 
     if name.startswith(("/", ".", "~")) or "\\" in name or name.lower().endswith((".gguf", ".json")):
         return bad_tokenizer(name, "no such file or folder")
-    close = difflib.get_close_matches(name.lower(), _KNOWN_NAMES, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name.lower(), [*_KNOWN_NAMES, *(f"{n}:" for n in _providers_schemes())], n=1,
+                                    cutoff=0.6)
     if close:
         hint = f"; did you mean '{close[0]}'"
     elif "/" in name:
         hint = " (not a local path; nothing is downloaded: for a hub model give hf:/path/to/its/folder)"
     else:
         hint = ""
-    return CtxprobeError(f"unknown tokenizer '{name}'{hint}; accepted forms: {ACCEPTED_FORMS}")
+    return CtxprobeError(f"unknown tokenizer '{name}'{hint}; accepted forms: {accepted_forms()}")
 
 
 def _guess(word: str) -> str:
@@ -103,7 +112,7 @@ def infer_tokenizer(model: str) -> str:
         ref = model if isinstance(model, ModelRef) else model_ref(model.strip())
     except CtxprobeError:
         raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
-                            f"({ACCEPTED_FORMS})") from None
+                            f"({accepted_forms()})") from None
     if ref.provider == "openai-compat" and ref.base_url is None:
         raise CtxprobeError(f"bad model spec '{model}': expected openai-compat:NAME@BASE_URL")
     default = provider_info(ref.provider).tokenizer_for(ref.name, ref.base_url)
@@ -113,7 +122,7 @@ def infer_tokenizer(model: str) -> str:
                             "model file")
     if default is None:
         raise CtxprobeError(f"cannot infer a tokenizer for model '{model}': name one with --tokenizer "
-                            f"({ACCEPTED_FORMS})")
+                            f"({accepted_forms()})")
     return default
 
 

@@ -1,4 +1,6 @@
-"""``anthropic-count:MODEL`` / ``gemini-count:MODEL``: provider token-counting APIs.
+"""The shared part of a provider's token-counting API (``anthropic-count:MODEL``,
+``gemini-count:MODEL``: each provider's own subclass is in its folder,
+``ctxprobe/providers/<name>/count.py``).
 
 Anthropic (``messages.count_tokens``) and Gemini (``models.count_tokens``) publish no
 tokenizer, but count a prompt exactly on request. One API call per filler sentence would
@@ -25,27 +27,23 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
 
-from ctxprobe.errors import CtxprobeError, MissingExtraError
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.approx import ApproxTokenizer
 from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
-
-if TYPE_CHECKING:
-    from google.genai.types import ContentDict  # the gemini extra; only for this annotation
 
 UNKNOWN_ID = -1
 _CACHE_MAX = 256
 
 
-def _key(env: tuple[str, ...], who: str) -> str:
+def api_key_from(env: tuple[str, ...], who: str) -> str:
     for var in env:
         if os.environ.get(var, "").strip():
             return os.environ[var].strip()
     raise CtxprobeError(f"{who} needs an API key: set {' or '.join(env)} in the environment")
 
 
-class _APICountTokenizer(TokenizerBase):
+class APICountTokenizer(TokenizerBase):
     """Exact chat counts from an API, approximate text counts calibrated by them."""
 
     is_approximate = False  # every case's final count is the API's own
@@ -99,59 +97,3 @@ class _APICountTokenizer(TokenizerBase):
 
     def encode(self, text: str) -> list[int]:
         return self.text.encode(text)
-
-
-class AnthropicCountTokenizer(_APICountTokenizer):
-    """``messages.count_tokens``; system messages go in ``system`` as for generation."""
-
-    def __init__(self, model: str, name: str | None = None, base_url: str | None = None) -> None:
-        super().__init__(name or f"anthropic-count:{model}", model)
-        try:
-            import anthropic
-        except ImportError:
-            raise MissingExtraError("anthropic", "anthropic", f"The {self.name} tokenizer") from None
-        self._sdk = anthropic
-        self._secret = _key(("ANTHROPIC_API_KEY",), self.name)
-        url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip() or None
-        kwargs: dict[str, Any] = {"api_key": self._secret, "max_retries": 2, "timeout": 120.0}
-        if url:
-            kwargs["base_url"] = url
-        self._client = anthropic.Anthropic(**kwargs)
-
-    def _api_count(self, messages: list[Message]) -> int:
-        system = [m["content"] for m in messages if m["role"] == "system"]
-        rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
-        kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
-        if system:
-            kwargs["system"] = "\n\n".join(system)
-        try:
-            return int(self._client.messages.count_tokens(**kwargs).input_tokens)
-        except self._sdk.APIError as exc:
-            raise self._fail(exc) from None
-
-
-class GeminiCountTokenizer(_APICountTokenizer):
-    """``models.count_tokens``; the Developer API takes no system instruction there, so a
-    system message is counted as a leading user turn (exact for single-user prompts)."""
-
-    def __init__(self, model: str, name: str | None = None, base_url: str | None = None) -> None:
-        super().__init__(name or f"gemini-count:{model}", model)
-        try:
-            from google import genai
-            from google.genai import errors, types
-        except ImportError:
-            raise MissingExtraError("google-genai", "gemini", f"The {self.name} tokenizer") from None
-        self._errors = errors
-        self._secret = _key(("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.name)
-        url = base_url or os.environ.get("GEMINI_BASE_URL", "").strip() or None
-        http = types.HttpOptions(base_url=url, timeout=120_000, retry_options=types.HttpRetryOptions(attempts=3))
-        self._client = genai.Client(api_key=self._secret, http_options=http)
-
-    def _api_count(self, messages: list[Message]) -> int:
-        contents: list[ContentDict] = [
-            {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-            for m in sorted(messages, key=lambda m: m["role"] != "system")]
-        try:
-            return int(self._client.models.count_tokens(model=self.model, contents=contents).total_tokens or 0)
-        except self._errors.APIError as exc:
-            raise self._fail(exc) from None

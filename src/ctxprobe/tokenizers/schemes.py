@@ -1,5 +1,7 @@
 """ctxprobe's own tokenizer schemes: ``factory(name, rest)`` for ``NAME:REST`` (registered
-in :mod:`ctxprobe.core.builtins`). Each imports its backend only when called."""
+in :mod:`ctxprobe.core.builtins`). Each imports its backend only when called. A provider's
+counting API is its own scheme, in its folder (``ctxprobe/providers/anthropic/count.py``),
+registered with its declaration."""
 
 from __future__ import annotations
 
@@ -70,19 +72,3 @@ def endpoint(name: str, rest: str) -> Tokenizer:
     if unknown:
         raise bad_tokenizer(name, f"unknown endpoint option(s) {sorted(unknown)} (accepted: kind, model)")
     return EndpointTokenizer(url, kind=opts.get("kind"), model=opts.get("model"), name=name)
-
-
-def anthropic_count(name: str, rest: str) -> Tokenizer:
-    if not rest:
-        raise bad_tokenizer(name, "anthropic-count needs a model name, e.g. anthropic-count:MODEL")
-    from ctxprobe.tokenizers.api_count import AnthropicCountTokenizer
-
-    return AnthropicCountTokenizer(rest, name=name)
-
-
-def gemini_count(name: str, rest: str) -> Tokenizer:
-    if not rest:
-        raise bad_tokenizer(name, "gemini-count needs a model name, e.g. gemini-count:MODEL")
-    from ctxprobe.tokenizers.api_count import GeminiCountTokenizer
-
-    return GeminiCountTokenizer(rest, name=name)

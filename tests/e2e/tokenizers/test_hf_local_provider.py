@@ -97,7 +97,7 @@ def test_cancelling_an_hf_request_stops_generate_at_its_next_step(tiny_long_mode
     nothing of it is returned, and the model answers the next request as a fresh one does."""
     import threading
 
-    from ctxprobe.models.hf_local import GenerationAborted
+    from ctxprobe.providers.hf.engine import GenerationAborted
 
     budget = 16000
     messages = [{"role": "user", "content": "Count to a very large number."}]

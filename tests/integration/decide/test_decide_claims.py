@@ -15,7 +15,7 @@ from decide_sims import run_sim
 from ctxprobe.cli import main
 from ctxprobe.decide import decide
 from ctxprobe.decide.fairness import caveats, counts_as
-from ctxprobe.decide.pricing import price_table
+from ctxprobe.prices.table import load_prices
 from ctxprobe.decide.render import decision_lines
 from ctxprobe.decide.runs import load_run
 from ctxprobe.store import Store
@@ -168,7 +168,7 @@ def test_server_tokenizers_that_count_alike_are_not_called_different(tmp_path) -
         b = run_sweep(make_spec({"model": f"openai-compat:b@{two.base_url}",
                                  "tokenizer": f"endpoint:{two.base_url}?model=b", **grid}), store, progress=False)
     c = run_sweep(make_spec({"model": "sim:perfect", "tokenizer": "approx", **grid}), store, progress=False)
-    table = price_table(None)
+    table = load_prices(None)
     ra, rb, rc = (load_run(r.run_id, store, table, threshold=None, bars=None) for r in (a, b, c))
     assert ra.run.tokenizer == "endpoint" and rb.run.tokenizer.startswith("endpoint:http")
     assert ra.run.meta.chat_template_hash and ra.run.meta.chat_template_hash == rb.run.meta.chat_template_hash

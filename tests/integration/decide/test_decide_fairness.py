@@ -12,7 +12,7 @@ from decide_sims import run_sim
 from ctxprobe.cli import main
 from ctxprobe.decide.choose import choose
 from ctxprobe.decide.fairness import caveats as caveats_of
-from ctxprobe.decide.pricing import price_table
+from ctxprobe.prices.table import load_prices
 from ctxprobe.decide.runs import load_run
 from ctxprobe.store import Store
 
@@ -53,7 +53,7 @@ def test_unfair_comparisons_are_named_with_what_to_do(mixed, capsys) -> None:
 
 def test_priced_beside_unpriced_is_named_and_ranked_last(mixed) -> None:
     store, ids, prices = mixed
-    table = price_table(prices)
+    table = load_prices(prices)
     perfect, blind = (load_run(ids[k], store, table, threshold=None, bars=None) for k in ("perfect", "blind"))
     blind = replace(blind, price=None)  # a model no table knows (sims are free by default)
     caveats = "\n".join(caveats_of([perfect, blind], ["niah"], "tokens"))

@@ -21,9 +21,9 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
-from ctxprobe.models.anthropic_api import sampling, takes_sampling
+from ctxprobe.providers.anthropic.api import sampling, takes_sampling
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.claude_rules import SAMPLING_NOTE, api_version, sampling_settable
+from ctxprobe.providers.anthropic.rules import SAMPLING_NOTE, api_version, sampling_settable
 
 from contract_checks import anthropic_params
 from fake_llm_apis import NO_SAMPLING_VERSION, FakeServer, anthropic_route

@@ -20,13 +20,13 @@ from genai_prices import Usage, calc_price
 
 from ctxprobe.cli import main
 from ctxprobe.core.catalog import Price, batch_price, model_info
-from ctxprobe.core.library_prices import BATCH
+from ctxprobe.prices.library import BATCH
 from ctxprobe.core.runmeta import RunMeta
 from ctxprobe.decide.content import RunTotals
 from ctxprobe.decide.runs import RunFacts
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.plan.caching import NO_CACHE, Billed, CachedTotals
-from ctxprobe.plan.prices import load_prices, price_for
+from ctxprobe.prices.table import load_prices, price_for
 from ctxprobe.runner.budget import Ledger
 from ctxprobe.report.analyse import planned_vs_billed
 from ctxprobe.report.rundata import Billing

@@ -91,7 +91,7 @@ def test_a_deprecated_model_is_warned_with_its_date_and_the_note_is_stored(tmp_p
     meta = Store(tmp_path / "s.sqlite").get_run(run_id).meta  # type: ignore[union-attr]
     notes = meta.preflight.warnings  # type: ignore[union-attr]
     assert any("deprecated" in n and "retiring 2027-02-15" in n for n in notes), notes
-    from ctxprobe.models.claude_rules import SAMPLING_NOTE, sampling_settable
+    from ctxprobe.providers.anthropic.rules import SAMPLING_NOTE, sampling_settable
 
     if not sampling_settable():  # no sampling field under the SDK's version (the fake refuses them)
         for body in messages(api):

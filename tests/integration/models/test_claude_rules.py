@@ -19,7 +19,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.claude_rules import NEWEST, claude_rules
+from ctxprobe.providers.anthropic.rules import NEWEST, claude_rules
 
 from contract_checks import anthropic_params
 from fake_llm_apis import FakeServer, anthropic_route
@@ -98,8 +98,8 @@ def test_older_models_keep_enabled_and_disabled(monkeypatch: pytest.MonkeyPatch)
                                           ("claude-mythos-5-2", False), ("claude-sonnet-4-7", False),
                                           ("claude-newname-1", False)])
 def test_sampling_by_family_a_new_name_is_not_the_oldest(model: str, takes: bool) -> None:
-    from ctxprobe.models.anthropic_api import sampling, takes_sampling
-    from ctxprobe.models.claude_rules import sampling_settable
+    from ctxprobe.providers.anthropic.api import sampling, takes_sampling
+    from ctxprobe.providers.anthropic.rules import sampling_settable
 
     assert claude_rules(model).sampling is takes  # the family's rule
     assert takes_sampling(model) is (takes and sampling_settable())  # and the API version's

@@ -44,7 +44,7 @@ BUDGETS = (1024, 2048, 4096, 512, 128)
 
 def _sdk_models(provider: str) -> list[str]:
     """What the installed SDK lists beyond genai-prices: gpt-6*, Claude 5, Gemini 3.x."""
-    from ctxprobe.models.openai_responses import _literals
+    from ctxprobe.providers.openai.responses import _literals
 
     if provider == "openai":
         from openai.types.shared.chat_model import ChatModel
@@ -61,7 +61,7 @@ def matrix(provider: str) -> list[str]:
     from genai_prices import data_snapshot
 
     from ctxprobe.core.catalog import model_info
-    from ctxprobe.plan.prices import load_prices
+    from ctxprobe.prices.table import load_prices
     from ctxprobe.spec.names import parse_model
 
     table = load_prices(None)

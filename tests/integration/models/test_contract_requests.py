@@ -25,7 +25,7 @@ from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.core.variant import sample_nonce
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest
-from ctxprobe.models.openai_compat import OpenAICompatProvider
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 
 from contract_checks import check_request, check_response
 from fake_batch_apis import FAKES, BatchFake

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxprobe.models.batch_gemini import GeminiBatch, rpc_transient
+from ctxprobe.providers.gemini.batch import GeminiBatch, rpc_transient
 
 genai_types = pytest.importorskip("google.genai.types")
 

@@ -60,7 +60,7 @@ def test_the_prompt_is_counted_once_across_continuation_hops(monkeypatch: pytest
 
 
 def test_every_finish_reason_the_sdk_lists_is_mapped() -> None:
-    from ctxprobe.models.gemini_api import FINISH_REASONS
+    from ctxprobe.providers.gemini.api import FINISH_REASONS
 
     assert {r.value for r in genai_types.FinishReason} <= set(FINISH_REASONS)
     assert FINISH_REASONS["CONTINUATION"] == "length"  # listed whatever the SDK: a batch item may carry it
@@ -69,7 +69,7 @@ def test_every_finish_reason_the_sdk_lists_is_mapped() -> None:
 @pytest.mark.skipif(not CONTINUES, reason="the installed google-genai has no FinishReason.CONTINUATION")
 def test_a_batch_item_ending_in_continuation_is_a_cut_output(monkeypatch: pytest.MonkeyPatch) -> None:
     # before: stored as an unknown reason "continuation"
-    from ctxprobe.models.batch_gemini import GeminiBatch
+    from ctxprobe.providers.gemini.batch import GeminiBatch
 
     monkeypatch.setenv("GEMINI_API_KEY", "test-key-gemini-fields-0000")
     batch = GeminiBatch(resolve_provider("gemini:gemini-2.5-flash", None))  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ import pytest
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, PermanentError, TransientError
-from ctxprobe.models.openai_compat import OpenAICompatProvider
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 from ctxprobe.sim.model import make_sim
 from ctxprobe.sim.server import SimServer
 from ctxprobe.tokenizers.base import Message

@@ -24,7 +24,7 @@ from ctxprobe.core.prefix import CacheHint, PrefixMark
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult
-from ctxprobe.models.openai_responses import ORDER, efforts_for, parse_response
+from ctxprobe.providers.openai.responses import ORDER, efforts_for, parse_response
 
 from contract_checks import check_request, check_response
 from fake_llm_apis import FakeServer, openai_route, responses_reply
@@ -87,7 +87,7 @@ def test_pro_models_take_high_only(model: str, monkeypatch: pytest.MonkeyPatch) 
 def test_every_effort_value_ctxprobe_takes_is_the_sdks_and_max_is_not_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     from openai.types.shared.reasoning_effort import ReasoningEffort
 
-    from ctxprobe.models.options import OpenAIOptions
+    from ctxprobe.providers.openai.options import OpenAIOptions
 
     sdk = {a for arg in typing.get_args(ReasoningEffort) for a in typing.get_args(arg)}
     ours = set(typing.get_args(typing.get_args(OpenAIOptions.model_fields["reasoning_effort"].annotation)[0]))

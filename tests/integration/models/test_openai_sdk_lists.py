@@ -52,10 +52,10 @@ def test_gpt_6_sol_goes_to_the_responses_api(monkeypatch: pytest.MonkeyPatch) ->
     # before: name prefixes (o1/o3/o4/gpt-5) missed it: chat completions with max_tokens and temperature
     from openai.types.shared.chat_model import ChatModel
 
-    from ctxprobe.models.openai_responses import _literals
+    from ctxprobe.providers.openai.responses import _literals
 
     if "gpt-6-sol" in _literals(ChatModel):  # the SDK lists it for chat, yet it is a reasoning model
-        from ctxprobe.models.openai_responses import responses_only
+        from ctxprobe.providers.openai.responses import responses_only
 
         assert not responses_only("gpt-6-sol")
     (path, body), = _send(monkeypatch, [("gpt-6-sol", {})])[0]
@@ -120,7 +120,7 @@ def _incomplete_reasons() -> set[str]:
 
 
 def test_every_reason_the_sdk_lists_is_mapped() -> None:
-    from ctxprobe.models.openai_responses import INCOMPLETE
+    from ctxprobe.providers.openai.responses import INCOMPLETE
 
     assert _incomplete_reasons() and _incomplete_reasons() <= set(INCOMPLETE)
 
@@ -161,7 +161,7 @@ def test_batch_lines_are_written_as_they_were_sized(monkeypatch: pytest.MonkeyPa
 
 def test_the_sdks_shutdown_dates_refuse_and_warn() -> None:
     # the openai SDK's own deprecation note under ChatModel: a past shutdown date is a retired model
-    from ctxprobe.models.openai_responses import sdk_facts, sdk_shutdowns
+    from ctxprobe.providers.openai.responses import sdk_facts, sdk_shutdowns
 
     dates = sdk_shutdowns()
     if not dates:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ctxprobe.plan.prices import price_for
+from ctxprobe.prices.table import price_for
 from ctxprobe.report.load import load_report
 from ctxprobe.spec import make_spec
 from ctxprobe.store import iter_export

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.models.anthropic_api import parse_message
-from ctxprobe.models.gemini_api import parse_response
-from ctxprobe.models.openai_api import parse_chat_completion
-from ctxprobe.models.options import OpenAIOptions, parse_options, split_options
+from ctxprobe.providers.anthropic.api import parse_message
+from ctxprobe.providers.gemini.api import parse_response
+from ctxprobe.providers.openai.api import parse_chat_completion
+from ctxprobe.models.options import parse_options, split_options
+from ctxprobe.providers.openai.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize, split_reasoning
 
 

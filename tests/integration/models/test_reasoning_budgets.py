@@ -12,8 +12,8 @@ import pytest
 
 from ctxprobe.models import resolve_provider
 from ctxprobe.models.base import GenerateRequest, GenerateResult, Provider
-from ctxprobe.models.openai_api import EFFORT_CEILINGS, effort_for
-from ctxprobe.models.openai_compat import OpenAICompatProvider
+from ctxprobe.providers.openai.api import EFFORT_CEILINGS, effort_for
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 
 from fake_llm_apis import FakeServer, anthropic_route, gemini_route, openai_route
 

@@ -212,7 +212,7 @@ def test_sdk_providers_are_made_from_the_parsed_reference(monkeypatch: pytest.Mo
 
 
 def test_a_reference_without_a_model_name_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxprobe.models.openai_api import OpenAIProvider
+    from ctxprobe.providers.openai.api import OpenAIProvider
     from ctxprobe.spec.names import ModelRef
 
     pytest.importorskip("openai")

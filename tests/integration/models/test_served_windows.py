@@ -20,7 +20,7 @@ import pytest
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models.base import GenerateRequest, GenerateResult
-from ctxprobe.models.openai_compat import OpenAICompatProvider
+from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 from ctxprobe.spec import Spec
 from ctxprobe.sweep.preflight import run_preflight
 from ctxprobe.sweep.run import check_lengths

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.tokenizers import ACCEPTED_FORMS, resolve_tokenizer
+from ctxprobe.tokenizers import accepted_forms, resolve_tokenizer
 
 
 @pytest.mark.parametrize("name, suggestion", [("loacl", "local"), ("aprox", "approx"), ("endpiont", "endpoint"),
@@ -17,14 +17,17 @@ from ctxprobe.tokenizers import ACCEPTED_FORMS, resolve_tokenizer
 def test_a_misspelt_form_gets_did_you_mean(name, suggestion) -> None:
     with pytest.raises(CtxprobeError) as err:
         resolve_tokenizer(name)
-    assert str(err.value) == f"unknown tokenizer '{name}'; did you mean '{suggestion}'; accepted forms: {ACCEPTED_FORMS}"
+    assert str(err.value) == f"unknown tokenizer '{name}'; did you mean '{suggestion}'; accepted forms: {accepted_forms()}"
 
 
 def test_a_name_like_nothing_lists_the_forms() -> None:
     with pytest.raises(CtxprobeError) as err:
         resolve_tokenizer("wordpiece")
-    assert str(err.value) == f"unknown tokenizer 'wordpiece'; accepted forms: {ACCEPTED_FORMS}"
+    assert str(err.value) == f"unknown tokenizer 'wordpiece'; accepted forms: {accepted_forms()}"
     assert "no such file" not in str(err.value)
+    # the providers' counting APIs are named from their declarations, in the same words as before
+    assert accepted_forms().endswith("'approx[:CHARS_PER_TOKEN]', 'anthropic-count:MODEL', 'gemini-count:MODEL', "
+                                     "or a path")
 
 
 def test_a_hub_id_says_nothing_is_downloaded() -> None:

@@ -1,5 +1,5 @@
-"""Providers that run here or on a server of the user's: no list price (a price file may
-give one), each with its tokenizer."""
+"""The simulated models' profile (``sim:KIND``): free, counted by the local tokenizer. The
+other providers' profiles are in their folders (``ctxprobe/providers/<name>/profile.py``)."""
 
 from __future__ import annotations
 
@@ -31,11 +31,3 @@ def sim_forms() -> str:
 
 
 SIM = ProviderInfo(default_tokenizer="local", free=True, help=lambda: f"sim:KIND ({', '.join(sim_kinds())})")
-LOCAL = ProviderInfo(default_tokenizer="local", free=True, help="local")
-LLAMACPP = ProviderInfo(default_tokenizer="gguf:{name}", free=True, help="llamacpp:/path.gguf")
-HF = ProviderInfo(default_tokenizer="hf:{name}", free=True, help="hf:/model-dir")
-#: Its own server counts (exact), by asking it: prefixes are estimated instead.
-OPENAI_COMPAT = ProviderInfo(default_tokenizer="endpoint:{base_url}?model={name_quoted}",
-                             remote_counter="endpoint:{base_url}?model={name_quoted}",
-                             reasoning="?thinking=N where the server has a reasoning parser",
-                             help="vllm/NAME, sglang/NAME or openai-api/NAME with --base-url | openai-compat:NAME@URL")

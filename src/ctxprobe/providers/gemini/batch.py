@@ -17,7 +17,7 @@ from typing import Any
 from ctxprobe.models._sdk import one_line
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
-from ctxprobe.models.gemini_api import GeminiProvider, parse_response
+from ctxprobe.providers.gemini.api import GeminiProvider, parse_response
 
 #: Inlined requests: 20 MB a job (MB: 10^6 bytes; 19 MB, some room kept for the envelope).
 LIMITS = BatchLimits(max_requests=50_000, max_bytes=19 * 10**6)

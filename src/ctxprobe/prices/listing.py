@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxprobe.core.catalog import (STALE_DAYS, ModelInfo, age_days, batch_price, from_library, known_model,
                                    provider_info)
-from ctxprobe.plan.prices import Price, PriceTable
+from ctxprobe.prices.table import Price, PriceTable
 from ctxprobe.spec.names import as_ref
 
 __all__ = ["PriceRow", "price_lines", "price_problems", "price_rows"]
@@ -69,7 +69,7 @@ def library_rows() -> list[PriceRow]:
     provider profile's notes (retired, deprecated) on top: served models first, the
     deprecated then, the retired last."""
     from ctxprobe.core import registry
-    from ctxprobe.core.library_prices import library_models
+    from ctxprobe.prices.library import library_models
 
     rows: list[PriceRow] = []
     for entry in registry.entries("providers"):

@@ -24,7 +24,7 @@ MODELS = (
 INFO = ProviderInfo(
     default_tokenizer="approx",  # no published tokenizer; gemini-count:MODEL asks the API
     remote_counter="gemini-count:{name}",
-    batch="ctxprobe.models.batch_gemini:GeminiBatch",
+    batch="ctxprobe.providers.gemini.batch:GeminiBatch",
     batch_discount=BatchDiscount(0.5, _BATCH),
     # minimums from the caching page (stored copy, last updated 2026-07-07: 2.5 Pro and
     # Flash 2,048, 3.x Pro 4,096; its 2026-05-07 version: 3 Flash Preview 1,024)

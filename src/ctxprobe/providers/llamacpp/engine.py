@@ -26,12 +26,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.embedded.xllama import Engine, EngineConfig
+from ctxprobe.embedded.xllama import DEFAULT_N_CTX, Engine, EngineConfig
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase, TransientError
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import Tokenizer
-
-DEFAULT_N_CTX = 16384
 
 
 class GenerationAborted(Exception):

@@ -26,8 +26,9 @@ from typing import Any
 
 from ctxprobe.errors import CtxprobeError, MissingExtraError
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, ProviderBase
-from ctxprobe.models.options import HFModelOptions, parse_options, split_options
-from ctxprobe.spec.names import as_ref
+from ctxprobe.models.options import parse_options, split_options
+from ctxprobe.providers.hf.options import HFModelOptions
+from ctxprobe.spec.names import ModelRef, as_ref
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
 
@@ -217,3 +218,8 @@ def _context_window(path: Path) -> int | None:
         if isinstance(value, int) and value > 0:
             return value
     return None
+
+
+def make_provider(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> HFLocalProvider:
+    """The factory the declaration names: ``hf:/path/to/model-folder[?dtype=...]``, in process."""
+    return HFLocalProvider.from_spec(ref.spec, dict(options or {}))

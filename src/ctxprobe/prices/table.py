@@ -1,6 +1,6 @@
 """Prices per million tokens, for plans and ``--max-cost``.
 
-Built-in prices are genai-prices' (:mod:`ctxprobe.core.library_prices`, the installed
+Built-in prices are genai-prices' (:mod:`ctxprobe.prices.library`, the installed
 version's bundled data, offline), for the providers that name a library provider
 (:attr:`ctxprobe.core.catalog.ProviderInfo.price_library`): its tiers (a prompt over a
 tier's start is billed entirely at that tier, as the library applies them), cache read
@@ -11,7 +11,7 @@ lines such as ``openai:gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.
 ``batch``, ``window``, ``as_of``, ``source`` and ``tiers``: a list of the same prices, each
 with ``above: TOKENS``). An entry of ``window`` alone (``gemini:gemini-2.5-pro: {window:
 1048576}``) gives a window the library lacks and keeps the library's prices. A price file may price any model, simulated and local ones
-included; without one, local and simulated models cost 0. A model with no known price has
+included; without one, local and simulated models have no price either. A model with no known price has
 cost ``None``: the plan says so and ``--max-cost`` refuses to run it rather than guess.
 
 Four prices besides input and output, each ``None`` where the provider has no such price:
@@ -36,11 +36,12 @@ from typing import Any
 
 import yaml
 
-from ctxprobe.core.catalog import ModelInfo, Price, builtin_models, known_model, provider_info
+from ctxprobe.core.catalog import ModelInfo, Price, age_note, builtin_models, known_model
 from ctxprobe.errors import CtxprobeError
-from ctxprobe.spec.names import as_ref
+from ctxprobe.spec.names import ModelRef, as_ref
 
-__all__ = ["Price", "PriceTable", "load_prices", "price_for", "prices_as_of", "user_prices_path"]
+__all__ = ["Price", "PriceTable", "input_price", "load_prices", "price_age_notes", "price_for", "prices_as_of",
+           "user_prices_path"]
 
 #: model (``provider:name``) → what is known of it; values may also be a bare :class:`Price`.
 PriceTable = dict[str, Any]
@@ -104,19 +105,30 @@ def _lookup(model: str, table: PriceTable) -> Any:
 
 def price_for(model: str, table: PriceTable | None = None, *, prompt_tokens: int | None = None) -> Price | None:
     """The price of one request to ``model`` of ``prompt_tokens`` prompt tokens: the tier
-    that bills it (the base tier when None). A table entry wins (a price file may price a
-    simulated or local model); else a model of a free provider (local, simulated) costs
-    0; else None (unknown). A retired model keeps its price (to bill old runs);
-    :func:`ctxprobe.core.catalog.check_model` refuses it."""
+    that bills it (the base tier when None), or None when no price is known. The one
+    look-up of every price ctxprobe shows or bills (``plan``, ``--max-cost``, a run's
+    ledger, ``decide``). A table entry wins (a price file may price any model, simulated
+    and local ones included: a decision rehearsed on sims, or a user's own servers at
+    their cost per 1M tokens; a key with the model's ``?k=v`` options before the bare name,
+    a served model's name before its ``@URL``: :meth:`ctxprobe.spec.names.ModelRef.price_keys`);
+    else genai-prices' price of a hosted model; else None, a free provider's model included:
+    "no price known" is never shown or counted as $0 (``plan`` says to add it to a price
+    file, ``--max-cost`` refuses to guess, ``decide`` ranks it after every priced run). A
+    retired model keeps its price (to bill old runs); :func:`ctxprobe.core.catalog.check_model`
+    refuses it."""
     table = table if table is not None else load_prices()
     found = _lookup(model, table)
     if isinstance(found, Price):
         return found
     if isinstance(found, ModelInfo):
-        return found.price_at(prompt_tokens)
-    if provider_info(as_ref(model).provider).free:
-        return Price(0.0, 0.0)
+        return found.price_at(prompt_tokens)  # None for a provider's own note (it prices nothing)
     return None
+
+
+def input_price(model: str, table: PriceTable, *, prompt_tokens: int | None = None) -> float | None:
+    """USD per 1M input tokens for a prompt of ``prompt_tokens`` (None: no price known)."""
+    price = price_for(model, table, prompt_tokens=prompt_tokens)
+    return None if price is None else price.input
 
 
 def prices_as_of(model: str, table: PriceTable | None = None) -> str | None:
@@ -124,3 +136,16 @@ def prices_as_of(model: str, table: PriceTable | None = None) -> str | None:
     the library's, which is as current as the installed genai-prices)."""
     found = _lookup(model, table if table is not None else load_prices())
     return found.as_of or None if isinstance(found, ModelInfo) and not found.library else None
+
+
+def price_age_notes(models: list[ModelRef], table: PriceTable) -> list[str]:
+    """How old the built-in prices a decision reads are, one line per model whose dated
+    table entry is past the catalog's staleness limit (a price file's undated entries, and
+    unpriced models, say nothing)."""
+    notes = []
+    for model in dict.fromkeys(models):
+        as_of = prices_as_of(str(model), table)
+        stale = age_note(as_of) if as_of else None
+        if stale:
+            notes.append(f"{model}: {stale}")
+    return notes

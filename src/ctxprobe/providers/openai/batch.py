@@ -20,8 +20,8 @@ from typing import Any
 from ctxprobe.models._sdk import one_line, stainless_call
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
-from ctxprobe.models.openai_api import OpenAIProvider, parse_chat_completion
-from ctxprobe.models.openai_responses import ENDPOINT as RESPONSES, parse_response
+from ctxprobe.providers.openai.api import OpenAIProvider, parse_chat_completion
+from ctxprobe.providers.openai.responses import ENDPOINT as RESPONSES, parse_response
 
 ENDPOINT = "/v1/chat/completions"
 #: 50,000 requests and a 200 MB input file per batch (MB: 10^6 bytes, as the Batch guide writes it).

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxprobe.models._sdk import classify_stainless_error, one_line, stainless_call
-from ctxprobe.models.anthropic_api import AnthropicProvider, parse_message
+from ctxprobe.providers.anthropic.api import AnthropicProvider, parse_message
 from ctxprobe.models.base import GenerateRequest, PermanentError
 from ctxprobe.models.batch_base import BatchLimits, BatchState, ItemResult, json_bytes, transient
 

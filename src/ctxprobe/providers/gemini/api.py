@@ -10,7 +10,7 @@ are permanent.
 Prompt caching: Gemini 2.5 models cache shared prefixes implicitly (reported as
 ``usage_metadata.cached_content_token_count``); older models, or any with
 ``--cache-prompt explicit``, get explicit ``CachedContent`` caches for a prefix group's
-shared text (:mod:`ctxprobe.models.gemini_cache`): created, reused and deleted here.
+shared text (:mod:`ctxprobe.providers.gemini.cache`): created, reused and deleted here.
 
 System messages become ``system_instruction``; assistant turns use Gemini's ``model``
 role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
@@ -37,12 +37,13 @@ from ctxprobe.models._sdk import (
     status_is_transient,
 )
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, TransientError
-from ctxprobe.models.gemini_cache import ExplicitCaches, cut_messages
-from ctxprobe.models.gemini_thinking import refusal as thinking_refusal
-from ctxprobe.models.gemini_thinking import thinking_range
-from ctxprobe.models.options import GeminiOptions
+from ctxprobe.providers.gemini.cache import ExplicitCaches, cut_messages
+from ctxprobe.providers.gemini.thinking import refusal as thinking_refusal
+from ctxprobe.providers.gemini.thinking import thinking_range
+from ctxprobe.providers.gemini.options import GeminiOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
@@ -192,7 +193,7 @@ class GeminiProvider(SDKProvider):
 
     def reasoning_refusal(self, budget: int) -> str | None:
         """Budgets above 0 go to thinking models within the range Google gives for each;
-        0 is refused where thinking cannot be turned off (:mod:`ctxprobe.models.gemini_thinking`);
+        0 is refused where thinking cannot be turned off (:mod:`ctxprobe.providers.gemini.thinking`);
         ``models.get``'s ``thinking: false``, once read, is the model's own word."""
         if budget > 0 and self.facts is not None and self.facts.get("thinking") is False:
             return (f"{self.name} does not think (Gemini's models.get says thinking: false), so a reasoning budget "
@@ -333,3 +334,9 @@ class GeminiProvider(SDKProvider):
                     await close()
             except RuntimeError:
                 pass
+
+
+def make_provider(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> GeminiProvider:
+    """The factory the declaration names (``factory(ref, *, tokenizer, n_ctx, options)``): the
+    provider of the parsed reference, its name and options as parsed."""
+    return GeminiProvider.from_ref(ref, dict(options or {}))

@@ -50,7 +50,7 @@ MODELS = (
 INFO = ProviderInfo(
     default_tokenizer="approx",  # no published tokenizer; anthropic-count:MODEL asks the API
     remote_counter="anthropic-count:{name}",
-    batch="ctxprobe.models.batch_anthropic:AnthropicBatch",
+    batch="ctxprobe.providers.anthropic.batch:AnthropicBatch",
     batch_discount=BatchDiscount(0.5, _BATCH),
     caching=(
         # 4,096 for Opus 4.6, Opus 4.5 and Haiku 4.5: the minimum "increased from 1,024 to 4,096"
@@ -71,6 +71,7 @@ INFO = ProviderInfo(
     price_library="anthropic",
     bare_hints=("claude",),
     help="anthropic/MODEL",
+    plan_notes="ctxprobe.providers.anthropic.rules:plan_notes",
     sources=(PAGE, "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching",
              "https://docs.anthropic.com/en/docs/build-with-claude/batch-processing",
              "https://docs.anthropic.com/en/docs/about-claude/model-deprecations"),

@@ -13,10 +13,10 @@ its requests land where the prefix is cached, and the cached share comes back as
 written to the cache as ``cache_write_tokens`` (openai 3.60, chat and Responses alike;
 stored, billed at genai-prices' cache-write price where it has one: gpt-5.6 and gpt-6).
 
-Reasoning models (the families :data:`~ctxprobe.models.openai_responses.EFFORT_TABLE` lists
+Reasoning models (the families :data:`~ctxprobe.providers.openai.responses.EFFORT_TABLE` lists
 effort levels for: o-series, gpt-5 and later, gpt-6-sol and the other gpt-6 models the SDK's
 ``ChatModel`` lists; or ``?reasoning=true``) go through the Responses API
-(:mod:`ctxprobe.models.openai_responses`; ``?api=chat`` keeps chat completions, except for
+(:mod:`ctxprobe.providers.openai.responses`; ``?api=chat`` keeps chat completions, except for
 the pro models, served there only): ``max_output_tokens = max_tokens + thinking`` (the
 thinking budget sits on top of the answer budget), ``reasoning.effort`` (the levels each
 model takes are checked before anything is sent), no ``temperature``. On chat completions
@@ -47,7 +47,7 @@ from ctxprobe.models.base import (
     TransientError,
     cached_prompt_tokens,
 )
-from ctxprobe.models.openai_responses import (
+from ctxprobe.providers.openai.responses import (
     cache_write_tokens,
     efforts_for,
     has_efforts,
@@ -59,9 +59,10 @@ from ctxprobe.models.openai_responses import (
     responses_only,
     sdk_facts,
 )
-from ctxprobe.models.options import OpenAIOptions
+from ctxprobe.providers.openai.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.tokenizers.base import fold_prefill
 
 PREFIX = "openai:"
@@ -77,7 +78,7 @@ EFFORT_CEILINGS: tuple[tuple[int, str], ...] = ((2048, "low"), (8192, "medium"))
 
 def effort_for(model: str, budget: int) -> str:
     """The ``reasoning_effort`` a reasoning budget is sent as (see :data:`EFFORT_CEILINGS`),
-    among the levels ``model`` takes (:func:`~ctxprobe.models.openai_responses.efforts_for`)."""
+    among the levels ``model`` takes (:func:`~ctxprobe.providers.openai.responses.efforts_for`)."""
     if budget == 0:
         efforts, _ = efforts_for(model)
         return "none" if "none" in efforts else "minimal" if "minimal" in efforts else nearest_effort(model, "none")
@@ -89,7 +90,7 @@ def effort_for(model: str, budget: int) -> str:
 
 def is_reasoning_model(model: str) -> bool:
     """OpenAI reasoning families (they take max_completion_tokens and no temperature): the
-    ones :data:`~ctxprobe.models.openai_responses.EFFORT_TABLE` lists effort levels for
+    ones :data:`~ctxprobe.providers.openai.responses.EFFORT_TABLE` lists effort levels for
     (o-series, gpt-5 and later, gpt-6 …): one table for routing and efforts alike, where
     name prefixes here once missed gpt-6."""
     return has_efforts(model)
@@ -274,3 +275,9 @@ class OpenAIProvider(SDKProvider):
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def make_provider(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> OpenAIProvider:
+    """The factory the declaration names (``factory(ref, *, tokenizer, n_ctx, options)``): the
+    provider of the parsed reference, its name and options as parsed."""
+    return OpenAIProvider.from_ref(ref, dict(options or {}))

@@ -31,9 +31,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["ClaudeRules", "EFFORTS", "NEWEST", "SAMPLING_NOTE", "api_version", "claude_rules", "options_refusal",
+from ctxprobe.errors import CtxprobeError
+
+if TYPE_CHECKING:
+    from ctxprobe.spec import Spec
+
+__all__ = ["ClaudeRules", "EFFORTS", "NEWEST", "SAMPLING_NOTE", "api_version", "claude_rules", "options_refusal", "plan_notes",
            "reasoning_note", "rules_from_api", "sampling_note", "sampling_settable"]
 
 Thinking = Literal["enabled", "both", "adaptive", "none"]
@@ -210,3 +215,27 @@ def rules_from_api(model: str, info: dict[str, Any], read: str) -> ClaudeRules:
         efforts = tuple(e for e in EFFORTS if _supported(effort, e))
     return replace(table, family=f"{model} (Models API)", thinking=thinking, efforts=efforts, off=off,
                    source=f"Anthropic's Models API (models.retrieve capabilities, read {read})")
+
+
+def plan_notes(spec: Spec) -> list[str]:
+    """What ``plan`` says of a Claude sweep (the profile's ``plan_notes``): decoding the SDK's
+    API version cannot set, the model's thinking rules when budgets are swept; a budget 0
+    the model cannot send is refused in one line."""
+    warnings: list[str] = []
+    said = sampling_note()  # decoding not settable under the SDK's API version
+    if said:
+        warnings.append(said)
+    rules = claude_rules(spec.model.name)
+    if spec.reasoning_budgets:
+        note = reasoning_note(spec.model.name)
+        if note:
+            warnings.append(note)
+        zero = {"disabled": "thinking {type: disabled}", "omit": "thinking left out",
+                "never": "refused (cannot stop thinking)"}[rules.off]
+        warnings.append(f"{spec.model.name}: thinking {rules.thinking}, budget 0 as {zero}, effort "
+                        f"{'|'.join(rules.efforts) or '(none)'}; rules from {rules.cited} (the run reads "
+                        "Anthropic's Models API and follows it)")
+    if 0 in (spec.reasoning_budgets or []) and rules.off == "never":
+        raise CtxprobeError(f"{spec.model.name} cannot turn thinking off ({rules.cited}), so reasoning budget 0 "
+                            "cannot be sent: start --reasoning-budgets above 0")
+    return warnings

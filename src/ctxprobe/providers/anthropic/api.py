@@ -9,7 +9,7 @@ The Messages API takes the system prompt as a separate ``system`` parameter, so 
 messages are lifted out of the list. What each model takes (thinking shapes, how thinking
 is turned off, effort levels) comes from Anthropic's Models API (``models.retrieve``'s
 ``capabilities``, read once per run by :meth:`AnthropicProvider.read_model_facts` and
-stored with the run), else :mod:`ctxprobe.models.claude_rules`' table (offline). A model the
+stored with the run), else :mod:`ctxprobe.providers.anthropic.rules`' table (offline). A model the
 API calls ``retired`` is refused in one line; a ``deprecated`` one is warned with its
 ``retires_at`` date.
 
@@ -17,7 +17,7 @@ Every body holds only what the installed SDK's ``MessageCreateParams`` names; no
 in ``extra_body``. Sampling: the anthropic SDK from 2.0 sends ``anthropic-version:
 2026-10-21``, under which ``temperature``/``top_p``/``top_k`` are a 400 (the SDK's types no
 longer name them), so no sampling field is sent and decoding is the provider's default
-(:func:`~ctxprobe.models.claude_rules.sampling_note`); a decoding that needs one is refused
+(:func:`~ctxprobe.providers.anthropic.rules.sampling_note`); a decoding that needs one is refused
 in one line. With an SDK whose ``MessageCreateParams`` still names them, one of
 ``temperature``/``top_p`` is sent, never both (:func:`sampling`), to the models that take them.
 
@@ -47,8 +47,9 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
-from ctxprobe.models.caching import PrefixGate, anthropic_blocks
-from ctxprobe.models.claude_rules import (
+from ctxprobe.models.caching import PrefixGate
+from ctxprobe.providers.anthropic.caching import anthropic_blocks
+from ctxprobe.providers.anthropic.rules import (
     ClaudeRules,
     claude_rules,
     options_refusal,
@@ -57,9 +58,10 @@ from ctxprobe.models.claude_rules import (
     sampling_note,
     sampling_settable,
 )
-from ctxprobe.models.options import AnthropicOptions
+from ctxprobe.providers.anthropic.options import AnthropicOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
+from ctxprobe.spec.names import ModelRef
 from ctxprobe.plan.caching import cache_rules
 from ctxprobe.tokenizers.base import Message, fold_prefill
 
@@ -91,7 +93,7 @@ def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, st
 def takes_sampling(model: str) -> bool:
     """Whether ``temperature``/``top_p`` may be sent to the model: the installed SDK's
     request type names them (not under ``anthropic-version: 2026-10-21``) and the model's
-    family takes them (:mod:`ctxprobe.models.claude_rules`: Opus 4.7 removed them, as did
+    family takes them (:mod:`ctxprobe.providers.anthropic.rules`: Opus 4.7 removed them, as did
     the models after it; a family the table does not name gets the newest rules: none)."""
     return sampling_settable() and claude_rules(model).sampling
 
@@ -195,13 +197,13 @@ class AnthropicProvider(SDKProvider):
 
     def decoding_note(self) -> str | None:
         """Said by the run header, stored with the run and shown by the report where the API
-        takes no decoding settings (:func:`~ctxprobe.models.claude_rules.sampling_note`)."""
+        takes no decoding settings (:func:`~ctxprobe.providers.anthropic.rules.sampling_note`)."""
         return sampling_note()
 
     @property
     def rules(self) -> ClaudeRules:
         """What the model takes: the Models API's word once read (:meth:`read_model_facts`),
-        else the table's (:mod:`ctxprobe.models.claude_rules`)."""
+        else the table's (:mod:`ctxprobe.providers.anthropic.rules`)."""
         return self._api_rules or claude_rules(self.model)
 
     async def read_model_facts(self) -> tuple[dict[str, Any], list[str]]:
@@ -349,3 +351,9 @@ class AnthropicProvider(SDKProvider):
                 await client.close()
             except RuntimeError:
                 pass
+
+
+def make_provider(ref: ModelRef, *, options: dict[str, object] | None = None, **_: Any) -> AnthropicProvider:
+    """The factory the declaration names (``factory(ref, *, tokenizer, n_ctx, options)``): the
+    provider of the parsed reference, its name and options as parsed."""
+    return AnthropicProvider.from_ref(ref, dict(options or {}))

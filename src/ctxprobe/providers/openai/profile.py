@@ -25,7 +25,7 @@ ENCODINGS = (
 INFO = ProviderInfo(
     default_tokenizer="tiktoken:o200k_base",  # every current OpenAI chat model uses it
     tokenizer_by_prefix=ENCODINGS,
-    batch="ctxprobe.models.batch_openai:OpenAIBatch",
+    batch="ctxprobe.providers.openai.batch:OpenAIBatch",
     batch_discount=BatchDiscount(0.5, _BATCH),
     caching=(("", CacheRules("automatic", 1024, increment=128)),),
     reasoning="?reasoning_effort=low|medium|high (reasoning models), or ?thinking=N",

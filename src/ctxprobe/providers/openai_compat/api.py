@@ -26,10 +26,7 @@ Reasoning comes back in ``reasoning_content``/``reasoning`` or inline ``<think>`
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
-import time
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -46,8 +43,9 @@ from ctxprobe.models.base import (
     TransientError,
     cached_prompt_tokens,
 )
-from ctxprobe.models import served_window as served
-from ctxprobe.models.compat_reasoning import BUDGET_FIELD, reasoning_controls, reasoning_fields, refuses_budget_field
+from ctxprobe.providers.openai_compat import served_window as served
+from ctxprobe.providers.openai_compat.reasoning import BUDGET_FIELD, reasoning_controls, reasoning_fields, refuses_budget_field
+from ctxprobe.models._sdk import parse_retry_after
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.tokenizers.base import split_prefill
 
@@ -62,28 +60,6 @@ def api_key_from_env() -> str | None:
         if value:
             return value
     return None
-
-
-def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` (seconds or HTTP-date)."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = (headers.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _server_message(response: httpx.Response) -> str:
@@ -388,3 +364,9 @@ class OpenAICompatProvider(ProviderBase):
 
 
 _int_or_none = served.int_or_none
+
+
+def make_provider(ref: ModelRef, **_: Any) -> OpenAICompatProvider:
+    """The factory the declaration names: the server's provider, ``openai-compat:NAME@BASE_URL``
+    (``vllm/NAME``, ``sglang/NAME`` and ``openai-api/NAME`` are read as that by the model parser)."""
+    return OpenAICompatProvider.from_spec(ref)

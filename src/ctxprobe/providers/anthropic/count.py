@@ -1,0 +1,48 @@
+"""``anthropic-count:MODEL``: Anthropic's ``messages.count_tokens`` as a tokenizer
+(:mod:`ctxprobe.tokenizers.api_count`: exact chat counts, calibrated text estimates)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ctxprobe.errors import MissingExtraError
+from ctxprobe.tokenizers.api_count import APICountTokenizer, api_key_from
+from ctxprobe.tokenizers import bad_tokenizer
+from ctxprobe.tokenizers.base import Message, Tokenizer
+
+
+def anthropic_count(name: str, rest: str) -> Tokenizer:
+    """The ``anthropic-count`` scheme (registered with the provider's declaration)."""
+    if not rest:
+        raise bad_tokenizer(name, "anthropic-count needs a model name, e.g. anthropic-count:MODEL")
+    return AnthropicCountTokenizer(rest, name=name)
+
+
+class AnthropicCountTokenizer(APICountTokenizer):
+    """``messages.count_tokens``; system messages go in ``system`` as for generation."""
+
+    def __init__(self, model: str, name: str | None = None, base_url: str | None = None) -> None:
+        super().__init__(name or f"anthropic-count:{model}", model)
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingExtraError("anthropic", "anthropic", f"The {self.name} tokenizer") from None
+        self._sdk = anthropic
+        self._secret = api_key_from(("ANTHROPIC_API_KEY",), self.name)
+        url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip() or None
+        kwargs: dict[str, Any] = {"api_key": self._secret, "max_retries": 2, "timeout": 120.0}
+        if url:
+            kwargs["base_url"] = url
+        self._client = anthropic.Anthropic(**kwargs)
+
+    def _api_count(self, messages: list[Message]) -> int:
+        system = [m["content"] for m in messages if m["role"] == "system"]
+        rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
+        if system:
+            kwargs["system"] = "\n\n".join(system)
+        try:
+            return int(self._client.messages.count_tokens(**kwargs).input_tokens)
+        except self._sdk.APIError as exc:
+            raise self._fail(exc) from None
