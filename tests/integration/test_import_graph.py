@@ -204,35 +204,25 @@ def test_no_import_circles_in_ctxprobe() -> None:
 
 
 #: The pipeline's layers, lowest first (docs/architecture.md): a module may import its own
-#: layer and the ones before it, never a later one. Top-level names of src/ctxprobe.
-#: An entry names a folder (``scores``) or one module in it (``scores.setscore``); a module
-#: is in the layer of its longest entry.
+#: layer and the ones before it, never a later one; inside a layer, the no-circles test above
+#: keeps imports one way. Eight, each a stage a newcomer can name, its folders listed.
+#: An entry names a folder (``scores``) or one module in it (``prices.table``); a module is in
+#: the layer of its longest entry.
+LAYER_NAMES = ("foundation", "cases", "models", "running", "analysis", "reports", "orchestration", "interface")
 LAYERS: list[set[str]] = [
-    {"errors", "redaction", "_version"},
-    {"core", "prices"},  # prices: the package's __init__ and genai-prices' data (the catalog reads it)
-    {"scores"},  # scoring rules: what the families, the judge and the recorder score with
-    {"spec"},
-    {"prices.table", "prices.listing"},  # the one price look-up (a price file, then genai-prices) and `prices`
-    {"embedded"},
-    {"tokenizers"},
-    {"haystack"},  # what families build cases from (a family package's task files sit here: ROLES)
-    {"plan"},
-    {"cases"},
-    {"models"},  # what providers share: the protocol, SDK helpers, options parsing, the batch base
-    {"providers"},  # one folder per provider (its declaration, ``providers/<name>/__init__.py``, is in core)
-    {"sim"},  # simulated models, judges and servers: reached only through the registry
-    {"runner"},
-    {"store"},
-    {"grading"},  # scoring at run time: the judge, and scoring each response into the store
-    {"analysis"},
-    {"report"},
-    {"decide"},
-    {"sweep"},
-    {"harnesses"},  # other harnesses' runs of our cases, and their results back into a store
-    {"inspect_tasks"},  # the inspect_ai tasks (the `inspect` extra)
-    {"natural"},  # draft-questions: drafting and checking natural cases (uses models, runner, the documents' reading)
-    {"view"},  # ctxprobe view: the read-only web app over a store (reads report, decide, compare)
-    {"cli", "", "plugin"},  # "" = the package itself (ctxprobe/__init__.py: the public API); plugin: what plugins import
+    # foundation: shared types and the registry, the spec, scoring rules, prices
+    {"errors", "redaction", "_version", "core", "prices", "scores", "spec", "prices.table", "prices.listing"},
+    # cases: the model file, tokenizers, filler and the families' task files (ROLES), plan, building
+    {"embedded", "tokenizers", "haystack", "plan", "cases"},
+    # models: what providers share, one folder per provider, the simulator (reached only by registry)
+    {"models", "providers", "sim"},
+    # running: sending with limits, the store, scoring each response into it (grading)
+    {"runner", "store", "grading"},
+    {"analysis"},  # analysis: intervals, effective length, comparison, the gate
+    {"report", "decide"},  # reports: terminal, JSON, HTML, plots; decide's choice of model
+    # orchestration: one sweep wired, other harnesses' runs, the inspect_ai tasks, natural cases
+    {"sweep", "harnesses", "inspect_tasks", "natural"},
+    {"view", "cli", "", "plugin"},  # interface: view, the CLI, the public API ("" = ctxprobe/__init__.py)
 ]
 
 
@@ -313,19 +303,23 @@ def test_every_import_points_down_the_pipeline() -> None:
 
 
 def test_the_layer_check_sees_an_upward_import() -> None:
+    assert len(LAYERS) == len(LAYER_NAMES) <= 8
     assert _layer("ctxprobe.families.niah.task") < _layer("ctxprobe.runner.execute") < _layer("ctxprobe.report.html.page")
     assert _layer("ctxprobe.analysis.grid") < _layer("ctxprobe.report.format")
     assert _layer("ctxprobe") == _layer("ctxprobe.cli")
-    # the scoring rules sit below the families that score with them; grading above the store
+    # the scoring rules sit below the families that score with them; grading above the store's stage-mates
     assert _layer("ctxprobe.scores.setscore") < _layer("ctxprobe.families.niah.task") < _layer("ctxprobe.grading.record")
-    assert _layer("ctxprobe.store.db") < _layer("ctxprobe.grading.record")
-    # the simulator sits on the models' base, below the runner that calls it
-    assert _layer("ctxprobe.models.base") < _layer("ctxprobe.sim.model") < _layer("ctxprobe.runner.execute")
+    assert _layer("ctxprobe.store.db") == _layer("ctxprobe.grading.record") < _layer("ctxprobe.analysis.grid")
+    # the simulator sits with the providers, below the runner that calls it
+    assert _layer("ctxprobe.models.base") == _layer("ctxprobe.sim.model") < _layer("ctxprobe.runner.execute")
     # a provider's folder: its declaration with the registry, its parts on the shared base
     assert _layer("ctxprobe.providers.anthropic") == _layer("ctxprobe.core.registry")
-    assert _layer("ctxprobe.models.base") < _layer("ctxprobe.providers.anthropic.api") < _layer("ctxprobe.runner.execute")
+    assert _layer("ctxprobe.haystack.packer") < _layer("ctxprobe.providers.anthropic.api") < _layer("ctxprobe.runner.execute")
     assert _layer("ctxprobe.providers.anthropic.count") == _layer("ctxprobe.providers.anthropic.profile")
-    assert _layer("ctxprobe.core.case") < _layer("ctxprobe.spec.names")
+    assert _layer("ctxprobe.core.case") < _layer("ctxprobe.tokenizers.base")
+    # a deliberate upward import is reported
+    graph = {"ctxprobe.core.case": {"ctxprobe.report.format"}, "ctxprobe.report.format": set()}
+    assert upward_imports(graph) == ["ctxprobe.core.case -> ctxprobe.report.format"]
 
 
 SIM = PKG + ".sim"
