@@ -48,8 +48,6 @@ from ctxprobe.sim.wire import BadRequest, Choice, Params, RawBody, Reply, error_
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 DEFAULT_MAX_TOKENS = wire.DEFAULT_CHAT_MAX_TOKENS
-_parse_messages = wire.parse_messages  # kept for callers that parse chat messages the server's way
-_BadRequest = BadRequest
 
 
 def _messages_hash(messages: list[Message]) -> str:

@@ -21,7 +21,7 @@ from ctxprobe.plan.grid import planned_cases
 from ctxprobe.runner import Attempted, RunnerConfig
 from ctxprobe.runner.batch import execute_batch, request_for
 from ctxprobe.core.batch_journal import ABANDONED, COLLECTED, SUBMITTING, BatchEntry
-from ctxprobe.runner.batch_journal import MemoryJournal
+from memory_journal import MemoryJournal
 from ctxprobe.runner.client import CallPolicy, ModelClient
 from ctxprobe.spec import make_spec
 from ctxprobe.tokenizers import resolve_tokenizer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxprobe.report.html_parts import ReportSection, Table
+from ctxprobe.plugin import ReportSection, Table
 
 
 def box_counts(views: list[Any]) -> ReportSection | None:

@@ -1,4 +1,5 @@
-"""A batch journal in memory, for library use without a store, and tests.
+"""A batch journal in memory, for the batch executor's tests (a run journals its batches in
+its store).
 
 The journal's entry, states and protocol are :mod:`ctxprobe.core.batch_journal`; the
 store's journal is :class:`ctxprobe.store.batches.StoreJournal`.
@@ -12,7 +13,7 @@ from ctxprobe.core.batch_journal import OPEN_STATES, SUBMITTED, BatchEntry
 
 
 class MemoryJournal:
-    """A journal in a dict (for library use without a store, and tests)."""
+    """A journal in a dict."""
 
     def __init__(self) -> None:
         self.entries: dict[str, BatchEntry] = {}
