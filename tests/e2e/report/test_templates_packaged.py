@@ -20,6 +20,9 @@ from ctxprobe.report.html.parts import Cell, Table, environment, render
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "src" / "ctxprobe" / "report" / "templates"
+FAMILIES = ROOT / "src" / "ctxprobe" / "families"
+#: a family's own HTML section, beside its code (``"ctxprobe.families.NAME:FILE"`` templates)
+FAMILY_TEMPLATES = sorted(FAMILIES.glob("*/*.j2"))
 
 
 def _shipped_globs() -> list[str]:
@@ -38,6 +41,15 @@ def test_every_template_file_is_declared_package_data_and_found_as_a_resource() 
     for name in files:
         if name.endswith(".j2"):
             environment().get_template(name)
+    # a family's template: declared, found as its package's resource, and compiling (macros imported)
+    family_globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][
+        "ctxprobe.families"]
+    assert {p.parent.name for p in FAMILY_TEMPLATES} >= {"phonebook", "ruler"}
+    for path in FAMILY_TEMPLATES:
+        rel = f"{path.parent.name}/{path.name}"
+        assert any(fnmatch.fnmatch(rel, g) for g in family_globs), rel
+        assert (resources.files(f"ctxprobe.families.{path.parent.name}") / path.name).is_file()
+        environment().get_template(f"ctxprobe.families.{path.parent.name}:{path.name}")
 
 
 def test_templates_escape_every_value() -> None:
@@ -60,6 +72,7 @@ def test_wheel_and_sdist_carry_the_templates(tmp_path: Path) -> None:
                               timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
     expected = {f"ctxprobe/report/templates/{p.name}" for p in TEMPLATES.iterdir() if p.is_file()}
+    expected |= {f"ctxprobe/families/{p.parent.name}/{p.name}" for p in FAMILY_TEMPLATES}
     wheel = next(out.glob("*.whl"))
     assert expected <= set(zipfile.ZipFile(wheel).namelist())
     sdist = next(out.glob("*.tar.gz"))

@@ -75,7 +75,7 @@ class PhonebookHooks(FamilyReportHooks):
         pages = {label: d if isinstance(d, PhonebookPage) else PhonebookPage(d, PlotOptions())
                  for label, d in data.items()}
         options = next(iter(pages.values())).options  # one page: one set of report flags
-        return page_section("phonebook.html.j2", [("phonebook", "Phone book")],
+        return page_section("ctxprobe.families.phonebook:report.html.j2", [("phonebook", "Phone book")],
                             phonebook=phonebook_section({k: p.analysis for k, p in pages.items()}, png_dir,
                                                         options=options))
 

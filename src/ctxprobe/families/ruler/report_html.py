@@ -15,7 +15,7 @@ from ctxprobe.report.html.parts import PageSection, Table, page_section
 def ruler_section(runs: Sequence[tuple[str, RulerHeadline]]) -> PageSection | None:
     """The section of the runs' RULER headlines (run label, headline); None without any."""
     found = ruler_runs(runs)
-    return page_section("ruler.html.j2", [("ruler", "RULER")], ruler=found) if found else None
+    return page_section("ctxprobe.families.ruler:report.html.j2", [("ruler", "RULER")], ruler=found) if found else None
 
 
 def ruler_runs(runs: Sequence[tuple[str, RulerHeadline]]) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ spec) can only ever reach the page as text.
 from __future__ import annotations
 
 import base64
+import importlib.resources
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,11 +34,27 @@ OUTCOME_CLASS: dict[str, str] = {
     Outcome.OUTPUT_TRUNCATED: "warn", Outcome.INPUT_TRUNCATED: "harness", Outcome.ERROR: "harness"}
 
 
+def package_template(name: str) -> str | None:
+    """A template that lives beside the code using it, named ``"package:file"`` (a family's
+    own section: ``"ctxprobe.families.ruler:report.html.j2"``, a plugin's package alike); it
+    may import the report's macros (``{% import "macros.html.j2" as m %}``). None for a
+    plain name (the report's own templates)."""
+    package, sep, file = name.partition(":")
+    if not sep:
+        return None
+    try:
+        return importlib.resources.files(package).joinpath(file).read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        return None
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     """The templates' environment: autoescape everywhere (the templates end in ``.j2``, so
     extension-based selection would switch it off), undefined names are errors."""
-    return jinja2.Environment(loader=jinja2.PackageLoader("ctxprobe.report", "templates"), autoescape=True,
+    loader = jinja2.ChoiceLoader([jinja2.PackageLoader("ctxprobe.report", "templates"),
+                                  jinja2.FunctionLoader(package_template)])
+    return jinja2.Environment(loader=loader, autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                               keep_trailing_newline=True)
 
