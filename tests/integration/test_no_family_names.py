@@ -23,10 +23,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "ctxprobe"
 ALLOWED: dict[str, set[str]] = {
     # the spec's default family (a spec that names none sweeps it; --distractors is its knob)
     "spec/schema.py": {"niah"},
-    # one inspect_ai task function per family, by name (inspect_ai finds tasks by their
-    # function): left for the tasks generated from the registry (issue 50)
-    "inspect_tasks/tasks.py": {"niah", "multihop", "vartrack", "aggregation", "documents", "phonebook", "ruler",
-                               "mrcr", "graphwalks"},
 }
 
 

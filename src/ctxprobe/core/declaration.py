@@ -94,6 +94,12 @@ class FamilyDeclaration:
     #: Plain retrieval: the family the profile compares every other family with (which give
     #: out before it, which hold as long).
     plain_retrieval: bool = False
+    #: Task arguments another harness's task of this family takes by default (its inspect_ai
+    #: task's ``-T``): the phone book asks no depth, ``{"depths": "0"}``.
+    task_defaults: Mapping[str, str] = field(default_factory=dict)
+    #: One line on what the family measures, for a harness's task list (its inspect_ai
+    #: task's docstring); None: its ``ability``.
+    summary: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip():

@@ -13,9 +13,10 @@ from pydantic import BaseModel, ValidationError
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.core import registry
+from ctxprobe.core.declaration import FamilyDeclaration
 from ctxprobe.core.family import Family
 
-__all__ = ["family_class", "family_names", "make_family", "validate_params"]
+__all__ = ["family_class", "family_declaration", "family_names", "make_family", "validate_params"]
 
 
 def family_names() -> list[str]:
@@ -31,6 +32,14 @@ class FamilyClass(Protocol):
     def __call__(self, ctx: Any) -> Family: ...  # ctx: a haystack.context.BuildContext
 
     def prefix_period(self, params: Any) -> int: ...
+
+
+def family_declaration(name: str) -> FamilyDeclaration:
+    """A registered family's declaration (nothing of it imported), or a one-line error."""
+    entry = registry.find("families", name)
+    if entry is None:
+        raise CtxprobeError(f"unknown family '{name}' (known: {', '.join(family_names())})")
+    return entry.declaration()
 
 
 def family_class(name: str) -> FamilyClass:

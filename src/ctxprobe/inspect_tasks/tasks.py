@@ -31,6 +31,7 @@ from inspect_ai.model import (  # noqa: E402
 )
 
 from ctxprobe.core.case import Message  # noqa: E402
+from ctxprobe.core.family_lookup import family_declaration, family_names  # noqa: E402
 from ctxprobe.harnesses.cases import harness_spec  # noqa: E402
 from ctxprobe.harnesses.models import inspect_model, spec_model, tokenizer_for  # noqa: E402
 from ctxprobe.harnesses.inspect_log import MODEL_KEY, SPEC_KEY, TEMPLATE_KEY, TOKENIZER_KEY, TRAINED_KEY  # noqa: E402
@@ -71,56 +72,24 @@ def ctxprobe_task(family: str, lengths: Any = None, depths: Any = None, reps: An
                           TEMPLATE_KEY: cases.chat_template_hash, TRAINED_KEY: cases.trained_context})
 
 
-@task
-def niah(**params: Any) -> Task:
-    """A fact hidden in filler at each depth (``-T distractors=N`` same-form decoys)."""
-    return ctxprobe_task("niah", **params)
+def _family_task(family: str) -> Any:
+    """The inspect_ai task of one registered family, named after it (``ctxprobe/<family>``):
+    its declaration's ``task_defaults`` as default ``-T`` arguments, its ``summary`` (else
+    its ``ability``) as the task's description."""
+    declared = family_declaration(family)
+    defaults = dict(declared.task_defaults)
+
+    def family_task(**params: Any) -> Task:
+        for key, value in defaults.items():
+            params.setdefault(key, value)
+        return ctxprobe_task(family, **params)
+
+    family_task.__name__ = family_task.__qualname__ = family
+    family_task.__doc__ = declared.summary or declared.ability or f"ctxprobe's {family} family"
+    return task(name=family)(family_task)
 
 
-@task
-def multihop(**params: Any) -> Task:
-    """Two facts to combine, spread through the filler."""
-    return ctxprobe_task("multihop", **params)
-
-
-@task
-def vartrack(**params: Any) -> Task:
-    """Variable assignment chains to follow."""
-    return ctxprobe_task("vartrack", **params)
-
-
-@task
-def aggregation(**params: Any) -> Task:
-    """The most frequent words of a long list."""
-    return ctxprobe_task("aggregation", **params)
-
-
-@task
-def documents(**params: Any) -> Task:
-    """Question answering over your documents (``-T docs=PATH``)."""
-    return ctxprobe_task("documents", **params)
-
-
-@task
-def phonebook(**params: Any) -> Task:
-    """The phone book: N names looked up in a book of the length (no depth: ``depths`` is 0)."""
-    params.setdefault("depths", "0")
-    return ctxprobe_task("phonebook", **params)
-
-
-@task
-def ruler(**params: Any) -> Task:
-    """One of RULER's 13 tasks as RULER renders them (``-T task=niah_single_1``)."""
-    return ctxprobe_task("ruler", **params)
-
-
-@task
-def mrcr(**params: Any) -> Task:
-    """Multi-round coreference: the n-th of several look-alike requests in a conversation."""
-    return ctxprobe_task("mrcr", **params)
-
-
-@task
-def graphwalks(**params: Any) -> Task:
-    """Breadth-first search and parents in a graph given as edges."""
-    return ctxprobe_task("graphwalks", **params)
+#: One task per registered family, ctxprobe's and every installed plugin's: ``inspect eval
+#: ctxprobe/<family>`` (generated from the registry: a new family has its task with no line here).
+TASKS: dict[str, Any] = {name: _family_task(name) for name in family_names()}
+globals().update(TASKS)

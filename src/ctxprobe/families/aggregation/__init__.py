@@ -13,4 +13,5 @@ FAMILY = FamilyDeclaration(
     ability="aggregating information spread over the whole context",
     prompt_layout=True,
     instruction_phrase="Some words occur more often than others",
+    summary="The most frequent words of a long list.",
 )

@@ -18,4 +18,5 @@ FAMILY = FamilyDeclaration(
                     "longmemeval": "ctxprobe.families.documents.task_published:LONGMEMEVAL",
                     "oolong-synth": "ctxprobe.families.documents.task_published:OOLONG_SYNTH",
                     "oolong-real": "ctxprobe.families.documents.task_published:OOLONG_REAL"},
+    summary="Question answering over your documents (``-T docs=PATH``).",
 )

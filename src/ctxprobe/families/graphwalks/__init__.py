@@ -11,4 +11,5 @@ FAMILY = FamilyDeclaration(
     sim_skill="ctxprobe.families.graphwalks.sim:graphwalks_skill",
     ability="following the edges of a graph listed in the context",
     published_sets={"graphwalks": "ctxprobe.families.graphwalks.task_published:GRAPHWALKS"},  # openai/graphwalks'
+    summary="Breadth-first search and parents in a graph given as edges.",
 )

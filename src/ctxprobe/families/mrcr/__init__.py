@@ -12,4 +12,5 @@ FAMILY = FamilyDeclaration(
     sim_skill="ctxprobe.families.mrcr.sim:mrcr_skill",
     ability="telling apart repeated requests in a long conversation",
     published_sets={"mrcr": "ctxprobe.families.mrcr.task_published:MRCR"},  # openai/mrcr's files
+    summary="Multi-round coreference: the n-th of several look-alike requests in a conversation.",
 )

@@ -14,4 +14,5 @@ FAMILY = FamilyDeclaration(
     prompt_layout=True,
     instruction_phrase="Some of its sentences say who works where",
     overlap=OverlapClaim("second_hop", 0.0, "any", "the question shares no word with the second hop's fact"),
+    summary="Two facts to combine, spread through the filler.",
 )

@@ -16,4 +16,5 @@ FAMILY = FamilyDeclaration(
     prompt_layout=True,
     instruction_phrase="Hidden in it are special magic numbers",
     plain_retrieval=True,
+    summary="A fact hidden in filler at each depth (``-T distractors=N`` same-form decoys).",
 )

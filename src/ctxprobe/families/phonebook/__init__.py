@@ -17,4 +17,6 @@ FAMILY = FamilyDeclaration(
     command="ctxprobe.families.phonebook.cli:COMMAND",
     ability="associative recall of many entries",
     instruction_phrase="You are a phone book assistant",
+    summary="The phone book: N names looked up in a book of the length (no depth: ``depths`` is 0).",
+    task_defaults={"depths": "0"},
 )

@@ -15,4 +15,5 @@ FAMILY = FamilyDeclaration(
     report_hooks="ctxprobe.families.ruler.report:HOOKS",
     presets={"ruler": "ctxprobe.families.ruler.task.preset:RULER_PRESET"},
     named_bar=0.856,  # RULER's absolute bar
+    summary="One of RULER's 13 tasks as RULER renders them (``-T task=niah_single_1``).",
 )

@@ -12,4 +12,5 @@ FAMILY = FamilyDeclaration(
     ability="tracking a chain of references",
     prompt_layout=True,
     instruction_phrase="Hidden in it are variable assignments",
+    summary="Variable assignment chains to follow.",
 )
