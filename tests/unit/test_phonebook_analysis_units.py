@@ -557,3 +557,15 @@ def test_paired_difference_on_many_runs() -> None:
         n, sa, sb = rng.multinomial(40, np.full(40, 1 / 40)) @ per_run
         diffs.append((sb - sa) / n)
     assert (d.lo, d.hi) == pytest.approx((np.percentile(diffs, 2.5), np.percentile(diffs, 97.5)))
+
+
+def test_a_one_bin_configuration_is_missing_not_a_crash() -> None:
+    """N = 1 gives one position bin, through which the post's cubic fit draws nothing (numpy:
+    "SVD did not converge", once the crash of a small `phonebook --needles 1,2` grid): it counts
+    as missing, and two bins (the boundary) are fitted."""
+    from ctxprobe.families.phonebook.analysis_post import post_metrics
+
+    one = post_metrics({(1000, 1): [1.0], (1000, 100): [1.0] * 10}, in_entries=True)
+    assert one[("CSI", 1000)].value is not None  # N = 100 is there; the one-bin N = 1 is left out
+    two = post_metrics({(1000, 2): [1.0, 0.0], (1000, 100): [1.0] * 10}, in_entries=True)
+    assert two[("CSI", 1000)].value is not None

@@ -71,8 +71,9 @@ class PostValue:
 def post_metrics(per_bin: Mapping[Key, Sequence[float]], *, in_entries: bool) -> dict[tuple[str, int], PostValue]:
     """Every post metric for every M that has N = 100; ``per_bin[(M, N)]`` is the per-bin
     accuracy list in bin order. A configuration holding a NaN (a bin nobody measured) counts
-    as missing."""
-    stats = {k: post_stats(v) for k, v in per_bin.items() if len(v) and not np.isnan(np.asarray(v, float)).any()}
+    as missing, and so does one of a single bin (N = 1): the original's cubic fit over the
+    bins has no line through one point (numpy's fit fails on it: "SVD did not converge")."""
+    stats = {k: post_stats(v) for k, v in per_bin.items() if len(v) > 1 and not np.isnan(np.asarray(v, float)).any()}
     out: dict[tuple[str, int], PostValue] = {}
     for m in sorted({k[0] for k in per_bin if k[1] == N_REF}):
         main = stats.get((m, N_REF))
