@@ -125,6 +125,69 @@ def test_finish_reason_length_with_and_without_an_answer(niah, text, finish, wan
     assert (s, label.outcome) == (want_score, want_outcome)
 
 
+# --- cut while thinking, a judge's grade, a long answer cut by the cap ----------------------------
+
+@pytest.mark.parametrize(
+    ("text", "finish", "thought", "want"),
+    [
+        ("", "length", True, (None, "output_truncated", True)),  # the budget ran out thinking: no score
+        (" \n ", "length", True, (None, "output_truncated", True)),  # whitespace is no answer either
+        ("", "stop", True, (0.0, "empty", False)),  # stopped with nothing: the model's own empty reply
+        ("", "length", False, (0.0, "output_truncated", False)),  # no thinking seen: a scored cut-off miss
+        ("The number is", "length", True, (0.0, "output_truncated", False)),  # it began answering: scored
+        (f"The number is {VALUE}", "length", True, (1.0, "correct", False)),
+    ],
+)
+def test_cut_while_thinking_only_with_thought_the_cap_and_no_answer(niah, text, finish, thought, want) -> None:
+    s, label = score_response(niah, niah_case(), text=text, finish_reason=finish, reported_prompt_tokens=10_000,
+                              thought=thought)
+    assert (s, label.outcome, label.detail.get("while_thinking", False)) == want
+
+
+def test_a_judges_grade_replaces_the_familys_and_its_failure_is_a_harness_one(niah) -> None:
+    from ctxprobe.core.outcome import Outcome, Scored
+
+    # the judge says right where the family's strict rule says wrong, and is taken
+    s, label = score_response(niah, niah_case(), text="no digits here", finish_reason="stop",
+                              reported_prompt_tokens=None, judged=Scored(1.0, Outcome.CORRECT))
+    assert (s, label.outcome) == (1.0, "correct")
+    s, label = score_response(niah, niah_case(), text=f"It is {VALUE}", finish_reason="stop",
+                              reported_prompt_tokens=None, judged=Scored(0.0, Outcome.WRONG))
+    assert (s, label.outcome) == (0.0, "wrong")
+    # a judge that could not grade: no score, never the model's miss
+    s, label = score_response(niah, niah_case(), text=f"It is {VALUE}", finish_reason="stop",
+                              reported_prompt_tokens=None, judged=Scored(0.0, Outcome.ERROR, {"error": "judge down"}))
+    assert (s, label.outcome, label.detail) == (None, "error", {"error": "judge down"})
+    # a judged miss cut at the cap is a cut-off, as the family's own would be
+    s, label = score_response(niah, niah_case(), text="The number", finish_reason="length",
+                              reported_prompt_tokens=None, judged=Scored(0.0, Outcome.WRONG))
+    assert (s, label.outcome) == (0.0, "output_truncated")
+
+
+class _LongAnswers:
+    """A family whose answers are long (``long_output``): its scorer gives 0.4 to anything."""
+
+    long_output = True
+
+    def score(self, case: Case, output: str):
+        from ctxprobe.core.outcome import Outcome, Scored
+
+        return Scored(0.4, Outcome.PARTIAL, {"f1": 0.4})
+
+
+def test_a_long_answer_cut_by_the_cap_is_unscored_with_its_cut_score_kept() -> None:
+    family = _LongAnswers()
+    s, label = score_response(family, niah_case(), text="a | b", finish_reason="length",  # type: ignore[arg-type]
+                              reported_prompt_tokens=None)
+    assert (s, label.outcome, label.detail) == (None, "output_truncated", {"f1": 0.4, "cut_score": 0.4})
+    s, label = score_response(family, niah_case(), text="a | b", finish_reason="stop",  # type: ignore[arg-type]
+                              reported_prompt_tokens=None)
+    assert (s, label.outcome) == (0.4, "partial")
+    s, label = score_response(family, niah_case(), text="a | b", finish_reason=None,  # type: ignore[arg-type]
+                              reported_prompt_tokens=None)
+    assert (s, label.outcome) == (0.4, "partial")
+
+
 def test_output_truncated_keeps_the_partial_score_of_a_set_answer(niah) -> None:
     values = ["1111111", "2222222", "3333333", "4444444"]
     case = niah_case(variant="multivalue", expected=values, distractors=[])
