@@ -93,3 +93,23 @@ def test_bad_input_is_one_line_saying_what_to_run(tmp_path: Path, capsys: pytest
     assert "--use" in capsys.readouterr().err
     assert main(["decide", run_id, "--store", str(store), "--confirm"]) != 0
     assert "add --rag" in capsys.readouterr().err
+
+
+def test_multihop_look_alike_chains_are_an_axis_with_its_own_tolerance(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """multihop's near-misses are its other person→organisation→city chains (``distractors``):
+    ``--param multihop.distractors=0,2,4`` walks them like niah's look-alikes, and the JSON
+    report carries multihop's own tolerance and curve."""
+    import json
+
+    store = tmp_path / "m.sqlite"
+    assert main(["run", "--model", "sim:perfect", "--family", "multihop", "--param", "multihop.distractors=0,2,4",
+                 "--lengths", "1k", "--depths", "0.5", "--reps", "24", "--store", str(store), "--no-plots",
+                 "--no-progress"]) == 0
+    with Store(store) as s:
+        (run,) = s.list_runs()
+    capsys.readouterr()
+    assert main(["report", run.run_id, "--store", str(store), "--json"]) == 0
+    (tol,) = json.loads(capsys.readouterr().out)["distractor_tolerance"]
+    assert tol["family"] == "multihop" and [p["count"] for p in tol["curve"]] == [0, 2, 4]
+    assert tol["lo"] == 4  # a perfect reader at 24 cases a count clears the bar at every count
