@@ -62,8 +62,14 @@ def test_the_inspect_entry_point_names_a_module_that_exists() -> None:
     pytest.importorskip("inspect_ai")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     (target,) = project["entry-points"]["inspect_ai"].values()
-    module = import_module(target)
-    assert {"niah", "vartrack"} <= {n for n in dir(module) if not n.startswith("_")}
+    module = import_module(target)  # importing it registers the tasks, one per registered family
+    from inspect_ai._util.registry import registry_find, registry_info
+
+    from ctxprobe.core.family_lookup import family_names
+
+    tasks = registry_find(lambda info: info.type == "task" and info.name.startswith("ctxprobe/"))
+    assert module.__name__ == target
+    assert {f"ctxprobe/{name}" for name in family_names()} <= {registry_info(t).name for t in tasks}
 
 
 @pytest.mark.slow
