@@ -85,7 +85,10 @@ TARGETS: dict[str, Target] = {
                        ("score",)),
     "aggregation": Target("src/ctxprobe/families/aggregation/task.py", ("tests/integration/test_aggregation.py",), ("score",)),
     "multihop": Target("src/ctxprobe/families/multihop/task.py", ("tests/integration/test_multihop.py",), ("score", "has_word")),
-    "documents": Target("src/ctxprobe/families/documents/task.py", ("tests/integration/test_documents.py",), ("score",)),
+    # score() also applies the published sets' rules (Oolong's, LongBench v2's): their tests guard those paths
+    "documents": Target("src/ctxprobe/families/documents/task.py",
+                        ("tests/integration/test_documents.py", "tests/integration/test_published_longbench.py",
+                         "tests/integration/test_published_oolong.py"), ("score",)),
     "answers": Target("src/ctxprobe/scores/answers.py", ("tests/integration/test_documents.py",),
                       ("normalize_answer", "contains_answer")),
     "phonebook_score": Target("src/ctxprobe/families/phonebook/score.py",
