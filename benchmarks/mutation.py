@@ -477,6 +477,7 @@ def scratch_copy(work: Path) -> None:
     """Copy what the tests need into ``work``."""
     shutil.copytree(ROOT / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "examples", work / "examples", ignore=shutil.ignore_patterns("__pycache__"))  # tests read them
     shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
 
 

@@ -17,8 +17,13 @@ def view_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     root = tmp_path_factory.mktemp("view")
     store = root / "s.sqlite"
-    perfect = run_sweep(make_spec({"model": "sim:perfect", **GRID}), store, progress=False).run_id
-    blind = run_sweep(make_spec({"model": "sim:blind-middle", **GRID}), store, progress=False).run_id
+    # priced apart (a sim has no price of its own): the runs page's cost column sorts real numbers
+    prices = root / "prices.yaml"
+    prices.write_text('"sim:perfect": {input: 3, output: 3}\n"sim:blind-middle": {input: 1, output: 1}\n',
+                      encoding="utf-8")
+    priced = {**GRID, "prices": str(prices)}
+    perfect = run_sweep(make_spec({"model": "sim:perfect", **priced}), store, progress=False).run_id
+    blind = run_sweep(make_spec({"model": "sim:blind-middle", **priced}), store, progress=False).run_id
     evil = inject_untrusted(store, blind)
     imported = import_inspect_like(store)
     with Store(store) as s:
