@@ -208,10 +208,22 @@ def layout_families() -> frozenset[str]:
 
 def stored_layout_line(spec: dict[str, object]) -> str | None:
     """The prompt layout of a stored run in words, or None when no family of it has an
-    instruction line (runs from before layouts existed read as the default)."""
+    instruction line (runs from before layouts existed read as the default); prompt
+    variants that send their context in another message layout are named after it
+    (``variants' messages: chat: turns, agent: tools``)."""
+    from ctxprobe.core.variant import LAYOUT_PARAM, split_label
+
     families = spec.get("families") or {}
     names = {str((params or {}).get("family", label)) if isinstance(params, dict) else str(label)
              for label, params in (families.items() if isinstance(families, dict) else [])}
     if not names & layout_families():
         return None
-    return describe_layout(spec.get("layout"))
+    line = describe_layout(spec.get("layout"))
+    own: dict[str, str] = {}
+    for label, params in (families.items() if isinstance(families, dict) else []):
+        changes = params.get(LAYOUT_PARAM) if isinstance(params, dict) else None
+        if isinstance(changes, dict) and "messages" in changes:
+            own.setdefault(split_label(str(label))[1] or str(label), str(changes["messages"]))
+    if own:
+        line += "; variants' messages: " + ", ".join(f"{name}: {messages}" for name, messages in own.items())
+    return line

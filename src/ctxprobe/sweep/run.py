@@ -204,10 +204,10 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                            executor=executor, confirm_cancel=confirm_cancel)
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
+        check_layouts(spec, provider)  # before the model is asked anything
         facts, notes = await _model_facts(provider, console)  # the provider's word on the model, read once
         check_reasoning_budgets(spec, provider)
         check_decoding_variants(spec, provider)
-        check_layouts(spec, provider)
         await session.preflight()
         await _endpoint_window(provider, console)
         axis_note = getattr(provider, "reasoning_axis_note", None)  # how the budget axis is sent (adaptive-only Claude)
