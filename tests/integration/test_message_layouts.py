@@ -268,6 +268,12 @@ def test_a_loopback_sweep_in_each_layout_reads_every_message(tmp_path: Path, ser
         (profile,) = report.profiles
         # the sim found each needle in whatever turn (or tool result) it sat
         assert [(s.n, s.mean) for s in profile.lengths] == [(3, 1.0), (3, 1.0)]
+        by_back = report.to_dict().get("turns_back")
+        if messages == "single":
+            assert by_back is None  # the default layout's report is unchanged
+        else:  # accuracy by how far back the needle sat: each depth lands at its own distance
+            assert by_back and {r["family"] for r in by_back} == {"niah"} and sum(r["n"] for r in by_back) == 6
+            assert all(r["mean"] == 1.0 for r in by_back) and len({r["turns_back"] for r in by_back}) >= 3
         line = stored_layout_line(report.run.spec)
         assert line is not None and (messages == "single" or ("tool results" if messages == "tools"
                                                               else "prior chat turns") in line)
