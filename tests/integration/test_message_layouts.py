@@ -192,12 +192,13 @@ def test_providers_without_tool_messages_refuse_before_sending(monkeypatch: pyte
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000000000000000")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000000000")
     monkeypatch.setenv("GEMINI_API_KEY", "test-000000000000000000")
-    for name in ("anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash", "openai:gpt-5-pro"):
+    for name in ("gemini:gemini-2.5-flash", "openai:gpt-5-pro"):
         provider = resolve_provider(name, None)  # type: ignore[arg-type]
         why = provider.layout_refusal("tools")
         assert why and "\n" not in why and "--layout turns" in why, (name, why)
         assert provider.layout_refusal("turns") is None
-    assert resolve_provider("openai:gpt-4o-mini", None).layout_refusal("tools") is None  # type: ignore[arg-type]
+    for name in ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"):
+        assert resolve_provider(name, None).layout_refusal("tools") is None  # type: ignore[arg-type]
 
 
 def test_the_sim_server_takes_tool_messages_only_with_the_tool_declared(tools_tok) -> None:
@@ -297,3 +298,40 @@ def test_three_layouts_as_variants_pair_case_by_case(tmp_path: Path, hf_tools_di
         assert v["reference"] == "niah~one" and v["paired"] == 2 * 2 * 2
     line = stored_layout_line(report.run.spec)
     assert line is not None and "chat: turns" in line and "agent: tools" in line
+
+
+def test_anthropic_sends_and_counts_tool_use_and_tool_result_blocks(monkeypatch: pytest.MonkeyPatch,
+                                                                   tools_tok) -> None:
+    pytest.importorskip("anthropic")
+    from contract_checks import check_request
+    from fake_llm_apis import FakeServer, anthropic_route
+
+    msgs = build(tools_tok, "niah", PromptLayout(messages="tools", turn_tokens=300), {}, length=1024).messages
+    calls = [m["tool_calls"][0] for m in msgs if m.get("tool_calls")]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(anthropic_route) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+
+        async def go() -> None:
+            provider = resolve_provider("anthropic:claude-sonnet-4-5", None)  # type: ignore[arg-type]
+            try:
+                await provider.generate(GenerateRequest(messages=msgs, max_tokens=32))
+                await provider.count_tokens(msgs)  # type: ignore[attr-defined]
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+        sent = list(server.requests)
+    assert len(sent) == 2
+    for path, _, body in sent:
+        assert check_request(path, body)  # MessageCreateParams / MessageCountTokensParams, strictly
+        assert body["tools"] == [{"name": "read_file", "description": READ_TOOL["function"]["description"],
+                                  "input_schema": READ_TOOL["function"]["parameters"]}]
+        turns = body["messages"]
+        assert [t["role"] for t in turns] == ["user"] + ["assistant", "user"] * len(calls)
+        uses = [b for t in turns if t["role"] == "assistant" for b in t["content"]]
+        assert [(u["type"], u["id"], u["input"]) for u in uses] == [
+            ("tool_use", c["id"], json.loads(c["function"]["arguments"])) for c in calls]
+        results = [b for t in turns[2::2] for b in t["content"] if b["type"] == "tool_result"]
+        assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
+        assert turns[-1]["content"][-1] == {"type": "text", "text": msgs[-1]["content"]}  # the question, last

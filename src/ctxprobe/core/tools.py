@@ -64,10 +64,13 @@ def _probe() -> list[dict[str, Any]]:
 
 def check_renders_tools(tokenizer: Any) -> None:
     """Refuse (one line) a tokenizer whose counts would leave out a tool call, a tool result
-    or the tool declaration: only a chat template (``local``, ``hf:``) renders all three as
-    the server does; it is rendered once with a probe call and must show each of them."""
+    or the tool declaration: a chat template (``hf:``) rendered once with a probe call must
+    show each of them; a provider's counting API that is sent them says so
+    (``counts_tool_messages``: ``anthropic-count:``)."""
     template = getattr(tokenizer, "template", None)
     name = getattr(tokenizer, "name", type(tokenizer).__name__)
+    if getattr(tokenizer, "counts_tool_messages", False):
+        return  # a provider's counting API, sent the conversation as the request sends it
     if template is None or not hasattr(template, "render"):
         raise CtxprobeError(f"--layout tools: tokenizer {name} cannot count tool calls and tool declarations "
                             "(only a chat template can: use --tokenizer hf:DIR with a template that renders tools)")

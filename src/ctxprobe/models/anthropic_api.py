@@ -42,8 +42,10 @@ a model that takes ``enabled``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ctxprobe.core.tools import declared_tools
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
@@ -81,11 +83,42 @@ STOP_REASONS: dict[str, str] = {
 }
 
 
-def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
-    """System messages → the ``system`` parameter; the rest stay in order."""
+def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """System messages → the ``system`` parameter; the rest stay in order. A tools layout's
+    conversation (docs/layouts.md) in Anthropic's shape: an assistant's ``tool_calls`` as
+    ``tool_use`` blocks, each ``tool`` result a ``tool_result`` block of the next user turn,
+    the question that follows the last result a text block of that same turn."""
     system = [m["content"] for m in messages if m["role"] == "system"]
-    rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+    rest: list[dict[str, Any]] = []
+    for m in messages:
+        last = rest[-1] if rest else None
+        if m["role"] == "system":
+            continue
+        if m.get("tool_calls"):
+            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": json.loads(c["function"]["arguments"] or "{}")} for c in m["tool_calls"]]
+            rest.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+                last["content"].append(result)
+            else:
+                rest.append({"role": "user", "content": [result]})
+        elif m["role"] == "user" and last is not None and last["role"] == "user" and isinstance(last["content"], list):
+            last["content"].append({"type": "text", "text": m["content"]})
+        else:
+            rest.append({"role": m["role"], "content": m["content"]})
     return ("\n\n".join(system) if system else None), rest
+
+
+def anthropic_tools(messages: list[Message]) -> list[dict[str, Any]] | None:
+    """The tools a tools layout's conversation declares, as Anthropic's ``ToolParam``."""
+    declared = declared_tools(messages)
+    if declared is None:
+        return None
+    return [{"name": t["function"]["name"], "description": t["function"]["description"],
+             "input_schema": t["function"]["parameters"]} for t in declared]
 
 
 def takes_sampling(model: str) -> bool:
@@ -153,6 +186,8 @@ class AnthropicProvider(SDKProvider):
     default_host = "api.anthropic.com"
     example = "claude-sonnet-4-5"
     options: AnthropicOptions
+    #: A tools layout's conversation as tool_use/tool_result blocks, its tool declared (split_system).
+    sends_tool_messages = True
 
     def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
@@ -272,7 +307,8 @@ class AnthropicProvider(SDKProvider):
         # prefill rejects the trailing space some prefixes end with)
         folded = fold_prefill(request.messages)
         system, messages = split_system(folded)
-        if request.cache is not None and self.cache_rules.mechanism == "breakpoints":
+        tools = anthropic_tools(folded)
+        if request.cache is not None and self.cache_rules.mechanism == "breakpoints" and tools is None:
             system, messages = self._cached_blocks(folded, request)
         rules = self.rules
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
@@ -280,6 +316,8 @@ class AnthropicProvider(SDKProvider):
                                 "max_tokens": request.max_tokens + budget}
         if system is not None:
             body["system"] = system
+        if tools is not None:
+            body["tools"] = tools
         adaptive = rules.adaptive_only or bool(getattr(self.options, "adaptive", None))
         if adaptive and (budget or getattr(self.options, "adaptive", None)):
             # adaptive thinking (ThinkingConfigAdaptiveParam): the model decides; a budget only raises max_tokens
@@ -333,6 +371,8 @@ class AnthropicProvider(SDKProvider):
         kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
         if system is not None:
             kwargs["system"] = system
+        if (tools := anthropic_tools(messages)) is not None:
+            kwargs["tools"] = tools  # the declaration is part of the count, as of the request
         try:
             result = await client.messages.count_tokens(**kwargs)
         except Exception as exc:

@@ -181,7 +181,7 @@ class ProviderBase:
             return None
         name = getattr(self, "name", type(self).__name__)
         return (f"{name} does not send tool calls and tool results yet: --layout tools goes to openai "
-                "(chat completions), openai-compat servers, llamacpp and sims; use --layout turns here")
+                "(chat completions), anthropic, openai-compat servers, llamacpp and sims; use --layout turns here")
 
     async def aclose(self) -> None:
         return None
