@@ -335,3 +335,16 @@ def test_anthropic_sends_and_counts_tool_use_and_tool_result_blocks(monkeypatch:
         results = [b for t in turns[2::2] for b in t["content"] if b["type"] == "tool_result"]
         assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
         assert turns[-1]["content"][-1] == {"type": "text", "text": msgs[-1]["content"]}  # the question, last
+
+
+def test_prefix_hints_read_tool_call_messages_as_empty_text() -> None:
+    from ctxprobe.cases.prefixes import group_hints
+
+    layout = PromptLayout(messages="tools", turn_tokens=16)
+    texts = ("Alpha one. Beta two. Gamma three.", "Alpha one. Zeta two. Gamma three.", "Xray one. Zeta two. Gamma three.")
+    prompts = [conversation("Read the notes.", t, "What?", layout) for t in texts]
+    hints = group_hints(prompts, lambda t: len(t.split()), min_tokens=1)
+    assert all(h is not None for h in hints)
+    # the third differs from the first result's first character: its shared part ends at the
+    # tool call before it, whose content is None
+    assert [(m.message, m.offset) for m in hints[2].marks] == [(1, 0)]  # type: ignore[union-attr]
