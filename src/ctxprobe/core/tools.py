@@ -48,6 +48,44 @@ def declared_tools(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]] |
     return [READ_TOOL] if has_tool_calls(messages) else None
 
 
+def anthropic_turns(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+    """System messages → the ``system`` parameter; the rest stay in order. A tools layout's
+    conversation (docs/layouts.md) in Anthropic's shape: an assistant's ``tool_calls`` as
+    ``tool_use`` blocks, each ``tool`` result a ``tool_result`` block of the next user turn,
+    the question that follows the last result a text block of that same turn."""
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    rest: list[dict[str, Any]] = []
+    for m in messages:
+        last = rest[-1] if rest else None
+        if m["role"] == "system":
+            continue
+        if m.get("tool_calls"):
+            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                        "input": json.loads(c["function"]["arguments"] or "{}")} for c in m["tool_calls"]]
+            rest.append({"role": "assistant", "content": blocks})
+        elif m["role"] == "tool":
+            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+                last["content"].append(result)
+            else:
+                rest.append({"role": "user", "content": [result]})
+        elif m["role"] == "user" and last is not None and last["role"] == "user" and isinstance(last["content"], list):
+            last["content"].append({"type": "text", "text": m["content"]})
+        else:
+            rest.append({"role": m["role"], "content": m["content"]})
+    return ("\n\n".join(system) if system else None), rest
+
+
+def anthropic_tools(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The tools a tools layout's conversation declares, as Anthropic's ``ToolParam``."""
+    declared = declared_tools(messages)
+    if declared is None:
+        return None
+    return [{"name": t["function"]["name"], "description": t["function"]["description"],
+             "input_schema": t["function"]["parameters"]} for t in declared]
+
+
 #: A probe conversation: one call and its result, each with a marker a renderer must keep.
 _PROBE_ARG = "notes/part-probe.txt"
 _PROBE_RESULT = "probe-result-7f3a"

@@ -42,10 +42,9 @@ a model that takes ``enabled``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ctxprobe.core.tools import declared_tools
+from ctxprobe.core.tools import anthropic_tools, anthropic_turns
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
@@ -84,41 +83,9 @@ STOP_REASONS: dict[str, str] = {
 
 
 def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """System messages → the ``system`` parameter; the rest stay in order. A tools layout's
-    conversation (docs/layouts.md) in Anthropic's shape: an assistant's ``tool_calls`` as
-    ``tool_use`` blocks, each ``tool`` result a ``tool_result`` block of the next user turn,
-    the question that follows the last result a text block of that same turn."""
-    system = [m["content"] for m in messages if m["role"] == "system"]
-    rest: list[dict[str, Any]] = []
-    for m in messages:
-        last = rest[-1] if rest else None
-        if m["role"] == "system":
-            continue
-        if m.get("tool_calls"):
-            blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
-            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                        "input": json.loads(c["function"]["arguments"] or "{}")} for c in m["tool_calls"]]
-            rest.append({"role": "assistant", "content": blocks})
-        elif m["role"] == "tool":
-            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
-            if last is not None and last["role"] == "user" and isinstance(last["content"], list):
-                last["content"].append(result)
-            else:
-                rest.append({"role": "user", "content": [result]})
-        elif m["role"] == "user" and last is not None and last["role"] == "user" and isinstance(last["content"], list):
-            last["content"].append({"type": "text", "text": m["content"]})
-        else:
-            rest.append({"role": m["role"], "content": m["content"]})
-    return ("\n\n".join(system) if system else None), rest
-
-
-def anthropic_tools(messages: list[Message]) -> list[dict[str, Any]] | None:
-    """The tools a tools layout's conversation declares, as Anthropic's ``ToolParam``."""
-    declared = declared_tools(messages)
-    if declared is None:
-        return None
-    return [{"name": t["function"]["name"], "description": t["function"]["description"],
-             "input_schema": t["function"]["parameters"]} for t in declared]
+    """System messages → the ``system`` parameter; the rest stay in order, a tools layout's
+    conversation in Anthropic's blocks (:func:`ctxprobe.core.tools.anthropic_turns`)."""
+    return anthropic_turns(messages)
 
 
 def takes_sampling(model: str) -> bool:

@@ -104,7 +104,7 @@ class _APICountTokenizer(TokenizerBase):
 class AnthropicCountTokenizer(_APICountTokenizer):
     """``messages.count_tokens``; system messages go in ``system`` as for generation, a
     tools layout's conversation as ``tool_use``/``tool_result`` blocks with its tool
-    declared, as for generation (:func:`ctxprobe.models.anthropic_api.split_system`)."""
+    declared, as for generation (:func:`ctxprobe.core.tools.anthropic_turns`)."""
 
     #: Counts tool calls, tool results and the tool declaration as the request sends them.
     counts_tool_messages = True
@@ -124,9 +124,9 @@ class AnthropicCountTokenizer(_APICountTokenizer):
         self._client = anthropic.Anthropic(**kwargs)
 
     def _api_count(self, messages: list[Message]) -> int:
-        from ctxprobe.models.anthropic_api import anthropic_tools, split_system
+        from ctxprobe.core.tools import anthropic_tools, anthropic_turns
 
-        system, rest = split_system(messages)
+        system, rest = anthropic_turns(messages)
         kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
         if system is not None:
             kwargs["system"] = system
