@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxprobe.core.baseline import PARAM as BASELINE_PARAM
+from ctxprobe.errors import CtxprobeError
 from ctxprobe.core.family import Family
 from ctxprobe.core.variant import pop_decoding, pop_layout
-from ctxprobe.spec import Spec
+from ctxprobe.spec import Spec, changed_layout
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.core.family_lookup import make_family, validate_params
 
@@ -24,9 +25,27 @@ def make_labelled(label: str, params: Mapping[str, Any], ctx: BuildContext) -> t
     if params.pop(BASELINE_PARAM, None) is not None:
         ctx = dataclasses.replace(ctx, no_context=True)
     if (layout := pop_layout(params)) is not None:  # a prompt variant's layout (ctxprobe.core.variant)
-        ctx = dataclasses.replace(ctx, layout=ctx.layout.model_copy(update=dict(layout)))
+        ctx = dataclasses.replace(ctx, layout=changed_layout(ctx.layout, dict(layout), label))
     pop_decoding(params)  # how the variant's cases are sampled: the runner's, not the family's
+    if ctx.layout.messages != "single":
+        check_messages_layout(label, name, ctx.layout.messages, ctx.tokenizer)
     return make_family(name, ctx), validate_params(name, params)
+
+
+def check_messages_layout(label: str, name: str, messages: str, tokenizer: Any = None) -> None:
+    """Refuse (one line, before anything is built or sent) a ``turns``/``tools`` layout for a
+    family that builds no conversation, or ``tools`` with a tokenizer that cannot count tool
+    messages (:func:`ctxprobe.core.tools.check_renders_tools`)."""
+    from ctxprobe.core import registry
+
+    found = registry.find("families", name)
+    if found is not None and not found.declaration().prompt_layout:
+        raise CtxprobeError(f"{label}: --layout {messages} is built for niah, multihop, vartrack, aggregation and "
+                            f"documents only; {name} sends its prompt as it is (use --layout single for it)")
+    if messages == "tools" and tokenizer is not None:
+        from ctxprobe.core.tools import check_renders_tools
+
+        check_renders_tools(tokenizer)
 
 
 def check_families(spec: Spec) -> None:
@@ -37,7 +56,11 @@ def check_families(spec: Spec) -> None:
         params = dict(raw)
         name = str(params.pop("family", label))
         params.pop(BASELINE_PARAM, None)
-        pop_layout(params)
+        layout = spec.layout
+        if (changes := pop_layout(params)) is not None:
+            layout = changed_layout(spec.layout, dict(changes), label)
+        if layout.messages != "single":
+            check_messages_layout(label, name, layout.messages)
         pop_decoding(params)
         validate_params(name, params)
 

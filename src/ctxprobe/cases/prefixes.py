@@ -55,8 +55,8 @@ def shared_point(a: list[Message], b: list[Message]) -> Point:
     for i, (x, y) in enumerate(zip(a, b)):
         if x["role"] != y["role"]:
             return _end_of(a, i - 1)
-        cx, cy = x["content"], y["content"]
-        if cx == cy:
+        cx, cy = _text(x), _text(y)
+        if cx == cy and x.get("tool_calls") == y.get("tool_calls"):
             continue
         n = _common(cx, cy)
         if n < len(cx) and n < len(cy):
@@ -66,13 +66,18 @@ def shared_point(a: list[Message], b: list[Message]) -> Point:
     return _end_of(a, min(len(a), len(b)) - 1)
 
 
+def _text(message: Message) -> str:
+    """A message's text (a tools layout's tool-call message has none: ``""``)."""
+    return str(message.get("content") or "")
+
+
 def _end_of(messages: list[Message], i: int) -> Point:
-    return (i, len(messages[i]["content"])) if i >= 0 else (0, 0)
+    return (i, len(_text(messages[i]))) if i >= 0 else (0, 0)
 
 
 def _prefix_text(messages: list[Message], point: Point) -> list[str]:
     i, offset = point
-    return [m["content"] for m in messages[:i]] + [messages[i]["content"][:offset]] if messages else []
+    return [_text(m) for m in messages[:i]] + [_text(messages[i])[:offset]] if messages else []
 
 
 def group_hints(prompts: list[list[Message]], count: Callable[[str], int],

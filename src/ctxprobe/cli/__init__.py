@@ -124,6 +124,14 @@ def _add_decoding_flags(p: argparse.ArgumentParser) -> None:
                         f"(default {d('instruction')})")
     p.add_argument("--separator", metavar="TOKENS",
                    help=f"filler tokens between the haystack's start and depth 0, e.g. 256 (default {d('separator')})")
+    p.add_argument("--layout", dest="messages", choices=["single", "turns", "tools"],
+                   help="how the context is sent: one user message, prior chat turns, or tool results "
+                        f"(docs/layouts.md; default {d('messages')})")
+    p.add_argument("--turn-tokens", metavar="TOKENS",
+                   help=f"with --layout turns/tools: about how many tokens each turn holds (default {d('turn_tokens')})")
+    p.add_argument("--evidence-role", choices=["user", "assistant", "tool"],
+                   help="with --layout turns/tools: the role of the turn holding the evidence "
+                        "(default: user for turns, tool for tools)")
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false", default=None,
                    help="independent filler per case (default: depths of a length and rep share it)")
     p.add_argument("--allow-beyond-window", action="store_true", default=None,

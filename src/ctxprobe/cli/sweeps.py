@@ -37,7 +37,7 @@ def _run_pack(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.sweep.packs import run_pack
 
     grid = [f for f in ("spec", "preset", "lengths", "depths", "family", "reps", "seed", "param", "distractors", "haystack",
-                        "instruction", "separator")
+                        "instruction", "separator", "messages", "turn_tokens", "evidence_role")
             if getattr(args, f) not in (None, [], False)]
     if grid:
         raise CtxprobeError(f"--cases re-sends a pack's exact prompts: drop --{grid[0].replace('_', '-')}")

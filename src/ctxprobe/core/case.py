@@ -14,8 +14,9 @@ from ctxprobe.core.prefix import CacheHint
 #: :func:`ctxprobe.cases.memory.slim_case` keeps of them: all, a compact array, or none.
 IdsPolicy = Literal["drop", "compact", "keep"]
 
-#: One chat message: {"role": "system" | "user" | "assistant", "content": "..."}.
-Message = dict[str, str]
+#: One chat message: {"role": "system" | "user" | "assistant" | "tool", "content": "...", ...}
+#: (an assistant message of a tools layout also holds "tool_calls", a tool message "tool_call_id").
+Message = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,11 @@ class OrderMeta(TypedDict, total=False):
     the key only for ``haystack_order=shuffled`` (coherent cases keep their content hash)."""
 
     haystack_order: str
+    #: How many messages before the last the evidence sits (a ``turns``/``tools`` layout
+    #: only: :func:`ctxprobe.haystack.layout.turns_back`; absent in the default layout).
+    turns_back: int | None
+    #: multihop: the second fact's (likewise).
+    second_turns_back: int | None
 
 
 class _Filler(OrderMeta):

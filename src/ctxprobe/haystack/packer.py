@@ -28,6 +28,7 @@ from typing import Any
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.haystack.counting import count_many
 from ctxprobe.haystack.fill import Filler, fill_tolerance, select
+from ctxprobe.haystack.layout import pinned_turns
 from ctxprobe.haystack.pool import FillerPool
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -163,11 +164,18 @@ def pack(
     ``lead_tokens`` of filler before the first insert position (depth 0). ``shuffle_seed``
     permutes the chosen filler sentences after the separator (the same sentences, the same
     counted budget, their order no longer coherent); None keeps the source's order."""
+    with pinned_turns() as pin:
+        return _pack(tokenizer, render, pool, inserts, target, lead_tokens, shuffle_seed, pin)
+
+
+def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: FillerPool, inserts: list[Insert],
+          target: int, lead_tokens: int, shuffle_seed: int | None, pin: dict[str, Any]) -> Packed:
     insert_counts = count_many(tokenizer, [" " + i.text for i in inserts])
     # the prompt around the filler, measured with one real sentence in place (an empty
     # haystack would let the template's blank lines merge into fewer tokens)
     first = pool.count(0)
-    fixed = tokenizer.count_chat(render(pool.sentences[0])) - first
+    one = render(pool.sentences[0])
+    fixed = tokenizer.count_chat(one) - first
     needed = fixed + sum(insert_counts)
     if needed + lead_tokens > target:
         needed = min(needed, tokenizer.count_chat(render("")) + sum(insert_counts))
@@ -186,7 +194,9 @@ def pack(
         if shuffle_seed is not None:
             filler = shuffled(filler, lead, shuffle_seed)
         text, offsets, hay_tokens = assemble(filler, n, inserts, insert_counts, lead)
+        pin["record"] = True  # a conversation layout keeps the turn count of this first render
         messages = render(text)
+        pin["record"] = False
         ids = _encode(tokenizer, messages)
         encodes += 1
         actual = len(ids)
@@ -196,9 +206,14 @@ def pack(
                 # compact ids (a build worker's array) where Packed.prompt_ids says list[int]
                 best = Packed(messages, ids, actual, text, offsets, hay_tokens, n, encodes, insert_counts,  # type: ignore[arg-type]
                               filler.tokens(lead))
-            if actual >= predicted or actual == target:
+            if len(messages) != len(one) and target - actual > tol:
+                # a conversation layout (ctxprobe.haystack.layout): each turn's wrapping grows
+                # with the haystack, so a correction downwards can drop a turn too many: aim higher
+                nxt = budget + (target - actual)
+            elif actual >= predicted or actual == target:
                 break  # the counts held (or erred short): what is left is below one sentence
-            nxt = budget + (predicted - actual)  # the counts overestimated: aim higher
+            else:
+                nxt = budget + (predicted - actual)  # the counts overestimated: aim higher
         else:
             nxt = budget - (actual - target)  # at least one lower: actual > target
             if nxt < 0:

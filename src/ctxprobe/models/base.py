@@ -115,6 +115,8 @@ class Provider(Protocol):
 
     def sampling_refusal(self, temperature: float, top_p: float | None, thinking: bool = False) -> str | None: ...
 
+    def layout_refusal(self, messages: str) -> str | None: ...
+
     async def generate(self, request: GenerateRequest) -> GenerateResult: ...
 
     async def aclose(self) -> None: ...
@@ -167,6 +169,20 @@ class ProviderBase:
         budgets include one above 0. Default: every setting is sent."""
         return None
 
+    #: It sends a ``tools`` layout's conversation as the model's API takes it (assistant
+    #: ``tool_calls``, ``tool`` results, the tool declared: docs/layouts.md).
+    sends_tool_messages: ClassVar[bool] = False
+
+    def layout_refusal(self, messages: str) -> str | None:
+        """Why this model cannot be sent a case in message layout ``messages`` (one line),
+        or None. Asked before anything is sent. Default: ``single`` and ``turns`` (plain
+        user/assistant turns) go everywhere; ``tools`` where :attr:`sends_tool_messages`."""
+        if messages != "tools" or self.sends_tool_messages:
+            return None
+        name = getattr(self, "name", type(self).__name__)
+        return (f"{name} does not send tool calls and tool results yet: --layout tools goes to openai "
+                "(chat completions), anthropic, openai-compat servers, llamacpp and sims; use --layout turns here")
+
     async def aclose(self) -> None:
         return None
 
@@ -174,7 +190,8 @@ class ProviderBase:
 #: The optional members :class:`ProviderBase` declares.
 PROVIDER_OPTIONAL: tuple[str, ...] = ("max_concurrency", "context_window", "trained_context", "ids_policy",
                                       "preflight", "served_model_info", "tokenizer", "position_scaling", "aclose",
-                                      "reasoning_refusal", "sampling_refusal", "slots")
+                                      "reasoning_refusal", "sampling_refusal", "slots",
+                                      "sends_tool_messages", "layout_refusal")
 
 #: ``slots`` of a server whose prefix cache all requests share (vLLM's automatic prefix
 #: caching, SGLang's radix cache): any number of chains may be in flight; the concurrency decides.

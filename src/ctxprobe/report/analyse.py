@@ -96,7 +96,7 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
     return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=data.overlap, variants=data.variants, key_notes=key, distractors=tolerance)
+                  overlap=data.overlap, variants=data.variants, turns_back=data.turns_back, key_notes=key, distractors=tolerance)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 from ctxprobe.analysis.diagnose import answer_tokens_needed
 from ctxprobe.analysis.natural import spec_family_names
 from ctxprobe.analysis.overlap import OverlapStat, overlap_stats
+from ctxprobe.analysis.turns_back import TurnsBackStat, turns_back_stats
 from ctxprobe.core.case import sample_of_id
 from ctxprobe.core.outcome import Outcome
 from ctxprobe.core.rows import ResultRow
@@ -65,6 +66,8 @@ class RunData:
     #: Each prompt variant against its family's reference, paired by content (JSON), and its notes.
     variants: list[dict[str, Any]] = field(default_factory=list)
     variant_notes: list[str] = field(default_factory=list)
+    #: Accuracy by turns back, for cases built in a turns/tools layout (empty otherwise).
+    turns_back: list[TurnsBackStat] = field(default_factory=list)
 
 
 def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: str = "strict") -> RunData:
@@ -97,7 +100,8 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
                                    if any(SEP in label for label in run.spec.get("families") or {}) else ([], []))
         return RunData(run, scorer, rows, floor_rows, kinds, rescored, store.cache_totals(run.run_id),
                        Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
-                       _answer_needs(records) if cut else {}, extras, leaks, variants, variant_notes)
+                       _answer_needs(records) if cut else {}, extras, leaks, variants, variant_notes,
+                       turns_back_stats(records))
 
 
 def _read_records(store: Store, run: RunRecord, keep_prompts: set[str]) -> list[CaseRecord]:

@@ -12,6 +12,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.floor import Floor
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.analysis.overlap import OverlapStat
+from ctxprobe.analysis.turns_back import TurnsBackStat
 from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import BudgetStat
 from ctxprobe.report.format import length_unit
@@ -54,6 +55,8 @@ class Report:
     key_notes: list[str] = field(default_factory=list)
     #: Per family measured along the look-alike axis: how many it tolerates at the bar.
     distractors: list[DistractorTolerance] = field(default_factory=list)
+    #: Accuracy by turns back (cases built in a turns/tools layout; JSON only, absent when none).
+    turns_back: list[TurnsBackStat] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -81,6 +84,7 @@ class Report:
                "position_bias": [b.to_dict() for b in self.position],
                "overlap": [o.to_dict() for o in self.overlap],
                **({"variants": self.variants} if self.variants else {}),
+               **({"turns_back": [t.to_dict() for t in self.turns_back]} if self.turns_back else {}),
                **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {})}
 
     @property

@@ -205,6 +205,7 @@ class SimModel(ProviderBase):
     """One simulated model; see the module docstring for each kind's behaviour."""
 
     max_concurrency: int | None = None
+    sends_tool_messages = True  # it reads every message, tool results included (view_prompt)
     #: A simulated model always counts and reads with a tokenizer (never None, unlike remote ones).
     tokenizer: Tokenizer
 

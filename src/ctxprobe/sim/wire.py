@@ -65,6 +65,7 @@ def parse_messages(raw: object) -> list[Message]:
     if not isinstance(raw, list) or not raw:
         raise BadRequest("'messages' must be a non-empty array", "messages")
     messages: list[Message] = []
+    calls: set[str] = set()
     for i, m in enumerate(raw):
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             raise BadRequest(f"messages[{i}] needs a string 'role'", f"messages.[{i}].role")
@@ -85,8 +86,54 @@ def parse_messages(raw: object) -> list[Message]:
         if not isinstance(content, str):
             raise BadRequest(f"messages[{i}].content must be a string or an array of text parts",
                              f"messages.[{i}].content")
-        messages.append({"role": role, "content": content})
+        message: Message = {"role": role, "content": content}
+        if role == "assistant" and m.get("tool_calls"):
+            message["content"] = m["content"]  # None stays None: the template renders a call as sent
+            message["tool_calls"] = _tool_calls(i, m["tool_calls"])
+            calls.update(c["id"] for c in message["tool_calls"])
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if not isinstance(call_id, str) or call_id not in calls:
+                raise BadRequest(f"messages[{i}] (tool) needs the 'tool_call_id' of an earlier assistant tool call",
+                                 f"messages.[{i}].tool_call_id")
+            message["tool_call_id"] = call_id
+        messages.append(message)
     return messages
+
+
+def _tool_calls(i: int, raw: object) -> list[dict[str, Any]]:
+    """An assistant message's ``tool_calls``, checked as OpenAI checks them."""
+    if not isinstance(raw, list):
+        raise BadRequest(f"messages[{i}].tool_calls must be an array", f"messages.[{i}].tool_calls")
+    out = []
+    for j, call in enumerate(raw):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if (not isinstance(call, dict) or call.get("type") != "function" or not isinstance(call.get("id"), str)
+                or not isinstance(fn, dict) or not isinstance(fn.get("name"), str)
+                or not isinstance(fn.get("arguments"), str)):
+            raise BadRequest(f"messages[{i}].tool_calls[{j}] must be {{id, type: function, function: {{name, arguments}}}}",
+                             f"messages.[{i}].tool_calls.[{j}]")
+        out.append({"id": call["id"], "type": "function",
+                    "function": {"name": fn["name"], "arguments": fn["arguments"]}})
+    return out
+
+
+def check_tools(body: dict[str, Any], messages: list[Message]) -> None:
+    """Every tool an assistant message calls is declared in ``tools`` (OpenAI's rule, so a
+    request that would fail there fails here too)."""
+    raw = body.get("tools")
+    called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+    if raw is None:
+        if called:
+            raise BadRequest(f"messages call tool(s) {', '.join(sorted(called))} but 'tools' declares none", "tools")
+        return
+    if not isinstance(raw, list) or not all(isinstance(t, dict) and t.get("type") == "function"
+                                            and isinstance(t.get("function"), dict)
+                                            and isinstance(t["function"].get("name"), str) for t in raw):
+        raise BadRequest("'tools' must be an array of {type: function, function: {name, ...}}", "tools")
+    missing = called - {t["function"]["name"] for t in raw}
+    if missing:
+        raise BadRequest(f"messages call undeclared tool(s): {', '.join(sorted(missing))}", "tools")
 
 
 def _number(body: dict[str, Any], key: str, low: float, high: float, default: float | None) -> float | None:
@@ -129,6 +176,7 @@ def parse_request(body: object, *, chat: bool) -> Params:
     prompt: str | None = None
     if chat:
         messages = parse_messages(body.get("messages"))
+        check_tools(body, messages)
         if split_prefill(messages)[1] is not None and body.get("continue_final_message") is not True:
             # vLLM would close that turn and start a new one: the prompt would differ from the
             # one counted, so say so instead of answering something else

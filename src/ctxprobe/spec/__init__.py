@@ -14,6 +14,7 @@ from ctxprobe.spec.fields import (
     Decoding,
     PromptLayout,
     answer_items,
+    changed_layout,
     default_output_limit,
     describe_layout,
     parse_budgets,
@@ -26,6 +27,6 @@ from ctxprobe.spec.merge import merge_spec
 
 __all__ = [
     "OUTPUT_FLOOR", "OUTPUT_LEAD_IN", "OUTPUT_TOKENS_PER_ITEM", "TRANSPORT_FIELDS", "Decoding", "PromptLayout",
-    "Spec", "answer_items", "default_output_limit", "describe_layout", "load_spec", "make_spec", "merge_spec", "parse_budgets", "parse_depths",
+    "Spec", "answer_items", "changed_layout", "default_output_limit", "describe_layout", "load_spec", "make_spec", "merge_spec", "parse_budgets", "parse_depths",
     "parse_length", "parse_lengths", "spec_keys",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer, model_validator
 
 from ctxprobe.errors import CtxprobeError
 
@@ -111,13 +111,26 @@ class Decoding(BaseModel):
 InstructionPosition = Literal["before", "after", "both", "none"]
 
 
+MessagesLayout = Literal["single", "turns", "tools"]
+EvidenceRole = Literal["user", "assistant", "tool"]
+#: The turn size a ``turns``/``tools`` layout aims at when none is given (about; whole sentences).
+DEFAULT_TURN_TOKENS = 500
+#: The fields added with message layouts: left out of a layout's hashed form at their defaults,
+#: so a run id from before they existed (``instruction: after``...) stays valid.
+_MESSAGE_FIELDS = ("messages", "turn_tokens", "evidence_role")
+
+
 class PromptLayout(BaseModel):
-    """Where a family's instruction line sits, and how much filler shields depth 0 from it.
+    """Where a family's instruction line sits, how much filler shields depth 0 from it, and
+    how the context is sent: as one user message, as earlier chat turns, or as tool results.
 
     The instruction position is a variable of every depth curve: a line read directly
     before a depth-0 needle helps a small model find it (measured with the multihop family), so it is recorded with
     the run and shown in its report. ``before`` with no separator is the default: it is
     RULER's arrangement (instruction, context, question) and keeps older run ids valid.
+    ``messages`` (``single`` default, ``turns``, ``tools``: docs/layouts.md) splits the same
+    haystack into prior turns of about ``turn_tokens`` tokens, the evidence's turn taking
+    ``evidence_role`` where the layout allows (default: ``user`` for turns, ``tool`` for tools).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -126,19 +139,78 @@ class PromptLayout(BaseModel):
     #: Tokens of filler (whole sentences, at least this many) between the start of the
     #: haystack and the first position a needle can take: depth 0 sits after them.
     separator: int = Field(0, ge=0, le=1_000_000)
+    #: How the context is sent: one user message, prior user/assistant turns, or tool results.
+    messages: MessagesLayout = "single"
+    #: About how many tokens each prior turn (or tool result) holds (whole sentences).
+    turn_tokens: int = Field(DEFAULT_TURN_TOKENS, ge=16, le=1_000_000)
+    #: The role of the turn holding the evidence (None: ``user`` for turns, ``tool`` for tools).
+    evidence_role: EvidenceRole | None = None
 
     @field_validator("separator", mode="before")
     @classmethod
     def _separator(cls, v: Any) -> int:
         return 0 if v in (0, "0") else parse_length(v)
 
+    @field_validator("turn_tokens", mode="before")
+    @classmethod
+    def _turn_tokens(cls, v: Any) -> int:
+        return parse_length(v)
+
+    @model_validator(mode="after")
+    def _role_fits(self) -> PromptLayout:
+        role = self.evidence_role
+        if role is None:
+            return self
+        allowed = {"single": ("user",), "turns": ("user", "assistant"), "tools": ("tool",)}[self.messages]
+        if role not in allowed:
+            # not a ValueError: pydantic would bury it under a location-less message
+            raise CtxprobeError(f"layout: evidence_role={role} does not fit messages={self.messages} "
+                                f"(it takes {' or '.join(allowed)})")
+        return self
+
+    @property
+    def role(self) -> str:
+        """The evidence turn's role (the default for the layout when none is given)."""
+        return self.evidence_role or {"single": "user", "turns": "user", "tools": "tool"}[self.messages]
+
     def is_default(self) -> bool:
         return self == PromptLayout()
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The message fields only where they differ from their defaults: a stored spec, a
+        report and a run id from before they existed read the same (``single`` is what
+        every earlier run sent)."""
+        d: dict[str, Any] = handler(self)
+        for key in _MESSAGE_FIELDS:
+            if key in d and d[key] == PromptLayout.model_fields[key].default:
+                d.pop(key)
+        return d
+
+    def hashed(self) -> dict[str, Any]:
+        """The layout as a run's identity holds it (:meth:`_dump`: defaults of the message
+        fields left out, so run ids from before they existed stay valid)."""
+        return self.model_dump()
 
     def describe(self) -> str:
         where = {"before": "instruction before the haystack", "after": "instruction after the haystack",
                  "both": "instruction before and after the haystack", "none": "no instruction line"}[self.instruction]
-        return where + (f", {self.separator:,}-token filler separator before depth 0" if self.separator else "")
+        text = where + (f", {self.separator:,}-token filler separator before depth 0" if self.separator else "")
+        if self.messages == "turns":
+            text += f", context as prior chat turns of ~{self.turn_tokens:,} tokens (evidence in a {self.role} turn)"
+        elif self.messages == "tools":
+            text += f", context as tool results of ~{self.turn_tokens:,} tokens"
+        return text
+
+
+def changed_layout(base: PromptLayout, changes: dict[str, Any], label: str = "") -> PromptLayout:
+    """``base`` with a variant's layout ``changes`` over it, validated (a one-line error)."""
+    try:
+        return PromptLayout.model_validate({**base.model_dump(), **changes})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ()))
+        raise CtxprobeError(f"{label or 'layout'}: bad layout {where}={err.get('input')!r}: {err.get('msg')}") from None
 
 
 def describe_layout(stored: object) -> str:

@@ -16,7 +16,7 @@ from ctxprobe.spec.schema import DEFAULT_FAMILY, Spec, load_spec, make_spec, spe
 
 #: Keys of the nested settings a flag may set one by one.
 DECODING_KEYS = ("max_tokens", "temperature", "top_p")
-LAYOUT_KEYS = ("instruction", "separator")
+LAYOUT_KEYS = ("instruction", "separator", "messages", "turn_tokens", "evidence_role")
 
 
 def find_preset(name: str) -> Any:
@@ -59,7 +59,7 @@ def merge_spec(path: str | Path | None = None, values: Mapping[str, Any] | None 
     default = PromptLayout().model_dump()
     found = find_preset(preset) if preset else None
     if found is not None and found.keeps_layout and (layout or base.get("layout", default) != default):
-        raise CtxprobeError(f"the {found.name} preset keeps {found.title}'s own prompt layout: drop --instruction/--separator "
+        raise CtxprobeError(f"the {found.name} preset keeps {found.title}'s own prompt layout: drop --instruction/--separator/--layout "
                             "(and the spec's layout)")
     families: dict[str, dict[str, Any]] = dict(base.get("families") or {})
     if found is not None:

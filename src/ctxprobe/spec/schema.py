@@ -295,6 +295,8 @@ class Spec(BaseModel):
             d.pop("share_prefix")  # the default: run ids from before the flag existed stay valid
         if self.layout.is_default():
             d.pop("layout")  # likewise: the default layout is the one older runs were built with
+        else:
+            d["layout"] = self.layout.hashed()  # message fields at their defaults: left out likewise
         if self.decoding.top_p is None:
             d["decoding"].pop("top_p")  # likewise: unset top_p leaves older run ids valid
         if self.reasoning_budgets is None:

@@ -3,7 +3,9 @@
 Text form: variants separated by commas, each ``NAME`` (the family as configured) or
 ``NAME:KEY=VALUE[+KEY=VALUE…]``; the first variant is the reference the others are
 compared with. ``instruction`` and ``separator`` set the prompt layout (where the
-instruction line sits: ``before``, ``after``, ``both``, ``none``); every other key is a
+instruction line sits: ``before``, ``after``, ``both``, ``none``), and ``messages`` (also
+spelled ``layout`` or ``layout.messages``: ``single``, ``turns``, ``tools``), ``turn_tokens``
+and ``evidence_role`` how the context is sent (docs/layouts.md); every other key is a
 parameter of the family (``repeat_instructions=true``, ``examples=2``, ``cot=true``,
 ``book_in=user``, ``system_role=false`` for the phone book), validated by the family;
 ``temperature`` (0 to 2), ``top_p`` (in (0, 1]) and ``samples`` (k ≥ 1: each case sent k
@@ -12,6 +14,7 @@ read as YAML scalars. Example::
 
     start:instruction=before, end:instruction=after, both:instruction=both
     t0:temperature=0, t07:temperature=0.7+samples=5
+    one:layout=single, chat:layout=turns, agent:layout=tools
 
 Each family label ``L`` of the sweep becomes ``L~start``, ``L~end``, ``L~both``
 (:mod:`ctxprobe.core.variant`).
@@ -27,7 +30,9 @@ from ctxprobe.core.variant import DECODING_PARAM, LAYOUT_PARAM, SEP, variant_lab
 from ctxprobe.errors import CtxprobeError
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
-_LAYOUT_KEYS = ("instruction", "separator")
+_LAYOUT_KEYS = ("instruction", "separator", "messages", "turn_tokens", "evidence_role")
+#: Spellings of a layout key a variant may use: ``layout=turns`` is ``messages=turns``.
+_LAYOUT_ALIASES = {"layout": "messages", "layout.messages": "messages"}
 _DECODING_KEYS = ("temperature", "top_p", "samples")
 MAX_SAMPLES = 1000
 
@@ -53,6 +58,7 @@ def parse_variants(text: str) -> list[Variant]:
             if not sep or not key.strip():
                 raise CtxprobeError(f"bad variant setting {pair!r} in {item!r}: use KEY=VALUE, e.g. instruction=after")
             key = key.strip()
+            key = _LAYOUT_ALIASES.get(key, key.removeprefix("layout.") if key.removeprefix("layout.") in _LAYOUT_KEYS else key)
             if key == "max_tokens":
                 raise CtxprobeError(f"variant {name!r}: max_tokens is one limit for the whole sweep (--max-tokens); "
                                     "a variant's decoding is temperature, top_p and samples")

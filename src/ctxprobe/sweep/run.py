@@ -114,6 +114,23 @@ def check_reasoning_budgets(spec: Spec, provider: Provider) -> None:
             raise CtxprobeError(why)
 
 
+def check_layouts(spec: Spec, provider: Provider) -> None:
+    """Refuse, before anything is sent, a message layout the model's API is not sent in
+    (``--layout tools`` to a provider that does not translate tool messages), naming the
+    flag or the variant."""
+    from ctxprobe.core.variant import LAYOUT_PARAM
+
+    asked: dict[str, str] = {"--layout": spec.layout.messages}
+    for label, params in spec.families.items():
+        changes = params.get(LAYOUT_PARAM) if isinstance(params, dict) else None
+        if isinstance(changes, dict) and "messages" in changes:
+            asked[f"variant {label}"] = str(changes["messages"])
+    for where, messages in asked.items():
+        why = provider.layout_refusal(messages)
+        if why:
+            raise CtxprobeError(f"{where}: {why}")
+
+
 def check_decoding_variants(spec: Spec, provider: Provider) -> None:
     """Refuse, before anything is sent, the sweep's own ``--temperature`` (when not 0, with
     its ``--top-p``) or a prompt variant's decoding that the model would not be sent as asked (e.g.
@@ -187,6 +204,7 @@ async def arun_sweep(spec: Spec, store_path: str | Path = "ctxprobe.sqlite", *, 
                            executor=executor, confirm_cancel=confirm_cancel)
     provider = session.resolve(n_ctx=max(needed, DEFAULT_N_CTX) if spec.allow_beyond_window else None)
     try:
+        check_layouts(spec, provider)  # before the model is asked anything
         facts, notes = await _model_facts(provider, console)  # the provider's word on the model, read once
         check_reasoning_budgets(spec, provider)
         check_decoding_variants(spec, provider)

@@ -173,12 +173,15 @@ class ChatTemplate:
         head, prefix = split_prefill(messages)
         if prefix is not None and add_generation_prompt:
             return self.render(head, add_generation_prompt=True) + prefix
+        from ctxprobe.core.tools import declared_tools
+
         return render_chat_template(
             self.source,
             messages,
             bos_token=self.bos_token,
             eos_token=self.eos_token,
             add_generation_prompt=add_generation_prompt,
+            tools=declared_tools(messages),  # the tool a tools layout declares (None otherwise: as before)
         )
 
 

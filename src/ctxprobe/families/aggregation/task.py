@@ -57,7 +57,7 @@ from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.haystack.layout import DEFAULT_LAYOUT, after_wording
-from ctxprobe.haystack.layout import arrange as arrange_prompt
+from ctxprobe.haystack.layout import conversation, conversation_text, per_turn_tokens
 from ctxprobe.scores.setscore import match_set, score_set
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -107,8 +107,7 @@ def default_k(variant: str) -> int:
 
 
 def render(haystack: str, k: int, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    content = arrange_prompt(INSTRUCTION, haystack, QUESTION.format(k=k), layout)
-    return [{"role": "user", "content": content}]
+    return conversation(INSTRUCTION, haystack, QUESTION.format(k=k), layout)
 
 
 @lru_cache(maxsize=1)
@@ -259,6 +258,8 @@ class Aggregation(FamilyBase):
             fixed_words |= set(_WORD.findall(after_wording(INSTRUCTION).lower()))
         src = WordSource(rng, tok, fixed_words)
         budget = cell.length - tok.count_chat(render("", k, layout)) - max(_SLACK_TOKENS, math.ceil(0.002 * cell.length))
+        if layout.messages != "single":  # each turn's wrapping takes list room (none in the default layout)
+            budget -= per_turn_tokens(tok, lambda h: render(h, k, layout), layout) * (budget // layout.turn_tokens + 2)
         design = design_cwe if params.variant == "common-words" else design_fwe
         counts = design(src, params, budget, cell.length)
         top = sorted(counts, key=lambda w: -counts[w])[:k]
@@ -277,7 +278,7 @@ class Aggregation(FamilyBase):
         expected = top_k(actual, k)
         if expected is None or set(expected) != set(top) or packed.n_filler < len(items):
             raise CtxprobeError(f"case generation check failed: the top {k} words are not what was designed")
-        _check_unique(packed.messages[-1]["content"], actual)
+        _check_unique(conversation_text(packed.messages), actual)
         ranked = actual.most_common(k + 10)
         meta: AggregationMeta = {
             "variant": params.variant,
@@ -328,7 +329,7 @@ class Aggregation(FamilyBase):
                     token_count=packed.token_count, prompt_ids=packed.prompt_ids)
 
     def score(self, case: Case, output: str) -> Scored:
-        vocabulary = set(list_words(case.messages[-1]["content"]))
+        vocabulary = set(list_words(conversation_text(case.messages)))
         answered = [w for w in _WORD.findall(output.lower()) if w in vocabulary]
         match = match_set(case.expected, answered)
         got = set(match.hits)

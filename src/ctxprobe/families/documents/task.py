@@ -71,7 +71,7 @@ from ctxprobe.haystack.nocontext import no_context_case
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation
 from ctxprobe.scores.answers import contains_answer, normalize_answer
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.oolong import oolong_scored
@@ -200,7 +200,7 @@ def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
     """The prompt; ``question_text`` (an item's :meth:`QAItem.prompt_question`) replaces the
     free-answer question paragraph."""
     asked = question_text if question_text is not None else QUESTION.format(question=question)
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, asked, layout)}]
+    return conversation(INSTRUCTION, haystack, asked, layout)
 
 
 class Documents(FamilyBase):

@@ -33,7 +33,7 @@ from ctxprobe.families.longout import task_page as page
 from ctxprobe.families.updates.task import count_list
 from ctxprobe.haystack.packer import Insert, locate, pack
 from ctxprobe.haystack.context import BuildContext
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation
 from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.words import ADJECTIVES, NOUNS
@@ -64,7 +64,7 @@ class LongoutParams(BaseModel):
 
 
 def render(haystack: str, column: str, value: str, layout: Any = DEFAULT_LAYOUT) -> list[Message]:
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, page.question(column, value), layout)}]
+    return conversation(INSTRUCTION, haystack, page.question(column, value), layout)
 
 
 class Longout(FamilyBase):

@@ -67,7 +67,7 @@ from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, after_wording, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, after_wording, conversation, conversation_text, turns_back
 from ctxprobe.haystack.overlap import STOPWORDS, content_words, evidence_overlap, overlap
 from ctxprobe.tokenizers.base import Message
 
@@ -147,8 +147,9 @@ def uncommitted(output: str, echoes: list[str]) -> dict[str, bool]:
     return {k: v for k, v in reasons.items() if v}
 
 
-def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, question, layout)}]
+def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
+           evidence: tuple[str, ...] = ()) -> list[Message]:
+    return conversation(INSTRUCTION, haystack, question, layout, evidence)
 
 
 def check_zero_overlap(question: str, second_fact: str) -> None:
@@ -221,9 +222,10 @@ class Multihop(FamilyBase):
                                        absent=[str(target["city"]), str(target["org"]).split()[0]]), []
             except CtxprobeError as err:  # a name collides with the user's filler: redraw
                 return None, [str(err)]
-        packed = pack(tok, lambda h: render(h, question, layout), self._pool(group_seed), inserts, cell.length,
+        evidence = (str(target["first"]),)
+        packed = pack(tok, lambda h: render(h, question, layout, evidence), self._pool(group_seed), inserts, cell.length,
                       lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
-        problems = self._collisions(packed.messages[-1]["content"], chains)
+        problems = self._collisions(conversation_text(packed.messages), chains)
         if problems:
             return None, problems
         pos, realised = locate(tok, packed, 0, target["first"])
@@ -243,6 +245,9 @@ class Multihop(FamilyBase):
             "n_filler": packed.n_filler, "haystack_tokens": packed.haystack_tokens, "encodes": packed.encodes,
         }
         meta.update(order_meta(params))
+        if layout.messages != "single":  # the default layout's meta is unchanged
+            meta["turns_back"] = turns_back(packed.messages, str(target["first"]))
+            meta["second_turns_back"] = turns_back(packed.messages, str(target["second"]))
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[str(target["city"])],

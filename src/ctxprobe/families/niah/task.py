@@ -54,7 +54,7 @@ from ctxprobe.core.outcome import Outcome, Scored
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
 from ctxprobe.scores.classify import classify_miss
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation, conversation_text, turns_back
 from ctxprobe.haystack.nocontext import no_context_case
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.overlap import evidence_overlap
@@ -109,8 +109,9 @@ def render(haystack: str, key: str, layout: PromptLayout = DEFAULT_LAYOUT) -> li
     return render_question(haystack, QUESTION.format(key=key), layout)
 
 
-def render_question(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    return [{"role": "user", "content": arrange(INSTRUCTION, haystack, question, layout)}]
+def render_question(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
+                    evidence: tuple[str, ...] = ()) -> list[Message]:
+    return conversation(INSTRUCTION, haystack, question, layout, evidence)
 
 
 def has_number(text: str, value: str) -> bool:
@@ -174,9 +175,10 @@ class Niah(FamilyBase):
         layout = self.ctx.layout
         if self.ctx.no_context:  # the noise floor: the same question among filler only
             return self._no_context(cell, rep, group_seed, question, targets, others, params)
-        packed = pack(tok, lambda h: render_question(h, question, layout), self._pools.get(group_seed), inserts,
+        evidence = (inserts[0].text,)
+        packed = pack(tok, lambda h: render_question(h, question, layout, evidence), self._pools.get(group_seed), inserts,
                       cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
-        content = packed.messages[-1]["content"]
+        content = conversation_text(packed.messages)
         self._check_unique(content, targets, others, asked)
         pos, realised = locate(tok, packed, 0, inserts[0].text)
         meta: NiahMeta = {
@@ -191,6 +193,8 @@ class Niah(FamilyBase):
             "encodes": packed.encodes,
         }
         meta.update(order_meta(params))
+        if layout.messages != "single":  # the default layout's meta is unchanged
+            meta["turns_back"] = turns_back(packed.messages, inserts[0].text)
         if v in ("multivalue", "multiquery"):
             meta["keys"] = asked
             meta["needles"] = [NiahTarget(key=t["key"], value=t["value"], depth=round(t["depth"], 4),

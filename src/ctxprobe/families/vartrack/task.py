@@ -52,7 +52,7 @@ from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, arrange
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation, conversation_text
 from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.scores.setscore import count_exact
 from ctxprobe.haystack.nocontext import no_context_case
@@ -82,8 +82,7 @@ class VartrackParams(BaseModel):
 
 
 def render(haystack: str, value: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    content = arrange(INSTRUCTION, haystack, QUESTION.format(value=value), layout)
-    return [{"role": "user", "content": content}]
+    return conversation(INSTRUCTION, haystack, QUESTION.format(value=value), layout)
 
 
 def random_name(rng: random.Random, taken: set[str]) -> str:
@@ -145,7 +144,7 @@ class Vartrack(FamilyBase):
                                    shuffle_seed=shuffle_seed(params, group_seed))
         packed = pack(tok, lambda h: render(h, target["value"], layout), self._pools.get(group_seed), inserts,
                       cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
-        content = packed.messages[-1]["content"]
+        content = conversation_text(packed.messages)
         _check_unique(content, chains)
         pos, realised = locate(tok, packed, 0, inserts[0].text)
         n = params.hops + 1

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxprobe.core.tools import anthropic_tools, anthropic_turns
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.models._sdk import classify_stainless_error, one_line
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError, cached_prompt_tokens
@@ -83,11 +84,10 @@ STOP_REASONS: dict[str, str] = {
 }
 
 
-def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
-    """System messages → the ``system`` parameter; the rest stay in order."""
-    system = [m["content"] for m in messages if m["role"] == "system"]
-    rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
-    return ("\n\n".join(system) if system else None), rest
+def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """System messages → the ``system`` parameter; the rest stay in order, a tools layout's
+    conversation in Anthropic's blocks (:func:`ctxprobe.core.tools.anthropic_turns`)."""
+    return anthropic_turns(messages)
 
 
 def takes_sampling(model: str) -> bool:
@@ -155,6 +155,8 @@ class AnthropicProvider(SDKProvider):
     default_host = "api.anthropic.com"
     example = "claude-sonnet-4-5"
     options: AnthropicOptions
+    #: A tools layout's conversation as tool_use/tool_result blocks, its tool declared (split_system).
+    sends_tool_messages = True
 
     def __init__(self, model: str, options: AnthropicOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
@@ -274,7 +276,8 @@ class AnthropicProvider(SDKProvider):
         # prefill rejects the trailing space some prefixes end with)
         folded = fold_prefill(request.messages)
         system, messages = split_system(folded)
-        if request.cache is not None and self.cache_rules.mechanism == "breakpoints":
+        tools = anthropic_tools(folded)
+        if request.cache is not None and self.cache_rules.mechanism == "breakpoints" and tools is None:
             system, messages = self._cached_blocks(folded, request)
         rules = self.rules
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
@@ -282,6 +285,8 @@ class AnthropicProvider(SDKProvider):
                                 "max_tokens": request.max_tokens + budget}
         if system is not None:
             body["system"] = system
+        if tools is not None:
+            body["tools"] = tools
         adaptive = rules.adaptive_only or bool(getattr(self.options, "adaptive", None))
         if adaptive and (budget or getattr(self.options, "adaptive", None)):
             # adaptive thinking (ThinkingConfigAdaptiveParam): the model decides; a budget only raises max_tokens
@@ -335,6 +340,8 @@ class AnthropicProvider(SDKProvider):
         kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
         if system is not None:
             kwargs["system"] = system
+        if (tools := anthropic_tools(messages)) is not None:
+            kwargs["tools"] = tools  # the declaration is part of the count, as of the request
         try:
             result = await client.messages.count_tokens(**kwargs)
         except Exception as exc:

@@ -20,7 +20,12 @@ def anthropic_count(name: str, rest: str) -> Tokenizer:
 
 
 class AnthropicCountTokenizer(APICountTokenizer):
-    """``messages.count_tokens``; system messages go in ``system`` as for generation."""
+    """``messages.count_tokens``; system messages go in ``system`` as for generation, a
+    tools layout's conversation as ``tool_use``/``tool_result`` blocks with its tool
+    declared, as for generation (:func:`ctxprobe.core.tools.anthropic_turns`)."""
+
+    #: Counts tool calls, tool results and the tool declaration as the request sends them.
+    counts_tool_messages = True
 
     def __init__(self, model: str, name: str | None = None, base_url: str | None = None) -> None:
         super().__init__(name or f"anthropic-count:{model}", model)
@@ -37,11 +42,14 @@ class AnthropicCountTokenizer(APICountTokenizer):
         self._client = anthropic.Anthropic(**kwargs)
 
     def _api_count(self, messages: list[Message]) -> int:
-        system = [m["content"] for m in messages if m["role"] == "system"]
-        rest = [{"role": m["role"], "content": m["content"]} for m in messages if m["role"] != "system"]
+        from ctxprobe.core.tools import anthropic_tools, anthropic_turns
+
+        system, rest = anthropic_turns(messages)
         kwargs: dict[str, Any] = {"model": self.model, "messages": rest}
-        if system:
-            kwargs["system"] = "\n\n".join(system)
+        if system is not None:
+            kwargs["system"] = system
+        if (tools := anthropic_tools(messages)) is not None:
+            kwargs["tools"] = tools
         try:
             return int(self._client.messages.count_tokens(**kwargs).input_tokens)
         except self._sdk.APIError as exc:

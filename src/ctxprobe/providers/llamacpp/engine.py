@@ -48,6 +48,9 @@ class LlamaCppProvider(ProviderBase):
     #: list (llama-cpp-python only takes a list of ints as a token prompt).
     ids_policy = "keep"
     max_concurrency: int | None = 1  # one in-process model computes one request at a time
+    #: The prompt is its tokenizer's template rendering (tool calls, results and declaration
+    #: included: a template that drops them is refused before building, ctxprobe.core.tools).
+    sends_tool_messages = True
     #: The tokenizer the prompt is encoded with when a request carries no ids (never None here).
     tokenizer: Tokenizer
 

@@ -63,6 +63,7 @@ from ctxprobe.providers.openai.options import OpenAIOptions
 from ctxprobe.models.reasoning import finalize
 from ctxprobe.models.sdk_provider import SDKProvider
 from ctxprobe.spec.names import ModelRef
+from ctxprobe.core.tools import declared_tools
 from ctxprobe.tokenizers.base import fold_prefill
 
 PREFIX = "openai:"
@@ -148,6 +149,14 @@ class OpenAIProvider(SDKProvider):
     base_url_env = BASE_URL_ENV
     default_host = "api.openai.com"
     example = "gpt-4o-mini"
+    sends_tool_messages = True  # chat completions: OpenAI chat shape (tool_calls, role tool, tools)
+
+    def layout_refusal(self, messages: str) -> str | None:
+        """The Responses API would need function_call/function_call_output items: not yet."""
+        if messages == "tools" and self.responses:
+            return (f"{self.name} is sent through the Responses API, which does not take tool messages from "
+                    "ctxprobe yet: --layout tools goes through chat completions (use --layout turns here)")
+        return super().layout_refusal(messages)
     options: OpenAIOptions
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,
@@ -221,6 +230,8 @@ class OpenAIProvider(SDKProvider):
             return responses_body(self.model, request, effort=effort, budget=budget, cache_key=self._cache_key)
         # no prefill in OpenAI's API: an answer prefix joins the user turn (as RULER's client sends it)
         body: dict[str, Any] = {"model": self.model, "messages": fold_prefill(list(request.messages))}
+        if (tools := declared_tools(request.messages)) is not None:
+            body["tools"] = tools  # a tools layout's conversation: the tool its calls name, declared
         if reasoning:
             body["max_completion_tokens"] = request.max_tokens + budget
             if self.options.reasoning_effort is not None:

@@ -47,6 +47,7 @@ from ctxprobe.providers.openai_compat import served_window as served
 from ctxprobe.providers.openai_compat.reasoning import BUDGET_FIELD, reasoning_controls, reasoning_fields, refuses_budget_field
 from ctxprobe.models._sdk import parse_retry_after
 from ctxprobe.models.reasoning import finalize
+from ctxprobe.core.tools import declared_tools
 from ctxprobe.tokenizers.base import split_prefill
 
 API_KEY_ENV_VARS: tuple[str, ...] = ("CTXPROBE_API_KEY", "OPENAI_API_KEY")
@@ -84,6 +85,7 @@ class OpenAICompatProvider(ProviderBase):
     #: What it needs of a case's prompt ids (:func:`ctxprobe.models.ids_policy`): none,
     #: the server tokenizes.
     ids_policy = "drop"
+    sends_tool_messages = True  # OpenAI chat shape: tool_calls, role tool, tools declared
 
     def __init__(
         self,
@@ -182,6 +184,8 @@ class OpenAICompatProvider(ProviderBase):
             "temperature": request.temperature,
             **self.extra_body,
         }
+        if (tools := declared_tools(request.messages)) is not None:
+            body["tools"] = tools  # a tools layout's conversation: the tool its calls name, declared
         if request.reasoning_budget is not None:
             body["max_tokens"] = request.max_tokens + request.reasoning_budget
             for key, value in reasoning_fields(request.reasoning_budget).items():
