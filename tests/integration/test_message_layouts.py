@@ -217,7 +217,7 @@ def test_tool_requests_pass_openais_types(monkeypatch: pytest.MonkeyPatch, tools
     from contract_checks import check_request
     from fake_llm_apis import FakeServer, openai_route
     from fake_served_apis import vllm_route
-    from ctxprobe.models.openai_compat import OpenAICompatProvider
+    from ctxprobe.providers.openai_compat.api import OpenAICompatProvider
 
     msgs = build(tools_tok, "niah", PromptLayout(messages="tools", turn_tokens=300), {}, length=1024).messages
     request = GenerateRequest(messages=msgs, max_tokens=32)
