@@ -88,7 +88,8 @@ TARGETS: dict[str, Target] = {
     # score() also applies the published sets' rules (Oolong's, LongBench v2's): their tests guard those paths
     "documents": Target("src/ctxprobe/families/documents/task.py",
                         ("tests/integration/test_documents.py", "tests/integration/test_published_longbench.py",
-                         "tests/integration/test_published_oolong.py"), ("score",)),
+                         "tests/integration/test_published_oolong.py", "tests/unit/test_boundaries_scoring.py"),
+                        ("score",)),
     "answers": Target("src/ctxprobe/scores/answers.py", ("tests/integration/test_documents.py",),
                       ("normalize_answer", "contains_answer")),
     "phonebook_score": Target("src/ctxprobe/families/phonebook/score.py",
@@ -139,6 +140,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "and 'multivalue' > 'multiquery', so <= selects exactly what == does",
     ("niah", "if has_number(output, case.expected[ -1]):"):
         "single and multikey cases have exactly one expected value (generate), so [-1] is [0]",
+    ("niah", "if scored.outcome >= Outcome.WRONG and malformed_grouped(normalise_grouped(output)):"):
+        "'wrong' sorts after every other outcome's value, so >= selects exactly what == does",
+    ("niah", "if scored.outcome is Outcome.WRONG and malformed_grouped(normalise_grouped(output)):"):
+        "the scorers label with Outcome members, enum singletons: is and == agree on them",
+    ("documents", "if letter is case.expected[0]:"):
+        "both are one letter A-D, and CPython keeps one interned object per one-character string",
+    ("documents", "if letter == case.expected[ -1]:"):
+        "a LongBench v2 case has exactly one expected letter (its reader), so [-1] is [0]",
+    ("documents", 'return oolong_scored(rule, case.expected[ -1], meta.get("answer_type"), output)'):
+        "an Oolong case has exactly one expected answer (its reader), so [-1] is [0]",
     ("multihop", "if has_word(output, case.expected[ -1]):"):
         "a multihop case has exactly one expected city (generate), so [-1] is [0]",
     ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):

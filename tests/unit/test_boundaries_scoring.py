@@ -362,3 +362,59 @@ def test_set_match_edges_and_rounding() -> None:
     assert (scored.score, scored.outcome) == (0.444444, "partial")  # a partial score is rounded to 6 places too
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.answered = ("a",)  # type: ignore[misc]
+
+
+# --- the survivors of benchmarks/mutation.py (scores/outcome.py, niah, documents) --------------
+
+def test_cut_while_thinking_needs_the_cap_not_another_stop_and_scores_zero(niah) -> None:
+    """Only ``length`` is the cap: ``content_filter`` (which sorts before it) is no cut-off
+    while thinking; a finish reason built at run time (not an interned literal) still is;
+    the label's own score is 0, never credit."""
+    s, label = score_response(niah, niah_case(), text="", finish_reason="content_filter",
+                              reported_prompt_tokens=None, thought=True)
+    assert (s, label.outcome) == (0.0, "empty") and "while_thinking" not in label.detail
+    length = "".join(["len", "gth"])  # equal to "length", not the same object
+    s, label = score_response(niah, niah_case(), text="", finish_reason=length, reported_prompt_tokens=None,
+                              thought=True)
+    assert (s, label.score, label.outcome, label.detail) == (None, 0.0, "output_truncated", {"while_thinking": True})
+
+
+def test_a_long_answer_cut_by_a_run_time_length_scores_zero_in_its_label() -> None:
+    length = "".join(["len", "gth"])
+    s, label = score_response(_LongAnswers(), niah_case(), text="a | b", finish_reason=length,  # type: ignore[arg-type]
+                              reported_prompt_tokens=None)
+    assert (s, label.score, label.outcome) == (None, 0.0, "output_truncated")
+
+
+def test_only_a_wrong_niah_answer_with_a_malformed_number_becomes_parse_error(niah) -> None:
+    """A reply holding a number no grouping reads (``12,345,6``) is ``parse_error`` only when
+    it is otherwise ``wrong``: a not-found reply, a refusal or a distractor keeps its label."""
+    s, label = score(niah, niah_case(), "It might be 12,345,6.")
+    assert label.outcome == "parse_error"
+    s, label = score(niah, niah_case(), "The number is not mentioned in the text, only 12,345,6.")
+    assert label.outcome == "not_found"
+    s, label = score(niah, niah_case(), "I'm sorry, I cannot say: 12,345,6.")
+    assert label.outcome == "refusal"
+    s, label = score(niah, niah_case(), f"It is {DISTRACTOR}, or 12,345,6.")
+    assert label.outcome == "distractor"
+
+
+def _choice_case(answer: str) -> Case:
+    return Case(cell=Cell("documents", 2048, 0.5), rep=0, seed=1,
+                messages=[{"role": "user", "content": "(not read by the scorer)"}], expected=[answer],
+                distractors=[], meta={"choices": {"A": "a", "B": "b", "C": "c", "D": "d"}, "rule": "longbench-v2"},
+                token_count=2048)
+
+
+@pytest.mark.parametrize(("reply", "score_", "outcome"), [
+    ("The correct answer is (C)", 1.0, "correct"),
+    ("The correct answer is (A)", 0.0, "wrong"),  # a letter before the answer's is no match
+    ("The correct answer is (D)", 0.0, "wrong"),
+    ("I am sorry, I cannot help with that.", 0.0, "refusal"),  # no letter: the miss is classified
+    ("The answer is not mentioned in the text.", 0.0, "not_found"),
+])
+def test_a_longbench_choice_is_right_only_on_its_own_letter(reply: str, score_: float, outcome: str) -> None:
+    documents = make_family("documents", BuildContext(tokenizer=None, haystack=None))  # type: ignore[arg-type]
+    s, label = score_response(documents, _choice_case("C"), text=reply, finish_reason="stop",
+                              reported_prompt_tokens=None)
+    assert (s, label.outcome) == (score_, outcome)
