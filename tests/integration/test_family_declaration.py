@@ -84,7 +84,7 @@ def test_bad_declarations_are_refused() -> None:
         FamilyDeclaration(" x", _Fam)
     assert set(PARTS) == {"sim_skill", "report_hooks", "command", "presets", "sim_kinds", "published_sets"}
     assert set(FIELDS) == {"ability", "label_abilities", "prompt_layout", "instruction_phrase", "overlap", "named_bar",
-                           "plain_retrieval"}
+                           "plain_retrieval", "task_defaults", "summary"}
     assert declare("x", _Fam, ability="reading", named_bar=0.5).named_bar == 0.5  # a field by keyword, as a part
 
 
