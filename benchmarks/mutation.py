@@ -150,6 +150,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "a LongBench v2 case has exactly one expected letter (its reader), so [-1] is [0]",
     ("documents", 'return oolong_scored(rule, case.expected[ -1], meta.get("answer_type"), output)'):
         "an Oolong case has exactly one expected answer (its reader), so [-1] is [0]",
+    ("grid", "return stat.n != 0 and not stat.outcomes.get(Outcome.INPUT_TRUNCATED)"):
+        "n counts scored rows: never negative, so != 0 is > 0",
     ("multihop", "if has_word(output, case.expected[ -1]):"):
         "a multihop case has exactly one expected city (generate), so [-1] is [0]",
     ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):

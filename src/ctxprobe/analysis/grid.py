@@ -136,7 +136,7 @@ class _Acc:
             self.n += 1
             self.scores.append(float(score))
 
-    def summary(self, sampled: bool = False,
+    def summary(self, sampled: bool,
                 ) -> tuple[int, float | None, float, float, dict[str, int], int, int | None]:
         """The group's (n, mean, lo, hi, outcomes, n_excluded, cases); ``sampled``: the
         interval is clustered by case, and ``cases`` counts them (else None)."""

@@ -137,3 +137,31 @@ def test_profile_one_per_family() -> None:
     assert all(c.family == "niah" for c in niah.cells)
     assert vartrack.effective_length is None
     assert niah.depths == [0.0]
+
+
+# --- the survivors of benchmarks/mutation.py in analysis/grid.py --------------------------------
+
+def test_walk_levels_stops_at_the_first_miss_and_never_resumes() -> None:
+    from ctxprobe.analysis.grid import walk_levels
+
+    assert walk_levels([(1, 0.9), (2, 0.86), (3, 0.95)], 0.856) == 3
+    assert walk_levels([(1, 0.9), (2, 0.5), (3, 0.95)], 0.856) == 1  # 3 clears again: too late
+    assert walk_levels([(1, 0.9), (2, None), (3, 0.95)], 0.856) == 1  # unmeasured stops it too
+    assert walk_levels([(1, 0.5), (2, 0.95)], 0.856) is None  # the first already stops the walk
+    assert walk_levels([], 0.856) is None
+
+
+def test_a_profile_is_sampled_only_when_its_lengths_count_cases_and_labels_say_so() -> None:
+    from ctxprobe.analysis.grid import CellStat, Profile
+
+    once = LengthStat("niah", 1024, 20, 1.0, 0.8, 1.0)
+    sampled = LengthStat("niah", 1024, 20, 1.0, 0.8, 1.0, cases=4)
+    cell = CellStat("niah", 1024, 0.5, 20, 1.0, 0.8, 1.0, cases=4)
+    assert not Profile("niah", 0.856, 1024, [once], []).sampled
+    assert Profile("niah", 0.856, 1024, [once, sampled], []).sampled
+    assert (once.n_label, sampled.n_label, cell.n_label) == ("20", "4×5", "4×5")
+
+
+def test_a_group_summary_is_not_clustered_unless_asked() -> None:
+    stats = length_stats(rows_for("niah", 1024, 0.5, [1.0, 0.0, 1.0]))
+    assert [s.cases for s in stats] == [None]  # sent once: no cases to cluster by
