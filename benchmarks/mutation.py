@@ -152,6 +152,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "an Oolong case has exactly one expected answer (its reader), so [-1] is [0]",
     ("grid", "return stat.n != 0 and not stat.outcomes.get(Outcome.INPUT_TRUNCATED)"):
         "n counts scored rows: never negative, so != 0 is > 0",
+    ("phonebook_score", "if needle_outcomes and all(o <= Outcome.CORRECT for o in needle_outcomes):"):
+        "'correct' sorts before every other outcome's value, so <= selects exactly what == does",
+    ("phonebook_score", "if any(o <= Outcome.CORRECT for o in needle_outcomes):"):
+        "'correct' sorts before every other outcome's value, so <= selects exactly what == does",
     ("multihop", "if has_word(output, case.expected[ -1]):"):
         "a multihop case has exactly one expected city (generate), so [-1] is [0]",
     ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):
