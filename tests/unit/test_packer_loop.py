@@ -293,3 +293,48 @@ def test_a_target_equal_to_the_measured_fixed_part_starts_with_no_filler() -> No
     tok = Overhead()
     packed = pack(tok, render, fpool(tok), [NEEDLE], 9)
     assert tok.seen == [0, 1] and (packed.token_count, packed.n_filler) == (9, 1)
+
+
+class TurnWords(Words):
+    """Words, plus 6 tokens of wrapping per message: a conversation's turns cost tokens
+    the filler's counts do not predict."""
+
+    def _ids(self, messages: list[dict[str, str]]) -> tuple[int, list[int]]:
+        fs, ids = super()._ids(messages)
+        return fs, ids + [98] * (6 * len(messages))
+
+
+def turns(haystack: str) -> list[dict[str, str]]:
+    """A conversation layout's render: one prior turn per 20 filler words (at least one)."""
+    words = haystack.split()
+    chunks = [" ".join(words[i:i + 20]) for i in range(0, len(words), 20)] or [""]
+    return [{"role": "user" if i % 2 == 0 else "assistant", "content": c} for i, c in enumerate(chunks)] + [
+        {"role": "user", "content": "Q A"}]
+
+
+def test_a_conversation_short_of_its_target_aims_higher_by_the_shortfall() -> None:
+    """Each turn costs 6 tokens the counts miss, so the first pack of a 400-token target lands
+    short by more than the tolerance (16): the loop aims higher by what it missed, and the
+    prompt ends within the tolerance below the target, never over it (exact by its encode)."""
+    from ctxprobe.haystack.fill import fill_tolerance
+
+    tok = TurnWords()
+    packed = pack(tok, turns, FillerPool(itertools.cycle(["f f f."]), tok), [NEEDLE], 400)
+    assert 400 - fill_tolerance(400) <= packed.token_count <= 400
+    assert packed.token_count == tok.count_chat(packed.messages) and len(packed.messages) > 2
+    assert packed.encodes > 1  # the first render fell short: a second was aimed higher
+    assert (packed.token_count, packed.encodes, packed.n_filler) == (400, 4, 102)  # as computed by hand-checked runs
+
+
+def test_shuffled_filler_keeps_the_lead_and_each_sentences_count() -> None:
+    """Shuffling (haystack_order: shuffled) permutes the sentences after the first ``lead``
+    only, each with its own count: the same sentences and budget, another order."""
+    from ctxprobe.haystack.packer import Filler, shuffled
+
+    sentences = [f"s{i} " + "w " * i + "." for i in range(12)]
+    filler = Filler(sentences, [i + 2 for i in range(12)], 12, False)
+    out = shuffled(filler, 3, seed=7)
+    assert out.sentences[:3] == sentences[:3] and sorted(out.sentences) == sorted(sentences)
+    assert out.sentences != sentences  # seed 7 moves something
+    assert all(out.counts[i] == filler.counts[sentences.index(s)] for i, s in enumerate(out.sentences))
+    assert (out.n, out.trimmed) == (filler.n, filler.trimmed)
