@@ -103,7 +103,8 @@ TARGETS: dict[str, Target] = {
     # guard: the direct tests stand in for it, at a tenth of the time per mutant
     "phonebook": Target("src/ctxprobe/families/phonebook/analysis.py",
                         ("tests/unit/test_phonebook_analysis_units.py", "tests/unit/test_phonebook_metrics_by_hand.py")),
-    "phonebook_post": Target("src/ctxprobe/families/phonebook/analysis_post.py", ("tests/integration/test_phonebook_post.py",)),
+    "phonebook_post": Target("src/ctxprobe/families/phonebook/analysis_post.py",
+                             ("tests/integration/test_phonebook_post.py", "tests/unit/test_phonebook_analysis_units.py")),
     "store": Target("src/ctxprobe/store/db.py", ("tests/integration/test_store.py", "tests/integration/test_store_durability.py")),
 }
 
