@@ -57,6 +57,7 @@ XDIST := -n auto --dist loadgroup
 
 # Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the slowest
 # listed (what CI runs): first everything but the model tests on every core, then the model tests.
+# .ci/run on a fresh clone, 2026-12-05: 27 min 53 s (docs/measurements.md).
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
 	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=20
@@ -64,8 +65,7 @@ test: $(STAMP) lint
 
 # unit + integration without the slow tests: the check to run before every commit.
 # Budget: 5 minutes on 2 cores (docs/development.md). Before: about 17 minutes one test at a
-# time; after, on 2 cores shared with other jobs (load 6-8): unit 4 min 2 s less the 212 s the
-# coverage test lost, integration 8 min 20 s (docs/measurements.md).
+# time; 2026-12-05: 7 min 41 s on both cores (docs/measurements.md).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests/unit tests/integration
 
