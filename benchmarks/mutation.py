@@ -157,6 +157,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "'correct' sorts before every other outcome's value, so <= selects exactly what == does",
     ("phonebook_score", "if any(o <= Outcome.CORRECT for o in needle_outcomes):"):
         "'correct' sorts before every other outcome's value, so <= selects exactly what == does",
+    ("phonebook_post", "if len(values) >= len(parts):"):
+        "values is parts filtered: never longer, so >= selects exactly what == does",
+    ("phonebook_post", "if len(values) is len(parts):"):
+        "both are 0 to 3, small ints CPython keeps one object each of: is and == agree",
+    ("phonebook_post", "stats = {k: post_stats(v) for k, v in per_bin.items() if len(v) > 2 and not np.isnan(np.asarray(v, float)).any()}"):
+        "a two-bin configuration (N = 2) is fitted but no metric reads it: they read N = 100 and N = 10 only",
     ("multihop", "if has_word(output, case.expected[ -1]):"):
         "a multihop case has exactly one expected city (generate), so [-1] is [0]",
     ("setscore", "return 2 * p * r / (p + r) if p * r else 0.0"):
