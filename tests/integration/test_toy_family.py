@@ -15,6 +15,7 @@ import pytest
 
 from ctxprobe.cli import main
 from ctxprobe.core import registry
+from plugin_site import installed_plugin
 
 FILES = {
     "toyfam/__init__.py": '''
@@ -85,23 +86,10 @@ def skill(question, context):
 
 @pytest.fixture
 def toy_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    site = tmp_path / "site"
-    for rel, text in FILES.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text.lstrip(), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
-    registry.reset()  # the next look-up reads the built-ins and the entry points again
-    try:
-        yield tmp_path
-    finally:
-        monkeypatch.undo()
-        for name in [m for m in sys.modules if m == "toyfam" or m.startswith("toyfam.")]:
-            del sys.modules[name]
-        importlib.invalidate_caches()
-        registry.reset()
-        if "ctxprobe.inspect_tasks.tasks" in sys.modules:  # its tasks made again, without the toy's
-            importlib.reload(sys.modules["ctxprobe.inspect_tasks.tasks"])
+    with installed_plugin(FILES, "toyfam", tmp_path, monkeypatch) as root:
+        yield root
+    if "ctxprobe.inspect_tasks.tasks" in sys.modules:  # its tasks made again, without the toy's
+        importlib.reload(sys.modules["ctxprobe.inspect_tasks.tasks"])
 
 
 def test_a_family_folder_registered_by_one_entry_point_works_everywhere(

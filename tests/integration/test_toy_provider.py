@@ -5,10 +5,8 @@ with no other file touched, priced by a price file (``--prices``). In process, n
 
 from __future__ import annotations
 
-import importlib
 import json
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 
 from ctxprobe.cli import main
 from ctxprobe.core import registry
+from plugin_site import installed_plugin
 
 FILES = {
     "toyprov/__init__.py": '''
@@ -54,21 +53,8 @@ INFO = ProviderInfo(default_tokenizer="approx", help="toy:MODEL")
 
 @pytest.fixture
 def toy_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    site = tmp_path / "site"
-    for rel, text in FILES.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text.lstrip(), encoding="utf-8")
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
-    registry.reset()  # the next look-up reads the built-ins and the entry points again
-    try:
-        yield tmp_path
-    finally:
-        monkeypatch.undo()
-        for name in [m for m in sys.modules if m == "toyprov" or m.startswith("toyprov.")]:
-            del sys.modules[name]
-        importlib.invalidate_caches()
-        registry.reset()
+    with installed_plugin(FILES, "toyprov", tmp_path, monkeypatch) as root:
+        yield root
 
 
 def test_a_provider_folder_registered_by_one_entry_point_serves_run_and_plan(
