@@ -40,18 +40,19 @@ RULER_YAML = {"niah_single_1": "niah", "niah_single_2": "niah", "niah_single_3":
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _preset_spec(model: str, lengths: str, depths: str, reps: int):
-    families = {n: {"family": t["family"], **t["params"]} for n, t in ruler_families().items() if t["family"]}
+def _preset_spec(model: str, lengths: str, depths: str, reps: int, only: frozenset[str] | None = None):
+    families = {n: {"family": t["family"], **t["params"]} for n, t in ruler_families().items()
+                if t["family"] and (only is None or n in only)}
     return make_spec({"model": model, "tokenizer": "local", "lengths": lengths, "depths": depths, "reps": reps,
                       "families": families})
 
 
 def _sweep_over_http(kind: str, store: Path, lengths: str, depths: str, reps: int,
-                     case_requests: Callable[[SimServer], int]):
+                     case_requests: Callable[[SimServer], int], only: frozenset[str] | None = None):
     tok = resolve_tokenizer("local")
     with SimServer(resolve_provider(kind, tok), tok) as server:
         url = server.start()
-        result = run_sweep(_preset_spec(f"openai-compat:sim@{url}", lengths, depths, reps), store, progress=False)
+        result = run_sweep(_preset_spec(f"openai-compat:sim@{url}", lengths, depths, reps, only), store, progress=False)
         counts = {h: n for h, n in server.prompt_counts.items() if h != _messages_hash(PROBE_MESSAGES)}
         served = case_requests(server)
     return result, counts, served
@@ -221,16 +222,24 @@ def test_cli_names_tasks_that_cannot_run_before_the_sweep(tmp_path) -> None:
     assert "RULER effective length (average ≥ 85.6): 4K" in proc.stdout
 
 
-def test_preset_runs_4k_to_128k_with_no_repeated_prompt(tmp_path, case_requests) -> None:
-    """Every task at RULER's smallest and largest length (the walk from 4K to 128K and the
-    prompts at 128K); each prompt once at every depth is checked at 4K-8K above."""
-    result, counts, served = _sweep_over_http("sim:perfect", tmp_path / "r.sqlite", "4k,128k", "0.5", 1,
-                                              case_requests)
-    n_cases = 11 * 2 * 1
+def test_preset_walks_4k_to_128k_with_no_repeated_prompt(tmp_path, case_requests) -> None:
+    """RULER's length walk, each of its six lengths from 4K to 128K, on one task (the
+    variable-tracking chains, whose builder grows with the length); every task's prompts and
+    scoring at each depth are checked at 4K-8K above (issue 49: the walk on one task, not a
+    128K build of all eleven)."""
+    assert "vt" in ruler_families()
+    result, counts, served = _sweep_over_http("sim:perfect", tmp_path / "r.sqlite", "4k,8k,16k,32k,64k,128k", "0.5", 1,
+                                              case_requests, only=frozenset({"vt"}))
+    n_cases = 6
     assert served == n_cases and len(counts) == n_cases and set(counts.values()) == {1}
     report = load_report(result.run_id, tmp_path / "r.sqlite")
     assert report.headlines["ruler"].effective_length == 131072
-    assert all(v == 100.0 for by in report.headlines["ruler"].scores.values() for v in by.values())
+    scores = report.headlines["ruler"].scores
+    assert sorted(next(iter(scores.values()))) == [4096, 8192, 16384, 32768, 65536, 131072]
+    assert all(v == 100.0 for by in scores.values() for v in by.values())
+    recs = list(iter_export(result.run_id, tmp_path / "r.sqlite"))
+    assert sorted(r["length"] for r in recs) == [4096, 8192, 16384, 32768, 65536, 131072]
+    assert all(r["token_count"] + r["meta"]["tokens_to_generate"] <= r["length"] for r in recs)
 
 
 def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> None:

@@ -259,3 +259,46 @@ def test_text_is_stored_as_itself_not_escaped(tmp_path) -> None:
 def test_the_store_waits_30_s_for_another_process_lock(tmp_path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+
+
+def test_sample_case_is_the_shortest_then_lowest_rep_then_depth(tmp_path) -> None:
+    """The case rebuilt to check a stored run is the cheapest: ordered by length, then
+    repetition, then depth, then id; each field of the tuple is its own column."""
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        assert store.sample_case("r") is None
+
+        def case(length: int, rep: int, depth: float, family: str = "niah") -> Case:
+            return Case(cell=Cell(family, length, depth), rep=rep, seed=3, messages=[{"role": "user", "content": f"{length}"}],
+                        expected=["1"], token_count=length - 7)
+
+        cases = [case(2048, 0, 0.0), case(1024, 2, 0.0), case(1024, 1, 0.75, "multihop"), case(1024, 1, 0.25)]
+        for c in cases:
+            store.save_case("r", c)
+        want = cases[3]
+        got = store.sample_case("r")
+        assert got == (want.case_id, "niah", 1024, 0.25, 1, want.prompt_hash)
+        assert isinstance(got[2], int) and isinstance(got[3], float) and isinstance(got[4], int)
+        assert store.sample_case("other") is None
+
+
+def test_billing_sums_each_column_apart_and_leaves_out_errors(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store)
+        a, b, c, d = _case(0.0), _case(0.25), _case(0.5), _case(1.0)
+        for case in (a, b, c, d):
+            store.save_case("r", case)
+        assert store.billing("r") == (0.0, 0, 0, 0, 0)
+        for case, reported, cached, written, cost in ((a, 1010, 600, 30, 0.25), (b, None, None, 7, 0.5),
+                                                      (c, 1020, 5, None, None)):
+            store.save_response("r", case.case_id, StoredResponse(
+                output="1234567", finish_reason="stop", reported_prompt_tokens=reported, completion_tokens=1,
+                latency_s=0.0, attempts=1, error=None, score=1.0, outcome="correct", detail={}, cost_usd=cost,
+                cached_prompt_tokens=cached, cache_write_tokens=written))
+        _respond(store, d, "error", reported=5000, cached=4000, cost=9.0)  # an error is never billed here
+        usd, prompt, read, wrote, priced = store.billing("r")
+        assert usd == pytest.approx(0.75)
+        assert prompt == 1010 + 1000 + 1020  # b reported none: the built 1000
+        assert (read, wrote, priced) == (605, 37, 2)
+        assert isinstance(usd, float) and all(isinstance(x, int) for x in (prompt, read, wrote, priced))
+        assert store.spent("r") == pytest.approx(9.75)  # spent counts what was paid, errors included

@@ -338,3 +338,66 @@ def test_shuffled_filler_keeps_the_lead_and_each_sentences_count() -> None:
     assert out.sentences != sentences  # seed 7 moves something
     assert all(out.counts[i] == filler.counts[sentences.index(s)] for i, s in enumerate(out.sentences))
     assert (out.n, out.trimmed) == (filler.n, filler.trimmed)
+
+
+class WrapWords(Words):
+    """:class:`Words` that wraps each message in two tokens, as a chat template does: a
+    conversation's count grows by two with every turn its haystack is cut into."""
+
+    name = "turn-words"
+
+    def _ids(self, messages: list[dict[str, str]]) -> tuple[int, list[int]]:
+        fs, ids = 0, [1]
+        for m in messages:
+            text = m["content"] or ""
+            ids += [3, 4] + self.encode(text)
+            fs += text.split().count("f.") + text.split().count("f")
+        ids.append(2)
+        k = self.hidden.get(fs, 0) if any("code" in (m["content"] or "") for m in messages) else 0
+        return fs, ids[:k] if k < 0 else ids + [99] * k
+
+
+def _turns_pack(hidden: dict[int, int]) -> tuple[WrapWords, list[int], packer.Packed]:
+    from ctxprobe.haystack.layout import conversation
+    from ctxprobe.spec import PromptLayout
+
+    layout = PromptLayout(messages="turns", turn_tokens=16)
+    sizes: list[int] = []
+
+    def render_turns(haystack: str) -> list[dict[str, str]]:
+        messages = conversation("Q", haystack, "A", layout, evidence=[NEEDLE.text])
+        sizes.append(len(messages))
+        return messages  # type: ignore[return-value]
+
+    tok = WrapWords(hidden)
+    return tok, sizes, pack(tok, render_turns, fpool(tok), [NEEDLE], 400)
+
+
+def test_a_conversation_keeps_its_first_turn_count_while_the_filler_is_corrected() -> None:
+    """386 one-token sentences (a one-turn measure) cut into 19 messages cost 32 wrapping
+    tokens more: one correction down to 354 lands on 400 exactly, still 19 messages."""
+    tok, sizes, packed = _turns_pack({})
+    assert tok.seen == [386, 354] and sizes == [3, 19, 19]
+    assert (packed.token_count, packed.n_filler, packed.encodes, len(packed.messages)) == (400, 354, 2, 19)
+
+
+def test_a_conversation_more_than_the_tolerance_short_aims_at_the_target() -> None:
+    """At 354 sentences the prompt encodes 17 short (383: one past the tolerance of 16): a
+    conversation aims higher by what the target misses (371, 20 over), then, 354 being
+    tried, one lower (353: 399). Every render after the one-turn measure has 19 messages."""
+    tok, sizes, packed = _turns_pack({354: -17})
+    assert tok.seen == [386, 354, 371, 353] and sizes == [3, 19, 19, 19, 19]
+    assert (packed.token_count, packed.n_filler, packed.encodes, len(packed.messages)) == (399, 353, 4, 19)
+
+
+def test_a_conversation_exactly_the_tolerance_short_is_kept() -> None:
+    tok, sizes, packed = _turns_pack({354: -16})
+    assert tok.seen == [386, 354] and (packed.token_count, packed.encodes) == (384, 2)
+
+
+def test_the_turn_count_is_pinned_only_inside_a_pack() -> None:
+    from ctxprobe.haystack.layout import split_turns
+
+    text = " ".join(["A sentence here."] * 64)
+    _turns_pack({})
+    assert len(split_turns(text, 16)) == round(len(text) / 64)  # no pin left behind by the pack
