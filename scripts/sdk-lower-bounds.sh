@@ -4,10 +4,20 @@
 # to those minimums as prebuilt wheels, ctxprobe installed on top, then pytest. The shared
 # venv (`make install`) runs the same tests at the SDKs' newest releases.
 #   sh scripts/sdk-lower-bounds.sh            (PY=python3.11 to choose the interpreter)
+#   sh scripts/sdk-lower-bounds.sh prepare    only the venv (pip: mostly download and unpack)
+#   sh scripts/sdk-lower-bounds.sh test       only the tests, in a venv `prepare` made
+# .ci/run prepares the venv in the background while `make test` lints (mypy keeps one core
+# busy; pip mostly waits on the network and the disk), then runs the tests after pytest.
 set -eu
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
 VENV=${SDK_LOWER_BOUNDS_VENV:-/tmp/ctxprobe-sdk-lower-bounds}
+STEP=${1:-all}
+case "$STEP" in
+    all|prepare|test) ;;
+    *) echo "sdk-lower-bounds: unknown step '$STEP' (all, prepare or test)" >&2; exit 2 ;;
+esac
+if [ "$STEP" != test ]; then
 
 # "openai>=2.45" in an extra -> "openai==2.45": the oldest release the extra allows
 PINS=$("$PY" - <<'EOF'
@@ -51,6 +61,15 @@ for pin in sys.argv[1:]:
     if parts(version(name)) != parts(wanted):
         raise SystemExit(f"sdk-lower-bounds: {name} {version(name)} installed, {wanted} wanted")
 EOF
+touch "$VENV/.prepared"
+fi
+if [ "$STEP" = prepare ]; then
+    exit 0
+fi
+if [ ! -f "$VENV/.prepared" ]; then
+    echo "sdk-lower-bounds: no prepared venv at $VENV: run 'sh scripts/sdk-lower-bounds.sh prepare' first" >&2
+    exit 1
+fi
 # what touches the SDKs: every request type, live and batch calls, errors, caching, batch
 # control calls; run from a folder outside ./src, so the installed ctxprobe is what runs
 cd tests

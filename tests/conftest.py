@@ -52,10 +52,13 @@ pytest_plugins = ["decide_fixtures", "tokenizer_fixtures", "view_fixtures"]
 
 #: Test files whose slow tests run the embedded model or a llama.cpp server: under xdist's
 #: ``--dist loadgroup`` they share one worker (each such run uses every core).
+#: (test_readme_commands.py is not one: its commands run against sims, and its one
+#: ``serve-local`` only waits for the model's /v1/models before Ctrl-C, so it runs with the
+#: first phase on every core: 54 s less of the serial phase.)
 EMBEDDED_MODEL_FILES = frozenset({
     "test_local_new_families.py", "test_interrupt_local.py", "test_local_mrcr_graphwalks.py",
     "test_local_natural.py", "test_native_server.py", "test_native_slots.py", "test_phonebook_local.py",
-    "test_readme_numbers.py", "test_readme_commands.py", "test_found_on_the_way.py", "test_prefix_cache_report.py",
+    "test_readme_numbers.py", "test_found_on_the_way.py", "test_prefix_cache_report.py",
     "test_plan_asks_server.py", "test_reasoning_sweep.py", "test_hf_local_provider.py",
 })
 
@@ -67,6 +70,43 @@ def tier_of(path: Path) -> str | None:
     except ValueError:  # outside tests/ (a scratch copy's test): no tier to check
         return "integration"
     return first if first in TIERS else None
+
+
+def _uses_module_fixture(item: pytest.Item) -> bool:
+    """Whether the test requests (directly or through another fixture) a fixture scoped to
+    its module."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", {}) if info is not None else {}
+    return any(getattr(d, "scope", None) == "module" for ds in defs.values() for d in ds)
+
+
+class _XdistGroups:
+    """xdist's ``--dist loadgroup`` sends the tests of one ``xdist_group`` to one worker by
+    suffixing each test's node id with ``@group`` on the worker. pytest-xdist 3.8 writes the
+    suffix to ``item._nodeid``, which pytest >= 9.2 no longer reads (its id lives in
+    ``item._id``): the groups were silently ignored, each worker built a module's fixture
+    again and the embedded-model tests were spread over workers. This writes the suffix where
+    the installed pytest keeps the id (last, after xdist's own hook), once."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if not names or "@" in item.nodeid.rsplit("]", 1)[-1]:
+                continue
+            grouped = f"{item.nodeid}@{'_'.join(names)}"
+            if hasattr(item, "_id"):
+                from _pytest.nodeid import coerce_node_id
+
+                item._id = coerce_node_id(grouped)
+            else:  # an older pytest: xdist's own suffix was already read from _nodeid
+                item._nodeid = grouped
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER") and config.getvalue("loadgroup"):
+        config.pluginmanager.register(_XdistGroups(), "ctxprobe-xdist-groups")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the xdist_group marks
@@ -88,6 +128,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.path.name in EMBEDDED_MODEL_FILES and item.get_closest_marker("slow") is not None:
             item.add_marker(pytest.mark.model)
             item.add_marker(pytest.mark.xdist_group("embedded-model"))
+        elif item.get_closest_marker("xdist_group") is None and _uses_module_fixture(item):
+            # one worker for the module's tests that read a module-scoped fixture, so it is
+            # built once, not once per worker (a sim sweep of 20 s, twice, before this)
+            item.add_marker(pytest.mark.xdist_group(f"module:{item.path.relative_to(TESTS)}"))
     if unplaced:
         raise pytest.UsageError(
             "test files outside tests/unit, tests/integration and tests/e2e: " + ", ".join(sorted(unplaced))
