@@ -302,3 +302,87 @@ def test_billing_sums_each_column_apart_and_leaves_out_errors(tmp_path) -> None:
         assert (read, wrote, priced) == (605, 37, 2)
         assert isinstance(usd, float) and all(isinstance(x, int) for x in (prompt, read, wrote, priced))
         assert store.spent("r") == pytest.approx(9.75)  # spent counts what was paid, errors included
+
+
+def test_update_run_merges_meta_keeping_the_stored_keys(tmp_path) -> None:
+    with Store(tmp_path / "s.sqlite") as store:
+        _run(store, meta={"planned_cases": 5})
+        store.update_run("r", meta={"trained_context": 8192})
+        meta = store.get_run("r").meta
+        assert meta.planned_cases == 5 and meta.trained_context == 8192
+
+
+def test_reading_only_opens_a_store_read_only(tmp_path) -> None:
+    from ctxprobe.store.db import open_existing, reading_only
+
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(CtxprobeError, match=r"^no store at .*run a sweep first"):
+        open_existing(path)
+    assert not path.exists()  # a read command creates nothing
+    with reading_only(), pytest.raises(CtxprobeError, match=r"^no store at "):
+        Store(path)
+    assert not path.exists()
+    with Store(path) as store:
+        _run(store)
+        store.save_case("r", _case())
+    with reading_only(), open_existing(path) as store:
+        assert store.get_run("r").run_id == "r"
+        with pytest.raises(sqlite3.OperationalError, match="readonly|read-only|query_only|attempt to write"):
+            store.db.execute("DELETE FROM cases")
+    with Store(path) as store:  # outside reading_only(): writable again
+        store.update_run("r", status="done")
+        assert store.get_run("r").status == "done"
+
+
+def test_reading_only_refuses_a_foreign_file_and_an_old_schema_untouched(tmp_path) -> None:
+    from ctxprobe.store.db import reading_only
+
+    foreign = tmp_path / "other.sqlite"
+    db = sqlite3.connect(foreign)
+    db.execute("CREATE TABLE runs (x)")
+    db.commit()
+    db.close()
+    before = foreign.read_bytes()
+    with reading_only(), pytest.raises(CtxprobeError, match=r"is no ctxprobe store \(it has no migrations table\)"):
+        Store(foreign)
+    assert foreign.read_bytes() == before
+    old = tmp_path / "old.sqlite"
+    with Store(old) as store:
+        _run(store)
+    db = sqlite3.connect(old)
+    last = db.execute("SELECT name FROM _migrations ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    db.execute("DELETE FROM _migrations WHERE name=?", (last,))
+    db.commit()
+    db.close()
+    with reading_only(), pytest.raises(CtxprobeError, match=rf"not at this ctxprobe's schema \(missing {last}:"):
+        Store(old)
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"not a database at all, but long enough to be read as one" * 40)
+    with reading_only(), pytest.raises(CtxprobeError, match=r"^cannot read store .*broken.sqlite: "):
+        Store(broken)
+
+
+def test_a_foreign_file_names_its_first_five_tables(tmp_path) -> None:
+    path = tmp_path / "other.sqlite"
+    db = sqlite3.connect(path)
+    for name in "fedcba":
+        db.execute(f"CREATE TABLE {name} (x)")
+    db.commit()
+    db.close()
+    with pytest.raises(CtxprobeError, match=r"other tables: a, b, c, d, e\); it is left as is"):
+        Store(path)
+
+
+def test_iter_export_yields_every_case_with_the_run_model_and_tokenizer(tmp_path) -> None:
+    from ctxprobe.store.db import iter_export
+
+    path = tmp_path / "s.sqlite"
+    with Store(path) as store:
+        _run(store)
+        a, b = _case(0.0), _case(1.0)
+        store.save_case("r", a)
+        store.save_case("r", b)
+        _respond(store, a, "correct")
+    rows = list(iter_export("r", path))
+    assert sorted(r["case_id"] for r in rows) == sorted([a.case_id, b.case_id])
+    assert all((r["run_id"], r["model"], r["tokenizer"]) == ("r", "m", "t") for r in rows)
