@@ -60,7 +60,7 @@ XDIST := -n auto --dist loadgroup
 # .ci/run on a fresh clone, 2026-12-05: 27 min 53 s (docs/measurements.md).
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
-	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=20
+	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=25
 	$(BIN)/python -m pytest -q -m model --durations=10
 
 # unit + integration without the slow tests: the check to run before every commit.

@@ -212,6 +212,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "offsets = [ 1] * len(inserts)"):
         "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
     ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
+    ("packer", "elif actual >= predicted or actual >= target:"):
+        "reached only with actual <= target (the branch above): actual >= target is actual == target",
+    ("packer", "elif actual > predicted or actual == target:"):
+        "with actual == predicted the else aims at budget + 0, a budget already tried, and the loop stops the same",
+    ("packer", "if len(messages) > len(one) and target - actual > tol:"):
+        "a conversation cut from a full haystack never has fewer messages than the one-sentence render",
+    ("packer", "if len(messages) is not len(one) and target - actual > tol:"):
+        "message counts are small ints, which CPython caches: is not is !=",
+    ("packer", 'pin["record"] = True'):
+        "the turn count is recorded by the first record render and read before record is looked at again",
     ("packer", "mid = (lo + hi + 2) // 2"):
         "mid stays in (lo, hi] and the answer in [lo, hi] either way: the search still ends on it",
     ("packer", "offsets = [ -1] * len(inserts)"):

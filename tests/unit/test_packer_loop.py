@@ -401,3 +401,34 @@ def test_the_turn_count_is_pinned_only_inside_a_pack() -> None:
     text = " ".join(["A sentence here."] * 64)
     _turns_pack({})
     assert len(split_turns(text, 16)) == round(len(text) / 64)  # no pin left behind by the pack
+
+
+def test_a_conversation_within_the_tolerance_is_kept_without_aiming_higher() -> None:
+    """10 short of the target (inside the tolerance of 16): kept after two encodes, no third."""
+    tok, _sizes, packed = _turns_pack({354: -10})
+    assert tok.seen == [386, 354] and (packed.token_count, packed.encodes) == (390, 2)
+
+
+def test_a_shuffle_seed_reorders_the_filler_after_the_lead_and_none_keeps_it() -> None:
+    words = [f"w{i}." for i in range(40)]
+
+    def packed(seed: int | None, lead: int = 0) -> list[str]:
+        tok = Words()
+        p = pack(tok, render, FillerPool(itertools.cycle(words), tok), [NEEDLE], 38, lead_tokens=lead,
+                 shuffle_seed=seed)
+        return [w for w in p.haystack.split() if w.startswith("w")]
+
+    kept = packed(None)
+    assert kept == words[: len(kept)]  # the source's order
+    mixed = packed(7)
+    assert sorted(mixed) == sorted(kept) and mixed != kept  # the same sentences, another order
+    assert packed(7) == mixed  # seeded: the same order again
+    led = packed(7, lead=3)
+    assert led[:3] == words[:3] and sorted(led) == sorted(kept)  # the lead is never moved
+
+
+def test_a_conversation_far_short_aims_higher_by_the_whole_shortfall() -> None:
+    """At 354 sentences the prompt encodes 200 tokens (half the target): aim 200 higher
+    (554), which is over, and 354 having been tried, one lower (353: 399)."""
+    tok, _sizes, packed = _turns_pack({354: -200})
+    assert tok.seen == [386, 354, 554, 353] and (packed.token_count, packed.encodes) == (399, 4)
