@@ -520,3 +520,59 @@ def test_a_responses_answer_that_calls_the_tool_again_finishes_as_a_tool_call() 
     result = parse_response(reply)
     assert (result.text, result.finish_reason) == ("", "tool_calls")
     assert parse_response(responses_reply("gpt-5-pro", "4819203")).finish_reason == "stop"
+
+
+def _llama_server(template: str | None) -> Any:
+    """A loopback llama-server's /apply-template (rendering the messages and ``tools`` with
+    ``template`` as llama.cpp's jinja does; None: refusing tools, as a server without
+    --jinja answers) and /tokenize (a word per token)."""
+    from tokenizer_fixtures import QWEN_TOOLS_TEMPLATE
+
+    from ctxprobe.tokenizers.chat_template import render_chat_template
+
+    source = QWEN_TOOLS_TEMPLATE if template == "qwen" else template
+
+    def route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict]:
+        if path == "/apply-template":
+            if source is None and "tools" in body:
+                return 500, {"error": {"code": 500, "message": "tools param requires --jinja flag"}}, {}
+            return 200, {"prompt": render_chat_template(source or QWEN_TOOLS_TEMPLATE, body["messages"],
+                                                        tools=body.get("tools"))}, {}
+        if path == "/tokenize":
+            return 200, {"tokens": list(range(len(body.get("content", "").split())))}, {}
+        return 404, {"error": "no route"}, {}
+
+    return route
+
+
+#: A template that keeps each message's text and nothing of tools (as SmolLM2's embedded one does).
+PLAIN_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}<|im_end|>\n{% endfor %}"
+                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_llama_servers_count_tools_through_apply_template_when_their_template_renders_them(tools_tok) -> None:
+    from fake_llm_apis import FakeServer
+
+    from ctxprobe.tokenizers.endpoint import EndpointTokenizer
+
+    msgs, _ = _tools_case(tools_tok)
+    plain = [{"role": "user", "content": "What is the code?"}]
+    with FakeServer(_llama_server("qwen")) as server:
+        tok = EndpointTokenizer(server.url, kind="llama-server")
+        check_renders_tools(tok)  # the probe's call, result and declaration came back rendered
+        counted = tok.count_chat(msgs)
+        tok.count_chat(plain)
+        sent = [b for p, _, b in server.requests if p == "/apply-template"]
+    assert sent[0]["tools"] == [READ_TOOL] and sent[1] == {"messages": msgs, "tools": [READ_TOOL]}
+    assert sent[2] == {"messages": plain}  # no tools, no field: the body of every other layout as before
+    rendered = tools_tok.template.render(msgs)  # the same template with the declaration, rendered here
+    assert counted == len(rendered.split()) and READ_TOOL["function"]["description"] in rendered
+    for template, words in ((PLAIN_TEMPLATE, "drops the tool call, the tool declaration"),
+                            (None, "cannot render tool messages")):
+        with FakeServer(_llama_server(template)) as server:
+            with pytest.raises(CtxprobeError, match=words) as err:
+                check_renders_tools(EndpointTokenizer(server.url, kind="llama-server"))
+        assert "\n" not in str(err.value)
+    with FakeServer(_llama_server("qwen")) as server:  # another kind of server is not sent tools: refused
+        with pytest.raises(CtxprobeError, match="cannot count tool calls"):
+            check_renders_tools(EndpointTokenizer(server.url, kind="sglang"))

@@ -163,19 +163,26 @@ def _probe() -> list[dict[str, Any]]:
 def check_renders_tools(tokenizer: Any) -> None:
     """Refuse (one line) a tokenizer whose counts would leave out a tool call, a tool result
     or the tool declaration: a chat template (``hf:``) rendered once with a probe call must
-    show each of them; a provider's counting API that is sent them says so
-    (``counts_tool_messages``: ``anthropic-count:``)."""
+    show each of them, as must a llama.cpp server's ``/apply-template`` sent the probe with
+    its ``tools`` (``renders_tools``: ``gguf:``, ``endpoint:`` of llama-server); a provider's
+    counting API that is sent them says so (``counts_tool_messages``: ``anthropic-count:``),
+    and one that cannot be sent them says why (``tools_refusal``: ``gemini-count:``)."""
     template = getattr(tokenizer, "template", None)
     name = getattr(tokenizer, "name", type(tokenizer).__name__)
     if getattr(tokenizer, "counts_tool_messages", False):
         return  # a provider's counting API, sent the conversation as the request sends it
     if why := getattr(tokenizer, "tools_refusal", None):
         raise CtxprobeError(f"--layout tools: {why}; use --tokenizer hf:DIR with a template that renders tools")
-    if template is None or not hasattr(template, "render"):
+    if template is not None and hasattr(template, "render"):
+        render = template.render
+    elif getattr(tokenizer, "renders_tools", False):  # llama.cpp's server: /apply-template with tools
+        render = tokenizer.render_chat
+    else:
         raise CtxprobeError(f"--layout tools: tokenizer {name} cannot count tool calls and tool declarations "
-                            "(only a chat template can: use --tokenizer hf:DIR with a template that renders tools)")
+                            "(only a chat template can: use --tokenizer hf:DIR with a template that renders tools, "
+                            "or a llama.cpp server's whose jinja template does)")
     try:
-        rendered = str(template.render(_probe()))
+        rendered = str(render(_probe()))
     except CtxprobeError as exc:
         raise CtxprobeError(f"--layout tools: the chat template of {name} cannot render tool messages ({exc})") from None
     missing = [what for what, mark in (("the tool call", _PROBE_ARG), ("the tool result", _PROBE_RESULT),
