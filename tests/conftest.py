@@ -59,7 +59,7 @@ EMBEDDED_MODEL_FILES = frozenset({
     "test_local_new_families.py", "test_interrupt_local.py", "test_local_mrcr_graphwalks.py",
     "test_local_natural.py", "test_native_server.py", "test_native_slots.py", "test_phonebook_local.py",
     "test_readme_numbers.py", "test_found_on_the_way.py", "test_prefix_cache_report.py",
-    "test_plan_asks_server.py", "test_reasoning_sweep.py", "test_hf_local_provider.py",
+    "test_plan_asks_server.py", "test_reasoning_sweep.py", "test_hf_local_provider.py", "test_gguf_tools_count.py",
 })
 
 

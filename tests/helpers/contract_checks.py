@@ -18,7 +18,7 @@ Requests (what a loopback fake recorded):
   the installed SDK's type no longer has them (anthropic >= 2.0, whose
   ``anthropic-version: 2026-10-21`` rejects them).
 - Gemini ``:generateContent``: ``contents`` each a ``types.Content``; ``generationConfig``
-  with the top-level ``systemInstruction``/``cachedContent`` a ``types.GenerateContentConfig``
+  with the top-level ``systemInstruction``/``cachedContent``/``tools`` a ``types.GenerateContentConfig``
   (the SDK's request converter splits the config that way); ``cachedContents``:
   ``types.CreateCachedContentConfig``; ``:batchGenerateContent``: each inlined request as
   a ``:generateContent`` body.
@@ -41,7 +41,8 @@ SERVER_FIELDS: dict[str, Any] = {
 }
 #: The top-level fields of a REST GenerateContentRequest that the SDK's config carries.
 _GEMINI_CONFIG_FIELDS = {"systemInstruction", "cachedContent", "system_instruction", "cached_content",
-                         "continuationToken"}  # GenerateContentConfig.continuation_token (automatic continuation)
+                         "continuationToken",  # GenerateContentConfig.continuation_token (automatic continuation)
+                         "tools"}  # GenerateContentConfig.tools (a tools layout's declaration)
 
 
 def openai_body(body: dict[str, Any], *, server_fields: bool = False) -> None:

@@ -188,16 +188,20 @@ def test_what_cannot_be_counted_or_built_is_refused_in_one_line(local, tools_tok
 
 # -- sending ----------------------------------------------------------------------------------
 
-def test_providers_without_tool_messages_refuse_before_sending(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_providers_without_tool_messages_refuse_before_sending(monkeypatch: pytest.MonkeyPatch,
+                                                               hf_tools_dir: Path) -> None:
+    from ctxprobe.providers.hf.engine import HFLocalProvider
+    from ctxprobe.providers.hf.options import HFModelOptions
+
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000000000000000")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000000000")
     monkeypatch.setenv("GEMINI_API_KEY", "test-000000000000000000")
-    for name in ("gemini:gemini-2.5-flash", "openai:gpt-5-pro"):
-        provider = resolve_provider(name, None)  # type: ignore[arg-type]
-        why = provider.layout_refusal("tools")
-        assert why and "\n" not in why and "--layout turns" in why, (name, why)
-        assert provider.layout_refusal("turns") is None
-    for name in ("openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5"):
+    local = HFLocalProvider(hf_tools_dir, HFModelOptions())  # transformers' tools= is not wired: refused
+    why = local.layout_refusal("tools")
+    assert why and "\n" not in why and "--layout turns" in why and str(hf_tools_dir) in why
+    assert local.layout_refusal("turns") is None
+    # the Responses API (gpt-5-pro) and Gemini send function calls and results of their own shape
+    for name in ("openai:gpt-4o-mini", "openai:gpt-5-pro", "anthropic:claude-sonnet-4-5", "gemini:gemini-2.5-flash"):
         assert resolve_provider(name, None).layout_refusal("tools") is None  # type: ignore[arg-type]
 
 
@@ -348,3 +352,227 @@ def test_prefix_hints_read_tool_call_messages_as_empty_text() -> None:
     # the third differs from the first result's first character: its shared part ends at the
     # tool call before it, whose content is None
     assert [(m.message, m.offset) for m in hints[2].marks] == [(1, 0)]  # type: ignore[union-attr]
+
+
+def _tools_case(tools_tok) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    msgs = build(tools_tok, "niah", PromptLayout(messages="tools", turn_tokens=300), {}, length=1024).messages
+    return msgs, [m["tool_calls"][0] for m in msgs if m.get("tool_calls")]
+
+
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3-flash-preview"])
+def test_gemini_sends_function_call_and_function_response_parts(monkeypatch: pytest.MonkeyPatch, tools_tok,
+                                                                 model: str) -> None:
+    pytest.importorskip("google.genai")
+    from contract_checks import check_request
+    from fake_llm_apis import FakeServer, gemini_route
+
+    msgs, calls = _tools_case(tools_tok)
+    results = [m["content"] for m in msgs if m["role"] == "tool"]
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(gemini_route) as server:
+        monkeypatch.setenv("GEMINI_BASE_URL", server.url)
+
+        async def go() -> None:
+            provider = resolve_provider(f"gemini:{model}", None)  # type: ignore[arg-type]
+            try:
+                result = await provider.generate(GenerateRequest(messages=msgs, max_tokens=32))
+                assert result.text == "The code is 4819203."
+                await provider.count_tokens(msgs)  # type: ignore[attr-defined]
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+        sent = [(p.split("?")[0], b) for p, _, b in server.requests]
+    assert [check_request(p, b) for p, b in sent] == ["gemini generateContent", "gemini countTokens"]
+    (_, body), (_, count) = sent
+    # the declaration, where google-genai puts GenerateContentConfig.tools on the wire (top level;
+    # it leaves the schema's field name snake_case, which the API's JSON parser takes too)
+    from google.genai import types
+
+    (tool,) = [types.Tool.model_validate(t) for t in body["tools"]]
+    (decl,) = tool.function_declarations or []
+    assert (decl.name, decl.description, decl.parameters_json_schema) == (
+        "read_file", READ_TOOL["function"]["description"], READ_TOOL["function"]["parameters"])
+    assert "tools" not in count  # google-genai takes none in the Developer API's count
+    sentinel = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="  # base64 of b"skip_thought_signature_validator"
+    generated = sentinel if model.startswith("gemini-3") else None
+    for turns, signature in ((body["contents"], generated), (count["contents"][-len(body["contents"]):], None)):
+        assert [t["role"] for t in turns] == ["user"] + ["model", "user"] * len(calls)
+        called = [p for t in turns if t["role"] == "model" for p in t["parts"]]
+        assert [p["functionCall"] for p in called] == [
+            {"id": c["id"], "name": "read_file", "args": json.loads(c["function"]["arguments"])} for c in calls]
+        # Gemini 3 refuses replayed calls without a signature: Google's documented one for calls it did not make
+        assert {p.get("thoughtSignature") for p in called} == {signature}
+        answered = [p["functionResponse"] for t in turns[2::2] for p in t["parts"] if "functionResponse" in p]
+        assert answered == [{"id": c["id"], "name": "read_file", "response": {"output": r}}
+                            for c, r in zip(calls, results)]
+        assert turns[-1]["parts"][-1] == {"text": msgs[-1]["content"]}  # the question, after the last result
+
+
+def test_gemini_sends_a_tools_conversation_whole_past_its_explicit_cache(monkeypatch: pytest.MonkeyPatch,
+                                                                        tools_tok) -> None:
+    pytest.importorskip("google.genai")
+    from fake_llm_apis import FakeServer, gemini_route
+
+    from ctxprobe.core.prefix import CacheHint, PrefixMark
+
+    msgs, _ = _tools_case(tools_tok)
+    plain = [{"role": "user", "content": "The archive opens at dawn. " * 400 + "What is the code?"}]
+    mark = PrefixMark(message=2, offset=len(msgs[2]["content"]) // 2, tokens=5000)
+    hint = CacheHint(key="niah-L1024-r0", marks=(mark,), size=2, explicit=True)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(gemini_route) as server:
+        monkeypatch.setenv("GEMINI_BASE_URL", server.url)
+
+        async def go() -> None:
+            provider = resolve_provider("gemini:gemini-2.5-flash", None)  # type: ignore[arg-type]
+            try:
+                await provider.generate(GenerateRequest(messages=msgs, max_tokens=32, cache=hint))
+                await provider.generate(GenerateRequest(
+                    messages=plain, max_tokens=32, cache=CacheHint(key="plain", marks=(
+                        PrefixMark(message=0, offset=len(plain[0]["content"]) // 2, tokens=5000),), size=2,
+                        explicit=True)))
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+        paths = [p.split("?")[0].rsplit("/", 1)[-1] for p, _, _ in server.requests]
+        bodies = [b for p, _, b in server.requests if p.split("?")[0].endswith(":generateContent")]
+    # the tools conversation: no cache, sent whole; the plain prompt of the same kind of hint: cached
+    assert paths[0].endswith(":generateContent") and "cachedContent" not in bodies[0]
+    assert len(bodies[0]["contents"]) == len(msgs) - 1  # every turn (the question joins the last result's)
+    assert paths[1] == "cachedContents" and "cachedContent" in bodies[1]
+
+
+def test_gemini_count_refuses_a_tools_layout_it_cannot_count_whole(monkeypatch: pytest.MonkeyPatch,
+                                                                   tools_tok, local) -> None:
+    pytest.importorskip("google.genai")
+    from contract_checks import check_request
+    from fake_llm_apis import FakeServer, gemini_route
+
+    msgs, calls = _tools_case(tools_tok)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(gemini_route) as server:
+        monkeypatch.setenv("GEMINI_BASE_URL", server.url)
+        tok = resolve_tokenizer("gemini-count:gemini-2.5-flash")
+        with pytest.raises(CtxprobeError, match="gemini-count cannot count the tool declaration") as err:
+            check_renders_tools(tok)
+        assert "\n" not in str(err.value)
+        assert tok.count_chat(msgs) > 0  # the calls and results, as parts (a direct count still works)
+        (path, _, body), = server.requests
+    assert check_request(path, body) == "gemini countTokens"
+    parts = [p for c in body["contents"] for p in c["parts"]]
+    assert [p["functionCall"]["id"] for p in parts if "functionCall" in p] == [c["id"] for c in calls]
+    assert len([p for p in parts if "functionResponse" in p]) == len(calls)
+
+
+def test_the_responses_api_sends_function_call_items_and_a_function_tool(monkeypatch: pytest.MonkeyPatch,
+                                                                         tools_tok) -> None:
+    pytest.importorskip("openai")
+    from contract_checks import check_request, check_response
+    from fake_llm_apis import FakeServer, openai_route
+
+    msgs, calls = _tools_case(tools_tok)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-contract-test-000000000000")
+    with FakeServer(openai_route) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+
+        async def go() -> None:
+            provider = resolve_provider("openai:gpt-5-pro", None)  # type: ignore[arg-type]
+            try:
+                result = await provider.generate(GenerateRequest(messages=msgs, max_tokens=32))
+                assert result.text == "The code is 4819203."
+            finally:
+                await provider.aclose()
+
+        asyncio.run(go())
+        (path, _, body), = server.requests
+        (rpath, status, answer), = server.responses
+    assert check_request(path, body) == "openai response"  # ResponseCreateParamsNonStreaming, strictly
+    assert check_response(rpath, status, answer) == "openai response"
+    assert body["tools"] == [{"type": "function", "name": "read_file", "strict": False,
+                              "description": READ_TOOL["function"]["description"],
+                              "parameters": READ_TOOL["function"]["parameters"]}]
+    items = body["input"]
+    assert [i.get("type", i.get("role")) for i in items] == (
+        [m["role"] for m in msgs[:1]] + ["function_call", "function_call_output"] * len(calls) + ["user"])
+    assert [(i["call_id"], i["name"], i["arguments"]) for i in items if i.get("type") == "function_call"] == [
+        (c["id"], "read_file", c["function"]["arguments"]) for c in calls]
+    assert [(i["call_id"], i["output"]) for i in items if i.get("type") == "function_call_output"] == [
+        (m["tool_call_id"], m["content"]) for m in msgs if m["role"] == "tool"]
+    assert items[-1] == {"role": "user", "content": msgs[-1]["content"]}
+
+
+def test_a_responses_answer_that_calls_the_tool_again_finishes_as_a_tool_call() -> None:
+    pytest.importorskip("openai")
+    from openai.types.responses import Response
+
+    from fake_llm_apis import responses_reply
+    from ctxprobe.providers.openai.responses import parse_response
+
+    reply = responses_reply("gpt-5-pro", "")
+    reply["output"] = [{"type": "function_call", "id": "fc_1", "call_id": "call_009", "name": "read_file",
+                        "arguments": json.dumps({"path": "notes/part-009.txt"}), "status": "completed"}]
+    Response.model_validate(reply)  # the fields read are the SDK's
+    result = parse_response(reply)
+    assert (result.text, result.finish_reason) == ("", "tool_calls")
+    assert parse_response(responses_reply("gpt-5-pro", "4819203")).finish_reason == "stop"
+
+
+def _llama_server(template: str | None) -> Any:
+    """A loopback llama-server's /apply-template (rendering the messages and ``tools`` with
+    ``template`` as llama.cpp's jinja does; None: refusing tools, as a server without
+    --jinja answers) and /tokenize (a word per token)."""
+    from tokenizer_fixtures import QWEN_TOOLS_TEMPLATE
+
+    from ctxprobe.tokenizers.chat_template import render_chat_template
+
+    source = QWEN_TOOLS_TEMPLATE if template == "qwen" else template
+
+    def route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any, dict]:
+        if path == "/apply-template":
+            if source is None and "tools" in body:
+                return 500, {"error": {"code": 500, "message": "tools param requires --jinja flag"}}, {}
+            return 200, {"prompt": render_chat_template(source or QWEN_TOOLS_TEMPLATE, body["messages"],
+                                                        tools=body.get("tools"))}, {}
+        if path == "/tokenize":
+            return 200, {"tokens": list(range(len(body.get("content", "").split())))}, {}
+        return 404, {"error": "no route"}, {}
+
+    return route
+
+
+#: A template that keeps each message's text and nothing of tools (as SmolLM2's embedded one does).
+PLAIN_TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}<|im_end|>\n{% endfor %}"
+                  "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_llama_servers_count_tools_through_apply_template_when_their_template_renders_them(tools_tok) -> None:
+    from fake_llm_apis import FakeServer
+
+    from ctxprobe.tokenizers.endpoint import EndpointTokenizer
+
+    msgs, _ = _tools_case(tools_tok)
+    plain = [{"role": "user", "content": "What is the code?"}]
+    with FakeServer(_llama_server("qwen")) as server:
+        tok = EndpointTokenizer(server.url, kind="llama-server")
+        check_renders_tools(tok)  # the probe's call, result and declaration came back rendered
+        counted = tok.count_chat(msgs)
+        tok.count_chat(plain)
+        sent = [b for p, _, b in server.requests if p == "/apply-template"]
+    assert sent[0]["tools"] == [READ_TOOL] and sent[1] == {"messages": msgs, "tools": [READ_TOOL]}
+    assert sent[2] == {"messages": plain}  # no tools, no field: the body of every other layout as before
+    rendered = tools_tok.template.render(msgs)  # the same template with the declaration, rendered here
+    assert counted == len(rendered.split()) and READ_TOOL["function"]["description"] in rendered
+    for template, words in ((PLAIN_TEMPLATE, "drops the tool call, the tool declaration"),
+                            (None, "cannot render tool messages")):
+        with FakeServer(_llama_server(template)) as server:
+            with pytest.raises(CtxprobeError, match=words) as err:
+                check_renders_tools(EndpointTokenizer(server.url, kind="llama-server"))
+        assert "\n" not in str(err.value)
+    with FakeServer(_llama_server("qwen")) as server:  # another kind of server is not sent tools: refused
+        with pytest.raises(CtxprobeError, match="cannot count tool calls"):
+            check_renders_tools(EndpointTokenizer(server.url, kind="sglang"))

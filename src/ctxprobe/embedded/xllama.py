@@ -58,6 +58,9 @@ class EngineConfig:
     cache_ram_mib: int | None = None
     #: The model id the server reports in /v1/models (None: llama.cpp's, the file's path).
     alias: str | None = None
+    #: A jinja chat template used instead of the GGUF's (llama.cpp's ``--chat-template``;
+    #: None: the file's own).
+    chat_template: str | None = None
 
 
 class Engine:
@@ -85,6 +88,8 @@ class Engine:
             p.cache_ram_mib = config.cache_ram_mib
         if config.alias is not None:
             p.model_alias = {config.alias}
+        if config.chat_template is not None:
+            p.chat_template = config.chat_template
         p.verbosity = 3 if os.environ.get("CTXPROBE_LLAMA_LOG") == "1" else -1
         self.config = config
         try:

@@ -180,8 +180,8 @@ class ProviderBase:
         if messages != "tools" or self.sends_tool_messages:
             return None
         name = getattr(self, "name", type(self).__name__)
-        return (f"{name} does not send tool calls and tool results yet: --layout tools goes to openai "
-                "(chat completions), anthropic, openai-compat servers, llamacpp and sims; use --layout turns here")
+        return (f"{name} does not send tool calls and tool results yet: --layout tools goes to openai, "
+                "anthropic, gemini, openai-compat servers, llamacpp and sims; use --layout turns here")
 
     async def aclose(self) -> None:
         return None

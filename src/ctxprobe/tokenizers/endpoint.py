@@ -11,7 +11,9 @@ prompt is obtained, per server kind:
     (its chat default), exactly as for ``/v1/chat/completions``. Text:
     ``{"prompt", "add_special_tokens": false}``.
 ``llama-server`` (llama.cpp's native server)
-    ``POST {root}/apply-template`` with ``{"messages"}`` returns the rendered prompt; then
+    ``POST {root}/apply-template`` with ``{"messages"}`` (and a tools layout's ``tools``:
+    llama.cpp renders them with its jinja template as for a chat request) returns the
+    rendered prompt; then
     ``POST {root}/tokenize`` with ``{"content", "add_special": true, "parse_special": true}``
     — the flags llama-server itself tokenizes chat prompts with (BOS per the vocabulary,
     special-token text parsed). Text: ``add_special``/``parse_special`` false.
@@ -46,6 +48,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ctxprobe.core.tools import declared_tools
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.base import Message, TokenizerBase, split_prefill
 
@@ -253,12 +256,22 @@ class EndpointTokenizer(TokenizerBase):
         if self.kind == "llama-server":
             # an answer prefix follows the server's template verbatim (RULER's template + prefix)
             head, prefix = split_prefill(messages)
-            rendered = (self._post(f"{self.root}/apply-template", {"messages": head}) or {}).get("prompt", "")
+            body: dict[str, Any] = {"messages": head}
+            if (tools := declared_tools(head)) is not None:
+                body["tools"] = tools  # a tools layout's declaration, rendered as the server renders a request's
+            rendered = (self._post(f"{self.root}/apply-template", body) or {}).get("prompt", "")
             return str(rendered) + (prefix or "")
         raise CtxprobeError(f"{self.name} ({self.kind}) renders the chat template server-side and does not return it")
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))
+
+    @property
+    def renders_tools(self) -> bool:
+        """Whether :meth:`render_chat` sends a tools layout's declaration with its messages
+        (llama-server's ``/apply-template`` takes OpenAI's ``tools``, rendered by a jinja
+        template; :func:`ctxprobe.core.tools.check_renders_tools` probes what it keeps)."""
+        return self.kind == "llama-server"
 
     @property
     def chat_template_hash(self) -> str | None:

@@ -12,8 +12,13 @@ Prompt caching: Gemini 2.5 models cache shared prefixes implicitly (reported as
 ``--cache-prompt explicit``, get explicit ``CachedContent`` caches for a prefix group's
 shared text (:mod:`ctxprobe.providers.gemini.cache`): created, reused and deleted here.
 
+A tools layout's conversation (docs/layouts.md) is sent with its explicit caches left out
+(whole; implicit caching still applies).
+
 System messages become ``system_instruction``; assistant turns use Gemini's ``model``
-role. ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
+role; a tools layout's tool calls are ``function_call`` parts of model turns and their
+results ``function_response`` parts of the next user turn, the tool declared in
+``tools`` (``function_declarations``; :func:`ctxprobe.core.tools.gemini_turns`). ``?thinking=N`` sets ``thinking_config.thinking_budget`` (0 turns thinking off on
 models that allow it; Gemini 3 is sent ``thinking_level`` instead, MINIMAL to HIGH by the
 budget: :func:`thinking_level`) with ``include_thoughts`` so thought parts come back and are stored
 as reasoning; ``max_output_tokens`` counts thoughts too, so it is ``max_tokens + N``.
@@ -29,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ctxprobe.core.tools import gemini_tools, gemini_turns, has_tool_calls
 from ctxprobe.models._sdk import (
     import_sdk,
     is_transport_error,
@@ -87,12 +93,11 @@ def _get(d: dict[str, Any], snake: str) -> Any:
     return d.get(head + "".join(w.capitalize() for w in rest))
 
 
-def to_contents(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """Chat messages → (system_instruction, Gemini ``contents``)."""
-    system = [m["content"] for m in messages if m["role"] == "system"]
-    contents = [{"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-                for m in messages if m["role"] != "system"]
-    return ("\n\n".join(system) if system else None), contents
+def to_contents(messages: list[Message], *, sign: bool = False) -> tuple[str | None, list[dict[str, Any]]]:
+    """Chat messages → (system_instruction, Gemini ``contents``); a tools layout's calls and
+    results as ``function_call``/``function_response`` parts (:func:`ctxprobe.core.tools.gemini_turns`;
+    ``sign``: Gemini 3's documented signature for calls it did not make)."""
+    return gemini_turns(messages, sign=sign)
 
 
 def parse_response(data: dict[str, Any]) -> GenerateResult:
@@ -170,6 +175,8 @@ class GeminiProvider(SDKProvider):
     default_host = "generativelanguage.googleapis.com"
     example = "gemini-2.5-flash"
     options: GeminiOptions
+    #: A tools layout's conversation as function_call/function_response parts, its tool declared.
+    sends_tool_messages = True
 
     def __init__(self, model: str, options: GeminiOptions, *, name: str | None = None,
                  context_window: int | None = None) -> None:
@@ -205,7 +212,8 @@ class GeminiProvider(SDKProvider):
         """(contents, GenerateContentConfig) for one request; with ``cached_content``,
         ``messages`` are what follows the cached prefix."""
         # an answer prefix joins the user turn
-        system, contents = to_contents(messages if messages is not None else fold_prefill(request.messages))
+        system, contents = to_contents(messages if messages is not None else fold_prefill(request.messages),
+                                       sign=thinking_range(self.model).levels)
         budget = request.reasoning_budget if request.reasoning_budget is not None else self.options.thinking
         config: dict[str, Any] = {
             "max_output_tokens": request.max_tokens + (budget or 0),
@@ -213,6 +221,8 @@ class GeminiProvider(SDKProvider):
         }
         if system is not None:
             config["system_instruction"] = system
+        if (tools := gemini_tools(request.messages)) is not None:
+            config["tools"] = tools  # a tools layout's conversation: the tool its calls name, declared
         if cached_content is not None:
             config["cached_content"] = cached_content
         if request.seed is not None:
@@ -284,7 +294,9 @@ class GeminiProvider(SDKProvider):
     async def _send(self, client: Any, request: GenerateRequest, caches: ExplicitCaches | None) -> tuple[int, Any]:
         """(tokens written to a new explicit cache, the response)."""
         hint = request.cache
-        mark = caches.mark_for(hint) if caches is not None else None
+        # a tools layout's conversation is sent whole: a cut would split a function response
+        # (one object) and its declaration would have to move into the cache
+        mark = caches.mark_for(hint) if caches is not None and not has_tool_calls(request.messages) else None
         cut = cut_messages(fold_prefill(request.messages), mark) if mark is not None else None
         name = None
         if caches is not None and hint is not None and mark is not None and cut is not None \
@@ -311,7 +323,9 @@ class GeminiProvider(SDKProvider):
     async def count_tokens(self, messages: list[Message]) -> int:
         """The API's count (``models.count_tokens``). The Developer API's countTokens
         takes no system instruction, so a system message is counted as a leading user
-        turn: exact for ctxprobe's single-user-message prompts, a few tokens off otherwise."""
+        turn: exact for ctxprobe's single-user-message prompts, a few tokens off otherwise. A
+        tools layout's calls and results are sent as parts; its tool declaration cannot be
+        (google-genai refuses ``tools`` in the Developer API's count), so it is not counted."""
         client = self._client_for_loop()
         system, contents = to_contents(fold_prefill(messages))
         if system is not None:

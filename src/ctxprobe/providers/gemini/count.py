@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ctxprobe.core.tools import gemini_turns, has_tool_calls
 from ctxprobe.errors import MissingExtraError
 from ctxprobe.tokenizers.api_count import APICountTokenizer, api_key_from
 from ctxprobe.tokenizers import bad_tokenizer
@@ -24,7 +25,11 @@ def gemini_count(name: str, rest: str) -> Tokenizer:
 
 class GeminiCountTokenizer(APICountTokenizer):
     """``models.count_tokens``; the Developer API takes no system instruction there, so a
-    system message is counted as a leading user turn (exact for single-user prompts)."""
+    system message is counted as a leading user turn (exact for single-user prompts). A tools
+    layout's calls and results are sent as ``function_call``/``function_response`` parts, but
+    google-genai (3.6) refuses ``tools`` in the Developer API's count (``tools parameter is
+    only supported in Gemini Enterprise Agent Platform mode``), so the declaration cannot be
+    counted: ``--layout tools`` is refused with this tokenizer (:attr:`tools_refusal`)."""
 
     def __init__(self, model: str, name: str | None = None, base_url: str | None = None) -> None:
         super().__init__(name or f"gemini-count:{model}", model)
@@ -39,10 +44,19 @@ class GeminiCountTokenizer(APICountTokenizer):
         http = types.HttpOptions(base_url=url, timeout=120_000, retry_options=types.HttpRetryOptions(attempts=3))
         self._client = genai.Client(api_key=self._secret, http_options=http)
 
+    #: Why ``--layout tools`` cannot be counted here (:func:`ctxprobe.core.tools.check_renders_tools`).
+    tools_refusal = ("tokenizer gemini-count cannot count the tool declaration: google-genai refuses tools in "
+                     "the Gemini Developer API's count_tokens (tool calls and results alone would be counted)")
+
     def _api_count(self, messages: list[Message]) -> int:
-        contents: list[ContentDict] = [
-            {"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
-            for m in sorted(messages, key=lambda m: m["role"] != "system")]
+        contents: list[ContentDict]
+        if has_tool_calls(messages):  # calls and results as the request's parts (the declaration cannot go)
+            system, turns = gemini_turns(messages)
+            lead: list[Any] = [{"role": "user", "parts": [{"text": system}]}] if system is not None else []
+            contents = lead + list[Any](turns)
+        else:
+            contents = [{"role": "model" if m["role"] == "assistant" else "user", "parts": [{"text": m["content"]}]}
+                        for m in sorted(messages, key=lambda m: m["role"] != "system")]
         try:
             return int(self._client.models.count_tokens(model=self.model, contents=contents).total_tokens or 0)
         except self._errors.APIError as exc:

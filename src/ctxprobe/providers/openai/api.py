@@ -149,14 +149,9 @@ class OpenAIProvider(SDKProvider):
     base_url_env = BASE_URL_ENV
     default_host = "api.openai.com"
     example = "gpt-4o-mini"
-    sends_tool_messages = True  # chat completions: OpenAI chat shape (tool_calls, role tool, tools)
-
-    def layout_refusal(self, messages: str) -> str | None:
-        """The Responses API would need function_call/function_call_output items: not yet."""
-        if messages == "tools" and self.responses:
-            return (f"{self.name} is sent through the Responses API, which does not take tool messages from "
-                    "ctxprobe yet: --layout tools goes through chat completions (use --layout turns here)")
-        return super().layout_refusal(messages)
+    #: chat completions: OpenAI chat shape (tool_calls, role tool, tools); the Responses API:
+    #: function_call / function_call_output items, a FunctionToolParam (responses.responses_input)
+    sends_tool_messages = True
     options: OpenAIOptions
 
     def __init__(self, model: str, options: OpenAIOptions, *, name: str | None = None,

@@ -6,7 +6,9 @@ only (openai-python lists ``o1-pro``, ``o3-pro``, ``gpt-5-pro``, ``gpt-5.5-pro``
 ``types/shared/responses_model.py``, not in ``chat_model.py``). Fields, as openai-python's
 ``ResponseCreateParams`` (installed SDK) declares them: ``input`` (a list of
 ``EasyInputMessageParam``: role and a string content; the system prompt is a ``system``
-message, as chat completions sends it), ``max_output_tokens`` (answer + thinking, a hard
+message, as chat completions sends it; a tools layout's calls and results as
+``function_call``/``function_call_output`` items, the tool in ``tools`` as a
+``FunctionToolParam``), ``max_output_tokens`` (answer + thinking, a hard
 cap), ``reasoning.effort``, ``prompt_cache_key``, ``store: false`` (nothing is kept at
 OpenAI for later turns). The answer is a ``Response``: ``output`` items of type
 ``message`` (``output_text`` parts) and ``reasoning`` (``summary_text`` parts); ``usage``
@@ -21,12 +23,13 @@ from __future__ import annotations
 import re
 from typing import Any, get_args
 
+from ctxprobe.core.tools import declared_tools
 from ctxprobe.models.base import GenerateRequest, GenerateResult, PermanentError
 from ctxprobe.models.reasoning import finalize
-from ctxprobe.tokenizers.base import fold_prefill
+from ctxprobe.tokenizers.base import Message, fold_prefill
 
 __all__ = ["ENDPOINT", "EFFORT_TABLE", "INCOMPLETE", "cache_write_tokens", "efforts_for", "has_efforts", "is_pro", "nearest_effort", "options_refusal", "parse_response",
-           "responses_body", "responses_only"]
+           "responses_body", "responses_input", "responses_only", "responses_tools"]
 
 ENDPOINT = "/v1/responses"
 #: openai-python's ``ReasoningEffort`` literals, lowest first.
@@ -130,12 +133,44 @@ def options_refusal(model: str, effort: str | None, api: str | None) -> str | No
     return None
 
 
+def responses_input(messages: list[Message]) -> list[dict[str, Any]]:
+    """Chat messages → ``input`` items: each message an ``EasyInputMessageParam`` (role and
+    its text); a tools layout's assistant ``tool_calls`` as ``function_call`` items
+    (``ResponseFunctionToolCallParam``: call_id, name, arguments) and each ``tool`` result a
+    ``function_call_output`` item (call_id, output: the chunk's text)."""
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.get("tool_calls"):
+            if m.get("content"):
+                items.append({"role": m["role"], "content": m["content"]})
+            items += [{"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
+                       "arguments": c["function"]["arguments"]} for c in m["tool_calls"]]
+        elif m["role"] == "tool":
+            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
+        else:
+            items.append({"role": m["role"], "content": m["content"]})
+    return items
+
+
+def responses_tools(messages: list[Message]) -> list[dict[str, Any]] | None:
+    """The tools a tools layout's conversation declares, as Responses ``FunctionToolParam``
+    s (``strict: false``: the schema is chat completions' own, and the calls are given, not
+    generated)."""
+    declared = declared_tools(messages)
+    if declared is None:
+        return None
+    return [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
+             "parameters": t["function"]["parameters"], "strict": False} for t in declared]
+
+
 def responses_body(model: str, request: GenerateRequest, *, effort: str | None, budget: int,
                    cache_key: bool) -> dict[str, Any]:
     """The keyword arguments of ``responses.create`` for one request."""
     messages = fold_prefill(list(request.messages))  # no prefill: an answer prefix joins the user turn
-    body: dict[str, Any] = {"model": model, "input": [{"role": m["role"], "content": m["content"]} for m in messages],
+    body: dict[str, Any] = {"model": model, "input": responses_input(messages),
                             "max_output_tokens": request.max_tokens + budget, "store": False}
+    if (tools := responses_tools(messages)) is not None:
+        body["tools"] = tools  # a tools layout's conversation: the tool its calls name, declared
     if effort is not None:
         body["reasoning"] = {"effort": effort}
     if request.cache is not None and cache_key:
@@ -152,9 +187,11 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
         error = e if isinstance(e := data.get("error"), dict) else {}
         raise PermanentError(f"openai response failed: {error.get('code', '?')}: {error.get('message', '')}")
     text, summary, refusal = [], [], []
+    called = False  # a function_call item (ResponseFunctionToolCall): the model called the declared tool
     for item in output:
         if not isinstance(item, dict):
             continue
+        called = called or item.get("type") == "function_call"
         for part in item.get("content") or [] if item.get("type") == "message" else []:
             if isinstance(part, dict) and part.get("type") == "output_text":
                 text.append(str(part.get("text", "")))
@@ -174,7 +211,7 @@ def parse_response(data: dict[str, Any]) -> GenerateResult:
         extra["cache_write_tokens"] = written
     if refusal:
         extra["refusal"] = " ".join(refusal)
-    finish = "stop"
+    finish = "tool_calls" if called and not text else "stop"  # chat completions' finish reason for it
     if data.get("status") == "incomplete":
         reason = (data.get("incomplete_details") or {}).get("reason")
         finish = INCOMPLETE.get(str(reason), str(reason or "incomplete"))
