@@ -130,14 +130,22 @@ class RagSetting:
 
 def _measure_axis(model: str, use: list[str]) -> str:
     """What to run for a look-alike axis: on the first of the use's families that takes a
-    look-alike count, else on niah, saying the use's families take none (``documents``:
-    its passages are the user's own text, with no value ctxprobe could vary)."""
-    from ctxprobe.core.family_lookup import family_class
+    look-alike count, else on a registered family that does (one whose count defaults to 0
+    first), saying the use's families take none (``documents``: its passages are the
+    user's own text, with no value ctxprobe could vary)."""
+    from ctxprobe.core.family_lookup import family_class, family_names
+
+    def count_field(name: str) -> Any:
+        return family_class(name).params_model.model_fields.get(AXIS)
 
     bases = [f.split("~")[0].split("@")[0] for f in use]
-    axis = [b for b in bases if AXIS in family_class(b).params_model.model_fields]
-    fam = axis[0] if axis else "niah"
-    why = "" if axis else f"{', '.join(bases)} take{'s' if len(bases) == 1 else ''} no look-alike count (docs/decide.md); "
+    axis = [b for b in bases if count_field(b) is not None]
+    if axis:
+        fam, why = axis[0], ""
+    else:
+        takers = [n for n in family_names() if count_field(n) is not None]
+        fam = min(takers, key=lambda n: (count_field(n).default != 0, n))
+        why = f"{', '.join(bases)} take{'s' if len(bases) == 1 else ''} no look-alike count (docs/decide.md); "
     return (f"{why}measure one, e.g. `ctxprobe run --model '{model}' --family {fam} "
             f"--param {fam}.distractors=0,1,3,10,30 --lengths ... --depths 0,0.5,1`")
 
