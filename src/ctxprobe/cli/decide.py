@@ -45,7 +45,8 @@ def add_decide_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     p.add_argument("--question-tokens", type=int, default=50, help="with --rag: the question's budget")
     p.add_argument("--answer-tokens", type=int, default=50, help="with --rag: the answer's budget")
     p.add_argument("--confirm", action="store_true",
-                   help="with --rag: run retrieval-shaped cases on each model at k, 2k and the other order")
+                   help="with --rag: run retrieval-shaped cases on each model at k, 2k and the other order "
+                        "(stored in --store beside the run)")
     p.add_argument("--confirm-reps", type=int, default=40, help="with --confirm: cases per arm (default 40)")
     p.add_argument("--store", default=default_store, metavar="PATH", help="SQLite results file")
     p.set_defaults(func=cmd_decide)
@@ -120,11 +121,11 @@ def _rag(args: argparse.Namespace, out: Console, err: Console) -> int:
                      budgets=Budgets(args.instruction_tokens, args.question_tokens, args.answer_tokens),
                      bars=parse_bars(args.bars) if args.bars else None,
                      threshold=check_threshold(args.threshold) if args.threshold is not None else None,
-                     prices=args.prices)
+                     prices=args.prices, stored=not args.confirm)
     if args.confirm:
         from ctxprobe.decide.rag_confirm import confirm_all
 
-        res = confirm_all(res, reps=args.confirm_reps, chunks_from=args.chunks_from)
+        res = confirm_all(res, reps=args.confirm_reps, chunks_from=args.chunks_from, store_path=args.store)
     if args.html:
         from ctxprobe.decide.rag_html import write_rag_html
 

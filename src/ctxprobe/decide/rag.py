@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxprobe.analysis.distractors import DistractorTolerance, distractor_axes, distractor_tolerance
+from ctxprobe.analysis.distractors import AXIS, DistractorTolerance, distractor_axes, distractor_tolerance
 from ctxprobe.analysis.grid import model_score
 from ctxprobe.analysis.position import LengthDeficit, position_bias
 from ctxprobe.core.rows import ResultRow
@@ -128,6 +128,28 @@ class RagSetting:
                             "answer": self.budgets.answer}}
 
 
+def _measure_axis(model: str, use: list[str]) -> str:
+    """What to run for a look-alike axis: on the first of the use's families that takes a
+    look-alike count, else on a registered family that does (one whose count defaults to 0
+    first), saying the use's families take none (``documents``: its passages are the
+    user's own text, with no value ctxprobe could vary)."""
+    from ctxprobe.core.family_lookup import family_class, family_names
+
+    def count_field(name: str) -> Any:
+        return family_class(name).params_model.model_fields.get(AXIS)
+
+    bases = [f.split("~")[0].split("@")[0] for f in use]
+    axis = [b for b in bases if count_field(b) is not None]
+    if axis:
+        fam, why = axis[0], ""
+    else:
+        takers = [n for n in family_names() if count_field(n) is not None]
+        fam = min(takers, key=lambda n: (count_field(n).default != 0, n))
+        why = f"{', '.join(bases)} take{'s' if len(bases) == 1 else ''} no look-alike count (docs/decide.md); "
+    return (f"{why}measure one, e.g. `ctxprobe run --model '{model}' --family {fam} "
+            f"--param {fam}.distractors=0,1,3,10,30 --lengths ... --depths 0,0.5,1`")
+
+
 def _labels(run: RunFacts, use: list[str], axes: Mapping[str, Mapping[int, str]]) -> list[str]:
     """The use's families as the run names them: a family measured along the look-alike axis
     stands for itself by its label with the fewest look-alikes."""
@@ -179,10 +201,8 @@ def read_evidence(run: RunFacts, store_path: str | Path, use: list[str]) -> RunE
                                                 v.bar for v in run.families.values()))
             if t.family in bases]
     if not tols:
-        fam = use[0].split("~")[0]
         raise CtxprobeError(f"run {run.run.run_id} ({run.model}) has no distractor axis for {', '.join(use)}: "
-                            f"measure one, e.g. `ctxprobe run --model '{run.model}' --family {fam} "
-                            f"--param {fam}.distractors=0,1,3,10,30 --lengths ... --depths 0,0.5,1`")
+                            + _measure_axis(run.model, use))
     tol = min(tols, key=lambda t: -1 if t.lo is None else t.lo)
     weakest = limit.limited_by[0] if limit.limited_by else labels[0]
     return RunEvidence(run, tuple(labels), limit, tol, _order(rows, weakest, limit.lo))

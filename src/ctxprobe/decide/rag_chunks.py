@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ctxprobe.errors import CtxprobeError
 
-__all__ = ["DEFAULT_SIZES", "ChunkSet", "doc_chunks", "paragraphs", "token_chunks"]
+__all__ = ["DEFAULT_SIZES", "ChunkSet", "chunk_source", "doc_chunks", "paragraphs", "token_chunks"]
 
 DEFAULT_SIZES = (256, 512, 1024)
 _SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".text")
@@ -24,6 +24,12 @@ class ChunkSet:
     size: int  # the size asked (tokens)
     tokens: int  # the largest chunk's tokens (= size for --chunks)
     texts: tuple[str, ...] = field(default=(), repr=False)
+
+
+def chunk_source(chunks_from: str | Path | None) -> str:
+    """Where ``--confirm``'s chunks come from, as a stored confirmation names it: ``filler``
+    (seeded filler) or the documents folder's absolute path."""
+    return "filler" if chunks_from is None else str(Path(chunks_from).resolve())
 
 
 def token_chunks(sizes: list[int]) -> list[ChunkSet]:

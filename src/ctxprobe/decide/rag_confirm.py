@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ctxprobe.analysis.binomial import cp_lower
@@ -24,6 +25,7 @@ from ctxprobe.decide.rag import RagSetting
 from ctxprobe.decide.rag_cases import RetrievalCase, build_case, score_answer
 from ctxprobe.decide.rag_decide import RagDecision
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.rag_confirmed import confirmation_line
 
 __all__ = ["Arm", "Confirmation", "confirm_all", "confirm_setting"]
 
@@ -69,26 +71,27 @@ class Confirmation:
         return shown_reliable(sum(self.at_k.scores), len(self.at_k.scores), self.bar, 0.95)
 
     def line(self) -> str:
-        s, n = sum(self.at_k.scores), len(self.at_k.scores)
-        head = (f"confirm {self.setting.chunk_tokens:,}-token chunks, k = {self.at_k.k}: "
-                + (f"HELD ({s}/{n} = {self.at_k.mean:.2f}, 95% lower bound {self.lower:.2f} >= bar {self.bar:g})"
-                   if self.held else
-                   f"NOT HELD ({s}/{n} = {self.at_k.mean:.2f}, 95% lower bound {self.lower:.2f} < bar {self.bar:g})"))
-        parts = []
-        for arm, what in ((self.at_2k, f"at 2k = {self.at_2k.k}"), (self.reversed, "in the reversed order")):
-            d = arm.drop_against(self.at_k)
-            parts.append(f"{what}: {arm.mean:.2f}, " + (f"paired drop {d['drop']:+.2f} (McNemar p = {d['p']:.3g})"
-                                                        if d["drop_shown"] else
-                                                        f"no drop shown ({d['drop']:+.2f}, p = {d['p']:.3g})"))
-        tail = "" if self.held else (f"; k = {self.fallback} holds" if self.fallback else "; no smaller k held")
-        return head + "; " + "; ".join(parts) + tail
+        return confirmation_line(self.summary())
 
-    def to_dict(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """The verdict and paired drops as JSON (what the store keeps; ``line`` reads it)."""
         return {"run_id": self.setting.run_id, "model": self.setting.model, "chunk_tokens": self.setting.chunk_tokens,
                 "k": self.at_k.k, "bar": self.bar, "held": self.held, "n": len(self.at_k.scores),
-                "accuracy": self.at_k.mean, "lower_bound": self.lower,
+                "hits": sum(self.at_k.scores), "accuracy": self.at_k.mean, "lower_bound": self.lower,
                 "at_2k": self.at_2k.drop_against(self.at_k), "reversed": self.reversed.drop_against(self.at_k),
-                "fallback_k": self.fallback, "line": self.line()}
+                "fallback_k": self.fallback}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary(), "line": self.line()}
+
+    def stored_row(self, source: str) -> dict[str, Any]:
+        """The row :meth:`ctxprobe.store.Store.save_rag_confirmation` takes (``source``:
+        ``filler`` or the documents folder, :func:`ctxprobe.decide.rag_chunks.chunk_source`)."""
+        s = self.setting
+        return {"run_id": s.run_id, "model": s.model, "use": s.use, "chunk_tokens": s.chunk_tokens,
+                "chunk_size": s.chunk_size, "k": s.k, "order_kind": s.order.kind, "first_edge": s.order.first_edge,
+                "source": source, "bar": self.bar, "held": self.held, "result": self.summary(),
+                "scores": {arm.name: [int(x) for x in arm.scores] for arm in (self.at_k, self.at_2k, self.reversed)}}
 
 
 async def _scores(client: Any, cases: list[RetrievalCase], max_tokens: int) -> tuple[bool, ...]:
@@ -143,14 +146,22 @@ async def _confirm(setting: RagSetting, tokenizer: str, bar: float, reps: int, d
         await provider.aclose()
 
 
-def confirm_all(res: RagDecision, *, reps: int = 40, chunks_from: str | None = None) -> RagDecision:
-    """Every setting of ``res`` confirmed on its run's model (bar: the use's weakest family's)."""
-    from ctxprobe.decide.rag_chunks import paragraphs
+def confirm_all(res: RagDecision, *, reps: int = 40, chunks_from: str | Path | None = None,
+                store_path: str | Path | None = None) -> RagDecision:
+    """Every setting of ``res`` confirmed on its run's model (bar: the use's weakest family's);
+    with ``store_path``, each result is stored in that store as soon as it is known (a
+    stopped confirmation keeps the settings already confirmed)."""
+    from ctxprobe.decide.rag_chunks import chunk_source, paragraphs
+    from ctxprobe.store import open_existing
 
     docs = tuple(paragraphs(chunks_from)) if chunks_from else ()
     found = []
     for ev in res.evidence:
         bar = min(ev.run.families[f].bar for f in ev.labels)
         for s in (s for s in res.settings if s.run_id == ev.run.run.run_id):
-            found.append(confirm_setting(s, tokenizer=ev.run.run.tokenizer, bar=bar, reps=reps, docs=docs))
-    return replace(res, confirmations=found)
+            conf = confirm_setting(s, tokenizer=ev.run.run.tokenizer, bar=bar, reps=reps, docs=docs)
+            if store_path is not None:
+                with open_existing(store_path) as store:
+                    store.save_rag_confirmation(conf.stored_row(chunk_source(chunks_from)))
+            found.append(conf)
+    return replace(res, confirmations=found, confirmed=[])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ctxprobe.decide.rag_decide import RagDecision
 from ctxprobe.errors import CtxprobeError
+from ctxprobe.report.rag_confirmed import stored_confirmation_line
 from ctxprobe.report.html.parts import ReportSection, Table, render
 
 __all__ = ["rag_section", "write_rag_html"]
@@ -27,6 +28,11 @@ def rag_section(res: RagDecision) -> ReportSection:
         tables.append(Table(["model", "chunk tokens", "k", "held", "result"], [
             [c.setting.model, f"{c.setting.chunk_tokens:,}", str(c.at_k.k), "yes" if c.held else "no", c.line()]
             for c in res.confirmations], caption="confirmed on retrieval-shaped cases"))
+    if res.confirmed:
+        tables.append(Table(["model", "chunk tokens", "k", "held", "confirmed on", "result"], [
+            [r["model"], f"{r['chunk_tokens']:,}", str(r["k"]), "yes" if r["held"] else "no",
+             f"run {r['run_id']}, {r['confirmed_at']}", stored_confirmation_line(r)] for r in res.confirmed],
+            caption="confirmed earlier (decide --rag --confirm, read from the store)"))
     return ReportSection("Retrieval settings: chunk size, depth and order", tables,
                          text=f"use: {'+'.join(res.use)}; " + " ".join(res.decision.caveats))
 

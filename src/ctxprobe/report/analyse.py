@@ -10,6 +10,7 @@ from typing import Any
 
 from ctxprobe.cases.fitting import too_short_line
 from ctxprobe.analysis.distractors import distractor_tolerance
+from ctxprobe.report.rag_confirmed import stored_confirmation_line
 from ctxprobe.analysis.diagnose import output_truncated_notes, profile_notes, trained_context_notes
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.floor import floors
@@ -82,8 +83,9 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     position, position_notes = position_report(rows, units, adaptive=run.meta.adaptive is not None)
     tolerance = distractor_tolerance(rows, run.spec.get("families") or {}, intervals, thresholds, bar=bar)
     tolerance_lines = [f"distractor tolerance: {t.line()}" for t in tolerance]
-    key += tolerance_lines  # the measured tolerance is an answer of its own: said on the default screen
-    notes += tolerance_lines + position_notes + overlap_lines(data.overlap) + data.variant_notes
+    confirmed = [f"retrieval setting {stored_confirmation_line(r)}" for r in data.rag_confirmed]
+    key += tolerance_lines + confirmed  # the measured tolerance is an answer of its own: said on the default screen
+    notes += tolerance_lines + confirmed + position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)
     headlines = {name: found for name, rescored in data.rescored.items()
@@ -96,7 +98,8 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
     return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=data.overlap, variants=data.variants, turns_back=data.turns_back, key_notes=key, distractors=tolerance)
+                  overlap=data.overlap, variants=data.variants, turns_back=data.turns_back, key_notes=key, distractors=tolerance,
+                  rag_confirmed=data.rag_confirmed)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

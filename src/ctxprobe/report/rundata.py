@@ -20,6 +20,7 @@ from ctxprobe.report.floor.rows import computed_floor_rows, floor_kinds, is_base
 from ctxprobe.report.hooks import FamilyReportHooks, check_scorer, family_hooks
 from ctxprobe.report.variants import variant_report
 from ctxprobe.store import CaseRecord, RunRecord, Store, open_existing
+from ctxprobe.store.confirmations import latest_confirmations
 
 
 
@@ -68,6 +69,8 @@ class RunData:
     variant_notes: list[str] = field(default_factory=list)
     #: Accuracy by turns back, for cases built in a turns/tools layout (empty otherwise).
     turns_back: list[TurnsBackStat] = field(default_factory=list)
+    #: The run's stored ``decide --rag --confirm`` results, the latest per setting.
+    rag_confirmed: list[dict[str, Any]] = field(default_factory=list)
 
 
 def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: str = "strict") -> RunData:
@@ -101,7 +104,7 @@ def load_run(run_id: str, store_path: str | Path = "ctxprobe.sqlite", scorer: st
         return RunData(run, scorer, rows, floor_rows, kinds, rescored, store.cache_totals(run.run_id),
                        Billing(*store.billing(run.run_id)), store.prompt_overcounts(run.run_id),
                        _answer_needs(records) if cut else {}, extras, leaks, variants, variant_notes,
-                       turns_back_stats(records))
+                       turns_back_stats(records), latest_confirmations(store.rag_confirmations(run.run_id)))
 
 
 def _read_records(store: Store, run: RunRecord, keep_prompts: set[str]) -> list[CaseRecord]:

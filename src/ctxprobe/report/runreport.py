@@ -57,6 +57,9 @@ class Report:
     distractors: list[DistractorTolerance] = field(default_factory=list)
     #: Accuracy by turns back (cases built in a turns/tools layout; JSON only, absent when none).
     turns_back: list[TurnsBackStat] = field(default_factory=list)
+    #: The run's stored ``decide --rag --confirm`` results, the latest per setting (JSON
+    #: ``rag_confirmations``, absent when none).
+    rag_confirmed: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -85,7 +88,9 @@ class Report:
                "overlap": [o.to_dict() for o in self.overlap],
                **({"variants": self.variants} if self.variants else {}),
                **({"turns_back": [t.to_dict() for t in self.turns_back]} if self.turns_back else {}),
-               **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {})}
+               **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {}),
+               **({"rag_confirmations": [{k: v for k, v in r.items() if k != "scores"} for r in self.rag_confirmed]}
+                  if self.rag_confirmed else {})}
 
     @property
     def incomplete(self) -> list[str]:

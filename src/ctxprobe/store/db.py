@@ -21,6 +21,7 @@ from ctxprobe.errors import CtxprobeError
 from ctxprobe.redaction import scrub_obj
 from ctxprobe.store.batches import batch_summary
 from ctxprobe.store.claims import live_sessions
+from ctxprobe.store.confirmations import read_confirmations, save_confirmation
 from ctxprobe.store.migrations import migrate, unapplied
 from ctxprobe.store.records import read_case_records, write_response
 from ctxprobe.core.records import CaseRecord, StoredResponse
@@ -295,6 +296,14 @@ class Store:
         return [ResultRow(family, length, depth, rep, outcome, score, tokens, budget, reasoning, sample_of_id(case_id))
                 for family, length, depth, rep, outcome, score, tokens, budget, reasoning, case_id
                 in self.db.execute(q, (run_id,))]
+
+    def save_rag_confirmation(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """Store one ``decide --rag --confirm`` result (:mod:`ctxprobe.store.confirmations`)."""
+        return save_confirmation(self.db, row)
+
+    def rag_confirmations(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's stored ``decide --rag --confirm`` results, oldest first."""
+        return read_confirmations(self.db, run_id)
 
     def iter_case_records(self, run_id: str) -> Iterator[CaseRecord]:
         """Every case of a run with its prompt and (if any) response, for export."""

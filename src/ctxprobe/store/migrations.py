@@ -192,3 +192,19 @@ def m007_cache_write_tokens(db: sqlite3.Connection) -> None:
     ``cache_creation_input_tokens``, a Gemini explicit cache created for the request);
     NULL: not reported. Billed at their own price, apart from cached reads."""
     db.execute("ALTER TABLE responses ADD COLUMN cache_write_tokens INTEGER")
+
+
+@migration
+def m008_rag_confirmations(db: sqlite3.Connection) -> None:
+    """``decide --rag --confirm`` results, one row per confirmed setting, never replaced (a
+    later confirmation of the same setting is a new row; readers show the latest). The
+    setting is named by its columns (the use, chunk size, k, order and where the chunks came
+    from); ``result_json`` holds the verdict and the paired drops as ``decide --json``
+    prints them, ``scores_json`` each arm's per-case scores (paired by index)."""
+    db.execute(
+        "CREATE TABLE rag_confirmations (confirm_id INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " run_id TEXT NOT NULL REFERENCES runs(run_id), confirmed_at TEXT NOT NULL, model TEXT NOT NULL,"
+        " use TEXT NOT NULL, chunk_tokens INTEGER NOT NULL, chunk_size INTEGER NOT NULL, k INTEGER NOT NULL,"
+        " order_kind TEXT NOT NULL, first_edge TEXT, source TEXT NOT NULL, bar REAL NOT NULL,"
+        " held INTEGER NOT NULL, result_json TEXT NOT NULL, scores_json TEXT NOT NULL)")
+    db.execute("CREATE INDEX rag_confirmations_run ON rag_confirmations(run_id)")

@@ -113,3 +113,34 @@ def test_multihop_look_alike_chains_are_an_axis_with_its_own_tolerance(tmp_path:
     (tol,) = json.loads(capsys.readouterr().out)["distractor_tolerance"]
     assert tol["family"] == "multihop" and [p["count"] for p in tol["curve"]] == [0, 2, 4]
     assert tol["lo"] == 4  # a perfect reader at 24 cases a count clears the bar at every count
+
+
+def test_documents_has_no_look_alike_axis_and_the_error_says_what_to_run(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """``documents`` takes no look-alike count (its passages are the user's own text): asking
+    for one is the one-line unknown-parameter error, and decide --rag on a documents use
+    points at niah's axis instead of suggesting a ``documents.distractors`` that fails."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "vault.md").write_text("The access code for the north vault is Kelvor-Dane.\n", encoding="utf-8")
+    (docs / "garden.txt").write_text("The head gardener of the east greenhouse is Marisol Tenby.\n", encoding="utf-8")
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text('{"document": "vault.md", "question": "What is the access code for the north vault?", '
+                  '"answer": "Kelvor-Dane"}\n', encoding="utf-8")
+    store = tmp_path / "d.sqlite"
+    base = ["run", "--model", "sim:perfect", "--family", "documents", "--param", f"documents.docs={docs}",
+            "--param", f"documents.qa={qa}", "--lengths", "512,1k", "--depths", "0,0.5,1", "--reps", "10",
+            "--store", str(store), "--no-plots", "--no-progress"]
+    capsys.readouterr()
+    assert main([*base, "--param", "documents.distractors=0,1"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "unknown parameter 'distractors' for family documents" in err and "\n" not in err
+    assert main(base) == 0
+    with Store(store) as s:
+        run_id = s.list_runs()[-1].run_id
+    capsys.readouterr()
+    assert main(["decide", run_id, "--store", str(store), "--rag", "--use", "documents", "--chunks", "64"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "no distractor axis for documents: documents takes no look-alike count" in err, err
+    assert "--family niah --param niah.distractors=0,1,3,10,30" in err and "documents.distractors" not in err
+    assert "\n" not in err
