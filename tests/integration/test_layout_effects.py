@@ -220,3 +220,62 @@ def test_the_report_shows_the_turns_back_curve_at_80_columns(store: Path, hf_too
     assert not (tmp_path / "png" / single / "turns-back-curve.png").exists()
     assert main(["report", single, "--store", str(store), "--html", str(html)]) == 0
     assert 'id="turns-back"' not in html.read_text()
+
+
+DOC = ("The harbour office keeps the tide tables. The access code for the north vault is Kelvor-Dane. "
+       "Staff rotate the code every season.")
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("docs")
+    (d / "vault.md").write_text(DOC + "\n")
+    qa = d.parent / f"{d.name}-qa.jsonl"
+    qa.write_text(json.dumps({"document": "vault.md", "question": "What is the access code for the north vault?",
+                              "answer": "Kelvor-Dane"}) + "\n")
+    return {"docs": str(d), "qa": str(qa)}
+
+
+@pytest.mark.parametrize("family", ["vartrack", "documents"])
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_vartrack_and_documents_name_their_evidence(store: Path, hf_tools_dir: Path, docs: dict[str, str],
+                                                    family: str, role: str) -> None:
+    """vartrack's evidence is its asked chain's first statement (the value's assignment,
+    the furthest back: ``last_turns_back`` its final assignment), documents' the sentence
+    stating the answer: in ``turns`` that turn takes the evidence role, the case records
+    how far back it sits, and turns-forget's truth is recovered on it."""
+    from ctxprobe.cases.families import make_labelled
+    from ctxprobe.core.case import Cell
+    from ctxprobe.haystack.context import BuildContext
+    from ctxprobe.spec import PromptLayout
+    from ctxprobe.tokenizers import resolve_tokenizer
+
+    tok = resolve_tokenizer(f"hf:{hf_tools_dir}")
+    params = docs if family == "documents" else {}
+    layout = PromptLayout(messages="turns", turn_tokens=TURN_TOKENS, evidence_role=role)
+    fam, validated = make_labelled(family, params, BuildContext(tok, None, layout))
+    single, _ = make_labelled(family, params, BuildContext(tok, None, PromptLayout()))
+    for depth in (0.0, 0.5, 1.0):
+        case = fam.generate(Cell(family, 2048, depth), 0, seed=5, params=validated)
+        text = case.meta["statements"][0] if family == "vartrack" else "The access code for the north vault is Kelvor-Dane."
+        (at,) = [i for i, m in enumerate(case.messages) if text in (m["content"] or "")]
+        assert case.messages[at]["role"] == role and case.meta["turns_back"] == len(case.messages) - 1 - at
+        if family == "vartrack":
+            last = case.meta["statements"][-1]
+            (end,) = [i for i, m in enumerate(case.messages) if last in (m["content"] or "")]
+            assert case.meta["last_turns_back"] == len(case.messages) - 1 - end <= case.meta["turns_back"]
+        plain = single.generate(Cell(family, 2048, depth), 0, seed=5, params=single.params_model.model_validate(params))
+        assert "turns_back" not in plain.meta and "last_turns_back" not in plain.meta  # default meta unchanged
+    if role == "assistant":
+        return
+    n = 6
+    spec = make_spec({"model": f"sim:turns-forget?n={n}", "tokenizer": f"hf:{hf_tools_dir}",
+                      "lengths": ",".join(map(str, LENGTHS)), "depths": DEPTHS, "reps": 1,
+                      "families": {family: params}, "layout": {"messages": "turns", "turn_tokens": TURN_TOKENS}})
+    run = run_sweep(spec, store, progress=False).run_id
+    recs = cases(run, store)
+    backs = {r.meta["turns_back"] for r in recs}
+    assert min(backs) <= n < max(backs)
+    assert [r.score for r in recs] == [1.0 if r.meta["turns_back"] <= n else 0.0 for r in recs]
+    (reach,) = load_report(run, store).turns_back_reach
+    assert reach.reach == max(b for b in backs if b <= n) and reach.first_below == min(b for b in backs if b > n)
