@@ -279,3 +279,42 @@ def test_vartrack_and_documents_name_their_evidence(store: Path, hf_tools_dir: P
     assert [r.score for r in recs] == [1.0 if r.meta["turns_back"] <= n else 0.0 for r in recs]
     (reach,) = load_report(run, store).turns_back_reach
     assert reach.reach == max(b for b in backs if b <= n) and reach.first_below == min(b for b in backs if b > n)
+
+
+def test_decide_names_a_layout(store: Path, hf_tools_dir: Path, chosen_n: int,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``decide --layout turns --use niah``: each run's family as sent in that layout — the
+    variant's (``niah~chat``, named ``niah``) or a run's own — so the product limit is the
+    layout's; a run without the layout is refused in one line; without ``--layout`` nothing
+    changes."""
+    from ctxprobe.cli import main
+    from ctxprobe.decide import decide
+    from ctxprobe.errors import CtxprobeError
+
+    families = expand_variants({"niah": {}}, parse_variants("one:layout=single, chat:layout=turns"))
+    both = sweep(store, hf_tools_dir, f"sim:turns-forget?n={chosen_n}", "single", reps=2, families=families)
+    plain = sweep(store, hf_tools_dir, f"sim:turns-forget?n={chosen_n}", "turns")
+    every = decide([both], store)
+    assert set(every.runs[0].families) == {"niah~one", "niah~chat"} and every.layout is None
+    assert "layout" not in every.to_dict()
+    by_label = {label: f.interval for label, f in every.runs[0].families.items()}
+    assert by_label["niah~one"].point != by_label["niah~chat"].point  # the sim's layout effect, to be told apart
+    for messages, label in (("single", "niah~one"), ("turns", "niah~chat")):
+        d = decide([both], store, layout=messages, use=["niah"])
+        (facts,) = d.runs[0].families.values()
+        assert facts.family == "niah" and facts.interval == by_label[label]
+        assert d.layout_labels == {both: {"niah": label}}
+        (limit,) = d.limits
+        assert limit.use == "niah" and limit.lo == by_label[label].lo
+        assert d.to_dict()["layout"] == messages
+    # a run in one layout and a variant run, the same need named once
+    d = decide([both, plain], store, layout="turns", use=["niah"])
+    assert [set(r.families) for r in d.runs] == [{"niah"}, {"niah"}]
+    assert d.layout_labels == {both: {"niah": "niah~chat"}, plain: {"niah": "niah"}}
+    with pytest.raises(CtxprobeError, match=f"--layout tools: run {plain} sent no family in the tools layout "
+                                            r"\(its layouts: turns\)"):
+        decide([plain], store, layout="tools")
+    assert main(["decide", both, "--store", str(store), "--layout", "turns", "--use", "niah"]) == 0
+    assert "layout: turns (only the families sent in it; A niah = niah~chat)" in capsys.readouterr().out
+    assert main(["decide", both, "--store", str(store), "--layout", "turns", "--rag", "--use", "niah"]) != 0
+    assert "--layout picks families of the runs given: not with --rag or --adaptive yet" in capsys.readouterr().err
