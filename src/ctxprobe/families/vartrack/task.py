@@ -139,7 +139,7 @@ class Vartrack(FamilyBase):
         tok = self.ctx.tokenizer
         layout = self.ctx.layout
         if self.ctx.no_context:  # the noise floor: the question among filler only
-            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, target["value"], layout, evidence),
+            return no_context_case(self.ctx, cell, rep, group_seed, lambda h: render(h, target["value"], layout),
                                    self._pools.get(group_seed), list(target["names"]),
                                    distractors=[name for chain in chains[1:] for name in chain["names"]],
                                    meta={"value": target["value"], "question": QUESTION.format(value=target["value"]),
