@@ -15,7 +15,7 @@ from ctxprobe.models import check_model_name
 
 DOCS = str(Path(__file__).resolve().parents[2] / "examples" / "natural" / "docs")
 SIM_KINDS = ("use one of sim:perfect, sim:echo, sim:blind-middle, sim:decay, sim:first-half, sim:late-reader, "
-             "sim:reasoner, sim:rag, sim:capacity, sim:interference, sim:out-budget")
+             "sim:reasoner, sim:rag, sim:turns-forget, sim:tools-forget, sim:capacity, sim:interference, sim:out-budget")
 
 
 def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

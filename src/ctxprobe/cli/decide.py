@@ -22,6 +22,9 @@ def add_decide_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], 
     p.add_argument("--threshold", type=float, help="the bar of every family --bars does not name")
     p.add_argument("--bands", help="needs, as upper ends: 100k,200k,1m (default: every tested length)")
     p.add_argument("--use", help="families a product needs together: its limit is the weakest one's")
+    p.add_argument("--layout", choices=["single", "turns", "tools"],
+                   help="the message layout the product sends: only the families measured in it (a variant's "
+                        "or the run's; docs/layouts.md)")
     p.add_argument("--unit", choices=["tokens", "words", "chars", "entries"], default="tokens",
                    help="unit of the bands and limits (default tokens; words/chars: of the prompts' content)")
     p.add_argument("--prices", help="YAML price file (model: {input: USD/1M, output: USD/1M}); may price any "
@@ -91,6 +94,10 @@ def cmd_decide(args: argparse.Namespace, out: Console, err: Console) -> int:
     from ctxprobe.decide import Decision, decide
     from ctxprobe.spec.threshold import check_threshold, parse_bars
 
+    if args.layout and (args.rag or args.confirm or args.models or args.adaptive):
+        from ctxprobe.errors import CtxprobeError
+
+        raise CtxprobeError("--layout picks families of the runs given: not with --rag or --adaptive yet")
     if args.rag or args.confirm:
         return _rag(args, out, err)
     if args.models or args.adaptive:
@@ -101,7 +108,7 @@ def cmd_decide(args: argparse.Namespace, out: Console, err: Console) -> int:
                       bars=parse_bars(args.bars) if args.bars else None,
                       threshold=check_threshold(args.threshold) if args.threshold is not None else None,
                       use=[u.strip() for u in args.use.split(",") if u.strip()] if args.use else None,
-                      unit=args.unit, prices=args.prices)
+                      unit=args.unit, prices=args.prices, layout=args.layout)
     return _show(decision, args, out, err)
 
 

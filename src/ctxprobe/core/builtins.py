@@ -67,3 +67,5 @@ def register_builtins(register: Callable[..., Any]) -> None:
             ("headlines", "headlines"), ("reasoning-budgets", "budgets"), ("token-audit", "audit"),
             ("cost-latency", "cost_latency"), ("failures", "failures"))):
         register("report_sections", name, h + attr, order=order * 10 + (600 if order >= 8 else 0))
+    # accuracy by turns back (runs in a turns/tools layout only), after the reasoning budgets
+    register("report_sections", "turns-back", "ctxprobe.report.html.turns_back:turns_back_section", order=75)

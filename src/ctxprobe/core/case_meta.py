@@ -70,6 +70,9 @@ class OrderMeta(TypedDict, total=False):
     turns_back: int | None
     #: multihop: the second fact's (likewise).
     second_turns_back: int | None
+    #: vartrack: its asked chain's final assignment's (``turns_back`` is its first, the
+    #: value's assignment: the furthest back).
+    last_turns_back: int | None
 
 
 class _Filler(OrderMeta):

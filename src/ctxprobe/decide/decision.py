@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +79,13 @@ class Decision:
     caveats: list[str]
     uses: list[list[str]] = field(default_factory=list)
     table: dict[str, Price] = field(default_factory=dict, repr=False)  # the prices it was made with
+    #: ``--layout``: the message layout the decision is for, and per run which label each
+    #: family name stands for (:mod:`ctxprobe.decide.layout`); None: every family as measured.
+    layout: str | None = None
+    layout_labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        return ({"layout": self.layout, "layout_labels": self.layout_labels} if self.layout else {}) | {
             "unit": self.unit, "bands": self.bands, "choices": [c.to_dict() for c in self.choices],
             "runs": [_run_dict(r, self.table) for r in self.runs],
             "limits": [lim.to_dict() for lim in self.limits], "caveats": self.caveats,
@@ -157,18 +161,25 @@ def use_limit(run: RunFacts, use: list[str], unit: str) -> Limit:
 
 def decide(run_ids: list[str], store_path: str | Path = "ctxprobe.sqlite", *, bands: list[int] | None = None,
            bars: Mapping[str, Bar] | None = None, threshold: float | None = None, use: list[str] | None = None,
-           unit: str = "tokens", prices: str | Path | None = None) -> Decision:
+           unit: str = "tokens", prices: str | Path | None = None, layout: str | None = None) -> Decision:
     """Which model to use for which need: see :mod:`ctxprobe.decide.choose` for the rule.
 
     ``bands``: the needs' upper ends in ``unit`` (default: every tested length);
-    ``use``: families a product needs together (its limit is the weakest one's)."""
+    ``use``: families a product needs together (its limit is the weakest one's);
+    ``layout``: only the families sent in that message layout (:mod:`ctxprobe.decide.layout`)."""
     if unit not in UNITS:
         raise CtxprobeError(f"unknown unit '{unit}': use one of {', '.join(UNITS)}")
     if not run_ids:
         raise CtxprobeError("decide needs at least one run id (`ctxprobe runs` lists them)")
     table = load_prices(prices)
     runs = [load_run(r, store_path, table, threshold=threshold, bars=bars) for r in run_ids]
-    return decide_runs(runs, table, bands=bands, use=use, unit=unit)
+    if layout is None:
+        return decide_runs(runs, table, bands=bands, use=use, unit=unit)
+    from ctxprobe.decide.layout import in_layout
+
+    kept = [in_layout(r, layout) for r in runs]
+    decision = decide_runs([r for r, _ in kept], table, bands=bands, use=use, unit=unit)
+    return replace(decision, layout=layout, layout_labels={r.run.run_id: labels for r, labels in kept})
 
 
 def decide_runs(runs: list[RunFacts], table: dict[str, Price] | None = None, *, bands: list[int] | None = None,

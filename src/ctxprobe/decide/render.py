@@ -45,6 +45,12 @@ def _also_meets(price: float | None, cands: list[Candidate], letters: dict[str, 
 def decision_lines(d: Decision) -> list[str]:
     out: list[str] = []
     letters = {r.run.run_id: chr(ord("A") + i) if i < 26 else f"R{i}" for i, r in enumerate(d.runs)}
+    if d.layout is not None:  # decide --layout: what each family name stands for
+        renamed = [f"{letters[rid]} {name} = {label}" for rid, labels in d.layout_labels.items()
+                   for name, label in labels.items() if name != label]
+        out += textwrap.wrap(f"layout: {d.layout} (only the families sent in it"
+                             + (f"; {', '.join(renamed)}" if renamed else "") + ")", 80,
+                             subsequent_indent="  ", break_on_hyphens=False)
     out.append(f"runs (lengths in {d.unit}; effective length = longest length clearing the bar):")
     for r in d.runs:
         cost, how = r.cost()

@@ -15,6 +15,7 @@ from ctxprobe.analysis.diagnose import output_truncated_notes, profile_notes, tr
 from ctxprobe.analysis.intervals import run_intervals
 from ctxprobe.analysis.floor import floors
 from ctxprobe.analysis.grid import profile
+from ctxprobe.analysis.turns_back import turns_back_reach
 from ctxprobe.analysis.reasoning import (base_family, budget_notes, budget_stats, cut_while_thinking, has_budgets,
                                          split_by_budget)
 from ctxprobe.core.outcome import Outcome
@@ -84,8 +85,12 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     tolerance = distractor_tolerance(rows, run.spec.get("families") or {}, intervals, thresholds, bar=bar)
     tolerance_lines = [f"distractor tolerance: {t.line()}" for t in tolerance]
     confirmed = [f"retrieval setting {stored_confirmation_line(r)}" for r in data.rag_confirmed]
-    key += tolerance_lines + confirmed  # the measured tolerance is an answer of its own: said on the default screen
-    notes += tolerance_lines + confirmed + position_notes + overlap_lines(data.overlap) + data.variant_notes
+    reach = turns_back_reach(data.turns_back, {p.family: p.threshold for p in profiles})
+    reach_lines = [f"turns back: {r.line()}" for r in reach]
+    # the measured tolerance, a stored confirmation and a layout's reach (runs in turns/tools
+    # layouts only) are answers of their own: said on the default screen
+    key += tolerance_lines + confirmed + reach_lines
+    notes += tolerance_lines + confirmed + reach_lines + position_notes + overlap_lines(data.overlap) + data.variant_notes
     if (cost_note := planned_vs_billed(run.meta.planned_cost, data.billing)) is not None:
         notes.append(cost_note)
     headlines = {name: found for name, rescored in data.rescored.items()
@@ -98,8 +103,8 @@ def analyse_run(data: RunData, threshold: float | None = None, bars: Mapping[str
     extras = {name: family_hooks(name).at_bars(extra, at) for name, extra in data.family_extras.items()}
     return Report(run, profiles, bar, notes, intervals, data.scorer, headlines, extras, floors=found,
                   floor_profiles=profile(data.floor_rows, bar) if found else [], budgets=budgets, position=position,
-                  overlap=data.overlap, variants=data.variants, turns_back=data.turns_back, key_notes=key, distractors=tolerance,
-                  rag_confirmed=data.rag_confirmed)
+                  overlap=data.overlap, variants=data.variants, turns_back=data.turns_back,
+                  turns_back_reach=reach, key_notes=key, distractors=tolerance, rag_confirmed=data.rag_confirmed)
 
 
 def planned_vs_billed(planned: dict[str, Any] | None, billing: Billing) -> str | None:

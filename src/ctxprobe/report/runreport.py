@@ -12,7 +12,7 @@ from ctxprobe.analysis.efflength import EffectiveLength
 from ctxprobe.analysis.floor import Floor
 from ctxprobe.analysis.grid import Profile
 from ctxprobe.analysis.overlap import OverlapStat
-from ctxprobe.analysis.turns_back import TurnsBackStat
+from ctxprobe.analysis.turns_back import TurnsBackReach, TurnsBackStat
 from ctxprobe.analysis.position import PositionBias
 from ctxprobe.analysis.reasoning import BudgetStat
 from ctxprobe.report.format import length_unit
@@ -55,11 +55,13 @@ class Report:
     key_notes: list[str] = field(default_factory=list)
     #: Per family measured along the look-alike axis: how many it tolerates at the bar.
     distractors: list[DistractorTolerance] = field(default_factory=list)
-    #: Accuracy by turns back (cases built in a turns/tools layout; JSON only, absent when none).
+    #: Accuracy by turns back (cases built in a turns/tools layout; absent from the JSON when none).
     turns_back: list[TurnsBackStat] = field(default_factory=list)
     #: The run's stored ``decide --rag --confirm`` results, the latest per setting (JSON
     #: ``rag_confirmations``, absent when none).
     rag_confirmed: list[dict[str, Any]] = field(default_factory=list)
+    #: Per family label with turns-back data: how far back its accuracy still clears its bar.
+    turns_back_reach: list[TurnsBackReach] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -88,6 +90,7 @@ class Report:
                "overlap": [o.to_dict() for o in self.overlap],
                **({"variants": self.variants} if self.variants else {}),
                **({"turns_back": [t.to_dict() for t in self.turns_back]} if self.turns_back else {}),
+               **({"turns_back_reach": [r.to_dict() for r in self.turns_back_reach]} if self.turns_back_reach else {}),
                **({"distractor_tolerance": [t.to_dict() for t in self.distractors]} if self.distractors else {}),
                **({"rag_confirmations": [{k: v for k, v in r.items() if k != "scores"} for r in self.rag_confirmed]}
                   if self.rag_confirmed else {})}

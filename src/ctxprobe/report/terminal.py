@@ -2,7 +2,7 @@
 
 ``print_report(load_report(run_id, store), console)`` prints exactly what the command
 prints for one run (the header line, the profile summary, per family its table, interval
-and outcomes, the noise floor, reasoning budgets, RULER's headline, the lines a family's
+and outcomes, the noise floor, reasoning budgets, accuracy by turns back, RULER's headline, the lines a family's
 report hooks add (``terminal_lines``), synthetic vs natural,
 the notes) and writes the PNG plots it names. :func:`print_runs` is the whole command:
 several runs (then synthetic vs natural across them), and runs of a family with a terminal
@@ -38,6 +38,7 @@ from ctxprobe.report.rundata import family_names
 from ctxprobe.report.runreport import Report
 from ctxprobe.store import open_existing
 from ctxprobe.report.table import render_outcomes_table, render_profile_table
+from ctxprobe.report.turns_back_table import render_turns_back_table
 from ctxprobe.haystack.layout import stored_layout_line
 
 PLOTS_SKIPPED = "note: PNG plots skipped (pip install 'ctxprobe[plot]' for them; --no-plots hides this)"
@@ -74,6 +75,7 @@ def print_report(report: Report, console: Console | None = None, *, plots: bool 
             render_floor(floor, out)
     if report.budgets:
         render_budget_table(report.budgets, out)
+    render_turns_back_table(report.turns_back, out)  # runs in a turns/tools layout only
     for name, found in report.headlines.items():
         strict = {p.family: p.effective_length for p in report.profiles} if report.scorer == "strict" else None
         family_hooks(name).print_headline(found, out, strict, report.threshold)

@@ -43,6 +43,17 @@ Kinds (spec ``sim:KIND`` or ``sim:KIND?param=value&...``):
     A stated effective length (``cliff`` tokens), distractor tolerance (``tolerance``
     look-alike statements) and middle sag (a miss with probability ``sag`` in the middle
     half, ``late`` in the last quarter): :mod:`ctxprobe.sim.rag`.
+``sim:turns-forget?n=8``
+    Loses what was said more than ``n`` messages back: a message with more than ``n`` messages after it
+    (its *turns back*, the unit of a case's ``meta.turns_back``, docs/layouts.md) is invisible to it; the
+    rest it reads like ``perfect``. In the ``single`` layout everything is in the last message: it is perfect
+    there. A known per-layout truth: accuracy 1 where the evidence sits at most ``n`` messages back, 0 beyond.
+``sim:tools-forget?k=4``
+    Reads only the ``k`` most recent tool results (``tool`` messages) of a conversation: the older ones are
+    cleared, as an agent harness clears old tool output; every other message it reads like ``perfect``. Past
+    the ``k``-th result counted back from the question a fact is lost, so in the ``tools`` layout (a call and
+    its result per chunk) accuracy is 1 where the evidence is at most ``2k - 1`` messages back, 0 beyond; in
+    ``single`` and ``turns`` it is perfect.
 ``sim:reasoner?rate=8``
     A reasoning model with a known budget curve. Sent no reasoning budget (0, or a sweep without the axis) it
     answers at once and sees like ``blind-middle``. Given a budget of B tokens it first thinks
@@ -96,14 +107,17 @@ _KIND_PARAMS: dict[str, set[str]] = {
     "reasoner": _COMMON_PARAMS | {"rate"},
     "late-reader": _COMMON_PARAMS | {"miss", "tail", "seed"},
     "rag": _COMMON_PARAMS | set(RAG_TYPES),
+    "turns-forget": _COMMON_PARAMS | {"n"},
+    "tools-forget": _COMMON_PARAMS | {"k"},
 }
 _PARAM_TYPES: dict[str, type] = {"ctx": int, "latency": float, "cliff": int, "width": int, "noise": float, "seed": int, "slope": float,
                                  "load": float, "rate": float, "tnoise": float, "miss": float, "tail": float,
-                                 **RAG_TYPES}
+                                 "n": int, "k": int, **RAG_TYPES}
 _DECAY_DEFAULTS: dict[str, float | int] = {"cliff": 4096, "width": 2048, "noise": 0.0, "seed": 0}
 _DEFAULTS: dict[str, dict[str, float | int]] = {"decay": _DECAY_DEFAULTS,
                                                 "late-reader": {"miss": 0.5, "tail": 0.25, "seed": 0},
-                                                "rag": RAG_DEFAULTS}
+                                                "rag": RAG_DEFAULTS,
+                                                "turns-forget": {"n": 8}, "tools-forget": {"k": 4}}
 _LONG_NUMBER = re.compile(r"\d{5,}")
 _THINK_STEP = " reading"  # one thinking token of sim:reasoner (its usage reports the count)
 
@@ -189,6 +203,8 @@ def _convert_params(kind: str, params: Mapping[str, object]) -> dict[str, float 
         out[key] = value
     if out.get("ctx", 1) <= 0 or out.get("cliff", 0) < 0 or out.get("width", 0) < 0:
         raise CtxprobeError(f"sim:{kind}: ctx must be > 0, cliff and width must be >= 0")
+    if out.get("n", 0) < 0 or out.get("k", 0) < 0:
+        raise CtxprobeError(f"sim:{kind}: n and k must be >= 0 (messages back, tool results kept)")
     if out.get("tnoise", 0.0) < 0:
         raise CtxprobeError(f"sim:{kind}: tnoise must be >= 0 (miss probability per unit of temperature)")
     if out.get("rate", 1.0) <= 0:
@@ -247,7 +263,7 @@ class SimModel(ProviderBase):
         latency = self.params.get("latency")
         if latency:
             await asyncio.sleep(float(latency))
-        view = view_prompt(request.messages)
+        view = view_prompt(self.remembered(request.messages))
         miss = misses(request.messages, request.temperature, request.seed,
                       float(self.params.get("tnoise", DEFAULT_TNOISE)))  # sampling noise (sim/sampling.py)
         if self.kind == "reasoner" and request.reasoning_budget:
@@ -296,6 +312,20 @@ class SimModel(ProviderBase):
                         extra={"sim_kind": self.kind, "reasoning_tokens": spent})
 
     # -- behaviours ---------------------------------------------------------------------
+
+    def remembered(self, messages: list[Message]) -> list[Message]:
+        """The messages as this sim reads them: ``turns-forget`` blanks every message more
+        than ``n`` messages back, ``tools-forget`` every tool result but the ``k`` most recent
+        (their roles and order kept); the other kinds read every message."""
+        if self.kind == "turns-forget":
+            keep = int(self.params["n"])
+            return [m if len(messages) - 1 - i <= keep else {**m, "content": ""} for i, m in enumerate(messages)]
+        if self.kind == "tools-forget":
+            results = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+            k = int(self.params["k"])
+            cleared = set(results[:-k] if k else results)
+            return [{**m, "content": ""} if i in cleared else m for i, m in enumerate(messages)]
+        return messages
 
     def _answer(self, view: PromptView, messages: list[Message], prompt_tokens: int) -> str:
         if self.kind == "echo":

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ctxprobe.core.catalog import ProviderInfo
 
 #: The core simulated model kinds (``sim:KIND``), those ctxprobe.sim.model answers itself.
-SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner", "rag")
+SIM_KINDS: tuple[str, ...] = ("perfect", "echo", "blind-middle", "decay", "first-half", "late-reader", "reasoner", "rag",
+                                "turns-forget", "tools-forget")
 
 
 def sim_kinds() -> tuple[str, ...]:

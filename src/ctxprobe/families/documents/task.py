@@ -71,7 +71,7 @@ from ctxprobe.haystack.nocontext import no_context_case
 from ctxprobe.haystack.order import HaystackOrder, order_meta, shuffle_seed
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation, turns_back
 from ctxprobe.scores.answers import contains_answer, normalize_answer
 from ctxprobe.scores.classify import classify_miss
 from ctxprobe.scores.oolong import oolong_scored
@@ -196,11 +196,12 @@ def _without_answers(source: Iterator[str], answers: tuple[str, ...]) -> Iterato
 
 
 def render(haystack: str, question: str, layout: PromptLayout = DEFAULT_LAYOUT,
-           question_text: str | None = None) -> list[Message]:
+           question_text: str | None = None, evidence: tuple[str, ...] = ()) -> list[Message]:
     """The prompt; ``question_text`` (an item's :meth:`QAItem.prompt_question`) replaces the
-    free-answer question paragraph."""
+    free-answer question paragraph; ``evidence`` (the document's sentences stating the
+    answer) gives its turn the layout's evidence role in a ``turns`` layout."""
     asked = question_text if question_text is not None else QUESTION.format(question=question)
-    return conversation(INSTRUCTION, haystack, asked, layout)
+    return conversation(INSTRUCTION, haystack, asked, layout, evidence)
 
 
 class Documents(FamilyBase):
@@ -273,13 +274,16 @@ class Documents(FamilyBase):
                                          **({"choices": list(item.choices)} if item.choices else {}),
                                          "corpus_digest": doc_set.digest, **order_meta(params)},
                                    shuffle_seed=shuffle_seed(params, group_seed))
+        answers = (item.answer, *item.aliases) if not item.choices else ()
+        evidence = [s for para in body.split("\n") for s in split_sentences(para)
+                    if any(contains_answer(s, a) for a in answers)]
         try:
-            packed = pack(tok, lambda h: render(h, item.question, layout, asked), pool, [Insert(doc, cell.depth, "target")],
+            packed = pack(tok, lambda h: render(h, item.question, layout, asked, tuple(evidence)), pool,
+                          [Insert(doc, cell.depth, "target")],
                           cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         except LengthTooShort as err:
             raise CtxprobeError(f"document '{item.document}' needs {err.needed} tokens with its prompt, more than "
                                 f"length {cell.length}; use lengths of at least {err.needed} or a shorter document") from None
-        answers = (item.answer, *item.aliases) if not item.choices else ()
         filler_text = packed.haystack.replace(doc, "", 1)
         leaks = [a for a in answers if contains_answer(filler_text, a)]
         if leaks:
@@ -289,8 +293,6 @@ class Documents(FamilyBase):
             pos = find_subsequence(packed.prompt_ids, tok.encode(doc))
         rest = packed.haystack_tokens - tok.count(" " + doc) - packed.lead_tokens
         realised = (packed.insert_offsets[0] - packed.lead_tokens) / rest if rest > 0 else 0.0
-        evidence = [s for para in body.split("\n") for s in split_sentences(para)
-                    if any(contains_answer(s, a) for a in answers)]
         answer_pos = None if pos is None else answer_token_pos(tok, packed.prompt_ids, pos, body, answers)
         meta: DocumentsMeta = {
             "document": item.document, "qa_line": item.line, "question": item.question,
@@ -306,6 +308,9 @@ class Documents(FamilyBase):
         if params.filler == "documents":
             meta["distractor_documents"] = re.findall(r'<document name="([^"]+)">', packed.haystack.replace(doc, "", 1))
         meta.update(order_meta(params))
+        if layout.messages != "single" and evidence:  # the sentence stating the answer (none: not recorded)
+            meta["turns_back"] = next((b for b in (turns_back(packed.messages, e) for e in evidence) if b is not None),
+                                      None)
         return Case(
             cell=cell, rep=rep, seed=group_seed, messages=packed.messages,
             expected=[item.answer],

@@ -52,7 +52,7 @@ from ctxprobe.core.family import FamilyBase
 from ctxprobe.core.outcome import Scored
 from ctxprobe.haystack.context import BuildContext
 from ctxprobe.spec import PromptLayout
-from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation, conversation_text
+from ctxprobe.haystack.layout import DEFAULT_LAYOUT, conversation, conversation_text, turns_back
 from ctxprobe.haystack.pool_cache import PoolCache
 from ctxprobe.scores.setscore import count_exact
 from ctxprobe.haystack.nocontext import no_context_case
@@ -81,8 +81,11 @@ class VartrackParams(BaseModel):
     haystack_order: HaystackOrder = Field("coherent", description="coherent filler, or the same sentences shuffled")
 
 
-def render(haystack: str, value: str, layout: PromptLayout = DEFAULT_LAYOUT) -> list[Message]:
-    return conversation(INSTRUCTION, haystack, QUESTION.format(value=value), layout)
+def render(haystack: str, value: str, layout: PromptLayout = DEFAULT_LAYOUT,
+           evidence: tuple[str, ...] = ()) -> list[Message]:
+    """The prompt; ``evidence`` (the asked chain's statements, the one furthest back first)
+    gives its turn the layout's evidence role in a ``turns`` layout."""
+    return conversation(INSTRUCTION, haystack, QUESTION.format(value=value), layout, evidence)
 
 
 def random_name(rng: random.Random, taken: set[str]) -> str:
@@ -142,7 +145,8 @@ class Vartrack(FamilyBase):
                                    meta={"value": target["value"], "question": QUESTION.format(value=target["value"]),
                                          **order_meta(params)},
                                    shuffle_seed=shuffle_seed(params, group_seed))
-        packed = pack(tok, lambda h: render(h, target["value"], layout), self._pools.get(group_seed), inserts,
+        evidence = (inserts[0].text,)  # the value's assignment: the asked chain's statement furthest back
+        packed = pack(tok, lambda h: render(h, target["value"], layout, evidence), self._pools.get(group_seed), inserts,
                       cell.length, lead_tokens=layout.separator, shuffle_seed=shuffle_seed(params, group_seed))
         content = conversation_text(packed.messages)
         _check_unique(content, chains)
@@ -161,6 +165,9 @@ class Vartrack(FamilyBase):
             "encodes": packed.encodes,
         }
         meta.update(order_meta(params))
+        if layout.messages != "single":  # the default layout's meta is unchanged
+            meta["turns_back"] = turns_back(packed.messages, inserts[0].text)
+            meta["last_turns_back"] = turns_back(packed.messages, inserts[n - 1].text)
         return Case(
             cell=cell,
             rep=rep,

@@ -1,5 +1,5 @@
 """The PNG plots of a loaded run: a heatmap and a curve per family, all families on one
-chart, and the curves a family's report hooks draw of their own (``write_pngs``);
+chart, accuracy against turns back (a conversation layout's runs), and the curves a family's report hooks draw of their own (``write_pngs``);
 matplotlib: the ``plot`` extra."""
 
 from __future__ import annotations
@@ -36,6 +36,11 @@ def write_plots(report: Report, out_dir: str | Path) -> list[Path]:
         from ctxprobe.report.plots.distractors import tolerance_png
 
         paths += [tolerance_png(t, out / f"{t.family}-distractors{tag}.png", title) for t in report.distractors]
+    if report.turns_back:  # runs in a turns/tools layout (docs/layouts.md)
+        from ctxprobe.report.plots.turns_back import turns_back_png
+
+        paths.append(turns_back_png(report.turns_back, report.turns_back_reach, out / f"turns-back-curve{tag}.png",
+                                    title))
     for name, extra in report.family_extras.items():  # a family's own curves (its report hooks')
         paths += family_hooks(name).write_pngs(extra, out, title)
     return paths
