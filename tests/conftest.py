@@ -105,7 +105,7 @@ class _XdistGroups:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get("PYTEST_XDIST_WORKER") and config.getvalue("loadgroup"):
+    if os.environ.get("PYTEST_XDIST_WORKER") and config.getoption("loadgroup", default=False):
         config.pluginmanager.register(_XdistGroups(), "ctxprobe-xdist-groups")
 
 
