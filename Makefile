@@ -53,7 +53,11 @@ lint: $(STAMP)
 # beside another worker's tests it slowed 3-4x (CI 2026-12-05: pytest 86 min, a 3-min model test
 # past its 10-min timeout), so they run after the rest, one at a time, with the machine to
 # themselves. The tiers are folders: tests/unit, tests/integration, tests/e2e (docs/development.md).
-XDIST := -n auto --dist loadgroup
+# Two workers a core: the fast tier's tests wait on subprocesses, loopback servers and SQLite
+# a third of the time (2026-12-06, 2 cores: -n 2 kept them 62% busy, 637 s; -n 4 took 432 s,
+# docs/measurements.md). `make test XDIST_WORKERS=2` to choose.
+XDIST_WORKERS ?= $(shell $(PY) -c "import os; print(2 * (os.cpu_count() or 1))")
+XDIST := -n $(XDIST_WORKERS) --dist loadgroup
 
 # Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the slowest
 # listed (what CI runs): first everything but the model tests on every core, then the model tests.
@@ -65,7 +69,8 @@ test: $(STAMP) lint
 
 # unit + integration without the slow tests: the check to run before every commit.
 # Budget: 5 minutes on 2 cores (docs/development.md). Before: about 17 minutes one test at a
-# time; 2026-12-05: 7 min 41 s on both cores (docs/measurements.md).
+# time; 2026-12-05: 7 min 41 s on both cores; 2026-12-06 (2,568 tests): 7 min 12 s with
+# 4 workers on 2 cores, 10 min 35 s with 2 (docs/measurements.md).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests/unit tests/integration
 
