@@ -576,3 +576,44 @@ def test_llama_servers_count_tools_through_apply_template_when_their_template_re
     with FakeServer(_llama_server("qwen")) as server:  # another kind of server is not sent tools: refused
         with pytest.raises(CtxprobeError, match="cannot count tool calls"):
             check_renders_tools(EndpointTokenizer(server.url, kind="sglang"))
+
+
+def test_anthropic_caches_the_shared_tool_results_of_a_tools_conversation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two tools-layout prompts sharing their first 2,880 words (same length: the same cuts): the mark
+    falls inside a tool result, whose content is sent as text blocks cut there with
+    ``cache_control`` on the block ending at it; the body passes the SDK's types and the
+    texts, joined, are the results as built."""
+    pytest.importorskip("anthropic")
+    from contract_checks import check_request
+
+    from ctxprobe.cases.prefixes import group_hints
+
+    layout = PromptLayout(messages="tools", turn_tokens=500)
+    shared = " ".join(f"Sentence {i} of the shared notes." for i in range(480))
+    prompts = [conversation("Read the notes.", f"{shared} {tail}", "What?", layout)
+               for tail in (" ".join(["The first ending."] * 200), " ".join(["The other ending."] * 200))]
+    hints = group_hints(prompts, lambda t: len(t.split()), min_tokens=1024)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-contract-test-000000000000")
+    provider = resolve_provider("anthropic:claude-sonnet-4-5", None)  # type: ignore[arg-type]
+    for msgs, hint in zip(prompts, hints):
+        assert hint is not None and hint.marks
+        mark = max((m for m in hint.marks if m.tokens >= 1024), key=lambda m: m.tokens)
+        assert msgs[mark.message]["role"] == "tool" and 0 < mark.offset < len(msgs[mark.message]["content"])
+        body = provider.request_body(GenerateRequest(messages=msgs, max_tokens=16, cache=hint))
+        assert check_request("/v1/messages", body)
+        results = [b for t in body["messages"] if t["role"] == "user" and isinstance(t["content"], list)
+                   for b in t["content"] if b["type"] == "tool_result"]
+        tool_msgs = [m for m in msgs if m["role"] == "tool"]
+        joined = ["".join(x["text"] for x in r["content"]) if isinstance(r["content"], list) else r["content"]
+                  for r in results]
+        assert joined == [m["content"] for m in tool_msgs]
+        nth = tool_msgs.index(msgs[mark.message])
+        cut = results[nth]["content"]
+        assert isinstance(cut, list) and "cache_control" in cut[0] and cut[0]["text"] == msgs[mark.message]["content"][:mark.offset]
+        marked = [x for t in body["messages"] if isinstance(t["content"], list) for b in t["content"]
+                  for x in ([b] + (b["content"] if b["type"] == "tool_result" and isinstance(b["content"], list) else []))
+                  if "cache_control" in x]
+        assert 1 <= len(marked) <= 4
+    no_cache = provider.request_body(GenerateRequest(messages=prompts[0], max_tokens=16))
+    assert all(isinstance(b["content"], str) for t in no_cache["messages"] if isinstance(t["content"], list)
+               for b in t["content"] if b["type"] == "tool_result")

@@ -11,7 +11,7 @@ messages alone say what was sent.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxprobe.errors import CtxprobeError
@@ -48,14 +48,22 @@ def declared_tools(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]] |
     return [READ_TOOL] if has_tool_calls(messages) else None
 
 
-def anthropic_turns(messages: Sequence[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+def anthropic_turns(messages: Sequence[dict[str, Any]],
+                    text: Callable[[int, str], str | list[dict[str, Any]]] | None = None,
+                    ) -> tuple[str | None, list[dict[str, Any]]]:
     """System messages → the ``system`` parameter; the rest stay in order. A tools layout's
     conversation (docs/layouts.md) in Anthropic's shape: an assistant's ``tool_calls`` as
     ``tool_use`` blocks, each ``tool`` result a ``tool_result`` block of the next user turn,
-    the question that follows the last result a text block of that same turn."""
+    the question that follows the last result a text block of that same turn. ``text(i,
+    content)`` (prompt caching) gives a user message's or a tool result's content, message
+    ``i`` of ``messages``, as the string or the text blocks to send."""
     system = [m["content"] for m in messages if m["role"] == "system"]
     rest: list[dict[str, Any]] = []
-    for m in messages:
+
+    def body(i: int, content: str) -> str | list[dict[str, Any]]:
+        return content if text is None else text(i, content)
+
+    for i, m in enumerate(messages):
         last = rest[-1] if rest else None
         if m["role"] == "system":
             continue
@@ -65,15 +73,16 @@ def anthropic_turns(messages: Sequence[dict[str, Any]]) -> tuple[str | None, lis
                         "input": json.loads(c["function"]["arguments"] or "{}")} for c in m["tool_calls"]]
             rest.append({"role": "assistant", "content": blocks})
         elif m["role"] == "tool":
-            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": body(i, m["content"])}
             if last is not None and last["role"] == "user" and isinstance(last["content"], list):
                 last["content"].append(result)
             else:
                 rest.append({"role": "user", "content": [result]})
         elif m["role"] == "user" and last is not None and last["role"] == "user" and isinstance(last["content"], list):
-            last["content"].append({"type": "text", "text": m["content"]})
+            content = body(i, m["content"])
+            last["content"] += [{"type": "text", "text": content}] if isinstance(content, str) else content
         else:
-            rest.append({"role": m["role"], "content": m["content"]})
+            rest.append({"role": m["role"], "content": body(i, m["content"]) if m["role"] == "user" else m["content"]})
     return ("\n\n".join(system) if system else None), rest
 
 

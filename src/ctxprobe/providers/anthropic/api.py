@@ -277,8 +277,8 @@ class AnthropicProvider(SDKProvider):
         folded = fold_prefill(request.messages)
         system, messages = split_system(folded)
         tools = anthropic_tools(folded)
-        if request.cache is not None and self.cache_rules.mechanism == "breakpoints" and tools is None:
-            system, messages = self._cached_blocks(folded, request)
+        if request.cache is not None and self.cache_rules.mechanism == "breakpoints":
+            system, messages = self._cached_blocks(folded, request, tools=tools is not None)
         rules = self.rules
         budget = request.reasoning_budget if request.reasoning_budget is not None else (self.options.thinking or 0)
         body: dict[str, Any] = {"model": self.model, "messages": messages,
@@ -301,19 +301,26 @@ class AnthropicProvider(SDKProvider):
             body["output_config"] = {"effort": self.options.effort}
         return body
 
-    def _cached_blocks(self, messages: list[Message], request: GenerateRequest) -> tuple[Any, list[dict[str, Any]]]:
+    def _cached_blocks(self, messages: list[Message], request: GenerateRequest,
+                       tools: bool = False) -> tuple[Any, list[dict[str, Any]]]:
         """System and messages with each text cut into blocks at the request's cache
-        marks, ``cache_control`` on the largest ones (:func:`anthropic_blocks`)."""
+        marks, ``cache_control`` on the largest ones (:func:`anthropic_blocks`). In a tools
+        layout's conversation the user turns' texts and each ``tool_result``'s content are
+        cut so (a tool result's content takes text blocks): the shared tool results are
+        cached as the shared turns are."""
         systems = [i for i, m in enumerate(messages) if m["role"] == "system"]
         if len(systems) > 1:  # joined into one parameter: the marks' offsets no longer hold
             return split_system(messages)
         ttl = self.options.cache_ttl
 
-        def blocks(i: int) -> Any:
-            return anthropic_blocks(messages[i]["content"], i, request.cache, self.cache_rules, ttl)
+        def blocks(i: int, content: str) -> Any:
+            return anthropic_blocks(content, i, request.cache, self.cache_rules, ttl)
 
-        system = blocks(systems[0]) if systems else None
-        rest = [{"role": m["role"], "content": blocks(i)} for i, m in enumerate(messages) if m["role"] != "system"]
+        system = blocks(systems[0], messages[systems[0]]["content"]) if systems else None
+        if tools:
+            return system, anthropic_turns(messages, text=blocks)[1]
+        rest = [{"role": m["role"], "content": blocks(i, m["content"])} for i, m in enumerate(messages)
+                if m["role"] != "system"]
         return system, rest
 
     async def generate(self, request: GenerateRequest) -> GenerateResult:
