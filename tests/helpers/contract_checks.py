@@ -134,6 +134,11 @@ def check_request(path: str, body: Any, *, server_fields: bool = False) -> str:
     if path.endswith("/v1/responses") or path == "/responses":
         openai_responses_body(body)
         return "openai response"
+    if path.endswith("/v1/responses/input_tokens"):
+        from openai.types.responses.input_token_count_params import InputTokenCountParams
+
+        check_typed_dict(InputTokenCountParams, body)
+        return "openai input_tokens count"
     if path == "/v1/batches":
         from openai.types.batch_create_params import BatchCreateParams
 

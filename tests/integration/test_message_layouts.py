@@ -617,3 +617,45 @@ def test_anthropic_caches_the_shared_tool_results_of_a_tools_conversation(monkey
     no_cache = provider.request_body(GenerateRequest(messages=prompts[0], max_tokens=16))
     assert all(isinstance(b["content"], str) for t in no_cache["messages"] if isinstance(t["content"], list)
                for b in t["content"] if b["type"] == "tool_result")
+
+
+def test_openai_count_counts_a_tools_conversation_through_the_responses_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``openai-count:MODEL`` sends the conversation as the Responses API sends it
+    (``function_call``/``function_call_output`` items, the tool declared) to
+    ``responses.input_tokens.count``; the body passes the SDK's ``InputTokenCountParams``,
+    the answer read is the SDK's ``InputTokenCountResponse``; a tools layout accepts it
+    where tiktoken is refused; an API error is one line with no key in it."""
+    pytest.importorskip("openai")
+    from contract_checks import check_request
+    from fake_llm_apis import FakeServer
+    from openai.types.responses.input_token_count_response import InputTokenCountResponse
+
+    def route(method: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> Any:
+        if path.endswith("/responses/input_tokens") and body.get("model") == "gpt-5":
+            n = sum(len(json.dumps(item).split()) for item in body["input"]) + 7 * len(body.get("tools") or [])
+            return 200, InputTokenCountResponse(object="response.input_tokens", input_tokens=n).model_dump(), {}
+        return 400, {"error": {"message": "no such model", "type": "invalid_request_error"}}, {}
+
+    layout = PromptLayout(messages="tools", turn_tokens=16)
+    msgs = conversation("Read the notes.", "Alpha one. Beta two. Gamma three. Delta four.", "What?", layout)
+    key = "sk-contract-test-000000000000"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with FakeServer(route) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        tok = resolve_tokenizer("openai-count:gpt-5")
+        check_renders_tools(tok)  # accepted: the API counts what is sent
+        n = tok.count_chat(msgs)
+        assert tok.count_chat(msgs) == n  # cached: one request
+        bad = resolve_tokenizer("openai-count:gpt-nope")
+        with pytest.raises(CtxprobeError) as info:
+            bad.count_chat(msgs)
+        sent = list(server.requests)
+    assert len(sent) == 2 and key not in str(info.value) and "\n" not in str(info.value)
+    path, _, body = sent[0]
+    assert check_request(path, body) == "openai input_tokens count"
+    kinds = [item.get("type", item.get("role")) for item in body["input"]]
+    assert kinds.count("function_call") == kinds.count("function_call_output") == sum(1 for m in msgs if m["role"] == "tool")
+    assert body["tools"][0]["name"] == READ_TOOL["function"]["name"]
+    assert n == sum(len(json.dumps(item).split()) for item in body["input"]) + 7
+    with pytest.raises(CtxprobeError, match="cannot count tool calls"):
+        check_renders_tools(resolve_tokenizer("tiktoken:o200k_base"))

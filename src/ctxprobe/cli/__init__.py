@@ -40,7 +40,7 @@ BASE_URL_HELP = ("the OpenAI-compatible server for vllm/, sglang/, openai-api/ (
                  "e.g. http://127.0.0.1:8000/v1 (default $VLLM_BASE_URL or $SGLANG_BASE_URL for those, "
                  "else $OPENAI_BASE_URL)")
 TOKENIZER_HELP = ("local | gguf:/path.gguf | hf:/dir | tiktoken:o200k_base | endpoint:URL | anthropic-count:MODEL "
-                  "| gemini-count:MODEL | approx (default: inferred from the model, and printed)")
+                  "| gemini-count:MODEL | openai-count:MODEL | approx (default: inferred from the model, and printed)")
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:

@@ -188,8 +188,9 @@ def check_renders_tools(tokenizer: Any) -> None:
         render = tokenizer.render_chat
     else:
         raise CtxprobeError(f"--layout tools: tokenizer {name} cannot count tool calls and tool declarations "
-                            "(only a chat template can: use --tokenizer hf:DIR with a template that renders tools, "
-                            "or a llama.cpp server's whose jinja template does)")
+                            "(a chat template or a counting API can: --tokenizer hf:DIR with a template that renders "
+                            "tools, a llama.cpp server's whose jinja template does, or anthropic-count:MODEL / "
+                            "openai-count:MODEL)")
     try:
         rendered = str(render(_probe()))
     except CtxprobeError as exc:

@@ -27,7 +27,7 @@ def test_a_name_like_nothing_lists_the_forms() -> None:
     assert "no such file" not in str(err.value)
     # the providers' counting APIs are named from their declarations, in the same words as before
     assert accepted_forms().endswith("'approx[:CHARS_PER_TOKEN]', 'anthropic-count:MODEL', 'gemini-count:MODEL', "
-                                     "or a path")
+                                     "'openai-count:MODEL', or a path")
 
 
 def test_a_hub_id_says_nothing_is_downloaded() -> None:
