@@ -61,7 +61,7 @@ XDIST := -n $(XDIST_WORKERS) --dist loadgroup
 
 # Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the slowest
 # listed (what CI runs): first everything but the model tests on every core, then the model tests.
-# .ci/run on a fresh clone, 2026-12-05: 27 min 53 s (docs/measurements.md).
+# .ci/run on a fresh clone: 2026-12-05 27 min 53 s, 2026-12-06 24 min 6 s (docs/measurements.md).
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
 	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=25
@@ -69,8 +69,8 @@ test: $(STAMP) lint
 
 # unit + integration without the slow tests: the check to run before every commit.
 # Budget: 5 minutes on 2 cores (docs/development.md). Before: about 17 minutes one test at a
-# time; 2026-12-05: 7 min 41 s on both cores; 2026-12-06 (2,568 tests): 7 min 12 s with
-# 4 workers on 2 cores, 10 min 35 s with 2 (docs/measurements.md).
+# time; 2026-12-05: 7 min 41 s on both cores; 2026-12-06 (2,570 tests, 4 workers on 2 idle
+# cores): 5 min 47 s, its CPU floor 5 min 26 s (docs/measurements.md).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests/unit tests/integration
 
