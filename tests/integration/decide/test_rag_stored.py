@@ -19,25 +19,20 @@ from ctxprobe.decide.rag_confirm import Arm, Confirmation
 from ctxprobe.report.rag_confirmed import stored_confirmation_line
 from ctxprobe.store import Store
 
-SIM = "sim:rag?cliff=3000&tolerance=5&sag=0.3&late=0.15"
+from decide_sims import RAG_SAG, copy_store
+
+SIM = RAG_SAG
 CLIFF, TOLERANCE = 3000, 5
+pytestmark = pytest.mark.xdist_group("rag-sims")  # the session's sag sweep, built once
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    path = tmp_path_factory.mktemp("ragstore") / "runs.sqlite"
-    assert main(["run", "--model", SIM, "--family", "niah", "--param", "niah.distractors=0,1,3,10",
-                 "--lengths", "1k,2k,4k", "--depths", "0,0.5,1", "--reps", "20", "--threshold", "0.7",
-                 "--store", str(path), "--no-plots", "--no-progress"]) == 0
-    with Store(path) as s:
-        (rec,) = s.list_runs()
-    return path, rec.run_id
+def run(rag_sag_run: tuple[Path, str]) -> tuple[Path, str]:
+    """The session's sag sweep (tests/integration/decide/conftest.py); each test copies it."""
+    return rag_sag_run
 
 
-def _copy(src: Path, dst: Path) -> Path:
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
-        a.backup(b)
-    return dst
+_copy = copy_store
 
 
 def _decide(store: Path, run_id: str, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:

@@ -11,27 +11,24 @@ from pathlib import Path
 import pytest
 
 from ctxprobe.cli import main
-from ctxprobe.store import Store
+
+from decide_sims import RAG_SAG, copy_store, rag_sweep
+
+pytestmark = pytest.mark.xdist_group("rag-sims")  # the session's sag sweep, built once
 
 LENGTHS = (1024, 2048, 4096)
 COUNTS = (0, 1, 3, 10)
 FIXED = 200  # the default instruction, question and answer budgets
 #: name → (sim, its truth: cliff, tolerance, sag, late)
-SIMS = {"sag": ("sim:rag?cliff=3000&tolerance=5&sag=0.3&late=0.15", 3000, 5, 0.3, 0.15),
+SIMS = {"sag": (RAG_SAG, 3000, 5, 0.3, 0.15),
         "flat": ("sim:rag?cliff=100000&tolerance=30", 100000, 30, 0.0, 0.0)}
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    path = tmp_path_factory.mktemp("rag") / "runs.sqlite"
-    ids = {}
-    for name, (model, *_truth) in SIMS.items():
-        assert main(["run", "--model", model, "--family", "niah", "--param",
-                     f"niah.distractors={','.join(map(str, COUNTS))}", "--lengths", "1k,2k,4k",
-                     "--depths", "0,0.5,1", "--reps", "20", "--threshold", "0.7", "--store", str(path),
-                     "--no-plots", "--no-progress"]) == 0
-        with Store(path) as s:
-            ids[name] = [r for r in s.list_runs() if r.model == model][-1].run_id
+def store(tmp_path_factory: pytest.TempPathFactory, rag_sag_run: tuple[Path, str]) -> tuple[Path, dict[str, str]]:
+    # the session's sag sweep (shared with test_rag_stored.py), copied: --confirm stores here
+    path = copy_store(rag_sag_run[0], tmp_path_factory.mktemp("rag") / "runs.sqlite")
+    ids = {"sag": rag_sag_run[1], "flat": rag_sweep(path, SIMS["flat"][0])}
     return path, ids
 
 
