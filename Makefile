@@ -28,6 +28,8 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	# inspect, lm-eval: the harness tests run inspect_ai and lm-evaluation-harness themselves (resolved
 	# with the rest: their datasets/botocore pins hold fsspec and python-dateutil at older releases)
 	$(PIP) install -e '.[llamacpp,plot,hf,dev,openai,anthropic,gemini,tiktoken,export,hf-model,ray,ruler,inspect,lm-eval]'
+	# the editable source's bytecode, once (pip compiles only what it copies into the venv)
+	$(BIN)/python -m compileall -q src
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -56,6 +58,11 @@ lint: $(STAMP)
 # Two workers a core: the fast tier's tests wait on subprocesses, loopback servers and SQLite
 # a third of the time (2026-12-06, 2 cores: -n 2 kept them 62% busy, 637 s; -n 4 took 432 s,
 # docs/measurements.md). `make test XDIST_WORKERS=2` to choose.
+# Bytecode caches (__pycache__/, gitignored) are written, whatever the shell says: with
+# PYTHONDONTWRITEBYTECODE set (as on the machines CI uses) each of the 4 workers compiled every
+# module and rewrote every test module's asserts again (13 s of collection a worker, 7 s with the
+# caches), and each of the ~200 CLI subprocesses recompiled ctxprobe (docs/measurements.md).
+unexport PYTHONDONTWRITEBYTECODE
 XDIST_WORKERS ?= $(shell $(PY) -c "import os; print(2 * (os.cpu_count() or 1))")
 XDIST := -n $(XDIST_WORKERS) --dist loadgroup
 
