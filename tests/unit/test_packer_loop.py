@@ -248,12 +248,12 @@ def test_compact_encoding_inside_the_guard() -> None:
 
 
 def test_of_two_rounds_with_equal_counts_the_first_is_kept() -> None:
-    """30 is 2 over -> 28 holds 33 (3 under its count) -> 31 also holds 33 -> 37 is far
-    over -> 20 holds exactly what it counts: stop. The first 33-token prompt is kept."""
+    """30 is 2 over -> 28 holds 33 (3 under its count) -> 31 also holds 33: aiming higher
+    gained nothing within the tolerance (16): stop. The first 33-token prompt is kept."""
     tok = Words({30: 2, 28: -3, 31: -6, 37: 10})
     packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
-    assert tok.seen == [30, 28, 31, 37, 20]
-    assert (packed.token_count, packed.n_filler, packed.encodes) == (33, 28, 5)
+    assert tok.seen == [30, 28, 31]
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (33, 28, 3)
 
 
 def test_find_subsequence_in_compact_ids() -> None:
@@ -432,3 +432,35 @@ def test_a_conversation_far_short_aims_higher_by_the_whole_shortfall() -> None:
     (554), which is over, and 354 having been tried, one lower (353: 399)."""
     tok, _sizes, packed = _turns_pack({354: -200})
     assert tok.seen == [386, 354, 554, 353] and (packed.token_count, packed.encodes) == (399, 4)
+
+
+def test_aiming_higher_is_capped_at_what_the_prompt_is_short_of_the_target() -> None:
+    """30 counts 38 but encodes to 32 (6 short): aim 6 higher. 36 counts 44 but encodes to 33:
+    its counts missed 11, the prompt is only 5 short, so 41 is tried, not 47 (every sentence
+    overcounted, the next correction would overshoot by the same again). 41 is over: 29 holds."""
+    tok = Words({30: -6, 36: -11})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 36, 41, 29]
+    assert (packed.token_count, packed.n_filler, packed.encodes) == (37, 29, 4)
+
+
+def test_a_step_up_that_gains_nothing_stops_exactly_at_the_tolerance() -> None:
+    """30 encodes 16 short of 38 (the tolerance of 38 is 16); aiming 16 higher the prompt
+    is no longer: stop, the first kept."""
+    tok = Words({30: -16, 46: -32})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 46] and (packed.token_count, packed.n_filler, packed.encodes) == (22, 30, 2)
+
+
+def test_a_step_up_that_gains_nothing_goes_on_one_token_past_the_tolerance() -> None:
+    """As above, one token shorter (17 short): past the tolerance, so the loop aims higher again."""
+    tok = Words({30: -17, 47: -34})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen[:3] == [30, 47, 64] and packed.token_count > 21
+
+
+def test_a_step_up_that_gains_one_token_goes_on() -> None:
+    """30 encodes 6 short; 36 encodes 5 short (one token gained): aim higher again."""
+    tok = Words({30: -6, 36: -11, 41: -8})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen[:3] == [30, 36, 41]

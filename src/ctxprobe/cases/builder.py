@@ -41,8 +41,9 @@ from ctxprobe.core.family import Family
 #: prompts of two builders (:func:`ctxprobe.cases.identity.check_builder`).
 #: 1: up to b7405e5; 2: the budget-driven packer (its fill tolerance changed most prompts);
 #: 3: needles placed at the depth recorded (the haystack without the needle) and RULER's
-#: qa/fwe/cwe/vt rules.
-BUILDER_VERSION = 3
+#: qa/fwe/cwe/vt rules; 4: the packer aims higher by no more than a prompt is short of its
+#: target (approx's rounded-up counts see-sawed past it: 12 encodes a case, now 4-5).
+BUILDER_VERSION = 4
 
 #: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).
 SHARED, INDEPENDENT = "shared", "independent"

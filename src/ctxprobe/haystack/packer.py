@@ -186,6 +186,7 @@ def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: Fi
     best: Packed | None = None
     tried: set[int] = set()
     encodes = 0
+    rising = -1  # the prompt's count after a round that aimed higher; -1 when the last round did not
     for _ in range(_MAX_ROUNDS):
         tried.add(budget)
         filler = select(pool, tokenizer, budget, tol)
@@ -212,12 +213,20 @@ def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: Fi
                 nxt = budget + (target - actual)
             elif actual >= predicted or actual == target:
                 break  # the counts held (or erred short): what is left is below one sentence
+            elif actual <= rising and target - actual <= tol:
+                break  # aiming higher gained nothing and the prompt is within the tolerance: stop
             else:
-                nxt = budget + (predicted - actual)  # the counts overestimated: aim higher
+                # the counts overestimated: aim higher by what they missed, but never by more than
+                # the prompt is short of the target (counts that overestimate every sentence, as
+                # approx's rounding up does, miss more the more filler they hold: aiming by
+                # their whole gap overshot, and the rounds see-sawed to the cap)
+                nxt = budget + min(predicted - actual, target - actual)
+            rising = actual
         else:
             nxt = budget - (actual - target)  # at least one lower: actual > target
             if nxt < 0:
                 raise LengthTooShort(target, actual - filler.total)
+            rising = -1
         while nxt in tried and nxt < budget:  # already tried lower: go lower still
             nxt -= 1
         if nxt in tried:
