@@ -27,6 +27,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from ctxprobe.errors import CtxprobeError
 from ctxprobe.tokenizers.approx import ApproxTokenizer
@@ -34,6 +35,10 @@ from ctxprobe.tokenizers.base import Message, TokenizerBase, fold_prefill
 
 UNKNOWN_ID = -1
 _CACHE_MAX = 256
+#: Every count tokenizer's SDK client: a couple of retries on 429/5xx (a failed count fails the
+#: case build), and two minutes a request (a 1M-token prompt is counted whole).
+COUNT_RETRIES = 2
+COUNT_TIMEOUT_S = 120.0
 
 
 def api_key_from(env: tuple[str, ...], who: str) -> str:
@@ -58,6 +63,18 @@ class APICountTokenizer(TokenizerBase):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+    def _client_kwargs(self, key_env: tuple[str, ...], url_env: str, base_url: str | None) -> dict[str, Any]:
+        """The SDK client's settings, as openai's and anthropic's clients name them: the key
+        (the first of ``key_env`` set; kept to scrub from errors, never shown), the base URL
+        (``base_url``, else ``url_env``'s, else the SDK's own), :data:`COUNT_RETRIES` and
+        :data:`COUNT_TIMEOUT_S`."""
+        self._secret = api_key_from(key_env, self.name)
+        kwargs: dict[str, Any] = {"api_key": self._secret, "max_retries": COUNT_RETRIES, "timeout": COUNT_TIMEOUT_S}
+        url = base_url or os.environ.get(url_env, "").strip() or None
+        if url:
+            kwargs["base_url"] = url
+        return kwargs
 
     def _api_count(self, messages: list[Message]) -> int:  # pragma: no cover - abstract
         raise NotImplementedError

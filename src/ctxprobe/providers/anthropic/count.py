@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ctxprobe.errors import MissingExtraError
-from ctxprobe.tokenizers.api_count import APICountTokenizer, api_key_from
+from ctxprobe.tokenizers.api_count import APICountTokenizer
 from ctxprobe.tokenizers import bad_tokenizer
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -34,12 +33,7 @@ class AnthropicCountTokenizer(APICountTokenizer):
         except ImportError:
             raise MissingExtraError("anthropic", "anthropic", f"The {self.name} tokenizer") from None
         self._sdk = anthropic
-        self._secret = api_key_from(("ANTHROPIC_API_KEY",), self.name)
-        url = base_url or os.environ.get("ANTHROPIC_BASE_URL", "").strip() or None
-        kwargs: dict[str, Any] = {"api_key": self._secret, "max_retries": 2, "timeout": 120.0}
-        if url:
-            kwargs["base_url"] = url
-        self._client = anthropic.Anthropic(**kwargs)
+        self._client = anthropic.Anthropic(**self._client_kwargs(("ANTHROPIC_API_KEY",), "ANTHROPIC_BASE_URL", base_url))
 
     def _api_count(self, messages: list[Message]) -> int:
         from ctxprobe.core.tools import anthropic_tools, anthropic_turns

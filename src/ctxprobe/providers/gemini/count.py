@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from ctxprobe.core.tools import gemini_turns, has_tool_calls
 from ctxprobe.errors import MissingExtraError
-from ctxprobe.tokenizers.api_count import APICountTokenizer, api_key_from
+from ctxprobe.tokenizers.api_count import APICountTokenizer
 from ctxprobe.tokenizers import bad_tokenizer
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
@@ -39,10 +38,11 @@ class GeminiCountTokenizer(APICountTokenizer):
         except ImportError:
             raise MissingExtraError("google-genai", "gemini", f"The {self.name} tokenizer") from None
         self._errors = errors
-        self._secret = api_key_from(("GEMINI_API_KEY", "GOOGLE_API_KEY"), self.name)
-        url = base_url or os.environ.get("GEMINI_BASE_URL", "").strip() or None
-        http = types.HttpOptions(base_url=url, timeout=120_000, retry_options=types.HttpRetryOptions(attempts=3))
-        self._client = genai.Client(api_key=self._secret, http_options=http)
+        kw = self._client_kwargs(("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GEMINI_BASE_URL", base_url)
+        # google-genai's names: milliseconds, and attempts counting the first
+        http = types.HttpOptions(base_url=kw.get("base_url"), timeout=round(kw["timeout"] * 1000),
+                                 retry_options=types.HttpRetryOptions(attempts=kw["max_retries"] + 1))
+        self._client = genai.Client(api_key=kw["api_key"], http_options=http)
 
     #: Why ``--layout tools`` cannot be counted here (:func:`ctxprobe.core.tools.check_renders_tools`).
     tools_refusal = ("tokenizer gemini-count cannot count the tool declaration: google-genai refuses tools in "

@@ -12,12 +12,11 @@ the report says when it is larger than the case was built to (``prompt_overcount
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ctxprobe.errors import MissingExtraError
 from ctxprobe.tokenizers import bad_tokenizer
-from ctxprobe.tokenizers.api_count import APICountTokenizer, api_key_from
+from ctxprobe.tokenizers.api_count import APICountTokenizer
 from ctxprobe.tokenizers.base import Message, Tokenizer
 
 
@@ -42,12 +41,7 @@ class OpenAICountTokenizer(APICountTokenizer):
         except ImportError:
             raise MissingExtraError("openai", "openai", f"The {self.name} tokenizer") from None
         self._sdk = openai
-        self._secret = api_key_from(("OPENAI_API_KEY",), self.name)
-        url = base_url or os.environ.get("OPENAI_BASE_URL", "").strip() or None
-        kwargs: dict[str, Any] = {"api_key": self._secret, "max_retries": 2, "timeout": 120.0}
-        if url:
-            kwargs["base_url"] = url
-        self._client = openai.OpenAI(**kwargs)
+        self._client = openai.OpenAI(**self._client_kwargs(("OPENAI_API_KEY",), "OPENAI_BASE_URL", base_url))
 
     def _api_count(self, messages: list[Message]) -> int:
         from ctxprobe.providers.openai.responses import responses_input, responses_tools
