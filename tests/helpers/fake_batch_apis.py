@@ -78,6 +78,7 @@ class BatchFake:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart (delayed ACK)
 
             def log_message(self, *args: Any) -> None:
                 return None

@@ -44,6 +44,7 @@ class FakeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart (delayed ACK)
 
             def log_message(self, *args: Any) -> None:
                 return None
