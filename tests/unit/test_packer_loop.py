@@ -464,3 +464,25 @@ def test_a_step_up_that_gains_one_token_goes_on() -> None:
     tok = Words({30: -6, 36: -11, 41: -8})
     packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
     assert tok.seen[:3] == [30, 36, 41]
+
+
+def test_a_step_up_that_loses_tokens_within_the_tolerance_stops() -> None:
+    """30 encodes 6 short; 36 encodes 8 short (fewer than before): stop, the first kept."""
+    tok = Words({30: -6, 36: -14})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 36] and (packed.token_count, packed.n_filler) == (32, 30)
+
+
+def test_a_step_up_that_gains_nothing_half_the_target_short_goes_on() -> None:
+    """19 of 38 twice (the gap, 19, past the tolerance of 16): aim higher again."""
+    tok = Words({30: -19, 49: -38})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen[:3] == [30, 49, 68] and packed.token_count > 19
+
+
+def test_an_overshoot_between_two_short_rounds_is_no_step_up() -> None:
+    """30 is 6 short (32), 36 is over, 29 is 7 short (31, below 32): the round before it went
+    down, not up, so no gain is judged and the loop aims higher (35, over; then 28 holds 36)."""
+    tok = Words({30: -6, 36: 1, 29: -6})
+    packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
+    assert tok.seen == [30, 36, 29, 35, 28] and (packed.token_count, packed.n_filler) == (36, 28)

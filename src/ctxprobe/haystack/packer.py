@@ -186,7 +186,7 @@ def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: Fi
     best: Packed | None = None
     tried: set[int] = set()
     encodes = 0
-    rising = -1  # the prompt's count after a round that aimed higher; -1 when the last round did not
+    rising: int | None = None  # the prompt's count after a round that aimed higher (None after any other)
     for _ in range(_MAX_ROUNDS):
         tried.add(budget)
         filler = select(pool, tokenizer, budget, tol)
@@ -213,7 +213,7 @@ def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: Fi
                 nxt = budget + (target - actual)
             elif actual >= predicted or actual == target:
                 break  # the counts held (or erred short): what is left is below one sentence
-            elif actual <= rising and target - actual <= tol:
+            elif rising is not None and actual <= rising and target - actual <= tol:
                 break  # aiming higher gained nothing and the prompt is within the tolerance: stop
             else:
                 # the counts overestimated: aim higher by what they missed, but never by more than
@@ -226,7 +226,7 @@ def _pack(tokenizer: Tokenizer, render: Callable[[str], list[Message]], pool: Fi
             nxt = budget - (actual - target)  # at least one lower: actual > target
             if nxt < 0:
                 raise LengthTooShort(target, actual - filler.total)
-            rising = -1
+            rising = None
         while nxt in tried and nxt < budget:  # already tried lower: go lower still
             nxt -= 1
         if nxt in tried:
