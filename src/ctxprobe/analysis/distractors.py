@@ -58,6 +58,10 @@ class DistractorTolerance:
     def counts(self) -> tuple[int, ...]:
         return tuple(p.count for p in self.curve)
 
+    def not_run(self) -> list[int]:
+        """The planned counts with no case measured yet (a run under way)."""
+        return [p.count for p in self.curve if not p.n]
+
     def labels(self) -> dict[int, str]:
         return {p.count: p.label for p in self.curve}
 
@@ -73,14 +77,26 @@ class DistractorTolerance:
         def end(x: int | None) -> str:
             return f"below {min(self.counts)}" if x is None else str(x)
 
-        span = f"; {pct} interval {end(self.lo)}–{end(self.hi)}"
-        more = " (the most tested: more were not tried)" if self.lo == most else ""
+        measured = [p.count for p in self.curve if p.n]
+        unrun = self.not_run()
+        if measured and self.hi == max(measured) and any(c > self.hi for c in unrun):
+            span = f"; {pct} interval from {end(self.lo)} (its upper end waits on the counts not yet run)"
+        else:
+            span = f"; {pct} interval {end(self.lo)}–{end(self.hi)}"
+        if self.lo == most:
+            more = " (the most tested: more were not tried)"
+        elif self.lo is not None and measured and self.lo == max(measured) and unrun:
+            # a run still under way: the planned counts past it are not yet measured, not failed
+            more = f" (the most measured so far: {', '.join(map(str, unrun))} not yet run)"
+        else:
+            more = ""
         curve = ", ".join(f"{p.count}: {'—' if p.mean is None else f'{p.mean:.2f}'}" for p in self.curve)
         return f"{self.family}: {head}{more}{span}; accuracy by look-alikes {curve}; {upto}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"family": self.family, "bar": self.bar, "lo": self.lo, "hi": self.hi, "point": self.point,
-                "confidence": self.confidence, "lengths": list(self.lengths), "line": self.line(),
+                "confidence": self.confidence, "lengths": list(self.lengths), "not_run": self.not_run(),
+                "line": self.line(),
                 "rule": "counts walked like lengths: lower end by one-sided Clopper-Pearson lower bounds at alpha/2, "
                         "upper end by upper bounds at alpha/(2K); pooled over depths and the lengths where the "
                         "fewest look-alikes clear the bar",
@@ -127,6 +143,10 @@ def distractor_tolerance(rows: Iterable[ResultRow], families: Mapping[str, Mappi
         for ev in evidence:
             lo, hi = wilson_interval(ev.successes, ev.n) if ev.n else (0.0, 1.0)
             curve.append(CountPoint(ev.length, labels[ev.length], ev.n, ev.mean, lo, hi))
+        # every planned count is on the curve, one not yet measured with no cases (shown "—")
+        measured = {p.count for p in curve}
+        curve += [CountPoint(c, label, 0, None, 0.0, 1.0) for c, label in labels.items() if c not in measured]
+        curve.sort(key=lambda p: p.count)
         out.append(DistractorTolerance(base, threshold, walked.lo, walked.hi, walked.point, tuple(curve), pooled,
                                        confidence))
     return out

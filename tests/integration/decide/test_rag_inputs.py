@@ -144,3 +144,24 @@ def test_documents_has_no_look_alike_axis_and_the_error_says_what_to_run(tmp_pat
     assert "no distractor axis for documents: documents takes no look-alike count" in err, err
     assert "--family niah --param niah.distractors=0,1,3,10,30" in err and "documents.distractors" not in err
     assert "\n" not in err
+
+
+def test_a_run_under_way_says_which_counts_are_not_yet_run() -> None:
+    """Only the counts 0 and 1 measured of 0, 1, 3, 10 planned: the tolerance is the most
+    measured so far, not "the most tested", and the unmeasured counts show on the curve."""
+    families = {f"niah~distractors{c}": {"family": "niah", "distractors": c} for c in (0, 1, 3, 10)}
+    rows = _rows("niah~distractors0", 40, 40) + _rows("niah~distractors1", 40, 40)
+    intervals = {iv.family: iv for iv in effective_lengths(rows, threshold=0.856, draws=1)}
+    (tol,) = distractor_tolerance(rows, families, intervals, {}, bar=0.856)
+    assert tol.lo == 1 and tol.counts == (0, 1, 3, 10)
+    assert [p.n for p in tol.curve] == [40, 40, 0, 0]
+    line = tol.line()
+    assert "tolerates up to 1 look-alike at" in line and "(the most measured so far: 3, 10 not yet run)" in line
+    assert "the most tested" not in line and "3: —, 10: —" in line
+    assert "95% interval from 1 (its upper end waits on the counts not yet run)" in line
+    assert tol.to_dict()["not_run"] == [3, 10]
+    # all measured: the most tested, as before
+    rows += _rows("niah~distractors3", 40, 40) + _rows("niah~distractors10", 40, 40)
+    (tol,) = distractor_tolerance(rows, families, intervals, {}, bar=0.856)
+    assert tol.lo == 10 and "(the most tested: more were not tried)" in tol.line()
+    assert "not yet run" not in tol.line() and "95% interval 10–10" in tol.line() and tol.not_run() == []
