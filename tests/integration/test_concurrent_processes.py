@@ -147,10 +147,16 @@ def test_killed_process_claims_are_taken_over(tmp_path, case_requests, spawn) ->
                 return {}
             return dict(rows)
 
-        # kill the victim once both are at work: the survivor has answered a case of its own
-        while claims(1).get(survivor.pid, 0) < 1 and time.monotonic() < deadline:
+        # kill the victim once both are at work: the survivor has answered a case of its own and
+        # the victim holds claims it has not answered (sampled until both hold: under load the
+        # victim can be between an answer and its next claim at any one look)
+        held = 0
+        while time.monotonic() < deadline:
+            if claims(1).get(survivor.pid, 0) >= 1:
+                held = claims(0).get(victim.pid, 0)
+                if held > 0:
+                    break
             time.sleep(0.02)
-        held = claims(0).get(victim.pid, 0)  # cases the victim claimed and has not answered
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait(timeout=10)
         assert held > 0, "the kill should land while the victim holds claims"
