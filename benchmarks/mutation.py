@@ -224,6 +224,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("packer", "while lo != hi:"): "lo <= hi holds throughout the search (mid > lo; hi = mid - 1 >= lo): != is <",
     ("packer", "elif actual >= predicted or actual >= target:"):
         "reached only with actual <= target (the branch above): actual >= target is actual == target",
+    ("packer", "elif actual >= predicted or actual > target:"):
+        "reached only with actual <= target, so this drops the stop at actual == target: the step up is then "
+        "min(..., target - actual) = 0, a budget already tried, and the loop stops the same",
     ("packer", "elif actual > predicted or actual == target:"):
         "with actual == predicted the else aims at budget + 0, a budget already tried, and the loop stops the same",
     ("packer", "if len(messages) > len(one) and target - actual > tol:"):
