@@ -234,7 +234,7 @@ def test_a_served_models_dated_id_takes_no_other_models_note() -> None:
 
 
 def test_a_window_the_library_lacks_comes_from_a_window_only_price_file_entry(
-        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """genai-prices 0.2.3 has no window for Gemini 2.5 Pro (the run asks models.get); the
     user's entry of ``window`` alone gives one to plan with and keeps the library's prices."""
     from ctxprobe.core.catalog import context_window
@@ -256,5 +256,10 @@ def test_a_window_the_library_lacks_comes_from_a_window_only_price_file_entry(
     assert plan["prices"]["on_demand"] == pytest.approx(_oracle(model, 102_400, 16), rel=0.01)
     rows = [r for r in price_rows(table) if r.model == model]
     assert len(rows) == 2 and {r.window for r in rows} == {1_048_576} and rows[0].library  # the library's tiers
+
+    def built(*_: Any, **__: Any) -> None:
+        raise AssertionError("a 2M-token case was built before the length was refused")
+
+    monkeypatch.setattr("ctxprobe.haystack.packer._pack", built)  # refused before anything is built
     assert main(["plan", "--model", model, "--lengths", "2000k", "--prices", str(f)]) == 2
     assert "exceeds gemini:gemini-2.5-pro's window of 1,048,576 tokens" in capsys.readouterr().err

@@ -14,7 +14,7 @@ from typing import Any
 
 from ctxprobe.cases.families import check_families
 from ctxprobe.cases.fitting import fitted_spec, too_short_lines
-from ctxprobe.cases.sizing import Sizes, plan_beyond_trained, plan_mean_sizes, plan_sizes
+from ctxprobe.cases.sizing import Sizes, needs_building, plan_beyond_trained, plan_mean_sizes, plan_sizes
 from ctxprobe.core.catalog import age_note, check_model, context_window, model_info, provider_info
 from ctxprobe.core.loader import resolve
 from ctxprobe.errors import CtxprobeError
@@ -137,8 +137,12 @@ def plan_report(spec: Spec, *, adaptive: AdaptivePlan | None = None,
         if model:
             check_model_name(model)
     check_families(spec)  # a mistyped family (naih) or parameter is refused as run refuses it
-    spec = fitted_spec(spec)  # a family too short for a length runs at the others: said in the lines
     table = load_prices(spec.prices)
+    if not needs_building(spec):  # lengths in tokens: a length past the window is refused before any case is built
+        refusal = window_refusal(spec, None, table)
+        if refusal:
+            raise CtxprobeError(refusal)
+    spec = fitted_spec(spec)  # a family too short for a length runs at the others: said in the lines
     warnings: list[str] = []
     deprecated = check_model(spec.model, table)  # raises for a retired model
     if deprecated:
