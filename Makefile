@@ -77,7 +77,9 @@ test: $(STAMP) lint
 # unit + integration without the slow tests: the check to run before every commit.
 # Budget: 5 minutes on 2 cores (docs/development.md). Before: about 17 minutes one test at a
 # time; 2026-12-05: 7 min 41 s on both cores; 2026-12-06 (2,570 tests, 4 workers on 2 idle
-# cores): 5 min 47 s, its CPU floor 5 min 26 s (docs/measurements.md).
+# cores): 5 min 47 s, its CPU floor 5 min 26 s; later that day 4 min 10 s (4 min 29 s on a fresh
+# clone), after the sim server's 40 ms Nagle wait a request and approx's 12-encode cases were
+# fixed (docs/measurements.md).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m "not slow" tests/unit tests/integration
 
