@@ -42,7 +42,7 @@ from ctxprobe.core.family import Family
 #: 1: up to b7405e5; 2: the budget-driven packer (its fill tolerance changed most prompts);
 #: 3: needles placed at the depth recorded (the haystack without the needle) and RULER's
 #: qa/fwe/cwe/vt rules; 4: the packer aims higher by no more than a prompt is short of its
-#: target (approx's rounded-up counts see-sawed past it: 12 encodes a case, now 4-5).
+#: target (approx's rounded-up counts see-sawed past it: 12 encodes a case, now 3-7).
 BUILDER_VERSION = 4
 
 #: Run-meta value recording which mode built the cases (``meta["prefix_sharing"]``).
