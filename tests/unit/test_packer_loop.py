@@ -460,10 +460,11 @@ def test_a_step_up_that_gains_nothing_goes_on_one_token_past_the_tolerance() -> 
 
 
 def test_a_step_up_that_gains_one_token_goes_on() -> None:
-    """30 encodes 6 short; 36 encodes 5 short (one token gained): aim higher again."""
+    """30 encodes 6 short; 36 encodes 5 short (one token gained): aim higher again, to 41
+    (over by 3), 38 (over), then 29 holds what it counts (37)."""
     tok = Words({30: -6, 36: -11, 41: -8})
     packed = pack(tok, render, fpool(tok), [NEEDLE], 38)
-    assert tok.seen[:3] == [30, 36, 41]
+    assert tok.seen == [30, 36, 41, 38, 29] and (packed.token_count, packed.n_filler) == (37, 29)
 
 
 def test_a_step_up_that_loses_tokens_within_the_tolerance_stops() -> None:
