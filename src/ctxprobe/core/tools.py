@@ -172,8 +172,10 @@ def _probe() -> list[dict[str, Any]]:
 def check_renders_tools(tokenizer: Any) -> None:
     """Refuse (one line) a tokenizer whose counts would leave out a tool call, a tool result
     or the tool declaration: a chat template (``hf:``) rendered once with a probe call must
-    show each of them, as must a llama.cpp server's ``/apply-template`` sent the probe with
-    its ``tools`` (``renders_tools``: ``gguf:``, ``endpoint:`` of llama-server); a provider's
+    show each of them, as must a server's rendering of the probe sent with its ``tools``
+    (``renders_tools``: a llama.cpp server's ``/apply-template`` — ``gguf:``, ``endpoint:``
+    of llama-server — or vLLM's ``/tokenize`` ids sent back through ``/detokenize`` —
+    ``endpoint:`` of vLLM); a provider's
     counting API that is sent them says so (``counts_tool_messages``: ``anthropic-count:``),
     and one that cannot be sent them says why (``tools_refusal``: ``gemini-count:``)."""
     template = getattr(tokenizer, "template", None)
@@ -184,12 +186,12 @@ def check_renders_tools(tokenizer: Any) -> None:
         raise CtxprobeError(f"--layout tools: {why}; use --tokenizer hf:DIR with a template that renders tools")
     if template is not None and hasattr(template, "render"):
         render = template.render
-    elif getattr(tokenizer, "renders_tools", False):  # llama.cpp's server: /apply-template with tools
+    elif getattr(tokenizer, "renders_tools", False):  # a server's template, sent the tools (llama.cpp, vLLM)
         render = tokenizer.render_chat
     else:
         raise CtxprobeError(f"--layout tools: tokenizer {name} cannot count tool calls and tool declarations "
                             "(a chat template or a counting API can: --tokenizer hf:DIR with a template that renders "
-                            "tools, a llama.cpp server's whose jinja template does, or anthropic-count:MODEL / "
+                            "tools, a llama.cpp or vLLM server's whose template does, or anthropic-count:MODEL / "
                             "openai-count:MODEL)")
     try:
         rendered = str(render(_probe()))

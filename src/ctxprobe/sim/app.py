@@ -77,6 +77,12 @@ def build_app(sim: Any) -> Starlette:
             return _not_json()
         return await _respond(sim.tokenize(body))
 
+    async def detokenize(request: Request) -> Response:
+        body = await _json(request)
+        if body is _NOT_JSON:
+            return _not_json()
+        return await _respond(sim.detokenize(body))
+
     async def props(request: Request) -> Response:
         return await _respond(sim.props())
 
@@ -100,6 +106,8 @@ def build_app(sim: Any) -> Starlette:
         Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         Route("/tokenize", tokenize, methods=["POST"]),
         Route("/v1/tokenize", tokenize, methods=["POST"]),
+        Route("/detokenize", detokenize, methods=["POST"]),
+        Route("/v1/detokenize", detokenize, methods=["POST"]),
         Route("/props", props, methods=["GET"]),
         Route("/slots", slots, methods=["GET"]),
         Route("/health", health, methods=["GET"]),

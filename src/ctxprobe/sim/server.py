@@ -10,8 +10,12 @@ Endpoints, shaped like the OpenAI API / vLLM / llama.cpp:
   answers with SSE chunks (``stream_options.include_usage`` adds the usage chunk) and
   ``data: [DONE]``. Malformed requests get OpenAI-shaped 400s (:mod:`.sim_wire`).
 - ``GET /v1/models`` and ``GET /v1/models/{id}``: ``id`` and ``max_model_len`` (when known).
-- ``POST /tokenize`` (also ``/v1/tokenize``): ``{"messages": [...]}`` or
-  ``{"content"|"prompt": str}`` → ``{"tokens": [...], "count": n}``.
+- ``POST /tokenize`` (also ``/v1/tokenize``): ``{"messages": [...], "tools": [...]}`` (the
+  ``tools`` rendered by the tokenizer's chat template, as vLLM renders them; a tokenizer
+  without one answers 400 to ``tools``) or ``{"content"|"prompt": str}`` →
+  ``{"tokens": [...], "count": n}``.
+- ``POST /detokenize`` (also ``/v1/detokenize``): ``{"tokens": [...]}`` → ``{"prompt": text}``
+  (vLLM's; special tokens shown).
 - ``GET /health``.
 
 ``truncate_to=N`` turns it into a *faulty* server that silently left-truncates prompts
@@ -46,6 +50,7 @@ from ctxprobe.sim.faults import FaultPlan
 from ctxprobe.sim.sampling import choice_seed
 from ctxprobe.sim.wire import BadRequest, Choice, Params, RawBody, Reply, error_body
 from ctxprobe.tokenizers.base import Message, Tokenizer
+from ctxprobe.tokenizers.chat_template import ChatTemplate
 
 DEFAULT_MAX_TOKENS = wire.DEFAULT_CHAT_MAX_TOKENS
 
@@ -332,7 +337,7 @@ class SimServer:
             if not isinstance(body, dict):
                 raise BadRequest("the request body must be a JSON object")
             if "messages" in body:
-                tokens = self.tokenizer.encode_chat(wire.parse_messages(body["messages"]))
+                tokens = self._chat_tokens(wire.parse_messages(body["messages"]), wire.parse_tools(body.get("tools")))
             else:
                 text = body.get("content", body.get("prompt"))
                 if not isinstance(text, str):
@@ -344,6 +349,42 @@ class SimServer:
         if self.provider.context_window is not None:
             out["max_model_len"] = self.provider.context_window
         return Reply(200, out)
+
+    def _chat_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None) -> list[int]:
+        """vLLM's chat form of ``/tokenize``: the messages and the body's ``tools`` (only
+        those: none when it sends none) through the tokenizer's chat template. A tokenizer
+        without a template rendered here (``tiktoken:``, ``approx``) counts the messages
+        its own way, and cannot take ``tools``."""
+        tok = self.tokenizer
+        assert tok is not None
+        template = getattr(tok, "template", None)
+        encode = getattr(tok, "encode_rendered", None)
+        if isinstance(template, ChatTemplate) and callable(encode):
+            try:
+                return list(encode(template.render_with_tools(messages, tools)))
+            except CtxprobeError as exc:  # a template that raises on these messages
+                raise BadRequest(str(exc), "messages") from None
+        if tools is not None:
+            raise BadRequest(f"this server's tokenizer ({tok.name}) has no chat template to render 'tools' with",
+                             "tools")
+        return tok.encode_chat(messages)
+
+    def detokenize(self, body: object) -> Reply:
+        """vLLM's ``POST /detokenize``: ``{"tokens": [...]}`` → ``{"prompt": text}``."""
+        decode = getattr(self.tokenizer, "decode", None)
+        if not callable(decode):
+            return Reply(501, error_body("this server's tokenizer cannot decode", "not_implemented"))
+        tokens = body.get("tokens") if isinstance(body, dict) else None
+        if not isinstance(tokens, list) or not all(isinstance(t, int) and not isinstance(t, bool) and t >= 0
+                                                   for t in tokens):
+            return Reply(400, error_body("'tokens' must be an array of token ids (non-negative integers)",
+                                         param="tokens"))
+        try:
+            text = decode(tokens)
+        except Exception as exc:  # noqa: BLE001 - the Rust decoder raises bare exceptions on bad ids
+            return Reply(400, error_body(f"cannot decode these tokens: {' '.join(str(exc).split())[:120]}",
+                                         param="tokens"))
+        return Reply(200, {"prompt": str(text)})
 
 
 @contextlib.asynccontextmanager

@@ -118,20 +118,28 @@ def _tool_calls(i: int, raw: object) -> list[dict[str, Any]]:
     return out
 
 
-def check_tools(body: dict[str, Any], messages: list[Message]) -> None:
-    """Every tool an assistant message calls is declared in ``tools`` (OpenAI's rule, so a
-    request that would fail there fails here too)."""
-    raw = body.get("tools")
-    called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+def parse_tools(raw: object) -> list[dict[str, Any]] | None:
+    """A body's ``tools`` (None when absent), each ``{type: function, function: {name, ...}}``
+    as OpenAI's and vLLM's ``ChatCompletionToolsParam`` require."""
     if raw is None:
-        if called:
-            raise BadRequest(f"messages call tool(s) {', '.join(sorted(called))} but 'tools' declares none", "tools")
-        return
+        return None
     if not isinstance(raw, list) or not all(isinstance(t, dict) and t.get("type") == "function"
                                             and isinstance(t.get("function"), dict)
                                             and isinstance(t["function"].get("name"), str) for t in raw):
         raise BadRequest("'tools' must be an array of {type: function, function: {name, ...}}", "tools")
-    missing = called - {t["function"]["name"] for t in raw}
+    return raw
+
+
+def check_tools(body: dict[str, Any], messages: list[Message]) -> None:
+    """Every tool an assistant message calls is declared in ``tools`` (OpenAI's rule, so a
+    request that would fail there fails here too)."""
+    tools = parse_tools(body.get("tools"))
+    called = {c["function"]["name"] for m in messages for c in m.get("tool_calls") or []}
+    if tools is None:
+        if called:
+            raise BadRequest(f"messages call tool(s) {', '.join(sorted(called))} but 'tools' declares none", "tools")
+        return
+    missing = called - {t["function"]["name"] for t in tools}
     if missing:
         raise BadRequest(f"messages call undeclared tool(s): {', '.join(sorted(missing))}", "tools")
 

@@ -170,18 +170,31 @@ class ChatTemplate:
         the chat before it with the generation prompt, then the prefix verbatim."""
         from ctxprobe.tokenizers.base import split_prefill
 
-        head, prefix = split_prefill(messages)
-        if prefix is not None and add_generation_prompt:
-            return self.render(head, add_generation_prompt=True) + prefix
         from ctxprobe.core.tools import declared_tools
 
+        head, prefix = split_prefill(messages)
+        prefilled = prefix is not None and add_generation_prompt
+        # the tool a tools layout declares (None otherwise: as before)
+        return self.render_with_tools(messages, declared_tools(head if prefilled else messages),
+                                      add_generation_prompt)
+
+    def render_with_tools(self, messages: list[Message], tools: list[dict[str, Any]] | None,
+                          add_generation_prompt: bool = True) -> str:
+        """:meth:`render` with exactly ``tools`` declared, not those the messages imply: a
+        server's request renders the ``tools`` its body sends (the sim server's ``/tokenize``
+        as vLLM's); an answer prefix as in :meth:`render`."""
+        from ctxprobe.tokenizers.base import split_prefill
+
+        head, prefix = split_prefill(messages)
+        if prefix is not None and add_generation_prompt:
+            return self.render_with_tools(head, tools, add_generation_prompt=True) + prefix
         return render_chat_template(
             self.source,
             messages,
             bos_token=self.bos_token,
             eos_token=self.eos_token,
             add_generation_prompt=add_generation_prompt,
-            tools=declared_tools(messages),  # the tool a tools layout declares (None otherwise: as before)
+            tools=tools,
         )
 
 

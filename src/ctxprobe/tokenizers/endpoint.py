@@ -6,10 +6,14 @@ included. ``BASE_URL`` is the OpenAI base (``http://host:8000/v1``) or the serve
 prompt is obtained, per server kind:
 
 ``vllm`` (also the ctxprobe sim server)
-    ``POST {root}/tokenize`` with ``{"messages", "add_generation_prompt": true}``: vLLM
-    applies the chat template server-side and tokenizes without adding special tokens
-    (its chat default), exactly as for ``/v1/chat/completions``. Text:
-    ``{"prompt", "add_special_tokens": false}``.
+    ``POST {root}/tokenize`` with ``{"messages", "add_generation_prompt": true}`` (and a
+    tools layout's ``tools``: vLLM's chat form takes them and its template renders them as
+    for a chat request): vLLM applies the chat template server-side and tokenizes without
+    adding special tokens (its chat default), exactly as for ``/v1/chat/completions``.
+    Text: ``{"prompt", "add_special_tokens": false}``. The rendered chat (for
+    :func:`~ctxprobe.core.tools.check_renders_tools`) is those ids sent to
+    ``POST {root}/detokenize`` (``{"tokens"}`` → ``{"prompt"}``): the server's decode of
+    what it counts.
 ``llama-server`` (llama.cpp's native server)
     ``POST {root}/apply-template`` with ``{"messages"}`` (and a tools layout's ``tools``:
     llama.cpp renders them with its jinja template as for a chat request) returns the
@@ -24,7 +28,8 @@ prompt is obtained, per server kind:
     (learnt by tokenizing ``""``). Chat counts use the *probe* below.
 ``sglang``
     ``POST {root}/tokenize`` takes ``{"prompt": str | [str], "add_special_tokens"}`` only
-    (no messages): text counts are batched in one request; chat counts use the probe.
+    (no messages, no tools): text counts are batched in one request; chat counts use the
+    probe.
 probe (chat, for the last two)
     ``POST {base}/chat/completions`` with ``max_tokens: 1`` and ``temperature: 0``; the
     server's ``usage.prompt_tokens`` is by definition the count of the fully templated
@@ -228,9 +233,12 @@ class EndpointTokenizer(TokenizerBase):
         kind = self.kind
         if kind == "vllm":
             # an answer prefix (trailing assistant message) is continued, not closed
-            prefill = split_prefill(messages)[1] is not None
+            head, prefix = split_prefill(messages)
+            prefill = prefix is not None
             body = self._with_model({"messages": messages, "add_generation_prompt": not prefill,
                                      **({"continue_final_message": True} if prefill else {})})
+            if (tools := declared_tools(head)) is not None:
+                body["tools"] = tools  # a tools layout's declaration, rendered as the server renders a request's
             return list((self._post(f"{self.root}/tokenize", body) or {}).get("tokens") or [])
         if kind == "llama-server":
             rendered = self.render_chat(messages)
@@ -253,6 +261,14 @@ class EndpointTokenizer(TokenizerBase):
         return n
 
     def render_chat(self, messages: list[Message]) -> str:
+        if self.kind == "vllm":
+            # vLLM returns no rendered text: the ids it counts (tools and prefill as counted),
+            # decoded by the server — what its template kept, for check_renders_tools to probe
+            data = self._post(f"{self.root}/detokenize", self._with_model({"tokens": self.encode_chat(messages)}))
+            prompt = (data or {}).get("prompt")
+            if not isinstance(prompt, str):
+                raise CtxprobeError(f"tokenizer endpoint {self.root}/detokenize answered no 'prompt'")
+            return prompt
         if self.kind == "llama-server":
             # an answer prefix follows the server's template verbatim (RULER's template + prefix)
             head, prefix = split_prefill(messages)
@@ -268,10 +284,13 @@ class EndpointTokenizer(TokenizerBase):
 
     @property
     def renders_tools(self) -> bool:
-        """Whether :meth:`render_chat` sends a tools layout's declaration with its messages
-        (llama-server's ``/apply-template`` takes OpenAI's ``tools``, rendered by a jinja
-        template; :func:`ctxprobe.core.tools.check_renders_tools` probes what it keeps)."""
-        return self.kind == "llama-server"
+        """Whether counts and :meth:`render_chat` send a tools layout's declaration with its
+        messages: llama-server's ``/apply-template`` and vLLM's chat ``/tokenize`` take
+        OpenAI's ``tools``, rendered by the server's template as for a chat request
+        (:func:`ctxprobe.core.tools.check_renders_tools` probes what it keeps). SGLang's
+        ``/tokenize`` takes text only, and the chat probe's count cannot show what the
+        template kept: refused."""
+        return self.kind in ("vllm", "llama-server")
 
     @property
     def chat_template_hash(self) -> str | None:

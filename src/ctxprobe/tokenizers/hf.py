@@ -151,7 +151,12 @@ class HFTokenizer(TokenizerBase):
 
     def encode_chat(self, messages: list[Message]) -> list[int]:
         """What ``apply_chat_template(tokenize=True)`` returns: no extra BOS/EOS added."""
-        return self._chat.encode(self.render_chat(messages), add_special_tokens=False).ids
+        return self.encode_rendered(self.render_chat(messages))
+
+    def encode_rendered(self, rendered: str) -> list[int]:
+        """Ids of an already templated chat, as :meth:`encode_chat` encodes its rendering
+        (special-token text parsed, nothing added)."""
+        return self._chat.encode(rendered, add_special_tokens=False).ids
 
     def count_chat(self, messages: list[Message]) -> int:
         return len(self.encode_chat(messages))

@@ -127,7 +127,11 @@ class LightTokenizer(TokenizerBase):
         return self.template.render(messages, add_generation_prompt=True)
 
     def encode_chat(self, messages: list[Message]) -> list[int]:
-        rendered = self.render_chat(messages)
+        return self.encode_rendered(self.render_chat(messages))
+
+    def encode_rendered(self, rendered: str) -> list[int]:
+        """Ids of an already templated chat, as :meth:`encode_chat` encodes its rendering
+        (control tokens parsed, BOS in front when the model wants one)."""
         ids = list(self._chat.encode(rendered, add_special_tokens=False).ids)
         return prepend_bos(ids, rendered, self.template, self.add_bos, self.bos_id)
 
