@@ -257,7 +257,7 @@ def test_a_length_equal_to_the_window_is_accepted_for_ruler_only(tmp_path) -> No
         export_jsonl(result.run_id, tmp_path / "a.sqlite", fh)
     assert [pc.case.max_tokens for pc in load_pack(tmp_path / "pack.jsonl")] == [30]  # vt's budget survives
     short = make_spec({**spec.model_dump(), "model": "sim:perfect?ctx=4095"})  # one token short
-    with pytest.raises(CtxprobeError, match="length 4096 \\(prompt and output\\) exceeds"):
+    with pytest.raises(CtxprobeError, match="length 4,096 \\(prompt and output\\) exceeds"):
         run_sweep(short, tmp_path / "c.sqlite", progress=False)
     niah = make_spec({**spec.model_dump(), "families": {"niah": {}}})
     with pytest.raises(CtxprobeError, match="exceeds sim:perfect\\?ctx=4096's window"):

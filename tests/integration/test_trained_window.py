@@ -61,7 +61,7 @@ def test_length_plus_output_at_the_trained_window_passes_one_past_is_refused(tok
     ok = _spec(str(8192 - 40))
     check_lengths(ok, provider, _families(ok, tok))  # prompt + output == 8192: inside
     past = _spec(str(8192 - 39))
-    with pytest.raises(CtxprobeError, match="exceeds local's trained window of 8192 tokens.*--allow-beyond-window"):
+    with pytest.raises(CtxprobeError, match="exceeds local's trained window of 8,192 tokens.*--allow-beyond-window"):
         check_lengths(past, provider, _families(past, tok))
 
 
@@ -106,7 +106,7 @@ def test_cli_refuses_past_the_trained_window_with_one_line(tmp_path) -> None:
                           "--depths", "0.5", "--reps", "1", "--max-tokens", "40", "--store", "s.sqlite"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert run.returncode == 2
-    assert "trained window of 8192 tokens" in run.stderr and "--allow-beyond-window" in run.stderr
+    assert "trained window of 8,192 tokens" in run.stderr and "--allow-beyond-window" in run.stderr
     assert "Traceback" not in run.stderr and not (tmp_path / "s.sqlite").exists()  # nothing sent, nothing stored
 
 
@@ -151,7 +151,7 @@ def test_phonebook_command_refuses_past_the_trained_window_and_has_the_flag(tmp_
     run = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "phonebook", "--model", "local", "--lengths", "9k",
                           "--needles", "10", "--runs", "1", "--store", "s.sqlite", "--no-plots"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
-    assert run.returncode == 2 and "trained window of 8192" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 2 and "trained window of 8,192" in run.stderr and "Traceback" not in run.stderr
     helped = subprocess.run([sys.executable, "-m", "ctxprobe.cli", "phonebook", "--help"], capture_output=True,
                             text=True, env=env, timeout=60)
     assert "--allow-beyond-window" in helped.stdout

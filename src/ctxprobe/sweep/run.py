@@ -57,12 +57,12 @@ def check_lengths(spec: Spec, provider: Provider, families: dict[str, tuple[Fami
 
     (label, length), longest = max(sizes.items(), key=lambda kv: kv[1] + output(kv[0][0]))
     if window is not None and longest + output(label) > window and not spec.allow_beyond_window:
-        what = f"length {longest}" if longest == length else f"{label} length {length} ({longest:,} tokens)"
+        what = f"length {longest:,}" if longest == length else f"{label} length {length:,} ({longest:,} tokens)"
         extra = f" + {output(label)} output tokens" if output(label) else " (prompt and output)"
         kind = "trained window" if window == provider.trained_context else "window"
         raise CtxprobeError(
             f"{what}{extra} exceeds {spec.model}'s {kind} of "
-            f"{window} tokens; drop that length or pass --allow-beyond-window"
+            f"{window:,} tokens; drop that length or pass --allow-beyond-window"  # as plan says it
         )
     # Building the shortest case proves the fixed prompt parts fit (LengthTooShort otherwise);
     # a family whose repetitions differ in what they need (the phone book's N) names the

@@ -150,7 +150,7 @@ def test_a_case_longer_than_the_servers_window_is_refused_before_sending() -> No
         preflight(provider)
         spec = Spec(model=f"openai-compat:model.gguf@{server.url}/v1", lengths=[4096], tokenizer="approx")
         families = _families(spec)
-        with pytest.raises(CtxprobeError, match="exceeds .*'s window of 2048 tokens"):
+        with pytest.raises(CtxprobeError, match="exceeds .*'s window of 2,048 tokens"):
             check_lengths(spec, provider, families)
         assert not [p for p, _, _ in server.requests if "completions" in p]  # nothing was sent
     finally:
