@@ -37,5 +37,5 @@ def test_prompt_plus_output_exactly_the_window_runs(tok) -> None:
 def test_one_token_past_the_window_is_refused(tok) -> None:
     with pytest.raises(CtxprobeError, match="--allow-beyond-window") as info:
         _check(tok, WINDOW - OUT + 1)
-    assert f"length {WINDOW - OUT + 1} + {OUT} output tokens exceeds" in str(info.value)
+    assert f"length {WINDOW - OUT + 1:,} + {OUT} output tokens exceeds" in str(info.value)
     _check(tok, WINDOW - OUT + 1, allow_beyond_window=True)  # asked for: allowed
