@@ -68,7 +68,8 @@ XDIST := -n $(XDIST_WORKERS) --dist loadgroup
 
 # Lint, then every test, the e2e ones (real model, Chromium, installs) included, and the slowest
 # listed (what CI runs): first everything but the model tests on every core, then the model tests.
-# .ci/run on a fresh clone: 2026-12-05 27 min 53 s, 2026-12-06 24 min 6 s (docs/measurements.md).
+# .ci/run on a fresh clone: 2026-12-05 27 min 53 s, 2026-12-06 24 min 6 s, then 17 min 20 s
+# (docs/measurements.md).
 test: $(STAMP) lint
 	sh scripts/system-deps.sh
 	$(BIN)/python -m pytest -q $(XDIST) -m "not model" --durations=25
